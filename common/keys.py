@@ -1,0 +1,135 @@
+"""Every Redis key invcrawl uses, in one place.
+
+All keys of crawl ``C`` carry the hash tag ``{C}`` so that every multi-key Lua
+script of one crawl runs on a single Redis Cluster node, while many crawls
+spread over a cluster. Values are JSON documents or plain strings; nothing is
+pickled. ``docs/redis-keys.md`` is the user-facing copy of this table with a
+redis-cli cookbook.
+
+==================================  ======  ===================================================
+key                                 type    holds
+==================================  ======  ===================================================
+``invcrawl:crawls``                 SET     crawl ids known to this Redis
+``invcrawl:{C}:meta``               HASH    crawl metadata: ``site``, ``inventory_url``,
+                                            ``inventory_sha256``, ``project``, ``version``,
+                                            ``slots``, ``max_slots``, ``buckets``, ``entries``,
+                                            ``pages``, ``tasks``, ``producer``
+                                            (``running``/``done``/``failed``), ``state``,
+                                            ``created_at``, ``produced_at``, ``started_at``,
+                                            ``finished_at`` (ms), ``max_tries``
+``invcrawl:{C}:task``               HASH    task id -> task JSON (``docs/delivery.md``); deleted
+                                            when the task is committed, kept while dead
+``invcrawl:{C}:seen``               SET     task ids ever enqueued (idempotent enqueue, resume)
+``invcrawl:{C}:q:<slot>``           LIST    ready task ids of one slot (RPUSH in, LPOP out)
+``invcrawl:{C}:delayed:<slot>``     ZSET    task id -> not-before time, ms (retry backoff)
+``invcrawl:{C}:inflight:<slot>``    ZSET    task id -> lease deadline, ms (Redis server time)
+``invcrawl:{C}:lease``              HASH    task id -> fencing token ``<consumer>:<seq>``
+``invcrawl:{C}:tries``              HASH    task id -> deliveries so far
+``invcrawl:{C}:reaped``             SET     task ids whose last delivery ended by lease
+                                            expiry (suspects: claimed alone)
+``invcrawl:{C}:errors``             HASH    task id -> last error JSON (retries and DLQ)
+``invcrawl:{C}:dlq``                ZSET    dead task id -> time of death, ms
+``invcrawl:{C}:dlq:why``            HASH    dead task id -> JSON ``{reason, error, tries, at}``
+``invcrawl:{C}:items``              STREAM  one entry per new or changed item: fields ``key``,
+                                            ``sum``, ``kind`` (new/update), ``task``, ``data``
+``invcrawl:{C}:isum:<b>``           HASH    item-key digest -> checksum + status letter,
+                                            bucketed so each hash stays listpack-encoded
+``invcrawl:{C}:stats``              HASH    counters: claims, commits, fenced, retries, reaped,
+                                            dead, items_new, items_updated, items_unchanged,
+                                            ``status:<s>``, pages_done, fence (token sequence)
+``invcrawl:{C}:consumers``          ZSET    consumer id -> last heartbeat, ms
+``invcrawl:{C}:cinfo``              HASH    consumer id -> JSON ``{host, pid, slots, started}``
+``invcrawl:{C}:owner:<slot>``       STRING  owning consumer id, with a PX lease (scheduling
+                                            and politeness only; task leases fence correctness)
+``invcrawl:{C}:export:<group>``     --      consumer groups live on the items stream itself
+==================================  ======  ===================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PREFIX = "invcrawl"
+CRAWLS = f"{PREFIX}:crawls"
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlKeys:
+    """Key names of one crawl. Build once per crawl id and pass around."""
+
+    crawl_id: str
+
+    @property
+    def base(self) -> str:
+        return f"{PREFIX}:{{{self.crawl_id}}}"
+
+    @property
+    def meta(self) -> str:
+        return f"{self.base}:meta"
+
+    @property
+    def task(self) -> str:
+        return f"{self.base}:task"
+
+    @property
+    def seen(self) -> str:
+        return f"{self.base}:seen"
+
+    @property
+    def lease(self) -> str:
+        return f"{self.base}:lease"
+
+    @property
+    def tries(self) -> str:
+        return f"{self.base}:tries"
+
+    @property
+    def reaped(self) -> str:
+        return f"{self.base}:reaped"
+
+    @property
+    def errors(self) -> str:
+        return f"{self.base}:errors"
+
+    @property
+    def dlq(self) -> str:
+        return f"{self.base}:dlq"
+
+    @property
+    def dlq_why(self) -> str:
+        return f"{self.base}:dlq:why"
+
+    @property
+    def items(self) -> str:
+        return f"{self.base}:items"
+
+    @property
+    def stats(self) -> str:
+        return f"{self.base}:stats"
+
+    @property
+    def consumers(self) -> str:
+        return f"{self.base}:consumers"
+
+    @property
+    def cinfo(self) -> str:
+        return f"{self.base}:cinfo"
+
+    def queue(self, slot: int) -> str:
+        return f"{self.base}:q:{slot}"
+
+    def delayed(self, slot: int) -> str:
+        return f"{self.base}:delayed:{slot}"
+
+    def inflight(self, slot: int) -> str:
+        return f"{self.base}:inflight:{slot}"
+
+    def owner(self, slot: int) -> str:
+        return f"{self.base}:owner:{slot}"
+
+    def isum(self, bucket: int) -> str:
+        return f"{self.base}:isum:{bucket}"
+
+    def pattern(self) -> str:
+        """A SCAN pattern matching every key of this crawl (for deletion)."""
+        return f"{self.base}:*"
