@@ -1,0 +1,115 @@
+"""Items: one record per inventory entry (schema in docs/items.md), their checksum and the
+compact digest the Redis dedup state is keyed by.
+
+Dedup state per item is one listpack field in a bucket hash ``isum:<b>``: a 12-hex digest
+of the item key (the bucket is chosen from other bits of the same digest, so the
+effective key space is 48 bits *within* a bucket of ~64 items) mapped to a 12-hex
+checksum of the content plus a one-letter status. That is ~29 bytes of payload per item.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from common.tasks import Task, TaskEntry
+
+STATUSES = ("ok", "anchor_missing", "page_not_found", "skipped", "offsite")
+STATUS_LETTER = {"ok": "o", "anchor_missing": "a", "page_not_found": "n", "skipped": "s",
+                 "offsite": "f"}
+LETTER_STATUS = {v: k for k, v in STATUS_LETTER.items()}
+
+# Fields whose change makes an item "updated". Crawl-level fields (crawl, project,
+# version) are excluded so that renaming a crawl does not rewrite every item.
+CONTENT_FIELDS = (
+    "key", "name", "domain", "role", "priority", "dispname", "url", "page_url", "anchor",
+    "status", "reason", "signature", "title", "parent", "doc", "doc_markdown", "params",
+    "returns", "raises", "versions",
+)
+
+EMPTY_CONTENT: Mapping[str, Any] = {
+    "reason": None, "signature": None, "title": None, "parent": None, "doc": "",
+    "doc_markdown": "", "params": [], "returns": None, "raises": [], "versions": [],
+}
+
+ITEMS_PER_BUCKET = 64  # mean; keeps nearly every bucket under hash-max-listpack-entries=128
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlInfo:
+    crawl_id: str
+    project: str | None
+    version: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedItem:
+    """An item ready for the commit script."""
+
+    key: str
+    bucket: int
+    field: str  # key digest within the bucket
+    value: str  # checksum[:12] + status letter
+    status: str
+    data: str  # item JSON
+
+
+def bucket_count(entries: int) -> int:
+    return max(1, -(-entries // ITEMS_PER_BUCKET))
+
+
+def key_digest(key: str, buckets: int) -> tuple[int, str]:
+    digest = hashlib.sha1(key.encode("utf-8")).hexdigest()
+    return int(digest[:8], 16) % buckets, digest[8:20]
+
+
+def checksum(item: Mapping[str, Any]) -> str:
+    content = {k: item.get(k) for k in CONTENT_FIELDS}
+    text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+def build_item(crawl: CrawlInfo, task: Task, entry: TaskEntry,
+               content: Mapping[str, Any]) -> dict[str, Any]:
+    """Assemble the full item: identity from the task entry, content from extraction."""
+    item: dict[str, Any] = {
+        "key": entry.key,
+        "crawl": crawl.crawl_id,
+        "project": crawl.project,
+        "version": crawl.version,
+        "name": entry.name,
+        "domain": entry.domain,
+        "role": entry.role,
+        "priority": entry.priority,
+        "dispname": entry.dispname,
+        "url": task.entry_url(entry),
+        "page_url": task.url,
+        "anchor": entry.anchor,
+    }
+    for name, default in EMPTY_CONTENT.items():
+        item[name] = content.get(name, default)
+    item["status"] = content["status"]
+    item["checksum"] = checksum(item)
+    return item
+
+
+def status_items(crawl: CrawlInfo, task: Task, status: str,
+                 reason: str | None) -> list[dict[str, Any]]:
+    """Items for a page that yields no content (skipped, offsite, not found)."""
+    content = {"status": status, "reason": reason}
+    return [build_item(crawl, task, e, content) for e in task.entries]
+
+
+def prepare(item: Mapping[str, Any], buckets: int) -> PreparedItem:
+    bucket, field = key_digest(item["key"], buckets)
+    return PreparedItem(
+        key=item["key"],
+        bucket=bucket,
+        field=field,
+        value=item["checksum"][:12] + STATUS_LETTER[item["status"]],
+        status=item["status"],
+        data=json.dumps(item, ensure_ascii=False, separators=(",", ":")),
+    )

@@ -1,0 +1,96 @@
+"""Page tasks: what the producer enqueues and a consumer claims, as JSON on the wire.
+
+A task is one page of the site with every inventory entry that points at it::
+
+    {"v": 1, "id": "3f2a...", "url": "https://host/docs/library/json.html",
+     "status": "fetch", "entries": [[name, domain, role, priority, anchor, dispname], ...]}
+
+``status`` is ``fetch`` for pages to download, or ``skipped`` / ``offsite`` for pages
+that are never fetched (their entries still become items, so every inventory entry is
+accounted for). ``fetch_url`` is present only when it differs from ``url`` (a
+``file://`` directory page). The slot is deliberately *not* stored: it is derived from
+the id and the crawl's current slot count, so resharding never rewrites payloads.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+TASK_VERSION = 1
+
+
+class TaskFormatError(ValueError):
+    """A payload in Redis that is not a valid task (never silently dropped)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskEntry:
+    name: str
+    domain: str
+    role: str
+    priority: int
+    anchor: str
+    dispname: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.domain}:{self.role}:{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    id: str
+    url: str
+    entries: tuple[TaskEntry, ...]
+    status: str = "fetch"
+    reason: str | None = None
+    fetch_url: str | None = None
+
+    @property
+    def download_url(self) -> str:
+        return self.fetch_url or self.url
+
+    def entry_url(self, entry: TaskEntry) -> str:
+        return f"{self.url}#{entry.anchor}" if entry.anchor else self.url
+
+
+def encode_task(task: Task) -> str:
+    doc: dict[str, Any] = {
+        "v": TASK_VERSION,
+        "id": task.id,
+        "url": task.url,
+        "status": task.status,
+        "entries": [
+            [e.name, e.domain, e.role, e.priority, e.anchor, e.dispname] for e in task.entries
+        ],
+    }
+    if task.reason:
+        doc["reason"] = task.reason
+    if task.fetch_url and task.fetch_url != task.url:
+        doc["fetch_url"] = task.fetch_url
+    return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+
+
+def decode_task(payload: str | bytes) -> Task:
+    try:
+        doc = json.loads(payload)
+        if not isinstance(doc, dict):
+            raise TaskFormatError(f"a task is a JSON object, got {type(doc).__name__}")
+        if doc.get("v") != TASK_VERSION:
+            raise TaskFormatError(f"unsupported task version {doc.get('v')!r}")
+        entries = tuple(
+            TaskEntry(str(n), str(d), str(r), int(p), str(a), str(dn))
+            for n, d, r, p, a, dn in doc["entries"]
+        )
+        return Task(
+            id=str(doc["id"]),
+            url=str(doc["url"]),
+            entries=entries,
+            status=str(doc.get("status", "fetch")),
+            reason=doc.get("reason"),
+            fetch_url=doc.get("fetch_url"),
+        )
+    except (ValueError, KeyError, TypeError) as exc:
+        raise TaskFormatError(f"malformed task payload: {exc}") from None
