@@ -1,0 +1,63 @@
+"""Shared fixtures. Redis-facing tests run against a real redis-server that this test
+session starts on a free port (never the machine's own Redis)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import redis
+
+from common.redis_server import RedisServer
+
+T = TypeVar("T")
+
+
+def run(coro: Awaitable[T]) -> T:
+    """Run a coroutine to completion in a fresh event loop (no pytest-asyncio needed)."""
+    return asyncio.run(coro)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path_factory.mktemp("redis"), fsync="everysec")
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    """A clean database on the session's server."""
+    client = redis.Redis.from_url(redis_server.url)
+    client.flushall()
+    client.close()
+    return redis_server.url
+
+
+@pytest.fixture
+def sync_redis(redis_url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def fresh_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A private server per test, for tests that kill and restart Redis."""
+    server = RedisServer(tmp_path / "redis", fsync="always")
+    server.start()
+    yield server
+    server.stop()
+
+
+def pytest_collection_modifyitems(items: list[Any]) -> None:
+    # Tests under tests/integration talk to Redis: mark them so `-m "not integration"`
+    # gives the fast, pure suite.
+    for item in items:
+        path = str(item.fspath)
+        if "/integration/" in path and not item.get_closest_marker("integration"):
+            item.add_marker(pytest.mark.integration)
