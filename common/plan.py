@@ -1,0 +1,127 @@
+"""From a parsed inventory to page tasks: resolve every URI, group entries by page, mark
+generated and off-site pages. Pure: no Redis, no Scrapy, no network.
+
+* URIs are resolved with ``urljoin`` against the directory of the *final* inventory URL
+  (after redirects), as Sphinx's intersphinx does, so absolute URIs and ``../`` work.
+* The anchor is what follows the **last** ``#`` (singlehtml's
+  ``index.html#document-x#anchor`` and sip's ``page.html##anchor``), as doc2dash does;
+  the page is what precedes the first one. dirhtml's ``''`` and ``a/`` URIs are pages
+  too (a ``file://`` directory page is fetched as its ``index.html``).
+* Entries resolving to another scheme or host, or outside the inventory's directory,
+  are ``offsite``: reported, never fetched.
+* Generated pages (``genindex``, ``search``, ``*-modindex``) are ``skipped``: their
+  entries (Sphinx's built-in labels) get items without a fetch.
+* One item per key ``domain:role:name``: later rows with a key already seen are
+  duplicates (Sphinx <= 1.1 wrote some); they are counted, not crawled twice.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urljoin, urlsplit
+
+from common.inventory import Entry, Inventory
+from common.sharding import task_id_for
+
+GENERATED_PAGE = re.compile(r"^(genindex(-.*)?|search|([a-z0-9]+-)?modindex)$")
+
+
+@dataclass(frozen=True, slots=True)
+class PageTarget:
+    entry: Entry
+    anchor: str  # the fragment after the last '#', "" for a whole page
+
+
+@dataclass(slots=True)
+class Page:
+    page_url: str
+    fetch_url: str
+    task_id: str
+    status: str = "fetch"  # fetch | skipped | offsite
+    reason: str | None = None
+    targets: list[PageTarget] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Plan:
+    base_url: str
+    pages: list[Page]
+    entries: int  # unique keys: the items a finished crawl must account for
+    duplicates: list[Entry]
+
+    @property
+    def fetch_pages(self) -> int:
+        return sum(1 for p in self.pages if p.status == "fetch")
+
+    def _entries_with(self, status: str) -> int:
+        return sum(len(p.targets) for p in self.pages if p.status == status)
+
+    @property
+    def skipped_entries(self) -> int:
+        return self._entries_with("skipped")
+
+    @property
+    def offsite_entries(self) -> int:
+        return self._entries_with("offsite")
+
+
+def base_of(inventory_url: str) -> str:
+    """The directory the inventory's URIs are relative to."""
+    return inventory_url.split("#", 1)[0].split("?", 1)[0].rsplit("/", 1)[0] + "/"
+
+
+def split_uri(uri: str) -> tuple[str, str]:
+    """``(page part, anchor)``: the page before the first '#', the anchor after the last."""
+    if "#" not in uri:
+        return uri, ""
+    return uri.split("#", 1)[0], uri.rsplit("#", 1)[1]
+
+
+def page_name(page_url: str) -> str:
+    """Last path segment without its suffix: ``genindex`` for ``.../genindex.html`` or
+    dirhtml's ``.../genindex/``."""
+    path = urlsplit(page_url).path.rstrip("/")
+    last = path.rsplit("/", 1)[-1]
+    return last.rsplit(".", 1)[0] if "." in last else last
+
+
+def offsite_reason(page_url: str, base_url: str) -> str | None:
+    page, base = urlsplit(page_url), urlsplit(base_url)
+    if (page.scheme, page.netloc) != (base.scheme, base.netloc):
+        return f"points to another site ({page.scheme}://{page.netloc})"
+    if not page.path.startswith(base.path):
+        return f"outside the inventory's directory {base.path}"
+    return None
+
+
+def plan_crawl(inventory: Inventory, inventory_url: str) -> Plan:
+    base = base_of(inventory_url)
+    pages: dict[str, Page] = {}
+    seen: set[str] = set()
+    duplicates: list[Entry] = []
+    for entry in inventory.entries:
+        if entry.key in seen:
+            duplicates.append(entry)
+            continue
+        seen.add(entry.key)
+        path, anchor = split_uri(entry.uri)
+        page_url = urljoin(base, path) if path else base
+        page = pages.get(page_url)
+        if page is None:
+            page = pages[page_url] = _new_page(page_url, base)
+        page.targets.append(PageTarget(entry, anchor))
+    return Plan(base_url=base, pages=list(pages.values()), entries=len(seen), duplicates=duplicates)
+
+
+def _new_page(page_url: str, base: str) -> Page:
+    fetch_url = page_url
+    if page_url.startswith("file:") and page_url.endswith("/"):
+        fetch_url = page_url + "index.html"
+    page = Page(page_url=page_url, fetch_url=fetch_url, task_id=task_id_for(page_url))
+    reason = offsite_reason(page_url, base)
+    if reason:
+        page.status, page.reason = "offsite", reason
+    elif GENERATED_PAGE.match(page_name(page_url)):
+        page.status, page.reason = "skipped", f"generated page ({page_name(page_url)})"
+    return page

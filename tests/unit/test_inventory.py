@@ -1,0 +1,210 @@
+"""Inventory parsing on real corpus files and on crafted edge cases."""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import pytest
+import sphobjinv
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from common.inventory import (
+    Entry,
+    InventoryError,
+    inventory_to_dict,
+    parse_inventory,
+)
+
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "inventories"
+CORPUS_FILES = sorted(CORPUS.glob("*.inv"))
+HEADER = b"# Sphinx inventory version 2\n# Project: P\n# Version: 1.0\n"
+ZLIB_LINE = b"# The remainder of this file is compressed using zlib.\n"
+
+
+def make_inv(body: str, header: bytes = HEADER + ZLIB_LINE, level: int = 9) -> bytes:
+    return header + zlib.compress(body.encode("utf-8"), level)
+
+
+def test_corpus_is_present() -> None:
+    assert len(CORPUS_FILES) >= 40, f"corpus not found under {CORPUS}"
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: p.name)
+def test_every_corpus_file_loads_or_is_rejected_clearly(path: Path) -> None:
+    data = path.read_bytes()
+    if not data:
+        with pytest.raises(InventoryError, match="empty"):
+            parse_inventory(data)
+        return
+    inv = parse_inventory(data)
+    # Every line of the body is accounted for.
+    assert len(inv.entries) + len(inv.malformed) == inv.body_lines
+    summary = inventory_to_dict(inv)
+    assert summary["parsed"] + summary["malformed"] == summary["body_lines"]
+    assert sum(summary["types"].values()) == len(inv.entries)
+    for entry in inv.entries:
+        assert entry.name and entry.domain and entry.role
+        assert not entry.uri.endswith("$"), entry
+        assert entry.dispname != "-"
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in CORPUS_FILES if p.stat().st_size], ids=lambda p: p.name
+)
+def test_corpus_entries_match_sphobjinv_where_it_can_read_them(path: Path) -> None:
+    data = path.read_bytes()
+    try:
+        reference = sphobjinv.Inventory(data)
+    except UnicodeDecodeError:
+        pytest.skip("sphobjinv cannot decode this file (invcrawl can)")
+    ours = parse_inventory(data)
+    expected = [
+        (o.name, o.domain, o.role, int(o.priority), o.uri_expanded, o.dispname_expanded)
+        for o in reference.objects
+    ]
+    got = [(e.name, e.domain, e.role, e.priority, e.uri, e.dispname) for e in ours.entries]
+    assert got == expected
+    assert ours.project == (reference.project or None)
+
+
+def test_project_and_version_and_counts() -> None:
+    inv = parse_inventory(make_inv("a py:function 1 m.html#$ -\n\nb std:label -1 x.html#b B\n"))
+    assert (inv.project, inv.version, inv.format) == ("P", "1.0", "v2")
+    assert inv.body_lines == 3
+    assert [m.reason for m in inv.malformed] == ["blank line"]
+    assert inv.entries[0] == Entry("a", "py", "function", 1, "m.html#a", "a")
+    assert inv.entries[1].dispname == "B"
+
+
+def test_dollar_is_expanded_only_at_the_end_and_dash_only_whole() -> None:
+    body = (
+        "x.$y py:data 1 p.html#x.$y -\n"  # '$' inside: kept
+        "f py:function 1 p.html#module-$ -\n"
+        "g py:function 1 p.html#g a-b\n"
+    )
+    e = parse_inventory(make_inv(body)).entries
+    assert e[0].uri == "p.html#x.$y"
+    assert e[1].uri == "p.html#module-f"
+    assert e[2].dispname == "a-b"
+
+
+def test_names_with_spaces_and_digit_tokens_are_kept() -> None:
+    # Sphinx's own regex parses this with type 'part' and drops it.
+    line = (
+        "intro/tutorial01:writing your first django app, part 1 std:label -1 "
+        "intro/tutorial01/#writing-your-first-django-app-part-1 Writing part 1\n"
+    )
+    (entry,) = parse_inventory(make_inv(line)).entries
+    assert entry.name == "intro/tutorial01:writing your first django app, part 1"
+    assert (entry.domain, entry.role) == ("std", "label")
+
+
+def test_malformed_lines_are_counted_with_reasons() -> None:
+    body = "good py:function 1 a.html#good -\nno fields here\n js:class 1 d.html#$ -\n"
+    inv = parse_inventory(make_inv(body))
+    assert len(inv.entries) == 1
+    assert len(inv.malformed) == 2
+    assert all(m.reason for m in inv.malformed)
+    assert inv.malformed[0].lineno == 2
+
+
+def test_old_header_with_blank_line_and_zlib_level_0() -> None:
+    header = b"# Sphinx inventory version 2\n# Project: P\n# Version: 1.0\n\n" + ZLIB_LINE
+    inv = parse_inventory(make_inv("a py:function 1 m.html#$ -\n", header=header, level=0))
+    assert [e.name for e in inv.entries] == ["a"]
+
+
+def test_version_1_inventory() -> None:
+    data = (
+        b"# Sphinx inventory version 1\n# Project: Old\n# Version: 0.1\n"
+        b"json mod library/json.html\njson.dumps function library/json.html\n"
+    )
+    inv = parse_inventory(data)
+    assert inv.format == "v1" and inv.project == "Old"
+    assert [(e.key, e.uri) for e in inv.entries] == [
+        ("py:module:json", "library/json.html#module-json"),
+        ("py:function:json.dumps", "library/json.html#json.dumps"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", "empty"),
+        (b"<!DOCTYPE html><html><body>Not found</body></html>", "HTML page"),
+        (b"PK\x03\x04 zip", "not a Sphinx inventory"),
+        (HEADER + b"# no compression line\nxx", "zlib"),
+        (HEADER + ZLIB_LINE + b"definitely not zlib", "not valid zlib"),
+    ],
+)
+def test_bad_input_gives_one_line_errors(data: bytes, message: str) -> None:
+    with pytest.raises(InventoryError, match=message) as info:
+        parse_inventory(data)
+    assert "\n" not in str(info.value)
+
+
+def test_decompression_bomb_fails_fast_with_bounded_memory() -> None:
+    # 200 MiB of zeros compress to ~200 KiB; the cap stops inflation at 1 MiB.
+    bomb = HEADER + ZLIB_LINE + zlib.compress(b"\0" * (200 * 1024 * 1024), 9)
+    with pytest.raises(InventoryError, match="decompression bomb"):
+        parse_inventory(bomb, max_inflated=1024 * 1024)
+
+
+def test_just_under_the_cap_is_accepted() -> None:
+    body = "a py:function 1 m.html#$ -\n" * 1000
+    data = make_inv(body)
+    inv = parse_inventory(data, max_inflated=len(body.encode()))
+    assert len(inv.entries) == 1000
+
+
+names = st.text(
+    alphabet=st.characters(
+        blacklist_categories=["Cs", "Cc", "Zs", "Zl", "Zp"], blacklist_characters="#$"
+    ),
+    min_size=1,
+    max_size=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            names,
+            st.sampled_from(["py", "c", "std", "cpp"]),
+            st.sampled_from(["function", "label", "class", "doc"]),
+            st.integers(-1, 2),
+            st.booleans(),
+            st.booleans(),
+        ),
+        min_size=0,
+        max_size=30,
+    )
+)
+def test_roundtrip_of_written_inventories(
+    rows: list[tuple[str, str, str, int, bool, bool]],
+) -> None:
+    """What Sphinx's writer produces (with both abbreviations) parses back exactly."""
+    lines = []
+    expected = []
+    for name, domain, role, prio, abbreviate_uri, abbreviate_disp in rows:
+        anchor = name.replace(" ", "-")
+        uri = "page.html#" + ("$" if abbreviate_uri and anchor == name else anchor)
+        disp = "-" if abbreviate_disp else f"Title {name}"
+        lines.append(f"{name} {domain}:{role} {prio} {uri} {disp}")
+        expected.append(
+            (
+                name,
+                domain,
+                role,
+                prio,
+                f"page.html#{anchor}",
+                name if abbreviate_disp else f"Title {name}",
+            )
+        )
+    inv = parse_inventory(make_inv("\n".join(lines) + ("\n" if lines else "")))
+    got = [(e.name, e.domain, e.role, e.priority, e.uri, e.dispname) for e in inv.entries]
+    assert got == expected
+    assert inv.body_lines == len(rows)

@@ -1,0 +1,141 @@
+"""Planning: URI resolution, grouping by page, generated and off-site pages, sharding."""
+
+from __future__ import annotations
+
+import zlib
+from collections import Counter
+
+import pytest
+from scrapy import Request
+from scrapy.utils.request import RequestFingerprinter
+
+from common.inventory import parse_inventory
+from common.plan import base_of, page_name, plan_crawl, split_uri
+from common.sharding import page_fingerprint, slot_for, task_id_for
+
+HEADER = (
+    b"# Sphinx inventory version 2\n# Project: P\n# Version: 1\n"
+    b"# The remainder of this file is compressed using zlib.\n"
+)
+
+
+def plan_of(body: str, url: str = "https://h.test/docs/objects.inv"):  # type: ignore[no-untyped-def]
+    return plan_crawl(parse_inventory(HEADER + zlib.compress(body.encode())), url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://docs.python.org/3/library/json.html",
+        "http://h.test/a b/é.html",
+        "http://h.test/p.html?b=2&a=1",
+        "file:///usr/share/doc/python3.11/html/index.html",
+    ],
+)
+def test_fingerprint_matches_scrapys_default_fingerprinter(url: str) -> None:
+    expected = RequestFingerprinter().fingerprint(Request(url)).hex()
+    assert page_fingerprint(url) == expected
+    assert page_fingerprint(url + "#frag") == expected
+
+
+def test_slots_spread_and_follow_the_id() -> None:
+    ids = [task_id_for(f"http://h.test/p{i}.html") for i in range(4000)]
+    counts = Counter(slot_for(i, 16) for i in ids)
+    assert set(counts) == set(range(16))
+    assert max(counts.values()) < 1.3 * 4000 / 16
+    assert all(slot_for(i, 1) == 0 for i in ids[:10])
+    with pytest.raises(ValueError):
+        slot_for(ids[0], 0)
+
+
+@pytest.mark.parametrize(
+    ("uri", "expected"),
+    [
+        ("library/json.html#json.dumps", ("library/json.html", "json.dumps")),
+        ("index.html#document-index#module-mylib", ("index.html", "module-mylib")),
+        ("api/x.html##PyQt5-Enginio", ("api/x.html", "PyQt5-Enginio")),
+        ("ref/settings/", ("ref/settings/", "")),
+        ("", ("", "")),
+        ("#top", ("", "top")),
+    ],
+)
+def test_split_uri(uri: str, expected: tuple[str, str]) -> None:
+    assert split_uri(uri) == expected
+
+
+def test_grouping_by_page_and_anchors() -> None:
+    plan = plan_of(
+        "json py:module 0 library/json.html#module-$ -\n"
+        "json.dumps py:function 1 library/json.html#$ -\n"
+        "json.loads py:function 1 library/json.html#$ -\n"
+        "intro std:doc -1 intro.html Introduction\n"
+    )
+    assert plan.base_url == "https://h.test/docs/"
+    by_url = {p.page_url: p for p in plan.pages}
+    page = by_url["https://h.test/docs/library/json.html"]
+    assert [t.anchor for t in page.targets] == ["module-json", "json.dumps", "json.loads"]
+    assert page.task_id == task_id_for(page.page_url)
+    assert by_url["https://h.test/docs/intro.html"].targets[0].anchor == ""
+    assert plan.entries == 4 and plan.fetch_pages == 2
+
+
+def test_dirhtml_uris() -> None:
+    plan = plan_of(
+        "index std:doc -1 '' Home\n"
+        "ref/settings std:doc -1 ref/settings/ Settings\n"
+        "DEBUG std:setting -1 ref/settings/#std-setting-$ -\n"
+        "top std:label -1 #top Top\n".replace("''", "")
+    )
+    urls = sorted(p.page_url for p in plan.pages)
+    assert urls == ["https://h.test/docs/", "https://h.test/docs/ref/settings/"]
+    settings = next(p for p in plan.pages if p.page_url.endswith("settings/"))
+    assert [t.anchor for t in settings.targets] == ["", "std-setting-DEBUG"]
+    assert settings.fetch_url == settings.page_url  # an HTTP server serves the index
+
+
+def test_file_directory_pages_are_fetched_as_index_html() -> None:
+    plan = plan_of("a std:doc -1 a/ A\n", url="file:///srv/docs/objects.inv")
+    (page,) = plan.pages
+    assert page.page_url == "file:///srv/docs/a/"
+    assert page.fetch_url == "file:///srv/docs/a/index.html"
+
+
+def test_generated_pages_are_skipped_and_offsite_refused() -> None:
+    plan = plan_of(
+        "genindex std:label -1 genindex.html Index\n"
+        "py-modindex std:label -1 py-modindex.html Module Index\n"
+        "search std:label -1 search.html Search Page\n"
+        "gi std:label -1 genindex/ Index\n"
+        "ext std:label -1 https://other.test/x.html#y Y\n"
+        "up std:label -1 ../outside.html#z Z\n"
+        "ok std:label -1 searching.html#ok OK\n"
+    )
+    status = {p.page_url.removeprefix("https://h.test/docs/"): p.status for p in plan.pages}
+    assert status["genindex.html"] == "skipped"
+    assert status["py-modindex.html"] == "skipped"
+    assert status["search.html"] == "skipped"
+    assert status["genindex/"] == "skipped"
+    assert status["searching.html"] == "fetch"
+    offsite = [p for p in plan.pages if p.status == "offsite"]
+    assert {p.page_url for p in offsite} == {
+        "https://other.test/x.html",
+        "https://h.test/outside.html",
+    }
+    assert all(p.reason for p in offsite)
+    assert plan.skipped_entries == 4 and plan.offsite_entries == 2
+
+
+def test_duplicate_keys_are_counted_once() -> None:
+    plan = plan_of(
+        "m py:module 0 a.html#module-m -\nm py:module 0 b.html#module-m -\n"
+        "x std:label -1 a.html#x X\n"
+    )
+    assert plan.entries == 2
+    assert [d.uri for d in plan.duplicates] == ["b.html#module-m"]
+    assert [p.page_url.rsplit("/", 1)[1] for p in plan.pages] == ["a.html"]
+
+
+def test_redirected_inventory_resolves_against_the_final_url() -> None:
+    assert base_of("https://h.test/en/latest/objects.inv") == "https://h.test/en/latest/"
+    assert page_name("https://h.test/x/genindex.html") == "genindex"
+    assert page_name("https://h.test/x/genindex/") == "genindex"
