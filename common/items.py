@@ -18,21 +18,51 @@ from typing import Any
 from common.tasks import Task, TaskEntry
 
 STATUSES = ("ok", "anchor_missing", "page_not_found", "skipped", "offsite")
-STATUS_LETTER = {"ok": "o", "anchor_missing": "a", "page_not_found": "n", "skipped": "s",
-                 "offsite": "f"}
+STATUS_LETTER = {
+    "ok": "o",
+    "anchor_missing": "a",
+    "page_not_found": "n",
+    "skipped": "s",
+    "offsite": "f",
+}
 LETTER_STATUS = {v: k for k, v in STATUS_LETTER.items()}
 
 # Fields whose change makes an item "updated". Crawl-level fields (crawl, project,
 # version) are excluded so that renaming a crawl does not rewrite every item.
 CONTENT_FIELDS = (
-    "key", "name", "domain", "role", "priority", "dispname", "url", "page_url", "anchor",
-    "status", "reason", "signature", "title", "parent", "doc", "doc_markdown", "params",
-    "returns", "raises", "versions",
+    "key",
+    "name",
+    "domain",
+    "role",
+    "priority",
+    "dispname",
+    "url",
+    "page_url",
+    "anchor",
+    "status",
+    "reason",
+    "signature",
+    "title",
+    "parent",
+    "doc",
+    "doc_markdown",
+    "params",
+    "returns",
+    "raises",
+    "versions",
 )
 
 EMPTY_CONTENT: Mapping[str, Any] = {
-    "reason": None, "signature": None, "title": None, "parent": None, "doc": "",
-    "doc_markdown": "", "params": [], "returns": None, "raises": [], "versions": [],
+    "reason": None,
+    "signature": None,
+    "title": None,
+    "parent": None,
+    "doc": "",
+    "doc_markdown": "",
+    "params": [],
+    "returns": None,
+    "raises": [],
+    "versions": [],
 }
 
 ITEMS_PER_BUCKET = 64  # mean; keeps nearly every bucket under hash-max-listpack-entries=128
@@ -72,8 +102,9 @@ def checksum(item: Mapping[str, Any]) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
-def build_item(crawl: CrawlInfo, task: Task, entry: TaskEntry,
-               content: Mapping[str, Any]) -> dict[str, Any]:
+def build_item(
+    crawl: CrawlInfo, task: Task, entry: TaskEntry, content: Mapping[str, Any]
+) -> dict[str, Any]:
     """Assemble the full item: identity from the task entry, content from extraction."""
     item: dict[str, Any] = {
         "key": entry.key,
@@ -96,8 +127,9 @@ def build_item(crawl: CrawlInfo, task: Task, entry: TaskEntry,
     return item
 
 
-def status_items(crawl: CrawlInfo, task: Task, status: str,
-                 reason: str | None) -> list[dict[str, Any]]:
+def status_items(
+    crawl: CrawlInfo, task: Task, status: str, reason: str | None
+) -> list[dict[str, Any]]:
     """Items for a page that yields no content (skipped, offsite, not found)."""
     content = {"status": status, "reason": reason}
     return [build_item(crawl, task, e, content) for e in task.entries]

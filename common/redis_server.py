@@ -70,8 +70,14 @@ class RedisServer:
     AOF, which is what the fault tests do.
     """
 
-    def __init__(self, data_dir: Path, port: int | None = None, fsync: str = "always",
-                 binary: str | None = None, extra: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        port: int | None = None,
+        fsync: str = "always",
+        binary: str | None = None,
+        extra: list[str] | None = None,
+    ) -> None:
         self.data_dir = Path(data_dir)
         self.port = port or free_port()
         self.fsync = fsync
@@ -90,15 +96,24 @@ class RedisServer:
     def command(self) -> list[str]:
         return [
             self.binary,
-            "--port", str(self.port),
-            "--bind", "127.0.0.1",
-            "--dir", str(self.data_dir.resolve()),
-            "--appendonly", "yes",
-            "--appendfsync", self.fsync,
-            "--maxmemory-policy", "noeviction",
-            "--save", "",
-            "--logfile", "redis.log",
-            "--daemonize", "no",
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(self.data_dir.resolve()),
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            self.fsync,
+            "--maxmemory-policy",
+            "noeviction",
+            "--save",
+            "",
+            "--logfile",
+            "redis.log",
+            "--daemonize",
+            "no",
             *self.extra,
         ]
 
@@ -106,8 +121,12 @@ class RedisServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         # A new session: Ctrl-C in the user's terminal must not kill Redis before the
         # crawl has shut it down cleanly.
-        self.process = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL, start_new_session=True)
+        self.process = subprocess.Popen(
+            self.command(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -138,9 +157,10 @@ class RedisServer:
         """SHUTDOWN (the AOF is flushed and fsynced), falling back to SIGTERM/SIGKILL."""
         if not self.process or self.process.poll() is not None:
             return
-        with contextlib.suppress(OSError), socket.create_connection(
-            ("127.0.0.1", self.port), timeout=2
-        ) as sock:
+        with (
+            contextlib.suppress(OSError),
+            socket.create_connection(("127.0.0.1", self.port), timeout=2) as sock,
+        ):
             sock.sendall(b"SHUTDOWN\r\n")
         try:
             self.process.wait(timeout)
@@ -182,8 +202,11 @@ def embedded_redis(data_dir: Path, fsync: str = "always") -> Iterator[str]:
         else:
             owned = RedisServer(data_dir, fsync=fsync)
             owned.start()
-            state_file.write_text(json.dumps({"port": owned.port, "pid": owned.process.pid
-                                              if owned.process else None}))
+            state_file.write_text(
+                json.dumps(
+                    {"port": owned.port, "pid": owned.process.pid if owned.process else None}
+                )
+            )
             port = owned.port
         fcntl.flock(lock, fcntl.LOCK_UN)
     try:

@@ -19,7 +19,10 @@ from scrapy_redis.connection import get_redis
 
 # Errors that mean "Redis is unreachable or restarting": back off and try again.
 TRANSIENT_REDIS_ERRORS: tuple[type[BaseException], ...] = (
-    ConnectionError, TimeoutError, BusyLoadingError, OSError,
+    ConnectionError,
+    TimeoutError,
+    BusyLoadingError,
+    OSError,
 )
 
 

@@ -78,8 +78,19 @@ class Store:
         self.keys = CrawlKeys(crawl_id)
         self._scripts = {
             name: redis.register_script(lua_source(name))
-            for name in ("claim", "commit", "fail", "release", "renew", "reap", "enqueue",
-                         "complete", "redrive", "reshard", "assign")
+            for name in (
+                "claim",
+                "commit",
+                "fail",
+                "release",
+                "renew",
+                "reap",
+                "enqueue",
+                "complete",
+                "redrive",
+                "reshard",
+                "assign",
+            )
         }
         self.layout: Layout | None = None
 
@@ -163,8 +174,9 @@ class Store:
 
     # -- consumer --------------------------------------------------------------------
 
-    async def claim(self, consumer: str, slots: Sequence[int], max_tasks: int, busy: bool,
-                    lease_ms: int) -> list[Claim]:
+    async def claim(
+        self, consumer: str, slots: Sequence[int], max_tasks: int, busy: bool, lease_ms: int
+    ) -> list[Claim]:
         if not slots or max_tasks < 1:
             return []
         k = self.keys
@@ -176,37 +188,77 @@ class Store:
         claims = []
         for i in range(1, len(reply), 6):
             task_id, token, tries, payload, slot, suspect = reply[i : i + 6]
-            claims.append(Claim(task=decode_task(payload), token=token, deliveries=int(tries),
-                                slot=int(slot), suspect=suspect == 1))
+            claims.append(
+                Claim(
+                    task=decode_task(payload),
+                    token=token,
+                    deliveries=int(tries),
+                    slot=int(slot),
+                    suspect=suspect == 1,
+                )
+            )
             assert claims[-1].task.id == task_id
         return claims
 
-    async def commit(self, claim: Claim, items: Sequence[PreparedItem],
-                     outcome: str) -> CommitResult:
+    async def commit(
+        self, claim: Claim, items: Sequence[PreparedItem], outcome: str
+    ) -> CommitResult:
         k = self.keys
-        keys = [k.lease, k.tries, k.reaped, k.task, k.stats, k.items, k.meta, k.errors,
-                k.inflight(claim.slot)]
+        keys = [
+            k.lease,
+            k.tries,
+            k.reaped,
+            k.task,
+            k.stats,
+            k.items,
+            k.meta,
+            k.errors,
+            k.inflight(claim.slot),
+        ]
         buckets: dict[str, int] = {}
         args: list[Any] = [claim.task.id, claim.token, outcome, len(items)]
         for item in items:
             index = _key_index(keys, buckets, k.isum(item.bucket))
             args += [index, item.field, item.value, item.key, item.status, item.data]
         code, new, updated, unchanged = await self._scripts["commit"](keys=keys, args=args)
-        return CommitResult(committed=code == 1, new=new, updated=updated,
-                            unchanged=unchanged, expired=code == -1)
+        return CommitResult(
+            committed=code == 1, new=new, updated=updated, unchanged=unchanged, expired=code == -1
+        )
 
-    async def fail(self, claim: Claim, error: dict[str, Any], delay_ms: int, max_tries: int,
-                   dead_now: bool = False) -> str:
+    async def fail(
+        self,
+        claim: Claim,
+        error: dict[str, Any],
+        delay_ms: int,
+        max_tries: int,
+        dead_now: bool = False,
+    ) -> str:
         """Retry later or dead-letter. Returns "retry", "dead" or "fenced"."""
 
         async def call() -> str:
             layout = await self._layout()
             k = self.keys
-            keys = [k.lease, k.tries, k.reaped, k.stats, k.errors, k.dlq, k.dlq_why, k.meta,
-                    k.inflight(claim.slot), k.delayed(self.slot_of(claim.task.id, layout))]
-            args = [claim.task.id, claim.token, int(delay_ms), max_tries,
-                    json.dumps(error, ensure_ascii=False), "1" if dead_now else "0",
-                    layout.slots]
+            keys = [
+                k.lease,
+                k.tries,
+                k.reaped,
+                k.stats,
+                k.errors,
+                k.dlq,
+                k.dlq_why,
+                k.meta,
+                k.inflight(claim.slot),
+                k.delayed(self.slot_of(claim.task.id, layout)),
+            ]
+            args = [
+                claim.task.id,
+                claim.token,
+                int(delay_ms),
+                max_tries,
+                json.dumps(error, ensure_ascii=False),
+                "1" if dead_now else "0",
+                layout.slots,
+            ]
             code, outcome, _ = await self._scripts["fail"](keys=keys, args=args)
             if code == -2:
                 raise StaleSlots
@@ -218,8 +270,14 @@ class Store:
         async def call() -> bool:
             layout = await self._layout()
             k = self.keys
-            keys = [k.lease, k.tries, k.stats, k.meta, k.inflight(claim.slot),
-                    k.queue(self.slot_of(claim.task.id, layout))]
+            keys = [
+                k.lease,
+                k.tries,
+                k.stats,
+                k.meta,
+                k.inflight(claim.slot),
+                k.queue(self.slot_of(claim.task.id, layout)),
+            ]
             code = await self._scripts["release"](
                 keys=keys, args=[claim.task.id, claim.token, layout.slots]
             )
@@ -229,8 +287,9 @@ class Store:
 
         return await self._retry_stale(call)
 
-    async def renew(self, consumer: str, claims: Iterable[Claim], lease_ms: int,
-                    info: dict[str, Any]) -> set[str]:
+    async def renew(
+        self, consumer: str, claims: Iterable[Claim], lease_ms: int, info: dict[str, Any]
+    ) -> set[str]:
         """Heartbeat: extend leases; returns the ids of tasks this consumer has lost."""
         k = self.keys
         keys = [k.lease, k.consumers, k.cinfo]
@@ -246,21 +305,30 @@ class Store:
     async def reap(self, slot: int, max_tries: int) -> tuple[int, int]:
         """Return expired leases of ``slot`` to their queues (or the DLQ)."""
         now = await self.server_ms()
-        expired = await self.redis.zrangebyscore(self.keys.inflight(slot), "-inf", f"({now}",
-                                                 start=0, num=500)
+        expired = await self.redis.zrangebyscore(
+            self.keys.inflight(slot), "-inf", f"({now}", start=0, num=500
+        )
         if not expired:
             return 0, 0
 
         async def call() -> tuple[int, int]:
             layout = await self._layout()
             k = self.keys
-            keys = [k.lease, k.tries, k.reaped, k.stats, k.dlq, k.dlq_why, k.errors, k.meta,
-                    k.inflight(slot)]
+            keys = [
+                k.lease,
+                k.tries,
+                k.reaped,
+                k.stats,
+                k.dlq,
+                k.dlq_why,
+                k.errors,
+                k.meta,
+                k.inflight(slot),
+            ]
             queues: dict[str, int] = {}
             args: list[Any] = [max_tries, layout.slots, len(expired)]
             for task_id in expired:
-                args += [task_id,
-                         _key_index(keys, queues, k.queue(self.slot_of(task_id, layout)))]
+                args += [task_id, _key_index(keys, queues, k.queue(self.slot_of(task_id, layout)))]
             requeued, dead = await self._scripts["reap"](keys=keys, args=args)
             if requeued == -2:
                 raise StaleSlots
@@ -273,8 +341,7 @@ class Store:
             layout = await self.refresh_layout()
             keys = [self.keys.meta]
             for slot in range(layout.max_slots):
-                keys += [self.keys.queue(slot), self.keys.delayed(slot),
-                         self.keys.inflight(slot)]
+                keys += [self.keys.queue(slot), self.keys.delayed(slot), self.keys.inflight(slot)]
             code = await self._scripts["complete"](keys=keys, args=[layout.max_slots])
             if code == -2:
                 raise StaleSlots
@@ -282,12 +349,23 @@ class Store:
 
         return await self._retry_stale(call)
 
-    async def assign_slots(self, consumer: str, slot_count: int, owner_ms: int,
-                           cutoff_ms: int, pinned: Sequence[int] | None) -> tuple[int, list[int]]:
+    async def assign_slots(
+        self,
+        consumer: str,
+        slot_count: int,
+        owner_ms: int,
+        cutoff_ms: int,
+        pinned: Sequence[int] | None,
+    ) -> tuple[int, list[int]]:
         """Heartbeat-time slot ownership (assign.lua): returns (live consumers, owned)."""
         keys = [self.keys.consumers] + [self.keys.owner(s) for s in range(slot_count)]
-        args = [consumer, owner_ms, cutoff_ms, "pinned" if pinned is not None else "auto",
-                ",".join(str(s) for s in pinned or [])]
+        args = [
+            consumer,
+            owner_ms,
+            cutoff_ms,
+            "pinned" if pinned is not None else "auto",
+            ",".join(str(s) for s in pinned or []),
+        ]
         reply = await self._scripts["assign"](keys=keys, args=args)
         return int(reply[0]), [int(s) for s in reply[1:]]
 
@@ -310,15 +388,17 @@ class Store:
         for (task_id, score), why, payload in zip(ids_scores, whys, payloads, strict=True):
             info = json.loads(why) if why else {}
             task = decode_task(payload) if payload else None
-            out.append({
-                "id": task_id,
-                "url": task.url if task else None,
-                "entries": len(task.entries) if task else 0,
-                "died_at": int(score),
-                "reason": info.get("reason"),
-                "error": info.get("error"),
-                "tries": info.get("tries"),
-            })
+            out.append(
+                {
+                    "id": task_id,
+                    "url": task.url if task else None,
+                    "entries": len(task.entries) if task else 0,
+                    "died_at": int(score),
+                    "reason": info.get("reason"),
+                    "error": info.get("error"),
+                    "tries": info.get("tries"),
+                }
+            )
         return out
 
     async def redrive(self, task_ids: Sequence[str] | None) -> int:
@@ -334,8 +414,7 @@ class Store:
             queues: dict[str, int] = {}
             args: list[Any] = [layout.slots, len(task_ids)]
             for task_id in task_ids:
-                args += [task_id,
-                         _key_index(keys, queues, k.queue(self.slot_of(task_id, layout)))]
+                args += [task_id, _key_index(keys, queues, k.queue(self.slot_of(task_id, layout)))]
             code = int(await self._scripts["redrive"](keys=keys, args=args))
             if code == -2:
                 raise StaleSlots
@@ -353,8 +432,7 @@ class Store:
         keys = [self.keys.meta]
         for slot in range(max(layout.slots, new_slots)):
             keys += [self.keys.queue(slot), self.keys.delayed(slot)]
-        queued, delayed = await self._scripts["reshard"](keys=keys,
-                                                         args=[layout.slots, new_slots])
+        queued, delayed = await self._scripts["reshard"](keys=keys, args=[layout.slots, new_slots])
         if queued == -2:
             raise StaleSlots("the slot count changed during resharding; run it again")
         await self.refresh_layout()

@@ -30,18 +30,23 @@ def make_task(n: int, entries: int = 2) -> Task:
     return Task(
         id=fp[:16],
         url=f"http://example.test/p{n}.html",
-        entries=tuple(TaskEntry(f"mod.f{n}_{i}", "py", "function", 1, f"mod.f{n}_{i}", "-")
-                      for i in range(entries)),
+        entries=tuple(
+            TaskEntry(f"mod.f{n}_{i}", "py", "function", 1, f"mod.f{n}_{i}", "-")
+            for i in range(entries)
+        ),
     )
 
 
 def items_for(task: Task, doc: str = "body") -> list[Any]:
-    return [prepare(build_item(CRAWL, task, e, {"status": "ok", "doc": f"{doc} {e.name}"}), 4)
-            for e in task.entries]
+    return [
+        prepare(build_item(CRAWL, task, e, {"status": "ok", "doc": f"{doc} {e.name}"}), 4)
+        for e in task.entries
+    ]
 
 
-def with_store(redis_url: str, job: Callable[[Store, Redis], Awaitable[Any]],
-               slots: int = 4, crawl: str = "t") -> Any:
+def with_store(
+    redis_url: str, job: Callable[[Store, Redis], Awaitable[Any]], slots: int = 4, crawl: str = "t"
+) -> Any:
     async def main() -> Any:
         client = connect(redis_url)
         store = Store(client, crawl)
@@ -54,8 +59,9 @@ def with_store(redis_url: str, job: Callable[[Store, Redis], Awaitable[Any]],
     return run(main())
 
 
-async def claim_all(store: Store, consumer: str = "c1", n: int = 100, lease_ms: int = 30000,
-                    busy: bool = False) -> list[Claim]:
+async def claim_all(
+    store: Store, consumer: str = "c1", n: int = 100, lease_ms: int = 30000, busy: bool = False
+) -> list[Claim]:
     layout = await store.refresh_layout()
     return await store.claim(consumer, list(range(layout.slots)), n, busy, lease_ms)
 
@@ -116,7 +122,8 @@ def test_commit_writes_items_and_acks_atomically(redis_url: str, sync_redis: Any
 
 
 def test_recommit_same_content_adds_nothing_and_changes_are_updates(
-        redis_url: str, sync_redis: Any) -> None:
+    redis_url: str, sync_redis: Any
+) -> None:
     task = make_task(2)
 
     async def job(store: Store, client: Redis) -> list[Any]:
@@ -152,7 +159,8 @@ def test_commit_with_a_stale_token_is_fenced(redis_url: str, sync_redis: Any) ->
 
 
 def test_commit_after_lease_expiry_is_fenced_even_before_reaping(
-        redis_url: str, sync_redis: Any) -> None:
+    redis_url: str, sync_redis: Any
+) -> None:
     task = make_task(4)
 
     async def job(store: Store, _: Redis) -> Any:
@@ -167,7 +175,8 @@ def test_commit_after_lease_expiry_is_fenced_even_before_reaping(
 
 
 def test_fail_delays_with_backoff_then_dead_letters_at_the_limit(
-        redis_url: str, sync_redis: Any) -> None:
+    redis_url: str, sync_redis: Any
+) -> None:
     task = make_task(5)
 
     async def job(store: Store, _: Redis) -> list[Any]:
@@ -184,8 +193,9 @@ def test_fail_delays_with_backoff_then_dead_letters_at_the_limit(
             assert claim.deliveries == delivery
             early = await claim_all(store)
             assert early == []
-            outcomes.append(await store.fail(claim, {"reason": "HTTP 503", "error": "HTTP 503"},
-                                             200, 3))
+            outcomes.append(
+                await store.fail(claim, {"reason": "HTTP 503", "error": "HTTP 503"}, 200, 3)
+            )
         return outcomes
 
     assert with_store(redis_url, job) == ["retry", "retry", "dead"]
@@ -213,8 +223,7 @@ def test_dead_tasks_and_redrive_reset_tries(redis_url: str, sync_redis: Any) -> 
     assert again.deliveries == 1 and sync_redis.zcard("invcrawl:{t}:dlq") == 0
 
 
-def test_reaper_requeues_expired_leases_once_as_suspects(redis_url: str,
-                                                           sync_redis: Any) -> None:
+def test_reaper_requeues_expired_leases_once_as_suspects(redis_url: str, sync_redis: Any) -> None:
     tasks = [make_task(10 + i) for i in range(3)]
 
     async def job(store: Store, _: Redis) -> Any:
@@ -243,7 +252,7 @@ def test_reaper_dead_letters_after_the_limit(redis_url: str, sync_redis: Any) ->
     async def job(store: Store, _: Redis) -> None:
         await store.enqueue([task])
         for _ in range(3):
-            (claim,) = await claim_all(store, lease_ms=30)
+            (_claim,) = await claim_all(store, lease_ms=30)
             await asyncio.sleep(0.08)
             for slot in range(4):
                 await store.reap(slot, 3)
@@ -254,8 +263,7 @@ def test_reaper_dead_letters_after_the_limit(redis_url: str, sync_redis: Any) ->
     assert sync_redis.hexists("invcrawl:{t}:task", task.id)  # payload kept for redrive
 
 
-def test_renew_extends_live_leases_and_reports_lost_ones(redis_url: str,
-                                                           sync_redis: Any) -> None:
+def test_renew_extends_live_leases_and_reports_lost_ones(redis_url: str, sync_redis: Any) -> None:
     async def job(store: Store, _: Redis) -> Any:
         await store.enqueue([make_task(30), make_task(31), make_task(32)])
         a, b, c = await claim_all(store, lease_ms=300)
@@ -272,8 +280,7 @@ def test_renew_extends_live_leases_and_reports_lost_ones(redis_url: str,
     assert sync_redis.zscore("invcrawl:{t}:consumers", "c1") is not None
 
 
-def test_release_returns_the_task_without_using_a_delivery(redis_url: str,
-                                                             sync_redis: Any) -> None:
+def test_release_returns_the_task_without_using_a_delivery(redis_url: str, sync_redis: Any) -> None:
     task = make_task(40)
 
     async def job(store: Store, _: Redis) -> Any:
@@ -287,8 +294,9 @@ def test_release_returns_the_task_without_using_a_delivery(redis_url: str,
     assert with_store(redis_url, job).deliveries == 1
 
 
-def test_completion_needs_producer_done_and_every_set_empty(redis_url: str,
-                                                              sync_redis: Any) -> None:
+def test_completion_needs_producer_done_and_every_set_empty(
+    redis_url: str, sync_redis: Any
+) -> None:
     task = make_task(50)
 
     async def job(store: Store, _: Redis) -> list[bool]:
@@ -306,6 +314,7 @@ def test_completion_needs_producer_done_and_every_set_empty(redis_url: str,
 
     async def finish(store: Store, client: Redis) -> bool:
         await client.delete(*[store.keys.delayed(s) for s in range(4)])
+        await store.finish_producing({"pages": 1}, 0)  # with_store reopened the crawl
         return await store.is_complete()
 
     assert with_store(redis_url, finish)
@@ -313,12 +322,13 @@ def test_completion_needs_producer_done_and_every_set_empty(redis_url: str,
 
 
 def test_reshard_moves_queued_and_delayed_and_stale_callers_recover(
-        redis_url: str, sync_redis: Any) -> None:
+    redis_url: str, sync_redis: Any
+) -> None:
     tasks = [make_task(60 + i) for i in range(30)]
 
     async def job(store: Store, client: Redis) -> Any:
         await store.enqueue(tasks)
-        held = (await claim_all(store, n=2))
+        held = await claim_all(store, n=2)
         await store.fail(held[0], {"reason": "HTTP 500"}, 60_000, 3)
         stale = Store(client, "t")
         await stale.refresh_layout()  # remembers 4 slots
@@ -335,7 +345,8 @@ def test_reshard_moves_queued_and_delayed_and_stale_callers_recover(
         for task_id in sync_redis.zrange(f"invcrawl:{{t}}:delayed:{slot}", 0, -1):
             assert slot_for(task_id, 7) == slot
     moved_held = sync_redis.zscore(
-        f"invcrawl:{{t}}:delayed:{slot_for(held[1].task.id, 7)}", held[1].task.id)
+        f"invcrawl:{{t}}:delayed:{slot_for(held[1].task.id, 7)}", held[1].task.id
+    )
     assert moved_held is not None  # the stale caller retried under the new slot count
 
 
@@ -379,8 +390,11 @@ def test_acknowledged_writes_survive_redis_sigkill(fresh_redis: Any) -> None:
         client = connect(fresh_redis.url)
         store = Store(client, "t")
         try:
-            return (await client.scard(store.keys.seen), await client.xlen(store.keys.items),
-                    await store.enqueue(tasks))
+            return (
+                await client.scard(store.keys.seen),
+                await client.xlen(store.keys.items),
+                await store.enqueue(tasks),
+            )
         finally:
             await client.aclose()
 

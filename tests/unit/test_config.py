@@ -32,7 +32,8 @@ def test_every_option_is_a_config_field_and_has_an_env_var() -> None:
 
 def test_parser_builds_typed_values_from_flags() -> None:
     args = build_parser().parse_args(
-        ["consume", "--redis", "redis://h:1/0", "--slots", "0,3", "--burst", "--no-robots"])
+        ["consume", "--redis", "redis://h:1/0", "--slots", "0,3", "--burst", "--no-robots"]
+    )
     config = load_config(vars(args), {})
     assert config.consumer_slots == "0,3" and config.burst and config.robots is False
     assert config.pinned_slots(8) == [0, 3]

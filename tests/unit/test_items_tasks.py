@@ -4,23 +4,42 @@ import json
 
 import pytest
 
-from common.items import (CrawlInfo, bucket_count, build_item, checksum, key_digest, prepare,
-                          status_items)
+from common.items import (
+    CrawlInfo,
+    bucket_count,
+    build_item,
+    checksum,
+    key_digest,
+    prepare,
+    status_items,
+)
 from common.tasks import Task, TaskEntry, TaskFormatError, decode_task, encode_task
 
-TASK = Task(id="0123456789abcdef", url="http://h/a.html",
-            entries=(TaskEntry("json.dumps", "py", "function", 1, "json.dumps", "json.dumps"),
-                     TaskEntry("intro", "std", "doc", -1, "", "Introduction")))
+TASK = Task(
+    id="0123456789abcdef",
+    url="http://h/a.html",
+    entries=(
+        TaskEntry("json.dumps", "py", "function", 1, "json.dumps", "json.dumps"),
+        TaskEntry("intro", "std", "doc", -1, "", "Introduction"),
+    ),
+)
 CRAWL = CrawlInfo("c", "P", "1")
 
 
 def test_task_round_trips_as_json() -> None:
     payload = encode_task(TASK)
-    assert json.loads(payload)["entries"][0] == ["json.dumps", "py", "function", 1,
-                                                 "json.dumps", "json.dumps"]
+    assert json.loads(payload)["entries"][0] == [
+        "json.dumps",
+        "py",
+        "function",
+        1,
+        "json.dumps",
+        "json.dumps",
+    ]
     assert decode_task(payload) == TASK
-    skipped = Task("f" * 16, "file:///d/", TASK.entries, "skipped", "generated page",
-                   "file:///d/index.html")
+    skipped = Task(
+        "f" * 16, "file:///d/", TASK.entries, "skipped", "generated page", "file:///d/index.html"
+    )
     assert decode_task(encode_task(skipped)) == skipped
 
 
@@ -36,16 +55,37 @@ def test_item_identity_urls_and_schema() -> None:
     assert item["url"] == "http://h/a.html#json.dumps" and item["page_url"] == "http://h/a.html"
     doc = build_item(CRAWL, TASK, TASK.entries[1], {"status": "ok"})
     assert doc["url"] == "http://h/a.html" and doc["params"] == [] and doc["doc"] == ""
-    assert set(item) >= {"key", "crawl", "project", "version", "name", "domain", "role",
-                         "priority", "dispname", "url", "page_url", "anchor", "status",
-                         "signature", "parent", "doc", "doc_markdown", "params", "returns",
-                         "raises", "versions", "checksum"}
+    assert set(item) >= {
+        "key",
+        "crawl",
+        "project",
+        "version",
+        "name",
+        "domain",
+        "role",
+        "priority",
+        "dispname",
+        "url",
+        "page_url",
+        "anchor",
+        "status",
+        "signature",
+        "parent",
+        "doc",
+        "doc_markdown",
+        "params",
+        "returns",
+        "raises",
+        "versions",
+        "checksum",
+    }
 
 
 def test_checksum_follows_content_not_crawl_identity() -> None:
     a = build_item(CRAWL, TASK, TASK.entries[0], {"status": "ok", "doc": "x"})
-    b = build_item(CrawlInfo("other", "P2", "2"), TASK, TASK.entries[0],
-                   {"status": "ok", "doc": "x"})
+    b = build_item(
+        CrawlInfo("other", "P2", "2"), TASK, TASK.entries[0], {"status": "ok", "doc": "x"}
+    )
     c = build_item(CRAWL, TASK, TASK.entries[0], {"status": "ok", "doc": "y"})
     assert a["checksum"] == b["checksum"] != c["checksum"]
     assert checksum(a) == a["checksum"]
