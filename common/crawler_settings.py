@@ -1,0 +1,31 @@
+"""Scrapy settings shared by the producer and consumer processes, built from Config.
+
+Scrapy's own retry middleware is off: retries are delayed tasks in Redis (counted,
+backed off, dead-lettered), never sleeps on the reactor.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from common.config import Config
+
+MIB = 1024 * 1024
+
+
+def base_settings(config: Config) -> dict[str, Any]:
+    return {
+        "BOT_NAME": "invcrawl",
+        "TWISTED_REACTOR": "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
+        "ROBOTSTXT_OBEY": config.robots,
+        "RETRY_ENABLED": False,
+        "USER_AGENT": config.user_agent,
+        "DOWNLOAD_TIMEOUT": config.download_timeout,
+        "DOWNLOAD_MAXSIZE": 64 * MIB,
+        "DOWNLOAD_WARNSIZE": 16 * MIB,
+        "COOKIES_ENABLED": False,
+        "TELNETCONSOLE_ENABLED": False,
+        "LOG_LEVEL": config.log_level,
+        "LOGSTATS_INTERVAL": 60.0,
+        "REDIS_URL": config.redis,
+    }

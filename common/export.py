@@ -1,0 +1,121 @@
+"""Reading items back out of the stream.
+
+``export_items`` writes the latest version of every item once, in stream order, using
+two passes over the stream (the first keeps only key -> last entry id, so memory is per
+key, not per item body). ``follow_items`` reads through a consumer group: a downstream
+pipeline receives new and updated items as they arrive and, after a restart, resumes
+with what it had not acknowledged (at-least-once; dedupe by ``key`` + ``checksum``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import IO
+
+from redis.exceptions import ResponseError
+
+from common.store import Store
+
+CHUNK = 1000
+
+
+async def stream_entries(
+    store: Store, fields_only_key: bool = False
+) -> AsyncIterator[tuple[str, dict[str, str]]]:
+    start = "-"
+    while True:
+        batch = await store.redis.xrange(store.keys.items, min=start, max="+", count=CHUNK)
+        if not batch:
+            return
+        for entry_id, fields in batch:
+            yield entry_id, fields
+        start = "(" + batch[-1][0]
+
+
+async def latest_entry_ids(store: Store) -> dict[str, str]:
+    latest: dict[str, str] = {}
+    async for entry_id, fields in stream_entries(store):
+        latest[fields["key"]] = entry_id
+    return latest
+
+
+async def iter_latest(store: Store) -> AsyncIterator[str]:
+    """The JSON of the latest version of every item, each once."""
+    updated = int(await store.redis.hget(store.keys.stats, "items_updated") or 0)
+    latest = await latest_entry_ids(store) if updated else None
+    async for entry_id, fields in stream_entries(store):
+        if latest is None or latest.get(fields["key"]) == entry_id:
+            yield fields["data"]
+
+
+def _open(output: Path | None, mode: str) -> IO[str]:
+    if output is None or str(output) == "-":
+        return sys.stdout
+    output.parent.mkdir(parents=True, exist_ok=True)
+    return open(output, mode, encoding="utf-8")
+
+
+async def export_items(store: Store, output: Path | None) -> int:
+    """Write the latest items atomically (temp file + rename); returns the count."""
+    count = 0
+    if output is None or str(output) == "-":
+        async for data in iter_latest(store):
+            sys.stdout.write(data + "\n")
+            count += 1
+        sys.stdout.flush()
+        return count
+    tmp = output.with_name(output.name + ".part")
+    with _open(tmp, "w") as out:
+        async for data in iter_latest(store):
+            out.write(data + "\n")
+            count += 1
+    os.replace(tmp, output)
+    return count
+
+
+async def follow_items(store: Store, output: Path | None, group: str, block_ms: int = 1000) -> int:
+    """Append items to ``output`` as they arrive, acknowledging each batch after it is
+    flushed and fsynced. Runs until interrupted."""
+    key = store.keys.items
+    try:
+        await store.redis.xgroup_create(key, group, id="0", mkstream=True)
+    except ResponseError as exc:
+        if "BUSYGROUP" not in str(exc):
+            raise
+    consumer = f"{socket.gethostname()}-export"
+    count = 0
+    pending_first = True
+    out = _open(output, "a")
+    try:
+        while True:
+            cursor = "0" if pending_first else ">"
+            reply = await store.redis.xreadgroup(
+                group,
+                consumer,
+                {key: cursor},
+                count=CHUNK,
+                block=None if pending_first else block_ms,
+            )
+            entries = reply[0][1] if reply else []
+            if pending_first and not entries:
+                pending_first = False
+                continue
+            if not entries:
+                continue
+            for _, fields in entries:
+                out.write(fields["data"] + "\n")
+            out.flush()
+            if out is not sys.stdout:
+                os.fsync(out.fileno())
+            await store.redis.xack(key, group, *[entry_id for entry_id, _ in entries])
+            count += len(entries)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        return count
+    finally:
+        if out is not sys.stdout:
+            out.close()

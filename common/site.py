@@ -1,0 +1,82 @@
+"""From what a user types (SITE) to the inventory URL to fetch, and a default crawl id.
+
+Pure: no I/O except checking whether a local path exists.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+from urllib.request import url2pathname
+
+INVENTORY_NAME = "objects.inv"
+
+
+class SiteError(ValueError):
+    """SITE cannot be understood (one-line message)."""
+
+
+def inventory_url(site: str) -> str:
+    """The URL of the site's objects.inv.
+
+    - a local file -> its file:// URL; a local directory -> <dir>/objects.inv
+    - a URL ending in ``.inv`` -> as given
+    - a URL of a page (``.../index.html``) -> objects.inv next to it
+    - any other URL -> objects.inv under it (a trailing slash is implied)
+    """
+    site = site.strip()
+    if not site:
+        raise SiteError("empty SITE: give a docs URL, an objects.inv URL or a local directory")
+    parts = urlsplit(site)
+    if parts.scheme in ("http", "https"):
+        if not parts.netloc:
+            raise SiteError(f"invalid URL {site!r}: no host")
+        path = parts.path
+        if path.endswith(".inv"):
+            return site
+        if path.endswith((".html", ".htm")):
+            return site.rsplit("/", 1)[0] + "/" + INVENTORY_NAME
+        base = site.split("#", 1)[0].split("?", 1)[0]
+        return base.rstrip("/") + "/" + INVENTORY_NAME
+    if parts.scheme == "file":
+        return inventory_url(unquote(parts.path))
+    if parts.scheme and len(parts.scheme) > 1:
+        raise SiteError(f"unsupported URL scheme {parts.scheme!r} in {site!r}: use http(s)://")
+    path = Path(site).expanduser()
+    if path.is_dir():
+        return (path / INVENTORY_NAME).resolve().as_uri()
+    if path.is_file():
+        return path.resolve().as_uri()
+    if re.match(r"^[\w.-]+\.[a-z]{2,}(/|$)", site):
+        raise SiteError(f"{site!r} is not a local path; did you mean https://{site} ?")
+    raise SiteError(f"no such file or directory: {site}")
+
+
+def crawl_id_for(site: str) -> str:
+    """A readable, stable crawl id: host and path of the docs root, e.g.
+    ``docs.python.org-3`` for https://docs.python.org/3/, ``python3.11-html`` for a
+    local /usr/share/doc/python3.11/html."""
+    url = inventory_url(site)
+    parts = urlsplit(url)
+    path = unquote(parts.path).rsplit("/", 1)[0]  # the inventory's directory
+    segments = [s for s in path.split("/") if s]
+    if parts.scheme == "file":
+        words = segments[-2:] or ["local"]
+    else:
+        words = [parts.netloc.replace(":", "-"), *segments]
+    text = "-".join(words)
+    text = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-._")
+    return (text or "site")[:100]
+
+
+def local_fetch_url(url: str) -> str:
+    """For a ``file://`` page that only exists compressed (Debian gzips large pages,
+    e.g. python3.11-doc's ``whatsnew/changelog.html.gz``), the URL of the ``.gz``; the
+    consumer inflates gzip bodies. Any other URL is returned unchanged."""
+    if not url.startswith("file:"):
+        return url
+    path = Path(url2pathname(urlsplit(url).path))
+    if not path.exists() and path.with_name(path.name + ".gz").is_file():
+        return url + ".gz"
+    return url

@@ -1,0 +1,109 @@
+"""What to do with a page download that did not give a usable 2xx response.
+
+* 404 / 410: the page is gone: commit its entries as ``page_not_found``.
+* 408, 425, 429, 5xx, timeouts, resets, refused connections, DNS errors: transient:
+  retry later as a delayed task in Redis, with exponential backoff and jitter, honouring
+  ``Retry-After``.
+* Any other 4xx, redirect loops, oversized pages: permanent: dead-letter at once with
+  the reason, so it is visible and can be redriven after a fix.
+* robots.txt disallows the page: its entries are committed as ``skipped``.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+
+TRANSIENT_STATUSES = frozenset(
+    {408, 425, 429, 500, 502, 503, 504, 507, 509, 520, 521, 522, 523, 524}
+)
+GONE_STATUSES = frozenset({404, 410})
+
+# Exception class names of Twisted/Scrapy download failures that are worth retrying.
+TRANSIENT_ERRORS = frozenset(
+    {
+        "TimeoutError",
+        "TCPTimedOutError",
+        "ConnectionRefusedError",
+        "ConnectionDone",
+        "ConnectionLost",
+        "ConnectError",
+        "ConnectingCancelledError",
+        "ResponseNeverReceived",
+        "ResponseFailed",
+        "PotentialDataLoss",
+        "DNSLookupError",
+        "NoRouteError",
+        "ConnectionAborted",
+        "H2Error",
+        "TunnelError",
+        "OSError",
+        "ConnectionResetError",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """``kind``: extract | not_found | retry | dead | skipped."""
+
+    kind: str
+    reason: str
+    retry_after: float | None = None
+
+
+def classify_status(status: int, retry_after: str | None = None) -> Outcome:
+    if 200 <= status < 300:
+        return Outcome("extract", f"HTTP {status}")
+    if status in GONE_STATUSES:
+        return Outcome("not_found", f"HTTP {status}")
+    if status in TRANSIENT_STATUSES or status >= 500:
+        return Outcome("retry", f"HTTP {status}", parse_retry_after(retry_after))
+    return Outcome("dead", f"HTTP {status}")
+
+
+def classify_exception(exc: BaseException) -> Outcome:
+    name = type(exc).__name__
+    message = f"{name}: {exc}".strip().rstrip(":")[:300]
+    if name == "IgnoreRequest" and "robots" in str(exc).lower():
+        return Outcome("skipped", "disallowed by robots.txt")
+    if isinstance(exc, FileNotFoundError):  # a file:// page that does not exist
+        return Outcome("not_found", "no such file")
+    if "maxsize" in str(exc).lower() or "max size" in str(exc).lower():
+        return Outcome("dead", f"page larger than the download size limit ({message})")
+    if name in TRANSIENT_ERRORS or any(b.__name__ in TRANSIENT_ERRORS for b in type(exc).__mro__):
+        return Outcome("retry", message)
+    return Outcome("dead", message)
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    import time  # noqa: PLC0415 - only on this rare path
+
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def backoff_delay(
+    deliveries: int,
+    base: float,
+    maximum: float,
+    retry_after: float | None = None,
+    rng: random.Random | None = None,
+) -> float:
+    """Exponential backoff with "equal jitter": half fixed, half random, so retries of
+    many pages that failed together spread out, but none comes back too early."""
+    exp = min(maximum, base * (2 ** max(0, deliveries - 1)))
+    delay = exp / 2 + (rng or random).uniform(0, exp / 2)
+    if retry_after is not None:
+        delay = max(delay, min(retry_after, maximum))
+    return delay

@@ -1,0 +1,30 @@
+"""The commit pipeline: a page's items and its task's acknowledgement, in one atomic,
+fenced Lua call (commit.lua)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scrapy.crawler import Crawler
+
+from common.items import prepare
+from consumer.spider import PageResult, PageSpider
+
+
+class CommitPipeline:
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> CommitPipeline:
+        return cls(crawler)
+
+    async def process_item(self, item: Any) -> Any:
+        if not isinstance(item, PageResult):
+            return item
+        spider = self.crawler.spider
+        assert isinstance(spider, PageSpider)
+        worker = spider.worker
+        prepared = [prepare(i, worker.buckets) for i in item.items]
+        await worker.commit(item.claim, prepared, item.outcome)
+        return item

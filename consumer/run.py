@@ -1,0 +1,60 @@
+"""Process entry of ``invcrawl consume``: one Redis client, one Scrapy crawler, graceful
+SIGTERM (finish or release in-flight pages, exit 0), second signal forces the stop."""
+
+from __future__ import annotations
+
+import logging
+import signal
+from types import FrameType
+from typing import Any
+
+from scrapy.crawler import AsyncCrawlerProcess
+
+from common.config import Config
+from common.crawler_settings import base_settings
+from common.redisconn import connect
+from consumer.worker import Worker
+
+log = logging.getLogger("invcrawl.consumer")
+
+
+def consumer_settings(config: Config) -> dict[str, Any]:
+    settings = base_settings(config)
+    settings.update(
+        {
+            "CONCURRENT_REQUESTS": config.concurrency,
+            "CONCURRENT_REQUESTS_PER_DOMAIN": config.concurrency,
+            "ITEM_PIPELINES": {"consumer.pipelines.CommitPipeline": 100},
+        }
+    )
+    return settings
+
+
+def run_consumer(config: Config) -> int:
+    from consumer.spider import PageSpider  # noqa: PLC0415 - imports Scrapy machinery
+
+    assert config.redis, "the CLI resolves an embedded Redis before starting a consumer"
+    process = AsyncCrawlerProcess(consumer_settings(config))
+    worker = Worker(connect(config.redis), config)
+    crawler = process.create_crawler(PageSpider)
+    signals_seen = 0
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        nonlocal signals_seen
+        from twisted.internet import reactor  # noqa: PLC0415
+
+        signals_seen += 1
+        if signals_seen == 1:
+            reactor.callFromThread(worker.request_stop)  # type: ignore[attr-defined]
+        else:
+            log.warning("second signal: stopping now, releasing in-flight pages")
+            reactor.callFromThread(crawler.stop)  # type: ignore[attr-defined]
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    process.crawl(crawler, worker=worker)
+    process.start(install_signal_handlers=False)
+    if worker.fatal:
+        log.error("consumer stopped by an unexpected error: %s", worker.fatal)
+        return 1
+    return 0

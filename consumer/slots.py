@@ -1,0 +1,60 @@
+"""Which slots a consumer serves: pinned (``--slots 0,3`` / ``--partition i/n``) or
+automatic through Redis membership and slot-owner leases (``assign.lua``)."""
+
+from __future__ import annotations
+
+import itertools
+
+from common.config import Config
+from common.store import Store
+
+# Every this many heartbeats a consumer also reaps the slots it does not own: reaping is
+# idempotent, and this guarantees progress for slots whose owner vanished, or slots left
+# over from a reshard, whatever the ownership state.
+FULL_REAP_EVERY = 5
+
+
+class SlotPolicy:
+    def __init__(self, store: Store, consumer: str, config: Config, slot_count: int) -> None:
+        self.store = store
+        self.consumer = consumer
+        self.config = config
+        self.slot_count = slot_count
+        self.pinned = config.pinned_slots(slot_count)
+        self.owned: list[int] = list(self.pinned) if self.pinned is not None else []
+        self.members = 1
+        self._rotation = itertools.count()
+        self._beats = itertools.count()
+
+    @property
+    def owner_ms(self) -> int:
+        # Owner leases outlive two missed heartbeats (beat = lease/3) and expire within
+        # one task lease of a crash, so a dead consumer's slots are re-owned in time.
+        return int(self.config.lease_ms * 2 / 3)
+
+    async def refresh(self) -> None:
+        layout = await self.store.refresh_layout()
+        if layout.slots != self.slot_count:
+            self.slot_count = layout.slots
+            self.pinned = self.config.pinned_slots(layout.slots)
+        pinned = None if self.pinned is None else [s for s in self.pinned if s < self.slot_count]
+        self.members, owned = await self.store.assign_slots(
+            self.consumer, self.slot_count, self.owner_ms, self.owner_ms, pinned
+        )
+        self.owned = pinned if pinned is not None else owned
+
+    def claim_order(self) -> list[int]:
+        """Owned slots, rotated on every call so no slot starves the others."""
+        if not self.owned:
+            return []
+        start = next(self._rotation) % len(self.owned)
+        return self.owned[start:] + self.owned[:start]
+
+    def reap_order(self) -> list[int]:
+        if next(self._beats) % FULL_REAP_EVERY == 0:
+            layout = self.store.layout
+            return list(range(layout.max_slots if layout else self.slot_count))
+        return list(self.owned)
+
+    async def leave(self) -> None:
+        await self.store.drop_slots(self.consumer, self.slot_count)

@@ -1,0 +1,5 @@
+import sys
+
+from invcrawl.cli import main
+
+sys.exit(main())

@@ -1,0 +1,190 @@
+"""``invcrawl crawl``: the all-in-one local run. Produces, supervises N consumer
+processes (respawning crashed ones), shows progress, exports JSON Lines and prints a
+summary. Running it again resumes: committed pages are never fetched again."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from common.config import OPTIONS, Config
+from common.export import export_items
+from common.redisconn import connect
+from common.status import crawl_status
+from common.store import Store
+from invcrawl.render import duration, progress_line
+
+EXIT_DEAD_PAGES = 3
+MAX_RESPAWNS = 20
+# Options a child process inherits from this one (as explicit flags, so they win over
+# any INVCRAWL_* variable the child might see).
+PASSED = (
+    "redis",
+    "crawl_id",
+    "concurrency",
+    "lease",
+    "task_deadline",
+    "max_tries",
+    "backoff_base",
+    "backoff_max",
+    "robots",
+    "download_timeout",
+    "user_agent",
+    "log_level",
+    "max_inflated_mb",
+    "slots",
+)
+
+
+def child_argv(config: Config, command: str, *extra: str) -> list[str]:
+    argv = [sys.executable, "-m", "invcrawl", command]
+    for option in OPTIONS:
+        if option.name not in PASSED or command not in option.commands:
+            continue
+        value = getattr(config, option.name)
+        if option.is_switch:
+            if option.name == "robots" and not value:
+                argv.append("--no-robots")
+            continue
+        if value is not None:
+            argv += [option.flag or "", str(value)]
+    return argv + list(extra)
+
+
+def run_crawl(config: Config, site: str) -> int:
+    return asyncio.run(CrawlRun(config, site).run())
+
+
+class CrawlRun:
+    def __init__(self, config: Config, site: str) -> None:
+        self.config = config
+        self.site = site
+        assert config.crawl_id and config.redis
+        self.crawl_id = config.crawl_id
+        self.log_dir = config.data_dir / "logs" / self.crawl_id
+        self.procs: dict[int, asyncio.subprocess.Process] = {}
+        self.respawns = 0
+        self.interrupted = False
+        mode = config.progress
+        self.progress = ("bar" if sys.stderr.isatty() else "lines") if mode == "auto" else mode
+
+    async def run(self) -> int:
+        started = time.monotonic()
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self._interrupt)
+        self.say(f"crawl {self.crawl_id}: reading the inventory of {self.site}")
+        code = await self.produce()
+        if code != 0 or self.interrupted:
+            return code or 130
+        redis = connect(self.config.redis or "")
+        store = Store(redis, self.crawl_id)
+        try:
+            for index in range(self.config.consumers):
+                await self.spawn(index)
+            status = await self.supervise(store)
+            if self.interrupted:
+                self.say("\ninterrupted: run the same command again to resume")
+                return 130
+            output = self.config.output or Path(f"{self.crawl_id}.jsonl")
+            written = await export_items(store, output)
+            status = await crawl_status(store, self.config.lease_ms)
+        finally:
+            await redis.aclose()
+        self.summary(status, written, output, time.monotonic() - started)
+        if status["pages_dead"]:
+            self.say(
+                f"{status['pages_dead']} page(s) dead-lettered: see "
+                f"`invcrawl dlq list --crawl-id {self.crawl_id}`; fix and "
+                "`invcrawl dlq redrive --all`, then run this command again"
+            )
+            return EXIT_DEAD_PAGES
+        return 0
+
+    async def produce(self) -> int:
+        argv = child_argv(self.config, "produce", self.site)
+        proc = await asyncio.create_subprocess_exec(
+            *argv, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
+        )
+        _, err = await proc.communicate()
+        text = err.decode(errors="replace")
+        (self.log_dir / "producer.log").write_text(text)
+        if proc.returncode != 0:
+            # The producer printed its own one-line error; show just that.
+            lines = [ln for ln in text.splitlines() if ln.startswith("invcrawl: error:")]
+            print("\n".join(lines) or text.strip()[-2000:], file=sys.stderr)
+        return proc.returncode or 0
+
+    async def spawn(self, index: int) -> None:
+        argv = child_argv(self.config, "consume", "--burst")
+        log = open(self.log_dir / f"consumer-{index}.log", "ab")  # noqa: SIM115
+        self.procs[index] = await asyncio.create_subprocess_exec(
+            *argv, stdout=asyncio.subprocess.DEVNULL, stderr=log
+        )
+        log.close()
+
+    async def supervise(self, store: Store) -> dict[str, Any]:
+        last_line = 0.0
+        status: dict[str, Any] = {}
+        while self.procs:
+            await asyncio.sleep(0.5)
+            with contextlib.suppress(Exception):
+                status = await crawl_status(store, self.config.lease_ms)
+                now = time.monotonic()
+                if self.progress == "bar":
+                    sys.stderr.write("\r" + progress_line(status).ljust(79))
+                    sys.stderr.flush()
+                elif self.progress == "lines" and now - last_line >= 5:
+                    self.say(progress_line(status))
+                    last_line = now
+            for index, proc in list(self.procs.items()):
+                if proc.returncode is None:
+                    continue
+                del self.procs[index]
+                if (
+                    proc.returncode != 0
+                    and not self.interrupted
+                    and status.get("state") != "finished"
+                    and self.respawns < MAX_RESPAWNS
+                ):
+                    self.respawns += 1
+                    self.say(
+                        f"\nconsumer {index} exited with {proc.returncode}; restarting "
+                        f"it (log: {self.log_dir}/consumer-{index}.log)"
+                    )
+                    await self.spawn(index)
+        if self.progress == "bar":
+            sys.stderr.write("\n")
+        return status
+
+    def _interrupt(self) -> None:
+        if self.interrupted:  # second signal: stop now
+            for proc in self.procs.values():
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+            return
+        self.interrupted = True
+        self.say("\nstopping consumers (they finish or release their pages)...")
+        for proc in self.procs.values():
+            with contextlib.suppress(ProcessLookupError):
+                proc.terminate()
+
+    def summary(self, s: dict[str, Any], written: int, output: Path, seconds: float) -> None:
+        by = s["items_by_status"]
+        self.say(
+            f"crawl {self.crawl_id} {s['state']} in {duration(seconds)} "
+            f"({seconds:.1f}s)\n"
+            f"  entries  {s['entries_total']} on {s['pages_total']} pages; "
+            f"{s['pages_done']} pages done, {s['pages_dead']} dead\n"
+            f"  items    {s['items']}: " + ", ".join(f"{k} {v}" for k, v in by.items()) + "\n"
+            f"  output   {written} items written to {output}"
+        )
+
+    def say(self, text: str) -> None:
+        print(text, file=sys.stderr, flush=True)

@@ -1,0 +1,192 @@
+"""Human-readable output, sized for an 80-column terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from typing import Any
+
+from redis.asyncio import Redis
+
+from common.config import Config
+from common.status import crawl_status, known_crawls
+from common.store import Store
+
+WIDTH = 80
+
+
+def bar(done: int, total: int, width: int = 30) -> str:
+    fraction = min(1.0, done / total) if total else 0.0
+    filled = round(fraction * width)
+    return "[" + "#" * filled + "." * (width - filled) + f"] {fraction * 100:5.1f}%"
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def progress_line(s: dict[str, Any]) -> str:
+    """One line for the crawl command's live progress."""
+    by = s["items_by_status"]
+    settled = s["pages_done"] + s["pages_dead"]
+    line = (
+        f"{bar(settled, s['pages_total'], 20)} {settled}/{s['pages_total']} pages "
+        f"{s['items']} items ({by['ok']} ok) {s['rate_pages_s']:.1f}/s "
+        f"ETA {duration(s['eta_s'])}"
+    )
+    if s["pages_dead"]:
+        line += f" dead {s['pages_dead']}"
+    return line[: WIDTH - 1]
+
+
+def render_status(s: dict[str, Any]) -> str:
+    by = s["items_by_status"]
+    title = f"crawl {s['crawl_id']}  [{s['state']}]"
+    if s.get("project"):
+        title += f"  {s['project']} {s.get('version') or ''}".rstrip()
+    lines = [title[:WIDTH], f"site     {s.get('site') or '-'}"[:WIDTH]]
+    settled = s["pages_done"] + s["pages_dead"]
+    lines.append(
+        f"pages    {bar(settled, s['pages_total'])}  {s['pages_done']} done, "
+        f"{s['pages_dead']} dead / {s['pages_total']}"
+    )
+    lines.append(
+        f"entries  {s['entries_total']}   items {s['items']}   stream {s['stream_entries']}"
+    )
+    lines.append("status   " + "  ".join(f"{k} {v}" for k, v in by.items()))
+    lines.append(
+        f"rate     {s['rate_pages_s']:.1f} pages/s   elapsed "
+        f"{duration(s['elapsed_s'])}   ETA {duration(s['eta_s'])}   consumers "
+        f"{len(s['consumers_alive'])}"
+    )
+    c = s["counters"]
+    lines.append(
+        f"counters claims {c.get('claims', 0)}  retries {c.get('retries', 0)}  "
+        f"reaped {c.get('reaped', 0)}  fenced {c.get('fenced', 0)}  "
+        f"redriven {c.get('redriven', 0)}"
+    )
+    if s.get("error"):
+        lines.append(f"error    {s['error']}"[:WIDTH])
+    lines.append("")
+    lines.append(f"{'slot':>4} {'queued':>7} {'inflight':>8} {'delayed':>7} {'dead':>5}  owner")
+    for row in s["per_slot"]:
+        owner = row["owner"] or "-"
+        lines.append(
+            f"{row['slot']:>4} {row['queued']:>7} {row['inflight']:>8} "
+            f"{row['delayed']:>7} {row.get('dead', 0):>5}  {owner}"[:WIDTH]
+        )
+    if s["consumers_alive"]:
+        lines.append("")
+        lines.append("consumers " + ", ".join(s["consumers_alive"]))
+    return "\n".join(lines)
+
+
+def render_crawl_list(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "no crawls in this Redis"
+    lines = [f"{'crawl':<32} {'state':<10} {'pages':>13} {'items':>8} {'dead':>5}"]
+    for s in rows:
+        pages = f"{s['pages_done']}/{s['pages_total']}"
+        lines.append(
+            f"{s['crawl_id'][:32]:<32} {s['state']:<10} {pages:>13} "
+            f"{s['items']:>8} {s['pages_dead']:>5}"
+        )
+    return "\n".join(lines)
+
+
+async def watch_status(redis: Redis, config: Config) -> int:
+    """``invcrawl status``: one crawl in detail, or all crawls; ``--watch`` refreshes."""
+    tty = sys.stdout.isatty()
+    while True:
+        if config.crawl_id:
+            store = Store(redis, config.crawl_id)
+            if not await store.exists():
+                from common.store import CrawlNotFound  # noqa: PLC0415
+
+                raise CrawlNotFound(config.crawl_id)
+            data: Any = await crawl_status(store, config.lease_ms)
+            finished = data["state"] in ("finished", "failed")
+        else:
+            crawls = await known_crawls(redis)
+            data = [await crawl_status(Store(redis, c), config.lease_ms) for c in crawls]
+            if len(data) == 1:
+                data = data[0]
+            finished = all(
+                d["state"] in ("finished", "failed")
+                for d in (data if isinstance(data, list) else [data])
+            )
+        if config.json:
+            text = json.dumps(data, indent=None if config.watch else 2)
+        elif isinstance(data, list):
+            text = render_crawl_list(data)
+        else:
+            text = render_status(data)
+        if config.watch and tty and not config.json:
+            sys.stdout.write("\x1b[H\x1b[2J")
+        print(text, flush=True)
+        if not config.watch or finished:
+            return 0
+        await asyncio.sleep(1.0)
+
+
+def render_inventory(summary: dict[str, Any]) -> str:
+    lines = [
+        f"inventory {summary['url']}",
+        f"project   {summary.get('project') or '-'} {summary.get('version') or ''}".rstrip(),
+        f"format    {summary['format']}, {summary['compressed_size']} bytes, inflated "
+        f"{summary['inflated_size']} bytes",
+        f"lines     {summary['body_lines']} = {summary['parsed']} parsed + "
+        f"{summary['malformed']} malformed  ({summary['blank_lines']} blank)",
+        f"entries   {summary['unique_entries']} unique keys ({summary['duplicate_keys']} "
+        f"duplicate rows), {summary['skipped_entries']} on skipped pages, "
+        f"{summary['offsite_entries']} offsite",
+        f"pages     {summary['pages']} ({summary['fetch_pages']} to fetch)",
+        "",
+        "types:",
+    ]
+    for name, count in sorted(summary.get("types", {}).items(), key=lambda kv: -kv[1]):
+        lines.append(f"  {name:<30} {count:>7}")
+    for bad in summary.get("malformed_examples", []):
+        lines.append(f"malformed line {bad['lineno']}: {bad['reason']}: {bad['text'][:50]!r}")
+    return "\n".join(lines)
+
+
+def render_dlq(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "the dead-letter queue is empty"
+    lines = [f"{'task id':<17} {'tries':>5}  {'died':<19}  reason / url"]
+    for row in rows:
+        died = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row["died_at"] / 1000))
+        lines.append(f"{row['id']:<17} {row['tries'] or 0:>5}  {died}  {row['reason']}")
+        lines.append(f"{'':<45}{row['url']}"[:WIDTH])
+    return "\n".join(lines)
+
+
+def render_report(report: dict[str, Any]) -> str:
+    cols = [
+        "total",
+        "ok",
+        "anchor_missing",
+        "page_not_found",
+        "skipped",
+        "offsite",
+        "empty_signature",
+        "empty_doc",
+    ]
+    short = ["total", "ok", "anchor", "404", "skip", "offsite", "no sig", "no doc"]
+    lines = [
+        f"coverage of crawl {report['crawl_id']}",
+        f"{'domain:role':<24}" + "".join(f"{h:>7}" for h in short),
+    ]
+    for name, row in [*report["roles"].items(), ("TOTAL", report["totals"])]:
+        lines.append(f"{name[:24]:<24}" + "".join(f"{row.get(c, 0):>7}" for c in cols))
+    return "\n".join(lines)

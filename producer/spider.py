@@ -1,0 +1,95 @@
+"""The producer spider: fetch objects.inv through Scrapy (so robots.txt, proxies, retries
+and timeouts apply), parse it with a bounded inflate, plan one task per page, and hand
+the plan to a sink (Redis for ``produce``, a summary for ``inventory``)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from scrapy import Request, Spider
+from scrapy.http import Response
+from twisted.python.failure import Failure
+
+from common.inventory import Inventory, InventoryError, parse_inventory
+from common.plan import Plan, plan_crawl
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    inventory: Inventory
+    plan: Plan
+    url: str  # final URL, after redirects
+    sha256: str
+
+
+Sink = Callable[[Fetched], Awaitable[None]]
+
+
+class InventorySpider(Spider):
+    name = "invcrawl-producer"
+
+    def __init__(self, inventory_url: str, sink: Sink, max_inflated: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.inventory_url = inventory_url
+        self.sink = sink
+        self.max_inflated = max_inflated
+        self.error: str | None = None
+        self.done = False
+
+    async def start(self) -> AsyncIterator[Any]:
+        yield Request(
+            self.inventory_url,
+            callback=self.parse_inventory,
+            errback=self.inventory_failed,
+            dont_filter=True,
+            meta={"handle_httpstatus_all": True},
+        )
+
+    async def parse_inventory(self, response: Response) -> list[Any]:
+        url = response.url
+        if response.status != 200:
+            hint = (
+                " (is SITE the docs root, where objects.inv lives?)"
+                if response.status == 404
+                else ""
+            )
+            self.error = f"HTTP {response.status} fetching {url}{hint}"
+            return []
+        try:
+            inventory = parse_inventory(response.body, max_inflated=self.max_inflated)
+        except InventoryError as exc:
+            self.error = f"{url}: {exc}"
+            return []
+        plan = plan_crawl(inventory, url)
+        if plan.entries == 0:
+            self.error = f"{url}: the inventory has 0 entries; nothing to crawl"
+            return []
+        await self.sink(Fetched(inventory, plan, url, hashlib.sha256(response.body).hexdigest()))
+        self.done = True
+        return []
+
+    def inventory_failed(self, failure: Failure) -> None:
+        self.error = describe_failure(failure, self.inventory_url)
+
+
+def describe_failure(failure: Failure, url: str) -> str:
+    """One line a user can act on, for a failed inventory download."""
+    exc = failure.value
+    name = type(exc).__name__
+    text = str(exc)
+    if name == "IgnoreRequest" and "robots" in text.lower():
+        return f"robots.txt forbids fetching {url} (pass --no-robots to ignore robots.txt)"
+    if name == "DNSLookupError":
+        return f"cannot resolve the host of {url}"
+    if name in ("ConnectionRefusedError", "ConnectError"):
+        return f"connection refused: {url}"
+    if "Timeout" in name or "TimedOut" in name:
+        return f"timed out fetching {url}"
+    if isinstance(exc, (FileNotFoundError, IsADirectoryError)) or "No such file" in text:
+        return f"no such file: {url}"
+    if "maxsize" in text.lower() or "max size" in text.lower():
+        return f"{url} is larger than the download size limit"
+    return f"cannot fetch {url}: {name}: {text}".rstrip(": ")

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from common.site import SiteError, crawl_id_for, inventory_url
+
+
+@pytest.mark.parametrize(
+    ("site", "expected"),
+    [
+        ("https://docs.python.org/3/", "https://docs.python.org/3/objects.inv"),
+        ("https://docs.python.org/3", "https://docs.python.org/3/objects.inv"),
+        ("http://h:8080/x/objects.inv", "http://h:8080/x/objects.inv"),
+        ("http://h/docs/index.html", "http://h/docs/objects.inv"),
+        ("http://h/docs/?q=1#frag", "http://h/docs/objects.inv"),
+    ],
+)
+def test_inventory_url_for_urls(site: str, expected: str) -> None:
+    assert inventory_url(site) == expected
+
+
+def test_inventory_url_for_local_paths(tmp_path: Path) -> None:
+    (tmp_path / "objects.inv").write_bytes(b"")
+    assert inventory_url(str(tmp_path)) == (tmp_path / "objects.inv").as_uri()
+    assert inventory_url(str(tmp_path / "objects.inv")) == (tmp_path / "objects.inv").as_uri()
+    assert inventory_url(tmp_path.as_uri()) == (tmp_path / "objects.inv").as_uri()
+
+
+@pytest.mark.parametrize(
+    ("site", "message"),
+    [
+        ("", "empty SITE"),
+        ("/no/such/dir", "no such file or directory"),
+        ("docs.python.org/3", "did you mean https://docs.python.org/3"),
+        ("ftp://h/x", "unsupported URL scheme"),
+        ("http:///x", "no host"),
+    ],
+)
+def test_bad_sites_give_one_clear_line(site: str, message: str) -> None:
+    with pytest.raises(SiteError, match=message):
+        inventory_url(site)
+
+
+def test_crawl_ids_are_readable_and_stable(tmp_path: Path) -> None:
+    assert crawl_id_for("https://docs.python.org/3/") == "docs.python.org-3"
+    assert crawl_id_for("http://127.0.0.1:8000/") == "127.0.0.1-8000"
+    site = tmp_path / "python3.11" / "html"
+    site.mkdir(parents=True)
+    assert crawl_id_for(str(site)) == "python3.11-html"
