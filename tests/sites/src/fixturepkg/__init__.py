@@ -1,0 +1,1 @@
+"""Fixture package documented by the invcrawl test site."""
