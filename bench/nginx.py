@@ -71,13 +71,17 @@ def serve(root: Path) -> Iterator[str]:
     port = free_port()
     conf = prefix / "nginx.conf"
     conf.write_text(CONF.format(prefix=prefix, port=port, root=Path(root).resolve()))
-    proc = subprocess.Popen([find_nginx(), "-c", str(conf), "-p", str(prefix)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [find_nginx(), "-c", str(conf), "-p", str(prefix)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                raise SystemExit(f"nginx failed: {proc.stderr.read().decode() if proc.stderr else ''}")
+                err = proc.stderr.read().decode() if proc.stderr else ""
+                raise SystemExit(f"nginx failed: {err}")
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
                 break
             time.sleep(0.05)

@@ -1,0 +1,122 @@
+"""``invcrawl consume`` with a fault built in, for the fault harness (bench/faults.py).
+
+    python bench/chaos_consumer.py MODE consume --redis URL ...
+
+MODE:
+
+* ``none``: the real consumer, unchanged.
+* ``poison:<url suffix>``: the process SIGKILLs itself whenever it extracts a page whose
+  URL ends with the suffix, as a crash in a native parser would: a poison page.
+* ``ack-first`` (broken control): each task is acknowledged as soon as it is claimed
+  and its items are written afterwards, outside the fenced commit. A consumer killed
+  between the two loses the page.
+* ``split`` (broken control): a page's items are appended to the stream in one call
+  (a plain at-least-once append, with no dedup state in the same atomic step) and the
+  task acknowledged in a second one. A consumer killed or paused between the two gets
+  the page redelivered and its items appended again.
+
+The controls exist to prove the harness can see loss and duplication; invcrawl itself
+never runs them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from common.items import PreparedItem
+from common.store import Claim, CommitResult, Store
+
+
+def install_poison(suffix: str) -> None:
+    from consumer import spider
+
+    real = spider.extract_page
+
+    def extract(
+        body: bytes, url: str, targets: Sequence[Any], encoding: str | None = None
+    ) -> list[dict[str, Any]]:
+        if url.endswith(suffix):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(body, url, targets, encoding=encoding)
+
+    spider.extract_page = extract  # type: ignore[assignment]
+
+
+async def append_items(
+    store: Store, claim: Claim, items: Sequence[PreparedItem], dedup: bool
+) -> None:
+    pipe = store.redis.pipeline(transaction=False)
+    for item in items:
+        if dedup and await store.redis.hget(store.keys.isum(item.bucket), item.field) == item.value:
+            continue
+        pipe.hset(store.keys.isum(item.bucket), item.field, item.value)
+        pipe.xadd(
+            store.keys.items,
+            {
+                "key": item.key,
+                "sum": item.value[:12],
+                "kind": "new",
+                "task": claim.task.id,
+                "data": item.data,
+            },
+        )
+    await pipe.execute()
+
+
+def install_ack_first() -> None:
+    real_claim, real_commit = Store.claim, Store.commit
+
+    async def claim(self: Store, *args: Any, **kwargs: Any) -> list[Claim]:
+        claims = await real_claim(self, *args, **kwargs)
+        for c in claims:
+            await real_commit(self, c, [], "fetched")  # BROKEN: ack before the work
+        return claims
+
+    async def commit(
+        self: Store, claim: Claim, items: Sequence[PreparedItem], outcome: str
+    ) -> CommitResult:
+        await append_items(self, claim, items, dedup=True)
+        return CommitResult(committed=True, new=len(items))
+
+    Store.claim = claim  # type: ignore[method-assign]
+    Store.commit = commit  # type: ignore[method-assign]
+
+
+def install_split() -> None:
+    real_commit = Store.commit
+
+    async def commit(
+        self: Store, claim: Claim, items: Sequence[PreparedItem], outcome: str
+    ) -> CommitResult:
+        await append_items(self, claim, items, dedup=False)  # BROKEN: items first...
+        await asyncio.sleep(0.1)
+        return await real_commit(self, claim, [], outcome)  # ...the ack in another call
+
+    Store.commit = commit  # type: ignore[method-assign]
+
+
+def main() -> int:
+    mode, args = sys.argv[1], sys.argv[2:]
+    if mode.startswith("poison:"):
+        install_poison(mode.split(":", 1)[1])
+    elif mode == "ack-first":
+        install_ack_first()
+    elif mode == "split":
+        install_split()
+    elif mode != "none":
+        raise SystemExit(f"unknown mode {mode!r}")
+    from invcrawl.cli import main as cli
+
+    return cli(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,524 @@
+"""Fault harness: real crawls of a site over loopback HTTP while consumers are SIGKILLed,
+paused and poisoned, Redis is SIGKILLed and restarted from its AOF, and the HTTP server
+fails. After each run it reads the whole item stream and counts what matters:
+
+* ``duplicates``: stream entries whose (key, checksum) pair was already in the stream;
+* ``lost``: inventory keys with no item, other than entries of dead-lettered pages.
+
+Two broken control variants of the consumer (bench/chaos_consumer.py) run under the same
+chaos and must be *caught* (lost > 0 or duplicates > 0): proof the harness can fail.
+
+    python bench/faults.py                         # CPython docs if installed, else synthetic
+    python bench/faults.py --site DIR --scenario kill-consumers,poison
+    python bench/faults.py --synthetic 300         # a generated 300-page site
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import redis
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.httpserver import StaticServer, flaky  # noqa: E402
+from bench.synthsite import generate  # noqa: E402
+from common.inventory import parse_inventory  # noqa: E402
+from common.keys import CrawlKeys  # noqa: E402
+from common.plan import plan_crawl  # noqa: E402
+from common.redis_server import RedisServer  # noqa: E402
+from common.tasks import decode_task  # noqa: E402
+
+CRAWL = "faults"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    what: str
+    control: str = "none"  # none | ack-first | split (broken variants that must be caught)
+    kill_consumers: bool = False
+    redis_kills: int = 0
+    sigstop: bool = False
+    poison: bool = False
+    flaky: float = 0.0
+    crash_all: bool = False
+    consumers: int = 2
+    delay_ms: int = 0  # every page is served after this pause (keeps leases busy)
+    max_tries: int = 5
+
+
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s
+    for s in (
+        Scenario(
+            "kill-consumers",
+            "consumers SIGKILLed every 0.2-1 s and respawned",
+            kill_consumers=True,
+            consumers=3,
+            delay_ms=100,
+        ),
+        Scenario(
+            "kill-redis",
+            "redis-server SIGKILLed 3 times mid-crawl, restarted from AOF",
+            redis_kills=3,
+            delay_ms=5,
+        ),
+        Scenario(
+            "sigstop",
+            "a consumer SIGSTOPped past its lease, then SIGCONTed",
+            sigstop=True,
+            delay_ms=40,
+        ),
+        Scenario("poison", "a page that kills its consumer on every delivery", poison=True),
+        Scenario(
+            "flaky-http",
+            "HTTP 500s, resets and hangs on 15% of page requests",
+            flaky=0.15,
+            max_tries=10,
+        ),
+        Scenario(
+            "crash-all",
+            "all consumers and Redis SIGKILLed at once, then restarted",
+            crash_all=True,
+            delay_ms=5,
+        ),
+        Scenario(
+            "control-ack-first",
+            "BROKEN: acknowledge before work, under consumer kills",
+            control="ack-first",
+            kill_consumers=True,
+            consumers=3,
+            delay_ms=100,
+        ),
+        Scenario(
+            "control-split",
+            "BROKEN: items and ack in separate calls, under kills",
+            control="split",
+            kill_consumers=True,
+            consumers=3,
+            delay_ms=100,
+        ),
+    )
+}
+
+
+@dataclass
+class Report:
+    scenario: str
+    pages: int = 0
+    entries: int = 0
+    consumers_killed: int = 0
+    redis_restarts: int = 0
+    executions: int = 0
+    fenced: int = 0
+    items_expected: int = 0
+    items_written: int = 0
+    duplicates: int = 0
+    lost: int = 0
+    dead_pages: int = 0
+    seconds: float = 0.0
+    completed: bool = False
+    control: bool = False
+    verdict: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict in ("ok", "caught")
+
+
+@dataclass
+class Site:
+    root: Path
+    path: str = ""  # URL path of the docs root under the server
+
+    def url(self, server: StaticServer) -> str:
+        return server.url + self.path
+
+
+class Run:
+    """One scenario: private Redis, private HTTP server, producer, chaos, verification."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        site: Site,
+        workdir: Path,
+        *,
+        lease: float = 2.0,
+        timeout: float = 300.0,
+        seed: int = 1,
+        log: Any = None,
+    ) -> None:
+        self.s = scenario
+        self.site = site
+        self.workdir = workdir
+        self.lease = lease
+        self.timeout = timeout
+        self.rng = random.Random(seed)
+        self.log = log or (lambda text: None)
+        self.report = Report(scenario.name, control=scenario.control != "none")
+        self.consumers: dict[int, subprocess.Popen[bytes]] = {}
+        self.spawned = 0
+        self.keys = CrawlKeys(CRAWL)
+        self.poison_suffix: str | None = None
+
+    # -- processes ------------------------------------------------------------------------
+
+    def consumer_argv(self) -> list[str]:
+        mode = self.s.control
+        if self.s.poison:
+            mode = f"poison:{self.poison_suffix}"
+        return [
+            sys.executable,
+            str(REPO / "bench" / "chaos_consumer.py"),
+            mode,
+            "consume",
+            "--redis",
+            self.redis.url,
+            "--crawl-id",
+            CRAWL,
+            "--burst",
+            "--lease",
+            str(self.lease),
+            "--task-deadline",
+            "60",
+            "--backoff-base",
+            "0.2",
+            "--backoff-max",
+            "1.0",
+            "--download-timeout",
+            "2",
+            "--concurrency",
+            "4",
+            "--log-level",
+            "INFO",
+        ]
+
+    def spawn(self, index: int) -> None:
+        logfile = open(self.workdir / f"consumer-{index}-{self.spawned}.log", "wb")  # noqa: SIM115
+        self.consumers[index] = subprocess.Popen(
+            self.consumer_argv(), stdout=logfile, stderr=subprocess.STDOUT, cwd=self.workdir
+        )
+        logfile.close()
+        self.spawned += 1
+
+    def kill(self, index: int, sig: int = signal.SIGKILL) -> None:
+        proc = self.consumers[index]
+        if proc.poll() is None:
+            proc.send_signal(sig)
+            if sig == signal.SIGKILL:
+                proc.wait()
+                self.report.consumers_killed += 1
+
+    def restart_redis(self, pause: float) -> None:
+        self.redis.kill()
+        time.sleep(pause)
+        self.redis.start()
+        self.report.redis_restarts += 1
+
+    # -- progress ---------------------------------------------------------------------------
+
+    def progress(self) -> tuple[float, str]:
+        try:
+            meta = self.r.hgetall(self.keys.meta)
+            done = int(self.r.hget(self.keys.stats, "pages_done") or 0)
+            dead = int(self.r.zcard(self.keys.dlq))
+        except redis.RedisError:
+            return -1.0, "unknown"
+        total = int(meta.get("tasks") or 1)
+        return (done + dead) / total, meta.get("state", "unknown")
+
+    # -- the run ------------------------------------------------------------------------------
+
+    def run(self) -> Report:
+        started = time.monotonic()
+        fault = None
+        if self.s.flaky:
+            fault = flaky(self.s.flaky, seed=3, actions=("500", "reset", "hang"))
+        elif self.s.delay_ms:
+            delay = f"delay:{self.s.delay_ms}"
+
+            def fault(path: str) -> str | None:
+                return delay if path.endswith(".html") else None
+
+        server = StaticServer(self.site.root, fault, hang_seconds=3.0).start()
+        self.redis = RedisServer(self.workdir / "redis", fsync="always")
+        self.redis.start()
+        self.r = redis.Redis(port=self.redis.port, decode_responses=True, socket_timeout=2)
+        try:
+            url = self.site.url(server)
+            self.expect(url)
+            self.produce(url)
+            self.chaos_loop()
+        finally:
+            for proc in self.consumers.values():  # teardown kills are not chaos: not counted
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            with contextlib.suppress(Exception):
+                self.verify()
+            self.r.close()
+            self.redis.stop()
+            server.stop()
+        self.report.seconds = round(time.monotonic() - started, 1)
+        self.judge()
+        return self.report
+
+    def expect(self, url: str) -> None:
+        inv = parse_inventory((self.site.root / "objects.inv").read_bytes())
+        plan = plan_crawl(inv, url + "objects.inv")
+        self.plan = plan
+        self.expected_keys = {t.entry.key for p in plan.pages for t in p.targets}
+        self.report.pages = len(plan.pages)
+        self.report.entries = plan.entries
+        fetch = [p for p in plan.pages if p.status == "fetch"]
+        self.poison_page = fetch[len(fetch) // 3]
+        self.poison_suffix = self.poison_page.page_url.rsplit("/", 1)[1]
+
+    def produce(self, url: str) -> None:
+        argv = [
+            sys.executable,
+            "-m",
+            "invcrawl",
+            "produce",
+            url,
+            "--redis",
+            self.redis.url,
+            "--crawl-id",
+            CRAWL,
+            "--slots",
+            "4",
+            "--max-tries",
+            str(self.s.max_tries),
+        ]
+        done = subprocess.run(
+            argv, check=False, cwd=self.workdir, capture_output=True, text=True, timeout=120
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"producer failed: {done.stderr.strip()[-500:]}")
+
+    def chaos_loop(self) -> None:
+        for index in range(self.s.consumers):
+            self.spawn(index)
+        deadline = time.monotonic() + self.timeout
+        next_kill = time.monotonic() + self.rng.uniform(0.2, 1.0)
+        redis_points = [0.15, 0.4, 0.65][: self.s.redis_kills]
+        stopped = crashed = False
+        finished_at: float | None = None
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            fraction, state = self.progress()
+            if state == "finished":
+                finished_at = finished_at or time.monotonic()
+                if all(p.poll() is not None for p in self.consumers.values()):
+                    self.report.completed = True
+                    return
+                if time.monotonic() - finished_at > 30:
+                    self.report.notes.append("consumers did not exit 30 s after completion")
+                    self.report.completed = True
+                    return
+                continue
+            now = time.monotonic()
+            if self.s.kill_consumers and now >= next_kill:
+                live = [i for i, p in self.consumers.items() if p.poll() is None]
+                if live:
+                    self.kill(self.rng.choice(live))
+                next_kill = now + self.rng.uniform(0.2, 1.0)
+            if redis_points and fraction >= redis_points[0]:
+                redis_points.pop(0)
+                self.restart_redis(self.rng.uniform(0.3, 1.0))
+            if self.s.sigstop and not stopped and fraction >= 0.25:
+                stopped = self.pause_a_busy_consumer()
+            if self.s.crash_all and not crashed and fraction >= 0.4:
+                crashed = True
+                for index in self.consumers:
+                    self.kill(index)
+                self.restart_redis(0.5)
+            for index, proc in list(self.consumers.items()):
+                if proc.poll() is not None and state != "finished":
+                    self.spawn(index)
+        self.report.notes.append(f"timed out after {self.timeout:.0f} s")
+
+    def pause_a_busy_consumer(self) -> bool:
+        """SIGSTOP a consumer that holds leases, past its lease; then SIGCONT it."""
+        tokens = self.r.hvals(self.keys.lease)
+        for index, proc in self.consumers.items():
+            if proc.poll() is None and any(f"-{proc.pid}-" in t for t in tokens):
+                proc.send_signal(signal.SIGSTOP)
+                time.sleep(self.lease * 2.5)
+                proc.send_signal(signal.SIGCONT)
+                self.report.notes.append(f"paused consumer {index} for {self.lease * 2.5:.1f} s")
+                return True
+        return False
+
+    # -- verification -----------------------------------------------------------------------
+
+    def verify(self) -> None:
+        pairs: Counter[tuple[str, str]] = Counter()
+        keys: set[str] = set()
+        start = "-"
+        while True:
+            batch = self.r.xrange(self.keys.items, min=start, max="+", count=2000)
+            if not batch:
+                break
+            for _, fields in batch:
+                pairs[(fields["key"], fields["sum"])] += 1
+                keys.add(fields["key"])
+            start = "(" + batch[-1][0]
+        dead_ids = self.r.zrange(self.keys.dlq, 0, -1)
+        dead_keys: set[str] = set()
+        for payload in self.r.hmget(self.keys.task, dead_ids) if dead_ids else []:
+            if payload:
+                dead_keys |= {e.key for e in decode_task(payload).entries}
+        stats = self.r.hgetall(self.keys.stats)
+        rep = self.report
+        rep.items_written = sum(pairs.values())
+        rep.duplicates = sum(n - 1 for n in pairs.values() if n > 1)
+        rep.items_expected = len(self.expected_keys - dead_keys)
+        rep.lost = len(self.expected_keys - dead_keys - keys)
+        rep.dead_pages = len(dead_ids)
+        rep.executions = int(stats.get("claims", 0))
+        rep.fenced = int(stats.get("fenced", 0))
+        if self.s.poison:
+            why = json.loads(self.r.hget(self.keys.dlq_why, self.poison_page.task_id) or "{}")
+            if dead_ids != [self.poison_page.task_id]:
+                rep.notes.append(f"dead pages {dead_ids} != the poison page only")
+            elif why.get("tries") != self.s.max_tries:
+                rep.notes.append(
+                    f"poison page died after {why.get('tries')} deliveries, not {self.s.max_tries}"
+                )
+            else:
+                rep.notes.append(
+                    f"poison page dead-lettered after exactly {why['tries']} deliveries"
+                )
+
+    def judge(self) -> None:
+        rep = self.report
+        if rep.control:
+            rep.verdict = "caught" if rep.lost or rep.duplicates else "NOT CAUGHT"
+            return
+        problems = []
+        if not rep.completed:
+            problems.append("did not complete")
+        if rep.lost or rep.duplicates:
+            problems.append("lost/duplicated items")
+        if self.s.sigstop and rep.fenced < 1:
+            problems.append("no fenced commit")
+        if self.s.redis_kills and rep.redis_restarts != self.s.redis_kills:
+            problems.append("fewer Redis restarts than planned")
+        if self.s.poison and not any("exactly" in n for n in rep.notes):
+            problems.append("poison page not dead-lettered as expected")
+        if not self.s.poison and rep.dead_pages:
+            problems.append(f"{rep.dead_pages} healthy page(s) dead-lettered")
+        rep.verdict = "ok" if not problems else "FAIL: " + "; ".join(problems)
+
+
+def run_scenario(name: str, site: Site, workdir: Path, **kwargs: Any) -> Report:
+    workdir.mkdir(parents=True, exist_ok=True)
+    return Run(SCENARIOS[name], site, workdir, **kwargs).run()
+
+
+COLUMNS = (
+    "scenario",
+    "pages",
+    "entries",
+    "consumers_killed",
+    "redis_restarts",
+    "executions",
+    "fenced",
+    "items_expected",
+    "items_written",
+    "duplicates",
+    "lost",
+    "dead_pages",
+    "seconds",
+    "verdict",
+)
+HEADERS = (
+    "scenario",
+    "pages",
+    "entries",
+    "killed",
+    "redis",
+    "execs",
+    "fenced",
+    "expected",
+    "written",
+    "dups",
+    "lost",
+    "dead",
+    "secs",
+    "verdict",
+)
+
+
+def table(reports: list[Report]) -> str:
+    rows = [HEADERS] + [tuple(str(getattr(r, c)) for c in COLUMNS) for r in reports]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(HEADERS))]
+    lines = [
+        "  ".join(
+            cell.ljust(w) if i in (0, 13) else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in rows
+    ]
+    lines.insert(1, "-" * len(lines[0]))
+    for r in reports:
+        for note in r.notes:
+            lines.append(f"  {r.scenario}: {note}")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="invcrawl fault harness")
+    parser.add_argument("--site", type=Path, help="a built Sphinx site directory")
+    parser.add_argument(
+        "--synthetic",
+        type=int,
+        metavar="PAGES",
+        help="generate a synthetic site with this many pages",
+    )
+    parser.add_argument(
+        "--scenario", default=",".join(SCENARIOS), help="comma-separated scenarios (default: all)"
+    )
+    parser.add_argument("--lease", type=float, default=2.0)
+    parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="invcrawl-faults-"))
+    python_docs = Path("/usr/share/doc/python3.11/html")
+    if args.synthetic or not (args.site or (python_docs / "objects.inv").exists()):
+        root = workdir / "site"
+        generate(root, args.synthetic or 300, 8)
+    else:
+        root = args.site or python_docs
+    site = Site(root)
+    reports = []
+    for name in args.scenario.split(","):
+        print(f"running {name}: {SCENARIOS[name].what} ...", file=sys.stderr, flush=True)
+        reports.append(
+            run_scenario(name, site, workdir / name, lease=args.lease, timeout=args.timeout)
+        )
+        print(f"  {reports[-1].verdict} in {reports[-1].seconds}s", file=sys.stderr)
+    print(json.dumps([asdict(r) for r in reports], indent=2) if args.json else table(reports))
+    print(f"site: {root}; work dir: {workdir}", file=sys.stderr)
+    return 0 if all(r.passed for r in reports) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""A loopback static HTTP server for tests and the fault harness, with fault injection.
+
+Serves a directory like a docs host (``a/`` serves ``a/index.html``). ``faults`` maps a
+request to an action so that tests can make pages fail the way real hosts do:
+``"500"`` / ``"503"`` / ``"429"`` (a status), ``"reset"`` (the TCP connection is closed
+abruptly, with an RST), ``"hang"`` (no answer until the client times out) and
+``"delay:<ms>"`` (the page is served after a pause: slow hosts keep consumers busy).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable, Iterator
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+Fault = Callable[[str], str | None]
+
+
+class _Handler(SimpleHTTPRequestHandler):
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:
+        self.server.requests.append(self.path)
+        action = self.server.fault(self.path) if self.server.fault else None
+        if action is None:
+            super().do_GET()
+            return
+        if action.startswith("delay:"):
+            time.sleep(int(action[6:]) / 1000)
+            super().do_GET()
+            return
+        self.server.faults_served.append((self.path, action))
+        if action == "reset":
+            # SO_LINGER 0: close() sends RST, as a crashed proxy would.
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_connection = True
+            self.connection.close()
+            return
+        if action == "hang":
+            time.sleep(self.server.hang_seconds)
+            self.close_connection = True
+            return
+        status = int(action)
+        self.send_response(status)
+        if status == 429:
+            self.send_header("Retry-After", "1")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, root: Path, fault: Fault | None, hang_seconds: float) -> None:
+        super().__init__(("127.0.0.1", 0), partial(_Handler, directory=str(root)))
+        self.fault = fault
+        self.hang_seconds = hang_seconds
+        self.requests: list[str] = []
+        self.faults_served: list[tuple[str, str]] = []
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # clients that time out or are killed break pipes: expected here, not news
+
+
+class StaticServer:
+    def __init__(self, root: Path, fault: Fault | None = None, hang_seconds: float = 5.0):
+        self._server = _Server(Path(root), fault, hang_seconds)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/"
+
+    @property
+    def requests(self) -> list[str]:
+        return self._server.requests
+
+    @property
+    def faults_served(self) -> list[tuple[str, str]]:
+        return self._server.faults_served
+
+    def start(self) -> StaticServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@contextlib.contextmanager
+def serve(
+    root: Path, fault: Fault | None = None, hang_seconds: float = 5.0
+) -> Iterator[StaticServer]:
+    server = StaticServer(root, fault, hang_seconds).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def flaky(
+    share: float,
+    seed: int = 7,
+    actions: tuple[str, ...] = ("500", "reset", "hang"),
+    only: Callable[[str], bool] = lambda p: p.endswith(".html"),
+) -> Fault:
+    """A fault policy failing ``share`` of the matching requests at random."""
+    rng = random.Random(seed)
+    lock = threading.Lock()
+
+    def fault(path: str) -> str | None:
+        if not only(path):
+            return None
+        with lock:
+            return rng.choice(actions) if rng.random() < share else None
+
+    return fault

@@ -1,0 +1,95 @@
+"""Bad input gives one clear line and a non-zero exit, never a traceback."""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import pytest
+from support.cli import invcrawl
+from support.http import serve
+
+from common.redis_server import RedisServer, free_port
+
+pytestmark = pytest.mark.e2e
+
+HEADER = (
+    b"# Sphinx inventory version 2\n# Project: P\n# Version: 1\n"
+    b"# The remainder of this file is compressed using zlib.\n"
+)
+
+
+def assert_one_line_error(result, code: int, fragment: str) -> None:  # type: ignore[no-untyped-def]
+    assert result.code == code, result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    assert len(result.error_lines) == 1, result.stderr
+    assert fragment in result.error_lines[0], result.error_lines[0]
+
+
+@pytest.fixture
+def site_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "site"
+    (root / "html-inv").mkdir(parents=True)
+    (root / "html-inv" / "objects.inv").write_text("<!DOCTYPE html><html>oops</html>")
+    (root / "empty").mkdir()
+    (root / "empty" / "objects.inv").write_bytes(HEADER + zlib.compress(b""))
+    (root / "zero").mkdir()
+    (root / "zero" / "objects.inv").write_bytes(b"")
+    (root / "bomb").mkdir()
+    (root / "bomb" / "objects.inv").write_bytes(HEADER + zlib.compress(b"x" * (8 * 1024 * 1024), 9))
+    return root
+
+
+@pytest.mark.parametrize(
+    ("path", "fragment"),
+    [
+        ("missing/", "HTTP 404"),
+        ("html-inv/", "HTML page"),
+        ("empty/", "0 entries"),
+        ("zero/", "empty (0 bytes)"),
+        ("bomb/", "decompression bomb"),
+    ],
+)
+def test_bad_sites(site_dir: Path, tmp_path: Path, path: str, fragment: str) -> None:
+    with serve(site_dir) as server:
+        result = invcrawl("inventory", server.url + path, "--max-inflated-mb", "1", cwd=tmp_path)
+    assert_one_line_error(result, 1, fragment)
+
+
+def test_unreachable_site(tmp_path: Path) -> None:
+    result = invcrawl("inventory", f"http://127.0.0.1:{free_port()}/", cwd=tmp_path)
+    assert_one_line_error(result, 1, "connection refused")
+
+
+def test_missing_local_directory_is_a_usage_error(tmp_path: Path) -> None:
+    result = invcrawl("crawl", str(tmp_path / "nope"), cwd=tmp_path)
+    assert_one_line_error(result, 2, "no such file or directory")
+
+
+def test_invalid_redis_url_is_a_usage_error(site_dir: Path, tmp_path: Path) -> None:
+    result = invcrawl("produce", str(site_dir / "empty"), "--redis", "mysql://x", cwd=tmp_path)
+    assert result.code == 2 and "invalid Redis URL" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_redis_refusing_connections(site_dir: Path, tmp_path: Path) -> None:
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    for command in ("produce", "consume", "status", "crawl"):
+        args = [command, "--redis", url]
+        if command in ("produce", "crawl"):
+            args.append(str(site_dir / "empty"))
+        result = invcrawl(*args, cwd=tmp_path)
+        assert_one_line_error(result, 1, "cannot connect to Redis")
+
+
+def test_zero_entries_creates_no_crawl(
+    site_dir: Path, tmp_path: Path, redis_server: RedisServer, sync_redis
+) -> None:  # type: ignore[no-untyped-def]
+    result = invcrawl("produce", str(site_dir / "empty"), "--redis", redis_server.url, cwd=tmp_path)
+    assert_one_line_error(result, 1, "0 entries")
+    assert sync_redis.smembers("invcrawl:crawls") == set()
+
+
+def test_status_without_any_redis_explains_what_to_do(tmp_path: Path) -> None:
+    result = invcrawl("status", cwd=tmp_path)
+    assert_one_line_error(result, 1, "no --redis given")

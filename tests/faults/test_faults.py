@@ -1,0 +1,57 @@
+"""Delivery under real faults: SIGKILLed and paused consumers, a poison page, Redis
+SIGKILLed and restarted from its AOF, a flaky HTTP server, a whole-system crash; and two
+broken control consumers that the same harness must catch (bench/faults.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.faults import SCENARIOS, Site, run_scenario
+from bench.synthsite import generate
+
+pytestmark = [pytest.mark.faults, pytest.mark.timeout(300)]
+
+REAL = [name for name, s in SCENARIOS.items() if s.control == "none"]
+CONTROLS = [name for name, s in SCENARIOS.items() if s.control != "none"]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Site:
+    root = tmp_path_factory.mktemp("synth")
+    generate(root, pages=150, per_page=6)
+    return Site(root)
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_nothing_lost_nothing_duplicated(name: str, site: Site, tmp_path: Path) -> None:
+    report = run_scenario(name, site, tmp_path, lease=2.0, timeout=240)
+    detail = f"{report}"
+    assert report.completed, detail
+    assert report.lost == 0, detail
+    assert report.duplicates == 0, detail
+    assert report.items_written == report.items_expected, detail
+    assert report.verdict == "ok", detail
+    scenario = SCENARIOS[name]
+    if scenario.kill_consumers:
+        assert report.consumers_killed >= 3, detail
+    if scenario.redis_kills:
+        assert report.redis_restarts == scenario.redis_kills, detail
+    if scenario.sigstop:
+        assert report.fenced >= 1, detail
+    if scenario.poison:
+        assert report.dead_pages == 1, detail
+        assert report.items_expected == report.entries - 6 - 3, detail  # its 9 entries
+    else:
+        assert report.dead_pages == 0, detail
+
+
+@pytest.mark.parametrize("name", CONTROLS)
+def test_broken_controls_are_caught(name: str, tmp_path: Path) -> None:
+    root = tmp_path / "site"
+    generate(root, pages=80, per_page=6)
+    report = run_scenario(name, Site(root), tmp_path / "run", lease=2.0, timeout=240)
+    assert report.consumers_killed >= 1, report
+    assert report.lost > 0 or report.duplicates > 0, report
+    assert report.verdict == "caught"

@@ -1,0 +1,1 @@
+"""Test support: loopback HTTP servers, CLI runners and crawl checks shared by suites."""

@@ -1,0 +1,45 @@
+"""Run the ``invcrawl`` CLI as a user would: a subprocess with its own working directory."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def error_lines(self) -> list[str]:
+        return [ln for ln in self.stderr.splitlines() if ln.startswith("invcrawl: error:")]
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment without INVCRAWL_* variables of the developer's shell."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INVCRAWL_")}
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(extra)
+    return env
+
+
+def invcrawl(
+    *args: str, cwd: Path, timeout: float = 120, env: dict[str, str] | None = None
+) -> Result:
+    proc = subprocess.run(
+        [sys.executable, "-m", "invcrawl", *args],
+        check=False,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env or clean_env(),
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
