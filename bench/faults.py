@@ -53,6 +53,7 @@ class Scenario:
     kill_consumers: bool = False
     redis_kills: int = 0
     sigstop: bool = False
+    sigterm: bool = False
     poison: bool = False
     flaky: float = 0.0
     crash_all: bool = False
@@ -82,6 +83,12 @@ SCENARIOS: dict[str, Scenario] = {
             "a consumer SIGSTOPped past its lease, then SIGCONTed",
             sigstop=True,
             delay_ms=40,
+        ),
+        Scenario(
+            "sigterm",
+            "a busy consumer SIGTERMed: it must finish or release its pages and exit 0",
+            sigterm=True,
+            delay_ms=60,
         ),
         Scenario("poison", "a page that kills its consumer on every delivery", poison=True),
         Scenario(
@@ -176,6 +183,7 @@ class Run:
         self.spawned = 0
         self.keys = CrawlKeys(CRAWL)
         self.poison_suffix: str | None = None
+        self.sigterm_clean = False
 
     # -- processes ------------------------------------------------------------------------
 
@@ -318,7 +326,7 @@ class Run:
         deadline = time.monotonic() + self.timeout
         next_kill = time.monotonic() + self.rng.uniform(0.2, 1.0)
         redis_points = [0.15, 0.4, 0.65][: self.s.redis_kills]
-        stopped = crashed = False
+        stopped = crashed = terminated = False
         finished_at: float | None = None
         while time.monotonic() < deadline:
             time.sleep(0.05)
@@ -344,6 +352,8 @@ class Run:
                 self.restart_redis(self.rng.uniform(0.3, 1.0))
             if self.s.sigstop and not stopped and fraction >= 0.25:
                 stopped = self.pause_a_busy_consumer()
+            if self.s.sigterm and not terminated and fraction >= 0.25:
+                terminated = self.terminate_a_busy_consumer()
             if self.s.crash_all and not crashed and fraction >= 0.4:
                 crashed = True
                 for index in self.consumers:
@@ -354,17 +364,46 @@ class Run:
                     self.spawn(index)
         self.report.notes.append(f"timed out after {self.timeout:.0f} s")
 
-    def pause_a_busy_consumer(self) -> bool:
-        """SIGSTOP a consumer that holds leases, past its lease; then SIGCONT it."""
+    def busy_consumer(self) -> int | None:
+        """A live consumer that holds leases (its pid is part of its fencing tokens)."""
         tokens = self.r.hvals(self.keys.lease)
         for index, proc in self.consumers.items():
             if proc.poll() is None and any(f"-{proc.pid}-" in t for t in tokens):
-                proc.send_signal(signal.SIGSTOP)
-                time.sleep(self.lease * 2.5)
-                proc.send_signal(signal.SIGCONT)
-                self.report.notes.append(f"paused consumer {index} for {self.lease * 2.5:.1f} s")
-                return True
-        return False
+                return index
+        return None
+
+    def terminate_a_busy_consumer(self) -> bool:
+        """SIGTERM a consumer holding leases; it must exit 0 within a lease or two and
+        leave no lease behind (its pages committed or released, not left to expire)."""
+        index = self.busy_consumer()
+        if index is None:
+            return False
+        proc = self.consumers[index]
+        held = sum(f"-{proc.pid}-" in t for t in self.r.hvals(self.keys.lease))
+        proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(timeout=self.lease * 10)
+        except subprocess.TimeoutExpired:
+            self.report.notes.append("SIGTERMed consumer did not exit")
+            return True
+        left = sum(f"-{proc.pid}-" in t for t in self.r.hvals(self.keys.lease))
+        self.report.notes.append(
+            f"SIGTERM: consumer held {held} lease(s), exited {code}, left {left} lease(s)"
+        )
+        self.sigterm_clean = code == 0 and left == 0
+        return True
+
+    def pause_a_busy_consumer(self) -> bool:
+        """SIGSTOP a consumer that holds leases, past its lease; then SIGCONT it."""
+        index = self.busy_consumer()
+        if index is None:
+            return False
+        proc = self.consumers[index]
+        proc.send_signal(signal.SIGSTOP)
+        time.sleep(self.lease * 2.5)
+        proc.send_signal(signal.SIGCONT)
+        self.report.notes.append(f"paused consumer {index} for {self.lease * 2.5:.1f} s")
+        return True
 
     # -- verification -----------------------------------------------------------------------
 
@@ -417,6 +456,8 @@ class Run:
             problems.append("did not complete")
         if rep.lost or rep.duplicates:
             problems.append("lost/duplicated items")
+        if self.s.sigterm and not self.sigterm_clean:
+            problems.append("SIGTERM did not end in a clean exit")
         if self.s.sigstop and rep.fenced < 1:
             problems.append("no fenced commit")
         if self.s.redis_kills and rep.redis_restarts != self.s.redis_kills:

@@ -40,6 +40,12 @@ TRANSIENT_ERRORS = frozenset(
         "TunnelError",
         "OSError",
         "ConnectionResetError",
+        # Scrapy >= 2.13 wraps Twisted's errors in its own classes:
+        "CannotResolveHostError",
+        "DownloadConnectionRefusedError",
+        "DownloadFailedError",
+        "DownloadTimeoutError",
+        "ResponseDataLossError",
     }
 )
 

@@ -23,9 +23,17 @@ def producer_settings(config: Config) -> dict[str, Any]:
     return settings
 
 
+def quiet_download_errors() -> None:
+    """The spider reports a failed inventory download in one line of its own; Scrapy's
+    retry and robots.txt middlewares would also log it at ERROR with tracebacks."""
+    for name in ("scrapy.downloadermiddlewares.retry", "scrapy.downloadermiddlewares.robotstxt"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 def fetch_inventory(config: Config, inventory_url: str, sink: Sink) -> str | None:
     """Run the producer spider once; returns an error line, or None on success."""
     process = AsyncCrawlerProcess(producer_settings(config))
+    quiet_download_errors()
     crawler = process.create_crawler(InventorySpider)
     process.crawl(
         crawler,

@@ -82,9 +82,9 @@ def describe_failure(failure: Failure, url: str) -> str:
     text = str(exc)
     if name == "IgnoreRequest" and "robots" in text.lower():
         return f"robots.txt forbids fetching {url} (pass --no-robots to ignore robots.txt)"
-    if name == "DNSLookupError":
+    if name in ("DNSLookupError", "CannotResolveHostError"):
         return f"cannot resolve the host of {url}"
-    if name in ("ConnectionRefusedError", "ConnectError"):
+    if "ConnectionRefused" in name or name == "ConnectError":
         return f"connection refused: {url}"
     if "Timeout" in name or "TimedOut" in name:
         return f"timed out fetching {url}"

@@ -38,6 +38,8 @@ def test_nothing_lost_nothing_duplicated(name: str, site: Site, tmp_path: Path) 
         assert report.consumers_killed >= 3, detail
     if scenario.redis_kills:
         assert report.redis_restarts == scenario.redis_kills, detail
+    if scenario.sigterm:
+        assert any("exited 0, left 0 lease(s)" in note for note in report.notes), detail
     if scenario.sigstop:
         assert report.fenced >= 1, detail
     if scenario.poison:

@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import pytest
+from scrapy import exceptions as scrapy_exceptions
 from scrapy.exceptions import IgnoreRequest
 from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TimeoutError
 
@@ -45,6 +46,11 @@ def test_retry_after_is_honoured_in_seconds_and_dates() -> None:
     ("exc", "kind"),
     [
         (TimeoutError(), "retry"),
+        (scrapy_exceptions.DownloadTimeoutError("t"), "retry"),
+        (scrapy_exceptions.DownloadConnectionRefusedError("r"), "retry"),
+        (scrapy_exceptions.CannotResolveHostError("d"), "retry"),
+        (scrapy_exceptions.DownloadFailedError("f"), "retry"),
+        (scrapy_exceptions.ResponseDataLossError("l"), "retry"),
         (ConnectionRefusedError(), "retry"),
         (DNSLookupError(), "retry"),
         (ConnectionResetError(), "retry"),
