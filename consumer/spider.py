@@ -3,17 +3,18 @@ fetched page in one parse, and hands the page's items to the commit pipeline."""
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from common.extract import Target, extract_page
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
+from common.extract import Target, extract_page
 from common.items import build_item, status_items
 from common.store import Claim
 from consumer.failures import classify_exception, classify_status
@@ -105,7 +106,10 @@ class PageSpider(Spider):
         crawl = self.worker.crawl
         assert crawl
         targets = [Target(e.name, e.domain, e.role, e.anchor, e.dispname) for e in task.entries]
-        encoding = getattr(response, "encoding", None)
+        # Only a charset the server declared: Scrapy's own guess looks at the raw body,
+        # which is meaningless for a gzip file served as is (it guesses "ascii" and the
+        # page parses truncated); without one the extractor reads <meta charset>.
+        encoding = declared_charset(response)
         body = inflate_gzip(response.body, self.max_page_bytes)
         # Links are re-based on the page's canonical URL unless the server redirected.
         base = task.url if response.url == task.download_url else response.url
@@ -132,6 +136,12 @@ def inflate_gzip(body: bytes, limit: int) -> bytes:
     if len(out) > limit:
         raise ValueError(f"page inflates beyond {limit} bytes")
     return out
+
+
+def declared_charset(response: Response) -> str | None:
+    content_type = _header(response, b"Content-Type") or ""
+    match = re.search(r"charset=[\"']?([\w.:-]+)", content_type, re.IGNORECASE)
+    return match[1] if match else None
 
 
 def _header(response: Response, name: bytes) -> str | None:
