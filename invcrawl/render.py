@@ -182,11 +182,11 @@ def render_report(report: dict[str, Any]) -> str:
         "empty_signature",
         "empty_doc",
     ]
-    short = ["total", "ok", "anchor", "404", "skip", "offsite", "no sig", "no doc"]
+    short = ["total", "ok", "anchor", "404", "skip", "off", "no sig", "no doc"]
     lines = [
         f"coverage of crawl {report['crawl_id']}",
-        f"{'domain:role':<24}" + "".join(f"{h:>7}" for h in short),
+        f"{'domain:role':<23}" + "".join(f"{h:>7}" for h in short),
     ]
     for name, row in [*report["roles"].items(), ("TOTAL", report["totals"])]:
-        lines.append(f"{name[:24]:<24}" + "".join(f"{row.get(c, 0):>7}" for c in cols))
+        lines.append(f"{name[:23]:<23}" + "".join(f"{row.get(c, 0):>7}" for c in cols))
     return "\n".join(lines)
