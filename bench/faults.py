@@ -52,6 +52,7 @@ class Scenario:
     control: str = "none"  # none | ack-first | split (broken variants that must be caught)
     kill_consumers: bool = False
     redis_kills: int = 0
+    redis_down: float = 0.0  # seconds Redis stays down at each kill (default 0.3-1 s)
     sigstop: bool = False
     sigterm: bool = False
     poison: bool = False
@@ -77,6 +78,13 @@ SCENARIOS: dict[str, Scenario] = {
             "redis-server SIGKILLed 3 times mid-crawl, restarted from AOF",
             redis_kills=3,
             delay_ms=5,
+        ),
+        Scenario(
+            "redis-outage",
+            "redis-server down for 3 leases mid-crawl: consumers wait, expired leases fenced",
+            redis_kills=1,
+            redis_down=6.0,
+            delay_ms=40,
         ),
         Scenario(
             "sigstop",
@@ -137,6 +145,7 @@ class Report:
     duplicates: int = 0
     lost: int = 0
     dead_pages: int = 0
+    unexpected_exits: int = 0
     seconds: float = 0.0
     completed: bool = False
     control: bool = False
@@ -184,6 +193,7 @@ class Run:
         self.keys = CrawlKeys(CRAWL)
         self.poison_suffix: str | None = None
         self.sigterm_clean = False
+        self.signalled: set[int] = set()  # pids the harness killed or stopped itself
 
     # -- processes ------------------------------------------------------------------------
 
@@ -229,6 +239,7 @@ class Run:
         proc = self.consumers[index]
         if proc.poll() is None:
             proc.send_signal(sig)
+            self.signalled.add(proc.pid)
             if sig == signal.SIGKILL:
                 proc.wait()
                 self.report.consumers_killed += 1
@@ -349,7 +360,7 @@ class Run:
                 next_kill = now + self.rng.uniform(0.2, 1.0)
             if redis_points and fraction >= redis_points[0]:
                 redis_points.pop(0)
-                self.restart_redis(self.rng.uniform(0.3, 1.0))
+                self.restart_redis(self.s.redis_down or self.rng.uniform(0.3, 1.0))
             if self.s.sigstop and not stopped and fraction >= 0.25:
                 stopped = self.pause_a_busy_consumer()
             if self.s.sigterm and not terminated and fraction >= 0.25:
@@ -361,8 +372,20 @@ class Run:
                 self.restart_redis(0.5)
             for index, proc in list(self.consumers.items()):
                 if proc.poll() is not None and state != "finished":
+                    self.unexpected_exit(proc)
                     self.spawn(index)
         self.report.notes.append(f"timed out after {self.timeout:.0f} s")
+
+    def unexpected_exit(self, proc: subprocess.Popen[bytes]) -> None:
+        """A consumer that ended on its own before the crawl finished: it crashed, or
+        (exit 0) it mistook an error for the end of the crawl. Both are failures, except
+        for the poison page's self-inflicted SIGKILL."""
+        if proc.pid in self.signalled or (self.s.poison and proc.returncode == -signal.SIGKILL):
+            return
+        self.report.unexpected_exits += 1
+        self.report.notes.append(
+            f"consumer pid {proc.pid} exited {proc.returncode} before the crawl finished"
+        )
 
     def busy_consumer(self) -> int | None:
         """A live consumer that holds leases (its pid is part of its fencing tokens)."""
@@ -380,6 +403,7 @@ class Run:
             return False
         proc = self.consumers[index]
         held = sum(f"-{proc.pid}-" in t for t in self.r.hvals(self.keys.lease))
+        self.signalled.add(proc.pid)
         proc.send_signal(signal.SIGTERM)
         try:
             code = proc.wait(timeout=self.lease * 10)
@@ -456,8 +480,12 @@ class Run:
             problems.append("did not complete")
         if rep.lost or rep.duplicates:
             problems.append("lost/duplicated items")
+        if rep.unexpected_exits:
+            problems.append(f"{rep.unexpected_exits} consumer(s) exited on their own")
         if self.s.sigterm and not self.sigterm_clean:
             problems.append("SIGTERM did not end in a clean exit")
+        if self.s.redis_down and rep.fenced < 1:
+            problems.append("no commit fenced after the outage")
         if self.s.sigstop and rep.fenced < 1:
             problems.append("no fenced commit")
         if self.s.redis_kills and rep.redis_restarts != self.s.redis_kills:

@@ -38,6 +38,9 @@ def test_nothing_lost_nothing_duplicated(name: str, site: Site, tmp_path: Path) 
         assert report.consumers_killed >= 3, detail
     if scenario.redis_kills:
         assert report.redis_restarts == scenario.redis_kills, detail
+    if scenario.redis_down:  # leases expired during the outage: their commits fenced
+        assert report.fenced >= 1, detail
+    assert report.unexpected_exits == 0, detail
     if scenario.sigterm:
         assert any("exited 0, left 0 lease(s)" in note for note in report.notes), detail
     if scenario.sigstop:
