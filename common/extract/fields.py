@@ -1,0 +1,295 @@
+"""Field lists in an object body → params / returns / raises.
+
+Shapes (reference §2.3): html5 ``dl.field-list`` (colon as ``span.colon`` since docutils 0.18,
+CSS before), html4 ``table.field-list`` (Sphinx <= 1.8), numpydoc (a nested ``dl`` without ids
+inside the field body, ``span.classifier`` for types), napoleon (Google style is converted to
+ordinary Sphinx fields, so it needs nothing special).
+
+Field labels are translated ("Paramètres", "参数"), so a field's meaning comes from a small
+multilingual label table *and*, when the label is unknown, from structure: item names that match
+the signature's parameters make a Parameters field; exception-looking item names make Raises;
+the first unnamed field after the parameters is Returns and a short one after that Return type.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .text import Element, has_class, norm, text
+
+_LABELS: dict[str, tuple[str, ...]] = {
+    "params": (
+        "parameters",
+        "parameter",
+        "params",
+        "param",
+        "arguments",
+        "argument",
+        "args",
+        "keyword arguments",
+        "other parameters",
+        "paramètres",
+        "paramètre",
+        "parámetros",
+        "parâmetros",
+        "parametri",
+        "parametre",
+        "parameter",
+        "параметры",
+        "参数",
+        "引数",
+        "パラメータ",
+        "매개변수",
+        "인자",
+    ),
+    "returns": (
+        "returns",
+        "return",
+        "return value",
+        "yields",
+        "retourne",
+        "renvoie",
+        "devuelve",
+        "retorna",
+        "retorno",
+        "restituisce",
+        "ritorna",
+        "rückgabe",
+        "rückgabewert",
+        "возвращает",
+        "返回",
+        "戻り値",
+        "返り値",
+        "반환",
+        "반환값",
+    ),
+    "rtype": (
+        "return type",
+        "rtype",
+        "yield type",
+        "type de retour",
+        "tipo de retorno",
+        "tipo devuelto",
+        "tipo restituito",
+        "rückgabetyp",
+        "тип результата",
+        "тип возвращаемого значения",
+        "返回类型",
+        "戻り値の型",
+        "返り値の型",
+        "반환 형식",
+        "반환 타입",
+    ),
+    "raises": (
+        "raises",
+        "raise",
+        "exceptions",
+        "exception",
+        "throws",
+        "lève",
+        "lève des",
+        "exceptions levées",
+        "lanza",
+        "genera",
+        "solleva",
+        "lança",
+        "exceções",
+        "löst aus",
+        "исключения",
+        "引发",
+        "抛出",
+        "例外",
+        "발생",
+    ),
+}
+_LABEL_KIND = {label: kind for kind, labels in _LABELS.items() for label in labels}
+_EXC_NAME = re.compile(r"(?:Error|Exception|Warning|Exit|Interrupt|Iteration)\b")
+_SEP = " \u2013\u2014-:"  # en/em dash, "--" after smartquotes, colon
+
+
+def field_lists(items: list[Element | str]) -> list[tuple[str, Element]]:
+    """(label, body) pairs of the field lists directly in the body (not in nested members)."""
+    pairs: list[tuple[str, Element]] = []
+    for item in items:
+        if isinstance(item, str):
+            continue
+        if item.tag == "dl" and has_class(item, "field-list"):
+            label = None
+            for child in item:
+                if child.tag == "dt":
+                    label = text(child).rstrip(":").strip()
+                elif child.tag == "dd" and label is not None:
+                    pairs.append((label, child))
+                    label = None
+        elif item.tag == "table" and has_class(item, "field-list"):
+            pairs.extend(_table_fields(item))
+    return pairs
+
+
+def _table_fields(table: Element) -> list[tuple[str, Element]]:
+    pairs: list[tuple[str, Element]] = []
+    pending: str | None = None
+    for tr in table.iter("tr"):
+        label_el = next((c for c in tr if c.tag == "th"), None)
+        body_el = next((c for c in tr if c.tag == "td" and has_class(c, "field-body")), None)
+        if label_el is not None:
+            pending = text(label_el).rstrip(":").strip()
+        if body_el is not None and pending is not None:
+            # A long label gets colspan=2 and its body moves to the next row.
+            pairs.append((pending, body_el))
+            pending = None
+    return pairs
+
+
+def _entries(body: Element) -> list[tuple[str | None, str | None, str]]:
+    """(name, type, description) items of one field body."""
+    nested = next((c for c in body if c.tag == "dl" and not has_class(c, "field-list")), None)
+    if nested is not None:  # numpydoc
+        out: list[tuple[str | None, str | None, str]] = []
+        term = None
+        for child in nested:
+            if child.tag == "dt":
+                term = child
+            elif child.tag == "dd" and term is not None:
+                out.append((*_numpy_term(term), text(child)))
+                term = None
+        if term is not None:
+            out.append((*_numpy_term(term), ""))
+        return out
+    lists = [c for c in body if c.tag in ("ul", "ol")]
+    items = [li for lst in lists for li in lst if li.tag == "li"] if lists else [body]
+    return [_sphinx_item(li) for li in items]
+
+
+def _numpy_term(dt: Element) -> tuple[str | None, str | None]:
+    strong = dt.find(".//strong")
+    classifier = next((el for el in dt.iter("span") if has_class(el, "classifier")), None)
+    type_ = text(classifier).lstrip(":").strip() if classifier is not None else None
+    if strong is not None:
+        name = text(strong)
+        if type_ is None:  # numpydoc < 1.0: "<strong>x</strong> : int"
+            rest = text(dt)[len(name) :].strip()
+            type_ = rest.lstrip(":").strip() or None
+        return name or None, type_
+    whole = text(dt)
+    if classifier is not None:
+        return None, type_ or whole
+    return None, whole or None
+
+
+def _sphinx_item(item: Element) -> tuple[str | None, str | None, str]:
+    """``<strong>name</strong> (<em>type</em>) – description`` or a bare description."""
+    whole = text(item)
+    strong = item.find(".//strong")
+    if strong is None:
+        return None, None, whole
+    name = text(strong)
+    if not name or not whole.startswith(name):
+        return None, None, whole
+    rest = whole[len(name) :].lstrip()
+    type_ = None
+    if rest.startswith("("):
+        depth = 0
+        for i, ch in enumerate(rest):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0:
+                type_ = rest[1:i].strip() or None
+                rest = rest[i + 1 :]
+                break
+    return name, type_, rest.lstrip(_SEP).strip()
+
+
+def _bare(name: str) -> str:
+    return name.lstrip("*").strip()
+
+
+def parse_fields(
+    items: list[Element | str], sig_params: list[dict[str, Any]], return_hint: str | None
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None, list[dict[str, Any]]]:
+    """Merge field lists into the signature params; return (params, returns, raises)."""
+    params = [dict(p) for p in sig_params]
+    by_name = {_bare(p["name"]): p for p in params}
+    returns: dict[str, Any] | None = None
+    raises: list[dict[str, Any]] = []
+    seen_params = False
+    for label, body in field_lists(items):
+        entries = _entries(body)
+        kind = _LABEL_KIND.get(norm(label).lower()) or _guess(
+            entries, by_name, seen_params, returns
+        )
+        if kind == "params":
+            seen_params = True
+            for name, type_, desc in entries:
+                if not name:
+                    continue
+                for part in name.split(","):  # numpydoc "x1, x2 : array_like"
+                    key = _bare(part)
+                    if not key:
+                        continue
+                    p = by_name.get(key)
+                    if p is None:
+                        p = {
+                            "name": part.strip(),
+                            "type": None,
+                            "default": None,
+                            "description": None,
+                        }
+                        params.append(p)
+                        by_name[key] = p
+                    p["type"] = p["type"] or type_
+                    p["description"] = desc or p["description"]
+        elif kind == "returns":
+            ret_type = next((t for _, t, _ in entries if t), None)
+            ret_desc = " ".join(d for _, _, d in entries if d) or None
+            if returns is None:
+                returns = {"type": ret_type, "description": ret_desc}
+            else:
+                returns["type"] = returns["type"] or ret_type
+                returns["description"] = returns["description"] or ret_desc
+        elif kind == "rtype":
+            rtype = text(body) or None
+            if returns is None:
+                returns = {"type": rtype, "description": None}
+            else:
+                returns["type"] = rtype or returns["type"]
+        elif kind == "raises":
+            for name, type_, desc in entries:
+                if name:
+                    raises.append({"type": name, "description": desc or None})
+                elif type_:
+                    raises.append({"type": type_, "description": desc or None})
+                elif desc:
+                    raises.append({"type": None, "description": desc})
+    if return_hint:
+        if returns is None:
+            returns = {"type": return_hint, "description": None}
+        elif not returns["type"]:
+            returns["type"] = return_hint
+    return params, returns, raises
+
+
+def _guess(
+    entries: list[tuple[str | None, str | None, str]],
+    by_name: dict[str, Any],
+    seen_params: bool,
+    returns: dict[str, Any] | None,
+) -> str | None:
+    """Structure-based meaning of a field whose label is not in the table."""
+    names = [n for n, _, _ in entries if n]
+    if names and any(_bare(n) in by_name for n in names):
+        return "params"
+    if names and all(_EXC_NAME.search(n) for n in names):
+        return "raises"
+    if not names and entries:
+        if returns is None and seen_params:
+            return "returns"
+        if (
+            returns is not None
+            and not returns["type"]
+            and len(entries) == 1
+            and len(entries[0][2]) < 60
+        ):
+            return "rtype"
+    return None
