@@ -41,8 +41,12 @@ BASE_URL = "https://fixture.invcrawl.test"
 # Permalink glyphs (Sphinx's pilcrow, sphinx-rtd-theme's U+F0C1 icon) and viewcode links are
 # never content.
 NOISE = ("\u00b6", "\uf0c1", "[source]")
-BUILTIN_LABELS = {"std:label:genindex", "std:label:modindex", "std:label:py-modindex",
-                  "std:label:search"}
+BUILTIN_LABELS = {
+    "std:label:genindex",
+    "std:label:modindex",
+    "std:label:py-modindex",
+    "std:label:search",
+}
 
 
 @dataclass(frozen=True)
@@ -63,8 +67,17 @@ def load_entries(site: BuiltSite) -> list[Entry]:
         uri = obj.uri_expanded
         page = uri.split("#", 1)[0]
         anchor = uri.rsplit("#", 1)[1] if "#" in uri else ""
-        entries.append(Entry(f"{obj.domain}:{obj.role}:{obj.name}", obj.name, obj.domain,
-                             obj.role, page, anchor, obj.dispname_expanded))
+        entries.append(
+            Entry(
+                f"{obj.domain}:{obj.role}:{obj.name}",
+                obj.name,
+                obj.domain,
+                obj.role,
+                page,
+                anchor,
+                obj.dispname_expanded,
+            )
+        )
     return entries
 
 
@@ -108,6 +121,7 @@ def extract_site(site: BuiltSite) -> tuple[dict[str, tuple[Entry, dict[str, Any]
 
 # ------------------------------------------------------------------------------ comparison
 
+
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 300 else text[:300] + "…"
@@ -125,8 +139,9 @@ def _match_text(expected: Any, got: Any, *, prefix: bool = False) -> bool:
         return not norm_ws(got if isinstance(got, str) else (str(got) if got else ""))
     got_text = norm_ws(got if isinstance(got, str) else ("" if got is None else str(got)))
     options = expected if isinstance(expected, tuple) else (expected,)
-    return any(got_text.startswith(norm_ws(o)) if prefix else got_text == norm_ws(o)
-               for o in options)
+    return any(
+        got_text.startswith(norm_ws(o)) if prefix else got_text == norm_ws(o) for o in options
+    )
 
 
 def _param_name(name: Any) -> str:
@@ -142,19 +157,19 @@ def _check_doc(out: list[str], key: str, role: str, expected: str, got_doc: str)
     idx = doc.find(exp)
     if role in ("py:module", "std:label", "std:doc") and 0 < idx <= 80 and "." not in doc[:idx]:
         return
-    _mismatch(out, key, "doc starts with", exp, doc[:len(exp) + 60])
+    _mismatch(out, key, "doc starts with", exp, doc[: len(exp) + 60])
 
 
 def compare(key: str, exp: dict[str, Any], got: dict[str, Any]) -> list[str]:
     out: list[str] = []
     role = ":".join(key.split(":", 2)[:2])
     if "signature" in exp and norm_sig(got.get("signature")) != norm_sig(exp["signature"]):
-        _mismatch(out, key, "signature", norm_sig(exp["signature"]),
-                  norm_sig(got.get("signature")))
+        _mismatch(out, key, "signature", norm_sig(exp["signature"]), norm_sig(got.get("signature")))
     for part in exp.get("signature_contains", []):
         if norm_sig(part) not in norm_sig(got.get("signature")):
-            _mismatch(out, key, "signature contains", norm_sig(part),
-                      norm_sig(got.get("signature")))
+            _mismatch(
+                out, key, "signature contains", norm_sig(part), norm_sig(got.get("signature"))
+            )
     if "doc" in exp:
         _check_doc(out, key, role, exp["doc"], got.get("doc") or "")
         if not norm_ws(got.get("doc_markdown")):
@@ -166,8 +181,11 @@ def compare(key: str, exp: dict[str, Any], got: dict[str, Any]) -> list[str]:
         if field in exp and not _match_text(exp[field], got.get(field)):
             _mismatch(out, key, field, exp[field], got.get(field))
     if "params" in exp:
-        got_params = [p for p in (got.get("params") or [])
-                      if norm_ws(str(p.get("name") or "")) not in ("", "*", "/")]
+        got_params = [
+            p
+            for p in (got.get("params") or [])
+            if norm_ws(str(p.get("name") or "")) not in ("", "*", "/")
+        ]
         exp_names = [p["name"] for p in exp["params"]]
         got_names = [_param_name(p.get("name")) for p in got_params]
         if got_names != exp_names:
@@ -191,8 +209,7 @@ def compare(key: str, exp: dict[str, Any], got: dict[str, Any]) -> list[str]:
             if not _match_text(er["type"], gr.get("type")):
                 _mismatch(out, key, "returns.type", er["type"], gr.get("type"))
             if not _match_text(er["description"], gr.get("description"), prefix=True):
-                _mismatch(out, key, "returns.description", er["description"],
-                          gr.get("description"))
+                _mismatch(out, key, "returns.description", er["description"], gr.get("description"))
     if "raises" in exp:
         got_raises = got.get("raises") or []
         exp_types = [r["type"] for r in exp["raises"]]
@@ -202,8 +219,13 @@ def compare(key: str, exp: dict[str, Any], got: dict[str, Any]) -> list[str]:
         else:
             for er, gr in zip(exp["raises"], got_raises, strict=True):
                 if not _match_text(er["description"], gr.get("description"), prefix=True):
-                    _mismatch(out, key, f"raises {er['type']}.description", er["description"],
-                              gr.get("description"))
+                    _mismatch(
+                        out,
+                        key,
+                        f"raises {er['type']}.description",
+                        er["description"],
+                        gr.get("description"),
+                    )
     if "versions" in exp:
         got_versions = got.get("versions") or []
         exp_kv = [(v["kind"], v["version"]) for v in exp["versions"]]
@@ -213,8 +235,13 @@ def compare(key: str, exp: dict[str, Any], got: dict[str, Any]) -> list[str]:
         else:
             for ev, gv in zip(exp["versions"], got_versions, strict=True):
                 if not _match_text(ev["text"], gv.get("text"), prefix=True):
-                    _mismatch(out, key, f"versions {ev['kind']} {ev['version']} text",
-                              ev["text"], gv.get("text"))
+                    _mismatch(
+                        out,
+                        key,
+                        f"versions {ev['kind']} {ev['version']} text",
+                        ev["text"],
+                        gv.get("text"),
+                    )
     return out
 
 
@@ -224,8 +251,10 @@ def check_site(site: BuiltSite) -> tuple[list[str], int]:
     out = list(problems)
     for key, (entry, got) in sorted(results.items()):
         if got.get("status") != "ok":
-            out.append(f"{key}  [status] expected ok, got {got.get('status')!r} "
-                       f"(reason {got.get('reason')!r}, anchor {entry.anchor!r} on {entry.page})")
+            out.append(
+                f"{key}  [status] expected ok, got {got.get('status')!r} "
+                f"(reason {got.get('reason')!r}, anchor {entry.anchor!r} on {entry.page})"
+            )
         role = f"{entry.domain}:{entry.role}"
         if role not in NO_SIGNATURE_ROLES and not norm_ws(got.get("signature")):
             out.append(f"{key}  [signature] empty for an object description")
@@ -233,8 +262,13 @@ def check_site(site: BuiltSite) -> tuple[list[str], int]:
             value = got.get(field) or ""
             noise = [n for n in NOISE if n in value]
             if noise:
-                _mismatch(out, key, f"{field} without permalink/[source] noise", "<none>",
-                          f"{noise} in {norm_ws(value)}")
+                _mismatch(
+                    out,
+                    key,
+                    f"{field} without permalink/[source] noise",
+                    "<none>",
+                    f"{noise} in {norm_ws(value)}",
+                )
     compared = 0
     for key, exp in EXPECTED.items():
         if key not in results:
@@ -249,14 +283,23 @@ def check_site(site: BuiltSite) -> tuple[list[str], int]:
             continue
         container_doc = norm_ws(results[key][1].get("doc"))
         for member_key, member in EXPECTED.items():
-            if member.get("parent") == name and member.get("doc") and \
-                    norm_ws(member["doc"]) in container_doc:
-                _mismatch(out, key, f"doc contains member {member_key}", "<not contained>",
-                          norm_ws(member["doc"]))
+            if (
+                member.get("parent") == name
+                and member.get("doc")
+                and norm_ws(member["doc"]) in container_doc
+            ):
+                _mismatch(
+                    out,
+                    key,
+                    f"doc contains member {member_key}",
+                    "<not contained>",
+                    norm_ws(member["doc"]),
+                )
     return out, compared
 
 
 # ----------------------------------------------------------------------------------- tests
+
 
 @pytest.fixture(scope="session")
 def built_sites() -> dict[str, BuiltSite]:
@@ -283,21 +326,24 @@ def test_fixture_markup(built_sites: dict[str, BuiltSite], combo_id: str) -> Non
     assert dt, "configure_everything dt not found"
     wrapped = "<dl>" in dt.group(0)
     major, minor = (int(x) for x in site.combo.sphinx.split(".")[:2])
-    assert wrapped == ((major, minor) >= (7, 1)), \
+    assert wrapped == ((major, minor) >= (7, 1)), (
         f"nested <dl> in the long signature's dt: {wrapped} on Sphinx {site.combo.sphinx}"
+    )
     usage = (site.html / "usage.html").read_text(encoding="utf-8")
-    assert re.search(r'<dt id="term-widget">.*?</dt>\s*<dt id="term-gadget">', usage, re.S), \
+    assert re.search(r'<dt id="term-widget">.*?</dt>\s*<dt id="term-gadget">', usage, re.S), (
         "glossary synonyms should be two dts sharing one dd"
+    )
 
 
 @pytest.mark.parametrize("combo_id", COMBO_IDS)
-def test_extraction_matches_ground_truth(built_sites: dict[str, BuiltSite],
-                                         combo_id: str) -> None:
+def test_extraction_matches_ground_truth(built_sites: dict[str, BuiltSite], combo_id: str) -> None:
     site = built_sites[combo_id]
     mismatches, compared = check_site(site)
     assert compared >= 40
-    header = (f"{len(mismatches)} mismatch(es) on {combo_id} (Sphinx {site.combo.sphinx}, "
-              f"{site.combo.theme}; {compared} symbols compared; html in {site.html}):")
+    header = (
+        f"{len(mismatches)} mismatch(es) on {combo_id} (Sphinx {site.combo.sphinx}, "
+        f"{site.combo.theme}; {compared} symbols compared; html in {site.html}):"
+    )
     assert not mismatches, "\n".join([header, *("  " + m for m in mismatches)])
 
 

@@ -66,35 +66,68 @@ class Combo:
         return int(self.sphinx.split(".")[0])
 
     def spec(self) -> str:
-        return json.dumps({"id": self.id, "theme": self.theme, "packages": list(self.packages)},
-                          sort_keys=True)
+        return json.dumps(
+            {"id": self.id, "theme": self.theme, "packages": list(self.packages)}, sort_keys=True
+        )
 
 
 COMBOS: tuple[Combo, ...] = (
-    Combo("s4-alabaster", "4.5.0", "alabaster",
-          ("sphinx==4.5.0", "docutils==0.17.1", *_SPHINX4_PINS),
-          "docutils 0.17: <section>, field names without span.colon"),
-    Combo("s4-rtd", "4.5.0", "sphinx_rtd_theme",
-          ("sphinx==4.5.0", "docutils==0.16", "sphinx-rtd-theme==1.0.0", *_SPHINX4_PINS),
-          "docutils 0.16: <div class=section>"),
-    Combo("s5-pydata", "5.3.0", "pydata_sphinx_theme",
-          ("sphinx==5.3.0", "docutils==0.19", "pydata-sphinx-theme==0.13.3"),
-          "pydata main#main-content / article.bd-article"),
-    Combo("s6-furo", "6.2.1", "furo",
-          ("sphinx==6.2.1", "docutils==0.19", "furo==2023.3.27"),
-          "furo article[role=main]"),
-    Combo("s7-rtd", "7.4.7", "sphinx_rtd_theme",
-          ("sphinx==7.4.7", "docutils==0.20.1", "sphinx-rtd-theme==2.0.0"),
-          "'Added in version', multi-line signature dl inside dt"),
-    Combo("s8-furo", "8.1.3", "furo",
-          ("sphinx==8.1.3", "docutils==0.21.2", "furo==2024.8.6"),
-          "furo on the multi-line-signature era"),
-    Combo("s8-pydata", "8.2.3", "pydata_sphinx_theme",
-          ("sphinx==8.2.3", "docutils==0.21.2", "pydata-sphinx-theme==0.16.1"),
-          ""),
-    Combo("s9-alabaster", "9.0.4", "alabaster",
-          ("sphinx==9.0.4", "alabaster==1.0.0"),
-          "<span class=property> annotations"),
+    Combo(
+        "s4-alabaster",
+        "4.5.0",
+        "alabaster",
+        ("sphinx==4.5.0", "docutils==0.17.1", *_SPHINX4_PINS),
+        "docutils 0.17: <section>, field names without span.colon",
+    ),
+    Combo(
+        "s4-rtd",
+        "4.5.0",
+        "sphinx_rtd_theme",
+        ("sphinx==4.5.0", "docutils==0.16", "sphinx-rtd-theme==1.0.0", *_SPHINX4_PINS),
+        "docutils 0.16: <div class=section>",
+    ),
+    Combo(
+        "s5-pydata",
+        "5.3.0",
+        "pydata_sphinx_theme",
+        ("sphinx==5.3.0", "docutils==0.19", "pydata-sphinx-theme==0.13.3"),
+        "pydata main#main-content / article.bd-article",
+    ),
+    Combo(
+        "s6-furo",
+        "6.2.1",
+        "furo",
+        ("sphinx==6.2.1", "docutils==0.19", "furo==2023.3.27"),
+        "furo article[role=main]",
+    ),
+    Combo(
+        "s7-rtd",
+        "7.4.7",
+        "sphinx_rtd_theme",
+        ("sphinx==7.4.7", "docutils==0.20.1", "sphinx-rtd-theme==2.0.0"),
+        "'Added in version', multi-line signature dl inside dt",
+    ),
+    Combo(
+        "s8-furo",
+        "8.1.3",
+        "furo",
+        ("sphinx==8.1.3", "docutils==0.21.2", "furo==2024.8.6"),
+        "furo on the multi-line-signature era",
+    ),
+    Combo(
+        "s8-pydata",
+        "8.2.3",
+        "pydata_sphinx_theme",
+        ("sphinx==8.2.3", "docutils==0.21.2", "pydata-sphinx-theme==0.16.1"),
+        "",
+    ),
+    Combo(
+        "s9-alabaster",
+        "9.0.4",
+        "alabaster",
+        ("sphinx==9.0.4", "alabaster==1.0.0"),
+        "<span class=property> annotations",
+    ),
 )
 COMBOS_BY_ID = {c.id: c for c in COMBOS}
 
@@ -156,9 +189,15 @@ def is_fresh(combo: Combo, src_hash: str | None = None) -> bool:
 
 
 _NETWORK_MARKERS = (
-    "NewConnectionError", "Max retries exceeded", "Temporary failure in name resolution",
-    "Network is unreachable", "Name or service not known", "ConnectTimeoutError",
-    "Connection refused", "Failed to establish a new connection", "ProxyError",
+    "NewConnectionError",
+    "Max retries exceeded",
+    "Temporary failure in name resolution",
+    "Network is unreachable",
+    "Name or service not known",
+    "ConnectTimeoutError",
+    "Connection refused",
+    "Failed to establish a new connection",
+    "ProxyError",
 )
 
 _log_lock = threading.Lock()
@@ -171,8 +210,11 @@ def _default_log(msg: str) -> None:
 
 
 def _clean_env(venv: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP")
+    }
     env["VIRTUAL_ENV"] = str(venv)
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # keep __pycache__ out of tests/sites/src
@@ -191,10 +233,18 @@ def _base_python() -> str:
     raise BuildError("python3.11 is needed to create the Sphinx venvs and was not found on PATH")
 
 
-def _run(cmd: Sequence[str], env: dict[str, str],
-         timeout: float) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(cmd), env=env, capture_output=True, text=True, timeout=timeout,
-                          check=False, stdin=subprocess.DEVNULL)
+def _run(
+    cmd: Sequence[str], env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        list(cmd),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _tail(text: str, lines: int = 25) -> str:
@@ -207,8 +257,13 @@ _host_pip_cache: dict[str, list[str]] = {}
 def _host_pip(base: str) -> list[str]:
     """``[base, -m, pip]`` when the base interpreter's pip supports ``--python``, else []."""
     if base not in _host_pip_cache:
-        proc = subprocess.run([base, "-m", "pip", "--version"], capture_output=True, text=True,
-                              check=False, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [base, "-m", "pip", "--version"],
+            capture_output=True,
+            text=True,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
         parts = proc.stdout.split()
         ok = False
         if proc.returncode == 0 and len(parts) > 1:
@@ -236,28 +291,40 @@ def ensure_venv(combo: Combo, log: Callable[[str], None] = _default_log) -> Path
     # Fast path: a venv without pip, filled by the base interpreter's pip (>= 22.3 has
     # --python); ensurepip costs ~10 s per venv otherwise.
     host_pip = _host_pip(base)
-    proc = _run([base, "-m", "venv", *(["--without-pip"] if host_pip else []), str(venv)],
-                _clean_env(venv), 300)
+    proc = _run(
+        [base, "-m", "venv", *(["--without-pip"] if host_pip else []), str(venv)],
+        _clean_env(venv),
+        300,
+    )
     if proc.returncode != 0:
         raise BuildError(f"{combo.id}: python -m venv failed:\n{_tail(proc.stderr + proc.stdout)}")
     more = " ..." if len(combo.packages) > 3 else ""
     log(f"{combo.id}: pip install {' '.join(combo.packages[:3])}{more}")
     pip = [*host_pip, "--python", str(python)] if host_pip else [str(python), "-m", "pip"]
-    proc = _run([*pip, "install", "--quiet", "--timeout", "60", "--retries", "3",
-                 *combo.packages], _clean_env(venv), 900)
+    proc = _run(
+        [*pip, "install", "--quiet", "--timeout", "60", "--retries", "3", *combo.packages],
+        _clean_env(venv),
+        900,
+    )
     if proc.returncode != 0:
         out = proc.stderr + proc.stdout
         shutil.rmtree(venv, ignore_errors=True)
         if any(marker in out for marker in _NETWORK_MARKERS):
             raise PipUnreachable(f"{combo.id}: pip cannot reach the package index:\n{_tail(out)}")
-        raise BuildError(f"{combo.id}: pip could not install {' '.join(combo.packages)}:\n"
-                         f"{_tail(out)}")
+        raise BuildError(
+            f"{combo.id}: pip could not install {' '.join(combo.packages)}:\n{_tail(out)}"
+        )
     stamp.write_text(wanted)
     return python
 
 
-def build_combo(combo: Combo, *, force: bool = False, src_hash: str | None = None,
-                log: Callable[[str], None] = _default_log) -> BuiltSite:
+def build_combo(
+    combo: Combo,
+    *,
+    force: bool = False,
+    src_hash: str | None = None,
+    log: Callable[[str], None] = _default_log,
+) -> BuiltSite:
     root = cache_root() / combo.id
     src_hash = src_hash or source_hash()
     if not force and is_fresh(combo, src_hash):
@@ -269,18 +336,39 @@ def build_combo(combo: Combo, *, force: bool = False, src_hash: str | None = Non
     for path in (tmp, doctrees):
         shutil.rmtree(path, ignore_errors=True)
     log(f"{combo.id}: sphinx-build (sphinx {combo.sphinx}, {combo.theme})")
-    proc = _run([str(python), "-m", "sphinx", "-b", "html", "-q", "-E", "-d", str(doctrees),
-                 "-D", f"html_theme={combo.theme}", str(SRC), str(tmp)],
-                _clean_env(python.parent.parent), 600)
+    proc = _run(
+        [
+            str(python),
+            "-m",
+            "sphinx",
+            "-b",
+            "html",
+            "-q",
+            "-E",
+            "-d",
+            str(doctrees),
+            "-D",
+            f"html_theme={combo.theme}",
+            str(SRC),
+            str(tmp),
+        ],
+        _clean_env(python.parent.parent),
+        600,
+    )
     (root / "build.log").write_text(proc.stdout + proc.stderr)
     if proc.returncode != 0 or not (tmp / "objects.inv").is_file():
-        raise BuildError(f"{combo.id}: sphinx-build failed (exit {proc.returncode}), "
-                         f"log in {root / 'build.log'}:\n{_tail(proc.stderr + proc.stdout)}")
+        raise BuildError(
+            f"{combo.id}: sphinx-build failed (exit {proc.returncode}), "
+            f"log in {root / 'build.log'}:\n{_tail(proc.stderr + proc.stdout)}"
+        )
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
     shutil.rmtree(doctrees, ignore_errors=True)
-    (root / "stamp.json").write_text(json.dumps(
-        {"hash": combo_hash(combo, src_hash), "combo": json.loads(combo.spec())}, indent=1))
+    (root / "stamp.json").write_text(
+        json.dumps(
+            {"hash": combo_hash(combo, src_hash), "combo": json.loads(combo.spec())}, indent=1
+        )
+    )
     seconds = time.monotonic() - start
     warnings = [line for line in proc.stderr.splitlines() if "WARNING" in line]
     log(f"{combo.id}: built in {seconds:.1f}s ({len(warnings)} warnings)")
@@ -295,8 +383,13 @@ def select(ids: Iterable[str] | None = None) -> list[Combo]:
     return [COMBOS_BY_ID[i] for i in ids] if ids else list(COMBOS)
 
 
-def build_all(ids: Iterable[str] | None = None, *, jobs: int | None = None, force: bool = False,
-              log: Callable[[str], None] = _default_log) -> dict[str, BuiltSite]:
+def build_all(
+    ids: Iterable[str] | None = None,
+    *,
+    jobs: int | None = None,
+    force: bool = False,
+    log: Callable[[str], None] = _default_log,
+) -> dict[str, BuiltSite]:
     """Build the selected combos (all by default), ``jobs`` at a time. Raises BuildError
     (PipUnreachable when the index is unreachable) after every combo has been attempted."""
     combos = select(ids)
@@ -305,8 +398,10 @@ def build_all(ids: Iterable[str] | None = None, *, jobs: int | None = None, forc
     results: dict[str, BuiltSite] = {}
     errors: list[BuildError] = []
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {c.id: pool.submit(build_combo, c, force=force, src_hash=src_hash, log=log)
-                   for c in combos}
+        futures = {
+            c.id: pool.submit(build_combo, c, force=force, src_hash=src_hash, log=log)
+            for c in combos
+        }
         for cid, fut in futures.items():
             try:
                 results[cid] = fut.result()
@@ -333,8 +428,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             src_hash = source_hash()
             for c in combos:
                 state = "cached" if is_fresh(c, src_hash) else "stale"
-                print(f"{c.id:14} sphinx {c.sphinx:6} {c.theme:20} {state:6}  "
-                      f"{' '.join(c.packages)}")
+                print(
+                    f"{c.id:14} sphinx {c.sphinx:6} {c.theme:20} {state:6}  {' '.join(c.packages)}"
+                )
             return 0
         start = time.monotonic()
         sites = build_all(args.combos, jobs=args.jobs, force=args.force)
@@ -342,8 +438,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     built = sum(not s.cached for s in sites.values())
-    print(f"{len(sites)} combos ready ({built} built, {len(sites) - built} cached) "
-          f"in {time.monotonic() - start:.1f}s under {cache_root()}")
+    print(
+        f"{len(sites)} combos ready ({built} built, {len(sites) - built} cached) "
+        f"in {time.monotonic() - start:.1f}s under {cache_root()}"
+    )
     for s in sites.values():
         print(f"  {s.combo.id:14} {s.html}")
     return 0

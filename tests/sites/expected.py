@@ -90,7 +90,8 @@ NO_SIGNATURE_ROLES: Final = frozenset({"std:label", "std:doc", "std:term", "py:m
 
 # Roles whose doc must not contain the docs of their members.
 CONTAINER_ROLES: Final = frozenset(
-    {"py:class", "py:exception", "py:module", "c:struct", "cpp:class", "cpp:enum"})
+    {"py:class", "py:exception", "py:module", "c:struct", "cpp:class", "cpp:enum"}
+)
 
 _CORE = "fixturepkg.core"
 _STY = "fixturepkg.styles"
@@ -111,20 +112,24 @@ EXPECTED: dict[str, dict[str, Any]] = {
         doc="Add two integers and return the sum.",
         doc_excludes=["Multiply a value"],
         parent=_CORE,
-        params=[P("a", "int", None, "The first operand."),
-                P("b", "int", "2", "The second operand.")],
+        params=[
+            P("a", "int", None, "The first operand."),
+            P("b", "int", "2", "The second operand."),
+        ],
         returns=R("int", "The sum of both operands."),
         raises=[X("OverflowError", "If the result does not fit in a machine word.")],
         versions=[V("added", "1.1")],
     ),
     f"py:function:{_CORE}.scale": dict(
         signature=f"{_CORE}.scale(value: float, factor: float = 1.5, *, clamp: bool = False)"
-                  " -> float",
+        " -> float",
         doc="Multiply a value by a factor.",
         parent=_CORE,
-        params=[P("value", "float", None, "The number to scale."),
-                P("factor", "float", "1.5", "The multiplier."),
-                P("clamp", "bool", "False", "Limit the result to the unit interval.")],
+        params=[
+            P("value", "float", None, "The number to scale."),
+            P("factor", "float", "1.5", "The multiplier."),
+            P("clamp", "bool", "False", "Limit the result to the unit interval."),
+        ],
         returns=R("float", "The scaled number."),
         raises=[],
         versions=[V("changed", "1.3", "The clamp keyword was added.")],
@@ -138,20 +143,26 @@ EXPECTED: dict[str, dict[str, Any]] = {
         versions=[V("deprecated", "1.4", "Call add in a loop instead.")],
     ),
     f"py:function:{_CORE}.convert": dict(  # typing.overload: two dts, the second without id
-        signature_contains=[f"{_CORE}.convert(value: int) -> str",
-                            f"{_CORE}.convert(value: str) -> int"],
+        signature_contains=[
+            f"{_CORE}.convert(value: int) -> str",
+            f"{_CORE}.convert(value: str) -> int",
+        ],
         doc="Convert between an integer and its decimal text.",
         parent=_CORE,
     ),
     f"py:function:{_CORE}.configure_everything": dict(  # wrapped in a <dl> in the dt on >= 7.1
         signature=f"{_CORE}.configure_everything(alpha: int, beta: str = 'b', gamma: float = 0.5,"
-                  " delta: bool = True, epsilon: int = 7) -> dict",
+        " delta: bool = True, epsilon: int = 7) -> dict",
         doc="Configure every subsystem at once with one very long signature.",
         doc_excludes=["alpha: int"],
         parent=_CORE,
-        params=[P("alpha", "int", None, "Primary knob."), P("beta", "str", "'b'"),
-                P("gamma", "float", "0.5"), P("delta", "bool", "True"),
-                P("epsilon", "int", "7", "Last knob.")],
+        params=[
+            P("alpha", "int", None, "Primary knob."),
+            P("beta", "str", "'b'"),
+            P("gamma", "float", "0.5"),
+            P("delta", "bool", "True"),
+            P("epsilon", "int", "7", "Last knob."),
+        ],
         returns=R("dict"),
         raises=[],
         versions=[],
@@ -165,13 +176,21 @@ EXPECTED: dict[str, dict[str, Any]] = {
     f"py:class:{_CORE}.Widget": dict(
         signature=f"class {_CORE}.Widget(name: str, size: int = 1)",
         doc="A rectangular widget with a name and a size.",
-        doc_excludes=["Category shared by every widget", "Settings holder nested",
-                      "Whether the widget is drawn", "Change the widget dimensions",
-                      "Surface covered by the widget", "Build a widget from",
-                      "Tell whether a size", "Height became optional"],
+        doc_excludes=[
+            "Category shared by every widget",
+            "Settings holder nested",
+            "Whether the widget is drawn",
+            "Change the widget dimensions",
+            "Surface covered by the widget",
+            "Build a widget from",
+            "Tell whether a size",
+            "Height became optional",
+        ],
         parent=_CORE,
-        params=[P("name", "str", None, "Human readable widget name."),
-                P("size", "int", "1", "Edge length in pixels.")],
+        params=[
+            P("name", "str", None, "Human readable widget name."),
+            P("size", "int", "1", "Edge length in pixels."),
+        ],
         raises=[X("ValueError", "If the size is negative.")],
         versions=[],
     ),
@@ -195,8 +214,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
         signature="resize(width: int, height: int = 0) -> None",
         doc="Change the widget dimensions in place.",
         parent=f"{_CORE}.Widget",
-        params=[P("width", "int", None, "New width in pixels."),
-                P("height", "int", "0", "New height in pixels, zero keeps it square.")],
+        params=[
+            P("width", "int", None, "New width in pixels."),
+            P("height", "int", "0", "New height in pixels, zero keeps it square."),
+        ],
         raises=[X("FixtureError", "If the widget is frozen.")],
         versions=[V("changed", "1.2", "Height became optional.")],
     ),
@@ -228,8 +249,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
         signature=f"{_STY}.numpy_fetch(path: str, retries: int = 3) -> bool",
         doc="Fetch a resource following numpydoc conventions.",
         parent=_STY,
-        params=[P("path", "str", None, "Location of the resource."),
-                P("retries", ("int", "int, optional"), "3", "How many attempts to make.")],
+        params=[
+            P("path", "str", None, "Location of the resource."),
+            P("retries", ("int", "int, optional"), "3", "How many attempts to make."),
+        ],
         returns=R("bool", "Whether the fetch succeeded."),
         raises=[X("TimeoutError", "If every attempt timed out.")],
         versions=[],
@@ -238,8 +261,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
         signature=f"{_STY}.google_lookup(key: str, default: int = 0) -> int",
         doc="Look up a key following Google conventions.",
         parent=_STY,
-        params=[P("key", "str", None, "The key to look up."),
-                P("default", "int", "0", "Value returned when the key is missing.")],
+        params=[
+            P("key", "str", None, "The key to look up."),
+            P("default", "int", "0", "Value returned when the key is missing."),
+        ],
         returns=R("int", "The stored value."),
         raises=[X("KeyError", "If the key is empty.")],
     ),
@@ -248,8 +273,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
         doc="A point whose docstring uses numpydoc sections.",
         doc_excludes=["Measure the straight line", "The Euclidean distance"],
         parent=_STY,
-        params=[P("x", "float", None, "Horizontal coordinate."),
-                P("y", "float", None, "Vertical coordinate.")],
+        params=[
+            P("x", "float", None, "Horizontal coordinate."),
+            P("y", "float", None, "Vertical coordinate."),
+        ],
     ),
     f"py:method:{_STY}.NumpyPoint.distance": dict(
         signature="distance(other) -> float",
@@ -267,12 +294,16 @@ EXPECTED: dict[str, dict[str, Any]] = {
         doc="Open a connection to a server.",
         doc_excludes=["Return the smaller"],
         parent="manualmod",
-        params=[P("host", "str", None, "Host name to connect to."),
-                P("port", "int", "80", "TCP port number."),
-                P("timeout", "float or None", "None", "Seconds to wait before giving up.")],
+        params=[
+            P("host", "str", None, "Host name to connect to."),
+            P("port", "int", "80", "TCP port number."),
+            P("timeout", "float or None", "None", "Seconds to wait before giving up."),
+        ],
         returns=R("Connection", "An open connection handle."),
-        raises=[X("ConnectionError", "If the server refuses the connection."),
-                X("TimeoutError", "If the timeout elapses.")],
+        raises=[
+            X("ConnectionError", "If the server refuses the connection."),
+            X("TimeoutError", "If the timeout elapses."),
+        ],
         versions=[V("added", "2.0"), V("changed", "2.1", "Added the timeout keyword.")],
     ),
     "py:function:manualmod.smallest": dict(
@@ -293,8 +324,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
         returns=None,
     ),
     "py:function:manualmod.parse": dict(  # two signatures sharing one body, same name
-        signature_contains=["manualmod.parse(text: str) -> int",
-                            "manualmod.parse(data: bytes) -> int"],
+        signature_contains=[
+            "manualmod.parse(text: str) -> int",
+            "manualmod.parse(data: bytes) -> int",
+        ],
         doc="Parse a number from text or from raw bytes.",
         parent="manualmod",
     ),
@@ -365,8 +398,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
         signature="int fx_open(const char *path, int flags)",
         doc="Open the resource found at a path.",
         parent=None,
-        params=[P("path", description="Filesystem path of the resource."),
-                P("flags", description="Bitwise OR of open flags.")],
+        params=[
+            P("path", description="Filesystem path of the resource."),
+            P("flags", description="Bitwise OR of open flags."),
+        ],
         returns=R(description="A non-negative handle, or -1 on error."),
         raises=[],
         versions=[V("added", "1.2")],
@@ -409,8 +444,11 @@ EXPECTED: dict[str, dict[str, Any]] = {
     "cpp:function:fx::clamp": dict(
         signature="template<typename T> T fx::clamp(T value, T lo, T hi)",
         doc="Limit a value to a closed range.",
-        params=[P("value", description="The value to limit."),
-                P("lo", description="Lower bound."), P("hi", description="Upper bound.")],
+        params=[
+            P("value", description="The value to limit."),
+            P("lo", description="Lower bound."),
+            P("hi", description="Upper bound."),
+        ],
         returns=R(description="The limited value."),
         raises=[],
     ),
@@ -476,32 +514,40 @@ EXPECTED: dict[str, dict[str, Any]] = {
     ),
     # program options: both names share the first name's anchor
     "std:cmdoption:fixturetool.-h": dict(
-        signature="-h, --help", doc="Show a help message and exit.",
+        signature="-h, --help",
+        doc="Show a help message and exit.",
         doc_excludes=["Write the result"],
     ),
     "std:cmdoption:fixturetool.--help": dict(
-        signature="-h, --help", doc="Show a help message and exit.",
+        signature="-h, --help",
+        doc="Show a help message and exit.",
     ),
     "std:cmdoption:fixturetool.-o": dict(
-        signature="-o <file>, --output <file>", doc="Write the result to the given file.",
+        signature="-o <file>, --output <file>",
+        doc="Write the result to the given file.",
     ),
     "std:cmdoption:fixturetool.--output": dict(
-        signature="-o <file>, --output <file>", doc="Write the result to the given file.",
+        signature="-o <file>, --output <file>",
+        doc="Write the result to the given file.",
     ),
     "std:envvar:FIXTURE_HOME": dict(
-        signature="FIXTURE_HOME", doc="Directory where fixture data is stored.",
+        signature="FIXTURE_HOME",
+        doc="Directory where fixture data is stored.",
         versions=[],
     ),
     # custom object type from conf.py (app.add_object_type)
     "std:confval:fixture_color": dict(
-        signature="fixture_color", doc="Colour used to draw widgets.",
+        signature="fixture_color",
+        doc="Colour used to draw widgets.",
         doc_excludes=["Configuration values are read once"],
         versions=[V("added", "1.5")],
     ),
     # glossary: widget and gadget share one definition
-    "std:term:widget": dict(doc="A small rectangular thing drawn on the screen.",
-                            doc_excludes=["Known input"]),
-    "std:term:gadget": dict(doc="A small rectangular thing drawn on the screen.",
-                            doc_excludes=["Known input"]),
+    "std:term:widget": dict(
+        doc="A small rectangular thing drawn on the screen.", doc_excludes=["Known input"]
+    ),
+    "std:term:gadget": dict(
+        doc="A small rectangular thing drawn on the screen.", doc_excludes=["Known input"]
+    ),
     "std:term:fixture": dict(doc="Known input whose expected output is recorded."),
 }
