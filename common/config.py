@@ -170,6 +170,7 @@ OPTIONS: tuple[Option, ...] = (
         "auto",
         "slots this consumer serves: 'auto' (shared through Redis) or a list like 0,3",
         {"consume"},
+        flag="--slots",  # consume has no --slots of its own (that one is a crawl's count)
         metavar="auto|LIST",
     ),
     _opt(

@@ -78,6 +78,23 @@ async def export_items(store: Store, output: Path | None) -> int:
     return count
 
 
+async def _adopt_pending(store: Store, group: str, consumer: str) -> None:
+    """Take over the entries other consumers of the group received but never
+    acknowledged (a follower that died on another host, or in a container with another
+    hostname, would otherwise keep them pending forever); they are then re-read as our
+    own pending entries. At-least-once: entries a live sibling follower is writing at
+    this moment may be written twice."""
+    start = "0-0"
+    while True:
+        # (redis-py drops the cursor from the reply when justid=True)
+        reply = await store.redis.xautoclaim(
+            store.keys.items, group, consumer, min_idle_time=0, start_id=start, count=CHUNK
+        )
+        start = reply[0]
+        if start == "0-0":
+            return
+
+
 async def follow_items(store: Store, output: Path | None, group: str, block_ms: int = 1000) -> int:
     """Append items to ``output`` as they arrive, acknowledging each batch after it is
     flushed and fsynced. Runs until interrupted."""
@@ -88,6 +105,7 @@ async def follow_items(store: Store, output: Path | None, group: str, block_ms: 
         if "BUSYGROUP" not in str(exc):
             raise
     consumer = f"{socket.gethostname()}-export"
+    await _adopt_pending(store, group, consumer)
     count = 0
     pending_first = True
     out = _open(output, "a")

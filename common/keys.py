@@ -38,6 +38,9 @@ key                                 type    holds
                                             dead, items_new, items_updated, items_unchanged,
                                             ``status:<s>``, pages_done, fence (token sequence)
 ``invcrawl:{C}:consumers``          ZSET    consumer id -> last heartbeat, ms
+``invcrawl:{C}:ring``               ZSET    consumer id -> last heartbeat, ms, of the consumers
+                                            with automatic slots (assign.lua shares the slots
+                                            between them; pinned consumers are not in it)
 ``invcrawl:{C}:cinfo``              HASH    consumer id -> JSON ``{host, pid, slots, started}``
 ``invcrawl:{C}:owner:<slot>``       STRING  owning consumer id, with a PX lease (scheduling
                                             and politeness only; task leases fence correctness)
@@ -110,6 +113,10 @@ class CrawlKeys:
     @property
     def consumers(self) -> str:
         return f"{self.base}:consumers"
+
+    @property
+    def ring(self) -> str:
+        return f"{self.base}:ring"
 
     @property
     def cinfo(self) -> str:

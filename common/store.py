@@ -358,7 +358,8 @@ class Store:
         pinned: Sequence[int] | None,
     ) -> tuple[int, list[int]]:
         """Heartbeat-time slot ownership (assign.lua): returns (live consumers, owned)."""
-        keys = [self.keys.consumers] + [self.keys.owner(s) for s in range(slot_count)]
+        keys = [self.keys.consumers, self.keys.ring]
+        keys += [self.keys.owner(s) for s in range(slot_count)]
         args = [
             consumer,
             owner_ms,

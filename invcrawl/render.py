@@ -6,6 +6,7 @@ import asyncio
 import json
 import sys
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from redis.asyncio import Redis
@@ -48,31 +49,55 @@ def progress_line(s: dict[str, Any]) -> str:
     return line[: WIDTH - 1]
 
 
+def wrap(label: str, parts: Iterable[str], sep: str = "  ") -> list[str]:
+    """``label`` followed by ``parts`` joined with ``sep``, wrapped at WIDTH columns under
+    a hanging indent (a part longer than a line is cut)."""
+    lines: list[str] = []
+    current = ""
+    for part in parts:
+        if current and len(label) + len(current) + len(sep) + len(part) > WIDTH:
+            lines.append(current)
+            current = part
+        else:
+            current = f"{current}{sep}{part}" if current else part
+    lines.append(current)
+    pad = " " * len(label)
+    return [((label if i == 0 else pad) + text)[:WIDTH] for i, text in enumerate(lines)]
+
+
 def render_status(s: dict[str, Any]) -> str:
+    """The status of one crawl; every line fits in WIDTH columns, whatever the figures."""
     by = s["items_by_status"]
     title = f"crawl {s['crawl_id']}  [{s['state']}]"
     if s.get("project"):
         title += f"  {s['project']} {s.get('version') or ''}".rstrip()
     lines = [title[:WIDTH], f"site     {s.get('site') or '-'}"[:WIDTH]]
     settled = s["pages_done"] + s["pages_dead"]
-    lines.append(
-        f"pages    {bar(settled, s['pages_total'])}  {s['pages_done']} done, "
-        f"{s['pages_dead']} dead / {s['pages_total']}"
+    figures = f"  {s['pages_done']} done, {s['pages_dead']} dead / {s['pages_total']}"
+    # "pages    " + bar (its width + 9 columns) + figures
+    width = max(10, min(30, WIDTH - 9 - 9 - len(figures)))
+    lines.append(f"pages    {bar(settled, s['pages_total'], width)}{figures}"[:WIDTH])
+    lines += wrap(
+        "entries  ",
+        [f"{s['entries_total']}", f" items {s['items']}", f" stream {s['stream_entries']}"],
     )
-    lines.append(
-        f"entries  {s['entries_total']}   items {s['items']}   stream {s['stream_entries']}"
-    )
-    lines.append("status   " + "  ".join(f"{k} {v}" for k, v in by.items()))
-    lines.append(
-        f"rate     {s['rate_pages_s']:.1f} pages/s   elapsed "
-        f"{duration(s['elapsed_s'])}   ETA {duration(s['eta_s'])}   consumers "
-        f"{len(s['consumers_alive'])}"
+    lines += wrap("status   ", [f"{k} {v}" for k, v in by.items()])
+    lines += wrap(
+        "rate     ",
+        [
+            f"{s['rate_pages_s']:.1f} pages/s",
+            f" elapsed {duration(s['elapsed_s'])}",
+            f" ETA {duration(s['eta_s'])}",
+            f" consumers {len(s['consumers_alive'])}",
+        ],
     )
     c = s["counters"]
-    lines.append(
-        f"counters claims {c.get('claims', 0)}  retries {c.get('retries', 0)}  "
-        f"reaped {c.get('reaped', 0)}  fenced {c.get('fenced', 0)}  "
-        f"redriven {c.get('redriven', 0)}"
+    lines += wrap(
+        "counters ",
+        [
+            f"{name} {c.get(name, 0)}"
+            for name in ("claims", "retries", "reaped", "fenced", "redriven")
+        ],
     )
     if s.get("error"):
         lines.append(f"error    {s['error']}"[:WIDTH])
@@ -86,7 +111,7 @@ def render_status(s: dict[str, Any]) -> str:
         )
     if s["consumers_alive"]:
         lines.append("")
-        lines.append("consumers " + ", ".join(s["consumers_alive"]))
+        lines += wrap("consumers ", s["consumers_alive"], ", ")
     return "\n".join(lines)
 
 
@@ -103,6 +128,12 @@ def render_crawl_list(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _settled(s: dict[str, Any]) -> bool:
+    """Nothing more will happen without an operator: finished, or the producer failed
+    (its state stays "producing" until the producer is run again)."""
+    return s["state"] in ("finished", "failed") or s.get("producer") == "failed"
+
+
 async def watch_status(redis: Redis, config: Config) -> int:
     """``invcrawl status``: one crawl in detail, or all crawls; ``--watch`` refreshes."""
     tty = sys.stdout.isatty()
@@ -114,16 +145,13 @@ async def watch_status(redis: Redis, config: Config) -> int:
 
                 raise CrawlNotFound(config.crawl_id)
             data: Any = await crawl_status(store, config.lease_ms)
-            finished = data["state"] in ("finished", "failed")
+            finished = _settled(data)
         else:
             crawls = await known_crawls(redis)
             data = [await crawl_status(Store(redis, c), config.lease_ms) for c in crawls]
             if len(data) == 1:
                 data = data[0]
-            finished = all(
-                d["state"] in ("finished", "failed")
-                for d in (data if isinstance(data, list) else [data])
-            )
+            finished = all(_settled(d) for d in (data if isinstance(data, list) else [data]))
         if config.json:
             text = json.dumps(data, indent=None if config.watch else 2)
         elif isinstance(data, list):
