@@ -1,0 +1,484 @@
+"""The deployment, checked as far as a machine without a Docker engine allows.
+
+* ``docker-compose config`` validates ``deploy/docker-compose.yml`` (Debian's
+  docker-compose), with no variables set and with ``deploy/.env.example``.
+* The compose file keeps its promises: official Redis image with AOF, noeviction, a
+  healthcheck, a named volume and no published port; app services wait for a healthy
+  Redis; consumers scale (no container name, no crawl id); tools under a profile; every
+  variable is an ``INVCRAWL_*`` documented in docs/deploy.md's table.
+* The Dockerfile: slim Python base, non-root user, ``invcrawl`` entry point, and its
+  build step works on the build context that ``.dockerignore`` leaves (the package
+  built from exactly those files holds the Lua scripts and the console script, and
+  runs ``invcrawl --help``).
+* A rehearsal: each service's exact command and environment (as ``docker-compose
+  config`` resolves them) runs as a local process, Redis with the compose server
+  arguments on a free port, and crawls a fixture site with 2 consumer replicas.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from support.crawl import (
+    REPO,
+    Harness,
+    OwnerSampler,
+    Proc,
+    Throttle,
+    build_site,
+    check_accounting,
+    dedupe_jsonl,
+    fully_assigned,
+)
+from support.http import serve
+
+from common.config import OPTIONS
+from common.redis_server import RedisServer
+
+pytestmark = pytest.mark.e2e
+
+DEPLOY = REPO / "deploy"
+COMPOSE = DEPLOY / "docker-compose.yml"
+DOCKERFILE = DEPLOY / "Dockerfile"
+DOCS = REPO / "docs" / "deploy.md"
+APP_SERVICES = ("producer", "consumer", "status", "export")
+OPTION_VARS = {o.env for o in OPTIONS}
+# Variables of the compose file itself (images, Redis server, export mount).
+COMPOSE_ONLY_VARS = {
+    "INVCRAWL_IMAGE",
+    "INVCRAWL_REDIS_IMAGE",
+    "INVCRAWL_REDIS_MAXMEMORY",
+    "INVCRAWL_EXPORT_DIR",
+    "INVCRAWL_EXPORT_USER",
+}
+docker_compose = shutil.which("docker-compose")
+needs_compose = pytest.mark.skipif(docker_compose is None, reason="docker-compose not installed")
+
+
+def compose_config(env: dict[str, str] | None = None, *extra: str) -> dict[str, Any]:
+    """``docker-compose config``: validates the file and resolves every variable."""
+    assert docker_compose
+    base = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp")}
+    proc = subprocess.run(
+        [docker_compose, "-f", str(COMPOSE), *extra, "config"],
+        capture_output=True,
+        text=True,
+        env={**base, **(env or {})},
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    config: dict[str, Any] = yaml.safe_load(proc.stdout)
+    return config
+
+
+def raw_compose() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(COMPOSE.read_text())
+    return data
+
+
+def compose_variables() -> set[str]:
+    return set(re.findall(r"\$\{([A-Z0-9_]+)", COMPOSE.read_text()))
+
+
+def documented_variables() -> set[str]:
+    """Variables in the first column of docs/deploy.md's variable table."""
+    return set(re.findall(r"^\| `(INVCRAWL_[A-Z0-9_]+)`", DOCS.read_text(), re.M))
+
+
+# -- static checks --------------------------------------------------------------------------
+
+
+@needs_compose
+def test_compose_file_validates() -> None:
+    config = compose_config()
+    assert set(config["services"]) == {"redis", *APP_SERVICES}
+    # The example .env is valid too, and its values reach the services.
+    example = compose_config({}, "--env-file", str(DEPLOY / ".env.example"))
+    producer = example["services"]["producer"]["environment"]
+    assert producer["INVCRAWL_SITE"].startswith("https://")
+    assert producer["INVCRAWL_REDIS"] == "redis://redis:6379/0"
+
+
+@needs_compose
+def test_compose_keeps_its_promises() -> None:
+    services = compose_config()["services"]
+    redis = services["redis"]
+    assert re.fullmatch(r"redis:[\w.-]+", redis["image"]), "the official redis image"
+    args = redis["command"]
+    assert args[0] == "redis-server"
+    flags = dict(zip(args[1::2], args[2::2], strict=True))
+    assert flags["--appendonly"] == "yes"
+    assert flags["--appendfsync"] in ("always", "everysec")
+    assert flags["--maxmemory-policy"] == "noeviction"
+    assert redis["healthcheck"]["test"][0] in ("CMD", "CMD-SHELL")
+    volume = redis["volumes"][0]
+    source = volume["source"] if isinstance(volume, dict) else volume.split(":")[0]
+    assert source in compose_config().get("volumes", {}), "a named volume"
+    # Not reachable from other hosts: no port at all, or loopback only.
+    for port in redis.get("ports", []):
+        assert str(port).startswith("127.0.0.1:"), port
+
+    for name in APP_SERVICES:
+        service = services[name]
+        assert service["depends_on"] == {"redis": {"condition": "service_healthy"}}, name
+        assert "container_name" not in service, f"{name} could not be scaled"
+        assert service["environment"]["INVCRAWL_REDIS"] == "redis://redis:6379/0"
+        for var in service["environment"]:
+            assert var in OPTION_VARS, f"{name}: {var} is not an invcrawl option"
+    assert services["producer"]["command"][0] == "produce"
+    assert services["producer"]["restart"] == "no"
+    consumer = services["consumer"]
+    assert consumer["command"] == ["consume", "--slots", "auto"]
+    assert consumer["restart"] in ("unless-stopped", "always", "on-failure")
+    # Replicas must not stop when a crawl completes (burst) or be tied to one crawl.
+    assert "INVCRAWL_CRAWL_ID" not in consumer["environment"]
+    assert "INVCRAWL_BURST" not in consumer["environment"]
+    for name in ("status", "export"):
+        assert services[name]["profiles"] == ["tools"], name
+        assert services[name]["command"] == [name]
+
+
+def test_every_variable_is_documented() -> None:
+    used = compose_variables()
+    assert used, "no variables found in the compose file"
+    assert used <= OPTION_VARS | COMPOSE_ONLY_VARS, used - OPTION_VARS - COMPOSE_ONLY_VARS
+    documented = documented_variables()
+    assert used <= documented, f"not in docs/deploy.md's table: {sorted(used - documented)}"
+    assert documented <= OPTION_VARS | COMPOSE_ONLY_VARS, documented - OPTION_VARS
+    example = set(
+        re.findall(r"^(INVCRAWL_[A-Z0-9_]+)=", (DEPLOY / ".env.example").read_text(), re.M)
+    )
+    assert used <= example, f"not in deploy/.env.example: {sorted(used - example)}"
+
+
+def dockerfile_instructions() -> list[tuple[str, str]]:
+    text = DOCKERFILE.read_text().replace("\\\n", " ")
+    out = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line and not line.startswith("#"):
+            word, _, rest = line.partition(" ")
+            out.append((word.upper(), rest.strip()))
+    return out
+
+
+def test_dockerfile() -> None:
+    steps = dockerfile_instructions()
+    args = dict(rest.split("=", 1) for word, rest in steps if word == "ARG" and "=" in rest)
+    bases = [
+        re.sub(r"\$\{(\w+)\}", lambda m: args[m[1]], rest.split()[0])
+        for word, rest in steps
+        if word == "FROM"
+    ]
+    assert bases and all(re.fullmatch(r"python:3\.1[1-9][\w.-]*-slim[\w.-]*", b) for b in bases)
+    users = [rest for word, rest in steps if word == "USER"]
+    assert users and users[-1].split(":")[0] not in ("root", "0"), "the image runs as root"
+    entrypoint = [json.loads(rest) for word, rest in steps if word == "ENTRYPOINT"]
+    assert entrypoint == [["invcrawl"]]
+    assert 'invcrawl = "invcrawl.cli:main"' in (REPO / "pyproject.toml").read_text()
+
+
+def _dockerignore_regex(pattern: str) -> re.Pattern[str]:
+    out = ""
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**", i):
+            out += ".*"
+            i += 2
+            if pattern.startswith("/", i):
+                out = out[:-2] + "(.*/)?"
+                i += 1
+        elif pattern[i] == "*":
+            out += "[^/]*"
+            i += 1
+        elif pattern[i] == "?":
+            out += "[^/]"
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i:]:
+            end = pattern.index("]", i)
+            out += "[" + pattern[i + 1 : end].replace("!", "^", 1) + "]"
+            i = end + 1
+        else:
+            out += re.escape(pattern[i])
+            i += 1
+    return re.compile(out + r"\Z")
+
+
+def build_context() -> list[str]:
+    """Files of the repository that ``.dockerignore`` lets into the build context
+    (Docker's rules: last matching pattern wins; a pattern matching a parent directory
+    matches everything below it)."""
+    rules = []
+    for raw in (REPO / ".dockerignore").read_text().splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        negate = line.startswith("!")
+        pattern = line.lstrip("!").strip("/")
+        rules.append((negate, pattern, _dockerignore_regex(pattern)))
+
+    def excluded(rel: str) -> bool:
+        parts = rel.split("/")
+        prefixes = ["/".join(parts[: n + 1]) for n in range(len(parts))]
+        out = False
+        for negate, _, regex in rules:
+            if any(regex.match(p) for p in prefixes):
+                out = not negate
+        return out
+
+    def may_reinclude(rel_dir: str) -> bool:
+        """A negation could match something below this excluded directory."""
+        return any(
+            negate and (pattern.startswith(rel_dir + "/") or "**" in pattern)
+            for negate, pattern, _ in rules
+        )
+
+    included = []
+    for top, dirs, files in os.walk(REPO):
+        rel_top = Path(top).relative_to(REPO).as_posix()
+        prefix = "" if rel_top == "." else rel_top + "/"
+        dirs[:] = [d for d in dirs if not excluded(prefix + d) or may_reinclude(prefix + d)]
+        included += [prefix + f for f in files if not excluded(prefix + f)]
+    return sorted(included)
+
+
+def test_build_context_and_package(tmp_path: Path) -> None:
+    """The Dockerfile's COPY sources are in the filtered context, nothing heavy or
+    secret is, and `pip install .` on exactly that context gives a working package."""
+    context = build_context()
+    assert not [f for f in context if f.split("/")[0] in (".git", ".venv", ".cache", "tests")]
+    for word, rest in dockerfile_instructions():
+        if word == "COPY" and not rest.startswith("--from"):
+            for raw in rest.split()[:-1]:
+                source = raw.rstrip("/")
+                assert any(f == source or f.startswith(source + "/") for f in context), source
+    root = tmp_path / "context"
+    for rel in context:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / rel, root / rel)
+    # What `pip install .` builds, without the network or the `wheel` package: the
+    # setuptools build of the packages with their package data, and the metadata.
+    build, meta = tmp_path / "build", tmp_path / "meta"
+    meta.mkdir()
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import setuptools; setuptools.setup()",
+            "-q",
+            "egg_info",
+            "--egg-base",
+            str(meta),
+            "build_py",
+            "--build-lib",
+            str(build),
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    lua = {p.name for p in (build / "common" / "lua").glob("*.lua")}
+    assert lua == {p.name for p in (REPO / "common" / "lua").glob("*.lua")}
+    (entry_points,) = meta.glob("*.egg-info/entry_points.txt")
+    assert "invcrawl = invcrawl.cli:main" in entry_points.read_text()
+    # The built tree alone runs the CLI (the image's `invcrawl --help`).
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(build)}
+    help_run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, invcrawl.cli; "
+            "assert invcrawl.cli.__file__.startswith(sys.argv[1]); "
+            "sys.argv = ['invcrawl', '--help']; invcrawl.cli.main()",
+            str(build),
+        ],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert help_run.returncode == 0 and "usage: invcrawl" in help_run.stdout, help_run.stderr
+
+
+# -- the rehearsal ---------------------------------------------------------------------------
+
+
+class Rehearsal:
+    """Runs compose services as local processes: the image's entry point (the
+    ``invcrawl`` console script of this environment) with the service's command, its
+    resolved environment (the Redis host rewritten to the local server) and its
+    working directory mapped into a temporary directory."""
+
+    def __init__(
+        self, services: dict[str, Any], redis_port: int, root: Path, harness: Harness
+    ) -> None:
+        self.services = services
+        self.port = redis_port
+        self.root = root
+        self.harness = harness
+        self.entrypoint = str(Path(sys.executable).with_name("invcrawl"))
+        self.transcript: list[str] = []
+
+    def env(self, name: str) -> dict[str, str]:
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(self.root / "home"),
+            "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        }
+        for key, value in self.services[name].get("environment", {}).items():
+            env[key] = str(value).replace("redis://redis:6379", f"redis://127.0.0.1:{self.port}")
+        return env
+
+    def cwd(self, name: str) -> Path:
+        workdir = self.services[name].get("working_dir", "/home/invcrawl")
+        path = self.root / workdir.strip("/")
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def argv(self, name: str) -> list[str]:
+        return [self.entrypoint, *self.services[name]["command"]]
+
+    def describe(self, name: str) -> str:
+        env = self.env(name)
+        shown = " ".join(
+            f"{k}={v}" for k, v in sorted(env.items()) if k.startswith("INVCRAWL_") and v
+        )
+        return f"$ {shown} invcrawl {' '.join(self.services[name]['command'])}"
+
+    def run(self, name: str, shown: int = 40, **extra_env: str) -> subprocess.CompletedProcess[str]:
+        self.transcript.append(
+            f"[{name}] {self.describe(name)}" + "".join(f" {k}={v}" for k, v in extra_env.items())
+        )
+        proc = subprocess.run(
+            self.argv(name),
+            env={**self.env(name), **extra_env},
+            cwd=self.cwd(name),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        # stdout, and the CLI's own messages on stderr (not the Scrapy log).
+        said = [ln for ln in proc.stderr.splitlines() if re.match(r"(crawl |invcrawl:|\d+ )", ln)]
+        out = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+        if len(out) > shown:
+            out = [*out[:shown], f"... ({len(out) - shown} more lines)"]
+        self.transcript += [f"[{name}] {ln}" for ln in out + said]
+        self.transcript.append(f"[{name}] exit {proc.returncode}")
+        return proc
+
+    def start(self, name: str) -> Proc:
+        self.transcript.append(f"[{name}] {self.describe(name)} &")
+        return self.harness.spawn(name, self.argv(name), env=self.env(name), cwd=self.cwd(name))
+
+
+def redis_args(service: dict[str, Any]) -> list[str]:
+    command = list(service["command"])
+    assert command[0] == "redis-server"
+    return command[1:]
+
+
+def test_compose_rehearsal(tmp_path: Path) -> None:
+    """Every compose service, as compose would start it, crawls a site end to end with
+    two consumer replicas; then status and export report and write every item."""
+    if docker_compose is None:
+        pytest.skip("docker-compose not installed")
+    site = build_site(tmp_path / "site", pages=30)
+    throttle = Throttle(delay=0.2)  # until both replicas serve slots
+    with serve(site.root, throttle) as http:
+        services = compose_config(
+            {
+                "INVCRAWL_SITE": http.url,
+                "INVCRAWL_CRAWL_ID": "compose",
+                "INVCRAWL_LEASE": "2",
+                "INVCRAWL_CONCURRENCY": "4",
+                "INVCRAWL_LOG_LEVEL": "INFO",
+            }
+        )["services"]
+        redis = services["redis"]
+        server = RedisServer(tmp_path / "redis", extra=redis_args(redis))
+        server.start()
+        harness = Harness(server.url, "compose", tmp_path / "work")
+        rehearsal = Rehearsal(services, server.port, tmp_path / "root", harness)
+        try:
+            # The server runs with the compose arguments (they come after RedisServer's
+            # defaults, so they win), and the compose healthcheck passes against it.
+            cfg = harness.redis.config_get("*")
+            flags = dict(zip(redis_args(redis)[::2], redis_args(redis)[1::2], strict=True))
+            assert cfg["appendonly"] == "yes"
+            assert cfg["maxmemory-policy"] == "noeviction"
+            assert cfg["appendfsync"] == flags["--appendfsync"]
+            assert cfg["save"] == ""
+            kind, check = redis["healthcheck"]["test"][0], redis["healthcheck"]["test"][1:]
+            shell = check[0] if kind == "CMD-SHELL" else " ".join(check)
+            health = subprocess.run(
+                [
+                    "bash",
+                    "-c",
+                    f'redis-cli() {{ command redis-cli -p {server.port} "$@"; }}\n' + shell,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=False,
+            )
+            rehearsal.transcript.append(f"[redis] healthcheck: {shell} -> {health.returncode}")
+            assert health.returncode == 0, health.stdout + health.stderr
+
+            produced = rehearsal.run("producer")
+            assert produced.returncode == 0, produced.stderr[-3000:]
+            with OwnerSampler(server.url, "compose", 16, interval=0.05) as sampler:
+                replicas = [rehearsal.start("consumer"), rehearsal.start("consumer")]
+                ids = [harness.wait_joined(p) for p in replicas]
+                # The replicas share the 16 slots between them.
+                sampler.wait(fully_assigned(ids), 10, "2 replicas to share the slots")
+                throttle.delay = 0
+                harness.wait_finished(60)
+            state = harness.status()["state"]
+            rehearsal.transcript.append(f"[consumer] 2 replicas shared the slots; crawl {state}")
+            # Neither exits on completion: they wait for the next crawl until stopped.
+            time.sleep(0.5)
+            assert all(p.alive for p in replicas), harness.logs()
+            grace = float(str(services["consumer"]["stop_grace_period"]).rstrip("s"))
+            for proc in replicas:
+                proc.terminate()
+            codes = [p.wait(grace) for p in replicas]
+            rehearsal.transcript.append(f"[consumer] SIGTERM both replicas -> exit {codes}")
+            assert codes == [0, 0], harness.logs()
+
+            status = rehearsal.run("status")
+            assert status.returncode == 0, status.stderr
+            assert "crawl compose  [finished]" in status.stdout
+            assert all(len(line) <= 80 for line in status.stdout.splitlines())
+            as_json = rehearsal.run("status", shown=6, INVCRAWL_JSON="1")
+            data = json.loads(as_json.stdout)
+            assert data["state"] == "finished"
+            assert data["pages_done"] == data["pages_total"] == site.tasks
+
+            exported = rehearsal.run("export")
+            assert exported.returncode == 0, exported.stderr
+            out = rehearsal.cwd("export") / services["export"]["environment"]["INVCRAWL_OUTPUT"]
+            lines, items = dedupe_jsonl(out)
+            assert lines == len(items) == site.entries
+            assert {key for key, _ in items} == site.keys
+            check_accounting(harness.redis, "compose", site.keys).assert_ok()
+        finally:
+            print("\n".join(["", "compose rehearsal transcript:", *rehearsal.transcript]))
+            harness.close()
+            server.stop()
