@@ -3,6 +3,7 @@ and the JSON that ``invcrawl status --json`` prints. Reads only; never changes s
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from redis.asyncio import Redis
@@ -17,6 +18,25 @@ async def known_crawls(redis: Redis) -> list[str]:
     return sorted(await redis.smembers(CRAWLS))
 
 
+async def _alive(
+    store: Store, beats: list[tuple[str, float]], now: int, default_lease_ms: int
+) -> list[str]:
+    """Consumers whose last heartbeat is within three of *their own* leases (a consumer
+    beats every lease/3), whatever lease the process asking for the status uses."""
+    if not beats:
+        return []
+    infos = await store.redis.hmget(store.keys.cinfo, [c for c, _ in beats])
+    alive = []
+    for (consumer, beat), info in zip(beats, infos, strict=True):
+        try:
+            lease_ms = int(json.loads(info).get("lease_ms") or default_lease_ms)
+        except (TypeError, ValueError):
+            lease_ms = default_lease_ms
+        if now - beat <= 3 * lease_ms:
+            alive.append(consumer)
+    return alive
+
+
 async def crawl_status(store: Store, lease_ms: int = 30_000) -> dict[str, Any]:
     """Everything ``status`` shows, as one JSON-ready dict."""
     k = store.keys
@@ -28,7 +48,7 @@ async def crawl_status(store: Store, lease_ms: int = 30_000) -> dict[str, Any]:
     pipe.hgetall(k.stats)
     pipe.zcard(k.dlq)
     pipe.xlen(k.items)
-    pipe.zrangebyscore(k.consumers, now - 3 * lease_ms, "+inf")
+    pipe.zrange(k.consumers, 0, -1, withscores=True)
     pipe.hlen(k.task)
     pipe.zrange(k.dlq, 0, -1)
     for slot in range(max_slots):
@@ -37,7 +57,8 @@ async def crawl_status(store: Store, lease_ms: int = 30_000) -> dict[str, Any]:
         pipe.zcard(k.delayed(slot))
         pipe.get(k.owner(slot))
     replies = await pipe.execute()
-    stats, dead, stream_len, alive, open_tasks, dead_ids = replies[:6]
+    stats, dead, stream_len, beats, open_tasks, dead_ids = replies[:6]
+    alive = await _alive(store, beats, now, lease_ms)
     dead_per_slot: dict[int, int] = {}
     for task_id in dead_ids:
         slot = slot_for(task_id, slots or 1)

@@ -14,7 +14,7 @@ import socket
 import time
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from redis.asyncio import Redis
 
@@ -317,6 +317,7 @@ class Worker:
             "started": self.started,
             "slots": self.slots.owned,
             "held": len(self.held),
+            "lease_ms": self.config.lease_ms,  # status judges liveness by the beat's own lease
         }
         lost = await self.store.renew(self.id, renew, self.config.lease_ms, info)
         for task_id in lost:
@@ -374,12 +375,3 @@ class Worker:
         if self._outage_since is not None:
             log.warning("Redis is back after %.1fs", time.monotonic() - self._outage_since)
             self._outage_since = None
-
-    def status(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "held": len(self.held),
-            "lost": len(self.lost),
-            "isolated": self.isolated,
-            "stopping": self.stopping,
-        }
