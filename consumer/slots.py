@@ -50,6 +50,20 @@ class SlotPolicy:
         start = next(self._rotation) % len(self.owned)
         return self.owned[start:] + self.owned[:start]
 
+    def steal_order(self) -> list[int]:
+        """Slots an idle automatic consumer may also claim from: every slot it does not
+        own, rotated. Ownership only steers scheduling (task leases keep correctness),
+        and while a crashed consumer's owner keys run out, or before a new consumer is
+        given slots, its share would otherwise sit idle. Pinned consumers never steal:
+        their pinning is deliberate."""
+        if self.pinned is not None:
+            return []
+        others = [s for s in range(self.slot_count) if s not in self.owned]
+        if not others:
+            return []
+        start = next(self._rotation) % len(others)
+        return others[start:] + others[:start]
+
     def reap_order(self) -> list[int]:
         if next(self._beats) % FULL_REAP_EVERY == 0:
             layout = self.store.layout

@@ -161,13 +161,11 @@ class Worker:
             if free <= 0 or self.isolated:
                 await self._sleep(1.0)
                 continue
-            slots = self.slots.claim_order()
-            claims = await self._redis(
-                lambda s=slots, f=free: self.store.claim(  # type: ignore[union-attr]
-                    self.id, s, f, busy=bool(self.held), lease_ms=self.config.lease_ms
-                ),
-                give_up_when_stopping=True,
-            )
+            claims = await self._claim(self.slots.claim_order(), free)
+            if not claims:  # nothing in our own slots: help with the others
+                claims = await self._claim(self.slots.steal_order(), free)
+                if claims:
+                    self.on_stat("invcrawl/stolen", len(claims))
             if claims:
                 poll = IDLE_POLL_MIN
                 for claim in claims:
@@ -184,6 +182,17 @@ class Worker:
                 return
             await self._sleep(poll)
             poll = min(poll * 2, IDLE_POLL_MAX)
+
+    async def _claim(self, slots: list[int], free: int) -> list[Claim]:
+        assert self.store
+        store = self.store
+        claims = await self._redis(
+            lambda: store.claim(
+                self.id, slots, free, busy=bool(self.held), lease_ms=self.config.lease_ms
+            ),
+            give_up_when_stopping=True,
+        )
+        return claims or []
 
     async def _sleep(self, seconds: float) -> None:
         self._wake.clear()
