@@ -371,9 +371,12 @@ class Run:
                     self.kill(index)
                 self.restart_redis(0.5)
             for index, proc in list(self.consumers.items()):
-                if proc.poll() is not None and state != "finished":
-                    self.unexpected_exit(proc)
-                    self.spawn(index)
+                if proc.poll() is None or state == "finished":
+                    continue
+                if proc.returncode == 0 and self.progress()[1] == "finished":
+                    break  # it saw the completion after our progress read: not a failure
+                self.unexpected_exit(proc)
+                self.spawn(index)
         self.report.notes.append(f"timed out after {self.timeout:.0f} s")
 
     def unexpected_exit(self, proc: subprocess.Popen[bytes]) -> None:
