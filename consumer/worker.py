@@ -122,10 +122,13 @@ class Worker:
                 log.warning("no unfinished crawl in Redis; nothing to do")
                 self.finished_reason = "finished"
                 return False
-            if waited % 30 < 1:
-                log.warning("waiting for crawl %s to be created by a producer", crawl_id or "(any)")
-            await asyncio.sleep(1.0)
-            waited += 1.0
+            # A named crawl is usually being produced right now (invcrawl crawl starts
+            # its consumers beside the producer): look again soon.
+            delay = 0.1 if self.config.crawl_id else 1.0
+            if waited % 30 < delay:
+                log.info("waiting for crawl %s to be created by a producer", crawl_id or "(any)")
+            await asyncio.sleep(delay)
+            waited += delay
         return False
 
     async def _pick_crawl(self) -> str | None:

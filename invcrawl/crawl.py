@@ -80,14 +80,20 @@ class CrawlRun:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self._interrupt)
         self.say(f"crawl {self.crawl_id}: reading the inventory of {self.site}")
-        code = await self.produce()
+        # Consumers start while the producer reads the inventory: each process spends
+        # ~1 s in interpreter and Scrapy start-up, and consumers wait for the crawl to
+        # exist (they attach once its metadata is written; completion needs the
+        # producer done, so an early consumer cannot finish a half-enqueued crawl).
+        producing = asyncio.ensure_future(self.produce())
+        for index in range(self.config.consumers):
+            await self.spawn(index)
+        code = await producing
         if code != 0 or self.interrupted:
+            await self.stop_consumers()
             return code or 130
         redis = connect(self.config.redis or "")
         store = Store(redis, self.crawl_id)
         try:
-            for index in range(self.config.consumers):
-                await self.spawn(index)
             status = await self.supervise(store)
             if self.interrupted:
                 self.say("\ninterrupted: run the same command again to resume")
@@ -121,6 +127,14 @@ class CrawlRun:
             print("\n".join(lines) or text.strip()[-2000:], file=sys.stderr)
         return proc.returncode or 0
 
+    async def stop_consumers(self) -> None:
+        for proc in self.procs.values():
+            with contextlib.suppress(ProcessLookupError):
+                proc.terminate()
+        for proc in self.procs.values():
+            await proc.wait()
+        self.procs.clear()
+
     async def spawn(self, index: int) -> None:
         argv = child_argv(self.config, "consume", "--burst")
         log = open(self.log_dir / f"consumer-{index}.log", "ab")  # noqa: SIM115
@@ -133,7 +147,7 @@ class CrawlRun:
         last_line = 0.0
         status: dict[str, Any] = {}
         while self.procs:
-            await asyncio.sleep(0.5)
+            await self._wait_any(0.5)
             with contextlib.suppress(Exception):
                 status = await crawl_status(store, self.config.lease_ms)
                 now = time.monotonic()
@@ -162,6 +176,16 @@ class CrawlRun:
         if self.progress == "bar":
             sys.stderr.write("\n")
         return status
+
+    async def _wait_any(self, timeout: float) -> None:
+        """Sleep until a consumer exits (the crawl is usually over then: export at once)
+        or ``timeout`` passes (progress refresh)."""
+        waits = [asyncio.ensure_future(proc.wait()) for proc in self.procs.values()]
+        try:
+            await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
 
     def _interrupt(self) -> None:
         if self.interrupted:  # second signal: stop now
