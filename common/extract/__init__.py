@@ -13,7 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lxml import etree
+
 from .anchors import Located, children_items, locate, section_title
+from .doctext import DocText
 from .fields import parse_fields
 from .markdown import Markdown
 from .page import Page, build, parse
@@ -72,7 +75,17 @@ def extract_page(
         if root is None:
             return [_empty("anchor_missing", "page is empty or not HTML") for _ in targets]
         extractor = _PageExtractor(build(root, url, body), url, targets)
-        return [extractor.extract(t) for t in targets]
+        located = [extractor.locate(t) for t in targets]
+        whole_page = False
+        for loc, _status, _reason in located:
+            # Sections (and main) whose text is composed from their children's memoised texts,
+            # so that std:doc ⊃ section ⊃ subsection each normalise their text once per page.
+            if loc.kind in ("section", "page") and len(loc.body) == 1:
+                extractor.text.request(loc.body[0])
+            whole_page = whole_page or loc.kind == "page"
+        if whole_page:  # std:doc renders all of main: convert its paragraphs in one batch
+            extractor.md.prepare(extractor.page.leaves)
+        return [extractor.extract(t, *where) for t, where in zip(targets, located, strict=True)]
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -83,6 +96,7 @@ class _PageExtractor:
         self.page = page
         self.signatures: dict[Element, str | None] = {}
         self.md = Markdown(url, page.members, page.has_members, self.signatures)
+        self.text = DocText(page.main, page.members, page.has_members)
         # anchor → inventory name, to name the enclosing object of nested members. Parameter
         # entries share their function's anchor, so they must not claim it.
         self.names: dict[str, str] = {}
@@ -94,28 +108,31 @@ class _PageExtractor:
 
     # -- per entry ----------------------------------------------------------------------------
 
-    def extract(self, t: Target) -> dict[str, Any]:
+    def locate(self, t: Target) -> tuple[Located, str, str | None]:
         page = self.page
         status, reason = "ok", None
         if not t.anchor:
-            loc = Located("page", page.main, body=[page.main])
-        else:
-            el, _ = page.lookup(t.anchor)
-            if el is None:
-                el, reason = self._fallback(t)
-                status = "anchor_missing"
-            loc = (
-                locate(el, page.main)
-                if el is not None
-                else Located("page", page.main, body=[page.main])
-            )
+            return Located("page", page.main, body=[page.main]), status, reason
+        el, _ = page.lookup(t.anchor)
+        if el is None:
+            el, reason = self._fallback(t)
+            status = "anchor_missing"
+        loc = (
+            locate(el, page.main)
+            if el is not None
+            else Located("page", page.main, body=[page.main])
+        )
+        return loc, status, reason
+
+    def extract(self, t: Target, loc: Located, status: str, reason: str | None) -> dict[str, Any]:
         exclude = loc.kind in ("object", "term") or t.role == "module"
         key = (t.anchor if status == "ok" else "\x00" + t.anchor, exclude)
         content = self._content.get(key)
-        if content is None:
-            content = self._content[key] = self._render(loc, t, exclude)
-        out = dict(content)
-        out["params"] = [dict(p) for p in content["params"]]
+        if content is None:  # first entry with this body: it gets the rendered dict itself
+            out = self._content[key] = self._render(loc, t, exclude)
+        else:  # entries sharing an anchor must not share their params dicts
+            out = dict(content)
+            out["params"] = [dict(p) for p in content["params"]]
         out["status"], out["reason"] = status, reason
         out["title"] = self._title(loc, t)
         out["parent"] = self._parent(loc, t)
@@ -143,14 +160,21 @@ class _PageExtractor:
             line = _production(loc.element)
             content.update(signature=line, doc=line, doc_markdown=f"```\n{line}\n```")
             return content
-        content["doc"] = self._text(body, exclude)
-        content["doc_markdown"] = self.md.items(body, exclude)
+        if loc.kind in ("object", "term"):  # the body is the dd's content
+            dd = loc.dd
+            content["doc"] = self.text.dd_doc(dd, exclude) if dd is not None else ""
+            content["doc_markdown"] = self.md.dd_body(dd, exclude) if dd is not None else ""
+        else:
+            content["doc"] = self.text.doc(body, exclude)
+            content["doc_markdown"] = self.md.items(body, exclude)
         if loc.kind == "object":
-            dt = loc.element
-            lines = [self.md.signature(dt) for dt in loc.dts]
+            md = self.md
+            lines = [md.signature(dt) for dt in loc.dts]
             content["signature"] = "\n".join(line for line in lines if line) or None
-            sig_params = params(dt, t.domain)
-            ps, returns, raises = parse_fields(body, sig_params, return_annotation(dt))
+            dt = loc.element
+            sig_params = params(dt, t.domain, md.signature(dt) or "")
+            hint = return_annotation(dt, md.dt_raw(dt))
+            ps, returns, raises = parse_fields(body, sig_params, hint)
             content.update(params=ps, returns=returns, raises=raises)
         if loc.kind in ("object", "term", "span"):
             content["versions"] = versions(body)
@@ -162,37 +186,6 @@ class _PageExtractor:
             holder = top[0] if len(top) == 1 and is_section(top[0]) else main
             content["versions"] = versions(children_items(holder))
         return content
-
-    # -- text ---------------------------------------------------------------------------------
-
-    def _text(self, items: list[Element | str], exclude: bool) -> str:
-        parts: list[str] = []
-        for item in items:
-            if isinstance(item, str):
-                parts.append(item)
-            else:
-                # Sibling blocks are not always separated by whitespace in the source
-                # (CPython C-API dds: "<em>…</em><p>…"); libxml2's text output would glue them.
-                parts.append("\n")
-                self._text_el(item, exclude, parts)
-                parts.append("\n")
-        return norm("".join(parts))
-
-    def _text_el(self, el: Element, exclude: bool, parts: list[str]) -> None:
-        page = self.page
-        if exclude and el in page.members:
-            return
-        if not exclude or el not in page.has_members:
-            parts.append(raw_text(el))  # one C call for the whole subtree
-            return
-        if el.text:
-            parts.append(el.text)
-        for child in el:
-            if isinstance(child.tag, str):
-                parts.append("\n")
-                self._text_el(child, exclude, parts)
-            if child.tail:
-                parts.append(child.tail)
 
     # -- title and parent ---------------------------------------------------------------------
 
@@ -273,14 +266,24 @@ def _dt_name(dt: Element) -> str | None:
     return name or None
 
 
+_FIRST_H1 = etree.XPath("descendant::h1[1]")  # stops at the first match (an iter() looks ahead)
+
+
 def _page_title(main: Element) -> str | None:
     """The first h1 (else the first heading) not in sphinx-book-theme's print-only copy."""
+    first = _FIRST_H1(main)
+    if first and not _print_only(first[0]):
+        return text(first[0]) or None
     for tags in (("h1",), HEADINGS):
         for h in main.iter(*tags):
-            if any(has_class(a, "onlyprint") for a in h.iterancestors()):
+            if _print_only(h):
                 continue
             return text(h) or None
     return None
+
+
+def _print_only(el: Element) -> bool:
+    return any(has_class(a, "onlyprint") for a in el.iterancestors())
 
 
 def _production(strong: Element) -> str:

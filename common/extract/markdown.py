@@ -15,10 +15,19 @@ sequences that change meaning, and code always sits in code spans or fences.
 from __future__ import annotations
 
 import html
-import re
 
-from .inline import Linker, code_span, convert, finish, marks, serialize, wrap
-from .signature import signature
+from .inline import (
+    BR_MARK,
+    Linker,
+    code_span,
+    convert,
+    convert_many,
+    finish,
+    serialize,
+    wrap,
+)
+from .mdlist import BAIL_TAGS, fast_list, fence, indent
+from .signature import dt_text
 from .text import HEADINGS, Element, class_tokens, has_class, norm, raw_text
 
 _DROP = frozenset(
@@ -109,89 +118,16 @@ _ADMONITIONS = frozenset(
 )
 
 
-def _fence(code: str, lang: str) -> str:
-    fence = "```"
-    while fence in code:
-        fence += "`"
-    return f"{fence}{lang}\n{code}\n{fence}"
-
-
-def _indent(text: str, first: str, rest: str) -> str:
-    lines = text.split("\n")
-    blank = rest.rstrip()  # ">" keeps a blockquote together across blank lines
-    return "\n".join([first + lines[0], *[(rest + line) if line else blank for line in lines[1:]]])
-
-
-# Lists made only of list items, paragraphs and inline content (toctrees, most prose lists) are
-# converted from one serialisation with a token loop, instead of element by element: a site's
-# contents page holds ~14,000 toctree items.
-_LIST_BAIL = re.compile(r"<(?:pre|div|table|dl|blockquote|h[1-6]|section|figure|hr|aside)\b")
-_LIST_TOKENS = re.compile(r"(</?(?:ul|ol|li|p)\b[^>]*>)")
-_START = re.compile(r'\bstart="(\d+)"')
-
-
-def _fast_list(fragment: str, linker: Linker) -> str | None:
-    if _LIST_BAIL.search(fragment):
-        return None
-    out: list[str] = []
-    lists: list[list[int]] = []  # per open list: [ordered, next number]
-    indent = ""  # indentation of the current item's content
-    indents: list[str] = []
-    marker: str | None = None  # marker waiting for the item's first text
-    item_text: list[str] = []
-    paragraphs = 0  # paragraphs already written in the current item
-
-    def flush() -> None:
-        nonlocal marker, paragraphs
-        if not item_text:
-            return
-        text = finish("".join(item_text))
-        item_text.clear()
-        if not text:
-            return
-        text = text.replace("\n", "\n" + indent)
-        if marker is not None:
-            out.append(indent[: len(indent) - len(marker)] + marker + text)
-            marker = None
-        else:
-            if paragraphs:
-                out.append("")
-            out.append(indent + text)
-        paragraphs += 1
-
-    for i, token in enumerate(_LIST_TOKENS.split(marks(fragment, linker))):
-        if not i % 2:  # split() with a capturing group alternates text and tags
-            if token and not token.isspace():
-                item_text.append(token)
-            continue
-        name = token[1:4].rstrip(" >").lstrip("/")
-        closing = token[1] == "/"
-        if name in ("ul", "ol"):
-            flush()
-            if closing:
-                if lists:
-                    lists.pop()
-                    indent = indents.pop() if indents else ""
-            else:
-                start = _START.search(token) if name == "ol" else None
-                lists.append([name == "ol", int(start.group(1)) if start else 1])
-                indents.append(indent)
-        elif name == "li":
-            flush()
-            if not closing and lists:
-                current = lists[-1]
-                marker = f"{current[1]}. " if current[0] else "- "
-                current[1] += 1
-                indent = (indents[-1] if indents else "") + " " * len(marker)
-                paragraphs = 0
-        else:  # <p>
-            flush()
-    flush()
-    return "\n".join(out)
-
-
 def _has_block_child(el: Element) -> bool:
     return any(child.tag in _BLOCK for child in el)
+
+
+def _plain(el: Element) -> str:
+    """``convert(serialize(el))`` for an element without children: its text, normalised."""
+    text = el.text
+    if not text:
+        return ""
+    return norm(text) if BR_MARK not in text else finish(html.escape(text, quote=False))
 
 
 class Markdown:
@@ -211,20 +147,71 @@ class Markdown:
         self.signatures = signatures if signatures is not None else {}
         self._memo: dict[Element, str] = {}
         self._memo_excl: dict[Element, str] = {}
+        self._dd: dict[tuple[Element, bool], str] = {}
+        self._inline: dict[Element, str] = {}
+        self._dt_raw: dict[Element, str] = {}
+
+    def prepare(self, leaves: list[Element]) -> None:
+        """Convert the leaf fragments (``page.leaves``: every p, dt, heading of main) in one batch
+        (``inline.convert_many``): the regex passes then run once per page, not once per
+        paragraph. A <p> in a <li> is left out (lists take the one-serialisation path of
+        ``mdlist.fast_list``), and so are signature dts (rendered from their text)."""
+        todo = []
+        inline = self._inline
+        for el in leaves:
+            tag = el.tag
+            if tag == "p":
+                parent = el.getparent()
+                if parent is not None and parent.tag == "li":
+                    continue
+            elif tag == "dt" and (el.get("id") is not None or has_class(el, "sig")):
+                continue
+            if len(el):
+                todo.append(el)
+            else:
+                inline[el] = _plain(el)
+        fragments = [serialize(el) for el in todo]
+        inline.update(zip(todo, convert_many(fragments, self.linker), strict=True))
 
     def items(self, items: list[Element | str], exclude_members: bool) -> str:
         """Markdown of a body given as elements and text runs."""
         return "\n\n".join(self._flow(items, exclude_members))
 
+    def dd_body(self, dd: Element, excl: bool) -> str:
+        """``items(children_items(dd), excl)``, memoised: shared by the entry and its parent."""
+        if excl and dd not in self.has_members:
+            excl = False
+        key = (dd, excl)
+        cached = self._dd.get(key)
+        if cached is None:
+            cached = self._dd[key] = "\n\n".join(self._flow_el(dd, excl))
+        return cached
+
     def signature(self, dt: Element) -> str | None:
         sig = self.signatures.get(dt, "")
         if sig == "":
-            sig = self.signatures[dt] = signature([dt])
+            sig = self.signatures[dt] = self.dt_text(dt) or None  # signature([dt])
         return sig
+
+    def dt_text(self, dt: Element) -> str:
+        """``dt_text(dt)``, sharing the dt's raw text with ``dt_raw``."""
+        return dt_text(dt, self.dt_raw(dt))
+
+    def dt_raw(self, dt: Element) -> str:
+        raw = self._dt_raw.get(dt)
+        if raw is None:
+            raw = self._dt_raw[dt] = raw_text(dt)
+        return raw
+
+    def _convert(self, el: Element) -> str:
+        md = self._inline.get(el)
+        if md is None:
+            md = convert(serialize(el), self.linker) if len(el) else _plain(el)
+        return md
 
     # -- blocks -------------------------------------------------------------------------------
 
-    def _block(self, el: Element, excl: bool) -> str:
+    def _block(self, el: Element, excl: bool, tag: str | None = None) -> str:
         if excl:
             if el in self.members:
                 return ""
@@ -233,16 +220,8 @@ class Markdown:
         memo = self._memo_excl if excl else self._memo
         cached = memo.get(el)
         if cached is None:
-            cached = memo[el] = self._render_block(el, excl)
+            cached = memo[el] = self._render_block(el, excl, el.tag if tag is None else tag)
         return cached
-
-    def _children(self, el: Element) -> list[Element | str]:
-        items: list[Element | str] = [el.text] if el.text else []
-        for child in el:
-            items.append(child)
-            if child.tail:
-                items.append(child.tail)
-        return items
 
     def _flow(self, items: list[Element | str], excl: bool) -> list[str]:
         """Group inline runs into paragraphs and render block children in order."""
@@ -275,20 +254,58 @@ class Markdown:
                 blocks.append(para)
         return blocks
 
+    def _flow_el(self, el: Element, excl: bool, skip: Element | None = None) -> list[str]:
+        """``_flow`` over ``el``'s text, children and tails (``skip`` and its tail left out),
+        without building the item list. The hot loop of a page render."""
+        blocks: list[str] = []
+        inline: list[str] = []
+        leaves = self._inline
+        text = el.text
+        if text and not text.isspace():
+            inline.append(html.escape(text, quote=False))
+        for child in el:
+            if child is skip:
+                continue
+            tag = child.tag
+            if tag in _BLOCK:  # (_BLOCK and _DROP do not overlap)
+                if inline:
+                    para = convert("".join(inline), self.linker)
+                    if para:
+                        blocks.append(para)
+                    inline = []
+                # A converted <p> is its own Markdown (no members can sit inside a <p>).
+                md = leaves.get(child) if tag == "p" else None
+                if md is None:
+                    md = self._block(child, excl, tag)
+                if md:
+                    blocks.append(md)
+            elif isinstance(tag, str) and tag not in _DROP:
+                inline.append(serialize(child))
+            text = child.tail
+            if text:
+                if not text.isspace():
+                    inline.append(html.escape(text, quote=False))
+                elif inline:
+                    inline.append(" ")
+        if inline:
+            para = convert("".join(inline), self.linker)
+            if para:
+                blocks.append(para)
+        return blocks
+
     def _leaf_or_flow(self, el: Element, excl: bool) -> str:
         if not _has_block_child(el):
             return convert(serialize(el), self.linker)
-        return "\n\n".join(self._flow(self._children(el), excl))
+        return "\n\n".join(self._flow_el(el, excl))
 
-    def _render_block(self, el: Element, excl: bool) -> str:
-        tag = el.tag
+    def _render_block(self, el: Element, excl: bool, tag: str) -> str:
         if tag == "p":  # the HTML parser never leaves a block inside <p>
-            return convert(serialize(el), self.linker)
+            return self._convert(el)
         if tag in HEADINGS:
-            title = convert(serialize(el), self.linker)
+            title = self._convert(el)
             return f"{'#' * int(tag[1])} {title}" if title else ""
         if tag == "pre":
-            return _fence(raw_text(el).strip("\n"), "")
+            return fence(raw_text(el).strip("\n"), "")
         if tag in ("ul", "ol"):
             return self._list(el, excl, ordered=tag == "ol")
         if tag == "dl":
@@ -298,8 +315,8 @@ class Markdown:
         if tag == "hr":
             return "---"
         if tag == "blockquote":
-            inner = "\n\n".join(self._flow(self._children(el), excl))
-            return _indent(inner, "> ", "> ") if inner else ""
+            inner = "\n\n".join(self._flow_el(el, excl))
+            return indent(inner, "> ", "> ") if inner else ""
         if tag == "div":
             tokens = class_tokens(el)
             for token in tokens:
@@ -307,15 +324,15 @@ class Markdown:
                     pre = next(el.iter("pre"), None)
                     lang = token[len("highlight-") :]
                     code = raw_text(pre if pre is not None else el).strip("\n")
-                    return _fence(code, _LANG.get(lang, lang))
+                    return fence(code, _LANG.get(lang, lang))
             if _ADMONITIONS.intersection(tokens):
                 return self._admonition(el, excl)
-        return "\n\n".join(self._flow(self._children(el), excl))
+        return "\n\n".join(self._flow_el(el, excl))
 
     def _list(self, el: Element, excl: bool, ordered: bool) -> str:
-        fast = _fast_list(serialize(el), self.linker)
-        if fast is not None:
-            return fast
+        # A C-level tag scan (no serialisation) decides between the two paths.
+        if next(el.iter(*BAIL_TAGS), None) is None:
+            return fast_list(serialize(el), self.linker)
         out = []
         start = el.get("start") or "1"
         n = int(start) if ordered and start.isdigit() else 1
@@ -324,7 +341,7 @@ class Markdown:
                 continue
             body = self._leaf_or_flow(li, excl)
             marker = f"{n}. " if ordered else "- "
-            out.append(_indent(body, marker, " " * len(marker)))
+            out.append(indent(body, marker, " " * len(marker)))
             n += 1
         return "\n".join(out)
 
@@ -335,18 +352,18 @@ class Markdown:
             tag = child.tag
             if tag == "dt":
                 if field_list:
-                    label = convert(serialize(child), self.linker).rstrip(":").rstrip()
+                    label = self._convert(child).rstrip(":").rstrip()
                     out.append(f"**{label}:**")
                 elif child.get("id") is not None or has_class(child, "sig"):
                     sig = self.signature(child)
                     if sig:
                         out.append(code_span(sig))
                 else:
-                    term = convert(serialize(child), self.linker)
+                    term = self._convert(child)
                     if term:
                         out.append(wrap("**", term))
             elif tag == "dd":
-                body = "\n\n".join(self._flow(self._children(child), excl))
+                body = self.dd_body(child, excl)
                 if body:
                     out.append(body)
         return "\n\n".join(out)
@@ -355,19 +372,13 @@ class Markdown:
         title = ""
         first = next((c for c in el if isinstance(c.tag, str)), None)
         if first is not None and has_class(first, "admonition-title"):
-            title = convert(serialize(first), self.linker)
+            title = self._convert(first)
         else:
             first = None
-        children: list[Element | str] = [el.text] if el.text else []
-        for child in el:
-            if child is not first:
-                children.append(child)
-                if child.tail:
-                    children.append(child.tail)
-        inner = "\n\n".join(self._flow(children, excl))
+        inner = "\n\n".join(self._flow_el(el, excl, skip=first))
         head = f"**{title}**" if title else ""
         text = "\n\n".join(x for x in (head, inner) if x)
-        return _indent(text, "> ", "> ") if text else ""
+        return indent(text, "> ", "> ") if text else ""
 
     def _table(self, el: Element) -> str:
         rows: list[list[str]] = []

@@ -70,7 +70,7 @@ def _sniff(body: bytes) -> str | None:
 
 def parse(body: bytes, encoding: str | None = None) -> Element | None:
     """Parse HTML bytes; ``None`` if there is no document at all."""
-    if not body or not body.strip():
+    if not body or body.isspace():  # isspace() stops at the first non-space; strip() copies
         return None
     enc = _encoding(body, encoding)
     try:
@@ -123,14 +123,20 @@ def find_main(root: Element) -> Element:
     return body if body is not None else root
 
 
-def _fix_nested_dl(main: Element) -> None:
-    # A Python pass over the (few hundred) dls is cheaper than the equivalent XPath
-    # ".//dt[following-sibling::*[1][self::dl]]" on large pages.
-    broken = []
-    for dl in main.iter("dl"):
-        prev = dl.getprevious()
-        if prev is not None and prev.tag == "dt":
-            broken.append(prev)
+_PERMALINK_HOLDERS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6", "dt", "caption", "figcaption"))
+# One tag-filtered pass over main collects everything build() needs: each pass over a large
+# page costs ~20 ns per node in libxml2 even when nothing matches.
+_PASS_TAGS = ("dl", "p", "script", "style", *_PERMALINK_HOLDERS)
+_LEAVES = frozenset(("p", "dt", "h1", "h2", "h3", "h4", "h5", "h6"))
+
+
+def _is_headerlink(el: Element) -> bool:
+    cls = el.get("class")
+    return el.tag == "a" and cls is not None and "headerlink" in cls.split()
+
+
+def _fix_nested_dl(broken: list[Element]) -> None:
+    """Move a dl that follows a dt (and what follows it up to the next dt/dd) into that dt."""
     for dt in broken:
         sibling = dt.getnext()
         while sibling is not None and sibling.tag not in ("dt", "dd"):
@@ -139,26 +145,17 @@ def _fix_nested_dl(main: Element) -> None:
             sibling = following
 
 
-_PERMALINK_HOLDERS = ("h1", "h2", "h3", "h4", "h5", "h6", "dt", "caption", "figcaption")
-
-
-def _is_headerlink(el: Element) -> bool:
-    cls = el.get("class")
-    return el.tag == "a" and cls is not None and "headerlink" in cls.split()
-
-
-def _strip_noise(main: Element, raw: bytes) -> None:
+def _strip_noise(main: Element, raw: bytes, holders: list[Element], noise: list[Element]) -> None:
     """Remove noise once, before anything reads the tree, so signature text, doc text and
     Markdown all see the same cleaned tree: permalinks (any icon: ¶, #, empty), viewcode and
-    linkcode "[source]" links, code line numbers, scripts and styles (comments are dropped by
-    the parser; Sphinx < 3.0 may emit <!--[id]--> right after <dt>).
+    linkcode "[source]" links, code line numbers, scripts and styles (``noise`` holds those
+    already; comments are dropped by the parser; Sphinx < 3.0 may emit <!--[id]--> after <dt>).
 
     Permalinks are the last child of the element they link (heading, dt, caption), so only those
     elements are visited; a pass over every <a> costs several ms on link-heavy pages, and XPath
     class predicates cost even more. Byte-level pre-checks skip the rarer kinds entirely.
     """
-    noise: list[Element] = []
-    for holder in main.iter(*_PERMALINK_HOLDERS):
+    for holder in holders:
         if len(holder):
             last = holder[-1]
             while last.tag == "br" and last.getprevious() is not None:
@@ -167,25 +164,68 @@ def _strip_noise(main: Element, raw: bytes) -> None:
                 noise.append(last)
             elif last.tag == "p" and len(last) and _is_headerlink(last[-1]):
                 noise.append(last[-1])  # <figcaption><p>…<a class="headerlink">
-    if not raw or b"caption-text" in raw:
-        # Toctree and code-block captions: <span class="caption-text">…</span><a headerlink>.
-        for span in main.iter("span"):
-            if span.get("class") == "caption-text":
-                nxt = span.getnext()
+    # Toctree and code-block captions (<span class="caption-text">…</span><a headerlink>),
+    # viewcode "[source]" links, line numbers: one pass over the spans (and tds) for all three.
+    lines = _line_range(main)
+    captions = _maybe_in(raw, b"caption-text", lines)
+    viewcode = _maybe_in(raw, b"viewcode-link", lines)
+    linenos = _maybe_in(raw, b"linenos", lines)
+    if captions or viewcode or linenos:
+        for el in main.iter("span", "td") if linenos else main.iter("span"):
+            cls = el.get("class")
+            if not cls:
+                continue
+            if captions and cls == "caption-text":
+                nxt = el.getnext()
                 if nxt is not None and _is_headerlink(nxt):
                     noise.append(nxt)
-    if not raw or b"viewcode-link" in raw:
-        for span in main.iter("span"):
-            if "viewcode-link" in (span.get("class") or "").split():
-                parent = span.getparent()
-                noise.append(parent if parent is not None and parent.tag == "a" else span)
-    noise.extend(main.iter("script", "style"))
-    if not raw or b"linenos" in raw:
-        noise.extend(
-            el for el in main.iter("span", "td") if "linenos" in (el.get("class") or "").split()
-        )
+            tokens = cls.split()
+            if viewcode and "viewcode-link" in tokens and el.tag == "span":
+                parent = el.getparent()
+                noise.append(parent if parent is not None and parent.tag == "a" else el)
+            if linenos and "linenos" in tokens:
+                noise.append(el)
     for el in noise:
         drop(el)
+
+
+def _line_range(main: Element) -> tuple[int, int] | None:
+    """Source lines main can span: from its start tag to the start of the next element after
+    it (None when unknown: libxml2 line numbers saturate at 65535)."""
+    first = main.sourceline
+    if not first or first >= 65535:
+        return None
+    el = main
+    while el is not None:
+        nxt = el.getnext()
+        if nxt is not None:
+            last = nxt.sourceline
+            return (first, last) if last and last < 65535 else None
+        el = el.getparent()
+    return first, 1 << 30  # main runs to the end of the document
+
+
+def _maybe_in(raw: bytes, needle: bytes, lines: tuple[int, int] | None) -> bool:
+    """False when ``needle`` is nowhere in the page source, or only on lines outside main
+    (Sphinx themes repeat toctree captions in every page's sidebar)."""
+    if not raw:
+        return True
+    at = raw.find(needle)
+    if at < 0:
+        return False
+    if lines is None:
+        return True
+    line, pos = 1, 0
+    while at >= 0:
+        line += raw.count(b"\n", pos, at)
+        pos = at
+        if lines[0] <= line <= lines[1]:
+            return True
+        at = raw.find(needle, at + 1)
+    return False
+
+
+_BY_ID = etree.XPath("id($a)")  # libxml2 registers HTML id attributes in a hash table
 
 
 @dataclass(slots=True)
@@ -193,15 +233,42 @@ class Page:
     root: Element
     main: Element
     url: str
-    ids: dict[str, Element]
     # Every element that has a member description (dl > dt[id]) somewhere below it; lets body
     # rendering take a fast whole-element path everywhere else.
     has_members: set[Element]
     members: set[Element]
+    # Every p, dt and heading in main, in document order (Markdown converts them in one batch).
+    leaves: list[Element] = field(default_factory=list)
+    _ids: dict[str, Element] | None = field(default=None)
+    _inside: set[Element] = field(default_factory=set)  # main and elements known inside it
     _doc_ids: dict[str, Element] | None = field(default=None)
 
+    @property
+    def ids(self) -> dict[str, Element]:
+        """Every id inside main, first match in document order (built on first use)."""
+        if self._ids is None:
+            self._ids = {}
+            for el in _IDS(self.main):
+                self._ids.setdefault(el.get("id"), el)
+        return self._ids
+
     def lookup(self, anchor: str) -> tuple[Element | None, bool]:
-        """Element for an exact anchor: inside main first; else anywhere (flag False)."""
+        """Element for an exact anchor: inside main first; else anywhere (flag False).
+
+        libxml2's id table gives the first element of the document with that id in O(1); when
+        it is inside main it is also main's first, so the O(page) index is only built for
+        anchors that are missing, duplicated outside main, or shadowed by an ``<a name>``.
+        """
+        found = _BY_ID(self.root, a=anchor)
+        if len(found) == 1 and found[0].get("id") == anchor:
+            el = found[0]
+            inside = self._inside
+            path: list[Element] = []
+            for anc in el.iterancestors():
+                if anc in inside:  # main itself, or an ancestor already seen inside main
+                    inside.update(path)
+                    return el, True
+                path.append(anc)
         el = self.ids.get(anchor)
         if el is not None:
             return el, True
@@ -212,22 +279,37 @@ class Page:
                 self._doc_ids.setdefault(node.get("id"), node)
         return self._doc_ids.get(anchor), False
 
-    def is_member(self, el: Element) -> bool:
-        return el in self.members
-
 
 def build(root: Element, url: str, raw: bytes = b"") -> Page:
     main = find_main(root)
-    _fix_nested_dl(main)
-    _strip_noise(main, raw)
-    ids: dict[str, Element] = {}
+    holders: list[Element] = []
+    broken: list[Element] = []  # dts followed by a dl: libxml2 closed them early
+    noise: list[Element] = []
+    dts: list[Element] = []
+    leaves: list[Element] = []
+    for el in main.iter(*_PASS_TAGS):
+        tag = el.tag
+        if tag in _LEAVES:
+            leaves.append(el)
+            if tag == "p":
+                continue
+        if tag == "dt":
+            holders.append(el)
+            dts.append(el)
+        elif tag == "dl":
+            prev = el.getprevious()
+            if prev is not None and prev.tag == "dt":
+                broken.append(prev)
+        elif tag in ("script", "style"):
+            noise.append(el)
+        else:
+            holders.append(el)
+    _fix_nested_dl(broken)
+    _strip_noise(main, raw, holders, noise)
     members: set[Element] = set()
-    for el in _IDS(main):
-        ident = el.get("id")
-        if ident not in ids:  # first match in document order wins
-            ids[ident] = el
-        if el.tag == "dt":
-            dl = el.getparent()
+    for dt in dts:
+        if dt.get("id") is not None:
+            dl = dt.getparent()
             if dl is not None and dl.tag == "dl" and not has_class(dl, "glossary"):
                 members.add(dl)
     has_members: set[Element] = set()
@@ -238,4 +320,8 @@ def build(root: Element, url: str, raw: bytes = b"") -> Page:
             has_members.add(anc)
             if anc is main:
                 break
-    return Page(root=root, main=main, url=url, ids=ids, has_members=has_members, members=members)
+    page = Page(
+        root=root, main=main, url=url, has_members=has_members, members=members, leaves=leaves
+    )
+    page._inside.add(main)
+    return page

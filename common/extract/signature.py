@@ -10,7 +10,12 @@ from .text import Element, has_class, norm, raw_text, text
 
 def _with_class(el: Element, tag: str, name: str) -> list[Element]:
     # dt subtrees are small; a tag-filtered walk beats a compiled XPath call's fixed cost.
-    return [e for e in el.iter(tag) if name in (e.get("class") or "").split()]
+    out = []
+    for e in el.iter(tag):
+        cls = e.get("class")
+        if cls is not None and (cls == name or name in cls.split()):
+            out.append(e)
+    return out
 
 
 _MARK = "\x00"  # glues text to a bracket: no space after "(" / before ")" of a parameter dl
@@ -20,8 +25,10 @@ _OPEN = "([{<"
 _CLOSE = ")]}>"
 
 
-def dt_text(dt: Element) -> str:
-    """Signature text of one dt; permalinks and [source] links were already removed."""
+def dt_text(dt: Element, raw: str | None = None) -> str:
+    """Signature text of one dt; permalinks and [source] links were already removed.
+
+    ``raw``: ``raw_text(dt)`` when the caller has it already."""
     complex_el = next(dt.iter("dl", "br"), None)
     if complex_el is None or (
         complex_el.tag == "br"
@@ -29,7 +36,9 @@ def dt_text(dt: Element) -> str:
         and next(dt.iter("dl"), None) is None
         and sum(1 for _ in dt.iter("br")) == 1
     ):
-        return text(dt)  # no nested dl, and at most a trailing <br> (CPython C-API dts)
+        return norm(
+            raw_text(dt) if raw is None else raw
+        )  # no nested dl, and at most a trailing <br> (CPython C-API dts)
     parts: list[str] = []
     _walk(dt, parts)
     return _MARKS.sub("", norm("".join(parts)))
@@ -64,15 +73,22 @@ def signature(dts: list[Element]) -> str | None:
 _NESTING = re.compile(r"[(\[{<'\"]")
 
 
+_SPECIAL: dict[str, re.Pattern[str]] = {}  # per separator: the characters _split_top acts on
+
+
 def _split_top(s: str, sep: str) -> list[str]:
     """Split on ``sep`` outside brackets and quotes."""
     if _NESTING.search(s) is None:
         return s.split(sep)  # the common case: no brackets, no quotes
+    special = _SPECIAL.get(sep)
+    if special is None:
+        special = _SPECIAL[sep] = re.compile("[" + re.escape(_OPEN + _CLOSE + "'\"" + sep) + "]")
     out: list[str] = []
     depth = 0
     quote = ""
     start = 0
-    for i, ch in enumerate(s):
+    for match in special.finditer(s):  # every other character changes nothing
+        ch = match.group()
         if quote:
             if ch == quote:
                 quote = ""
@@ -83,6 +99,7 @@ def _split_top(s: str, sep: str) -> list[str]:
         elif ch in _CLOSE:
             depth = max(0, depth - 1)
         elif ch == sep and depth == 0:
+            i = match.start()
             out.append(s[start:i])
             start = i + 1
     out.append(s[start:])
@@ -139,8 +156,10 @@ def _paren_span(sig: str, start: int) -> str | None:
     return sig[open_at + 1 :]
 
 
-def params(dt: Element, domain: str) -> list[dict[str, Any]]:
-    """Parameters from the first signature dt (structure first, text as the fallback)."""
+def params(dt: Element, domain: str, sig: str | None = None) -> list[dict[str, Any]]:
+    """Parameters from the first signature dt (structure first, text as the fallback).
+
+    ``sig``: ``dt_text(dt)`` when the caller has it already."""
     if domain not in ("c", "cpp"):
         ems = _with_class(dt, "em", "sig-param")
         if not ems:
@@ -156,7 +175,8 @@ def params(dt: Element, domain: str) -> list[dict[str, Any]]:
                 if p is not None:
                     out.append(p)
             return out
-    sig = dt_text(dt)
+    if sig is None:
+        sig = dt_text(dt)
     names = (
         _with_class(dt, "span", "sig-name")
         or _with_class(dt, "code", "descname")
@@ -179,8 +199,9 @@ def params(dt: Element, domain: str) -> list[dict[str, Any]]:
     return result
 
 
-def return_annotation(dt: Element) -> str | None:
-    raw = raw_text(dt)
+def return_annotation(dt: Element, raw: str | None = None) -> str | None:
+    if raw is None:
+        raw = raw_text(dt)
     if "\u2192" not in raw:  # both forms show the arrow; most signatures have no annotation
         return None
     hint = _with_class(dt, "span", "sig-return-typehint")
