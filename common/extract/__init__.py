@@ -105,6 +105,7 @@ class _PageExtractor:
                 self.names.setdefault(t.anchor, t.name)
         self._content: dict[tuple[str, bool], dict[str, Any]] = {}
         self._lower: dict[str, Element] | None = None
+        self._holder_versions: dict[Element, list[dict[str, Any]]] = {}
 
     # -- per entry ----------------------------------------------------------------------------
 
@@ -179,13 +180,21 @@ class _PageExtractor:
         if loc.kind in ("object", "term", "span"):
             content["versions"] = versions(body)
         elif loc.kind == "section" and loc.section is not None:
-            content["versions"] = versions(children_items(loc.section))
+            content["versions"] = self._versions_in(loc.section)
         elif loc.kind == "page":
             main = self.page.main
             top = [c for c in main if isinstance(c.tag, str)]
             holder = top[0] if len(top) == 1 and is_section(top[0]) else main
-            content["versions"] = versions(children_items(holder))
+            content["versions"] = self._versions_in(holder)
         return content
+
+    def _versions_in(self, holder: Element) -> list[dict[str, Any]]:
+        """Version notes among ``holder``'s children; std:doc and the label of the page's top
+        section ask for the same holder, hence the memo (each entry gets its own list)."""
+        found = self._holder_versions.get(holder)
+        if found is None:
+            found = self._holder_versions[holder] = versions(children_items(holder))
+        return [dict(v) for v in found]
 
     # -- title and parent ---------------------------------------------------------------------
 

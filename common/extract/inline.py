@@ -3,10 +3,11 @@
 Why regexes and not a walk over inline elements: Sphinx prose is dense with tiny inline elements
 (``<a><code><span class="pre">x</span></code></a>`` for every cross-reference); creating an lxml
 proxy and a Python call for each of them was the dominant cost of extraction. Serialising a
-paragraph is one C call, and a handful of C regex passes over it (with Python callbacks only for
-code spans, links and emphasis) does the same job several times faster. The input is always
-libxml2's own serialisation of a well-formed tree, so tags are regular (no stray "<", quoted
-attributes, proper nesting), which is what makes the regexes safe here.
+paragraph is one C call, and a handful of C regex passes over it (with Python work only per
+link, image and backtick-holding code span) does the same job several times faster; with a
+std:doc entry the paragraphs of a whole page go through the passes together (``convert_many``).
+The input is always libxml2's own serialisation of a well-formed tree, so tags are regular (no
+stray "<", quoted attributes, proper nesting), which is what makes the regexes safe here.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ _LINK_BATCH = re.compile(r"<a\s[^>]*?\bhref=\"([^\"]*)\"[^>]*>\s*([^\x02]+?)\s*<
 _CODE = re.compile(r"<(code|tt|kbd|samp)\b[^>]*>(.*?)</\1>", re.S)
 _LINK = re.compile(r"<a\s[^>]*?\bhref=\"([^\"]*)\"[^>]*>\s*(.+?)\s*</a>", re.S)
 # The same matches, ~3x faster: no lazy scan of the tag or the text. Exact unless some link is
-# empty or blank (the lazy text then runs on past its "</a>"), hence _BLANK_LINK.
+# empty or blank (the lazy text then runs on past its "</a>"), hence BLANK_LINK.
 _LINK_FAST = re.compile(
     r'<a\s(?:[^>h]+|\Bh|h(?!ref="))*\bhref="([^"]*)"[^>]*>'
     r"\s*((?:[^<]+|<(?!/a>))*(?:[^<\s]|<(?!/a>)))\s*</a>"
@@ -35,7 +36,7 @@ _LINK_FAST_BATCH = re.compile(
     r'<a\s(?:[^>h\x02]+|\Bh|h(?!ref="))*\bhref="([^"]*)"[^>]*>'
     r"\s*((?:[^<\x02]+|<(?!/a>))*(?:[^<\s\x02]|<(?!/a>)))\s*</a>"
 )
-_BLANK_LINK = re.compile(r"<a\b[^>]*>\s*</a>")
+BLANK_LINK = re.compile(r"<a\b[^>]*>\s*</a>")
 # Open and close tags are replaced separately by constant strings: on CPython 3.11 a replacement
 # template with group references runs Python code (re._parser.expand_template) for every match.
 _CODE_TAG = re.compile(r"</?(?:code|tt|kbd|samp)\b[^>]*>")
@@ -186,9 +187,9 @@ def marks(fragment: str, linker: Linker, batch: bool = False) -> str:
         # Substring tests (C, no regex machinery) skip passes that cannot match.
         if "<code" in s or "<tt" in s or "<kbd" in s or "<samp" in s:
             # Backticks inside code need a longer fence, hence the (slower) callback form.
-            s = _CODE.sub(_code, s) if "`" in s else _CODE_TAG.sub("`", s)
+            s = _CODE.sub(_code, s) if not batch and "`" in s else _CODE_TAG.sub("`", s)
         if "<a" in s:
-            if _BLANK_LINK.search(s):
+            if BLANK_LINK.search(s):
                 s = _links(s, _LINK_BATCH if batch else _LINK, linker)
             else:
                 s = _links(s, _LINK_FAST_BATCH if batch else _LINK_FAST, linker)
@@ -262,7 +263,8 @@ def convert_many(fragments: list[str], linker: Linker) -> list[str]:
     if s.count(_SEP) != len(fragments) - 1:
         return [convert(f, linker) for f in fragments]
     plain = [f for f in fragments if "`" not in f] if "`" in s else fragments
-    done = _finish_joined(marks(_SEP.join(plain), linker, batch=True)) if plain else []
+    joined = s if plain is fragments else _SEP.join(plain)
+    done = _finish_joined(marks(joined, linker, batch=True)) if plain else []
     if len(done) != len(plain):  # cannot happen (tags never hold a separator); stay exact
         return [convert(f, linker) for f in fragments]
     if plain is fragments:

@@ -30,66 +30,17 @@ from .mdlist import BAIL_TAGS, fast_list, fence, indent
 from .signature import dt_text
 from .text import HEADINGS, Element, class_tokens, has_class, norm, raw_text
 
-_DROP = frozenset(
-    (
-        "script",
-        "style",
-        "nav",
-        "form",
-        "button",
-        "input",
-        "select",
-        "textarea",
-        "noscript",
-        "template",
-        "iframe",
-        "object",
-        "head",
-        "title",
-        "meta",
-        "link",
-    )
-)
-_BLOCK = frozenset(
-    (
-        "p",
-        "div",
-        "section",
-        "article",
-        "main",
-        "aside",
-        "header",
-        "footer",
-        "blockquote",
-        "pre",
-        "ul",
-        "ol",
-        "li",
-        "dl",
-        "dt",
-        "dd",
-        "table",
-        "thead",
-        "tbody",
-        "tfoot",
-        "tr",
-        "td",
-        "th",
-        "figure",
-        "figcaption",
-        "hr",
-        "details",
-        "summary",
-        "address",
-        "center",
-        "caption",
-        "body",
-        "html",
-        "colgroup",
-        "col",
-        *HEADINGS,
-    )
-)
+# fmt: off
+_DROP = frozenset((
+    "script", "style", "nav", "form", "button", "input", "select", "textarea", "noscript",
+    "template", "iframe", "object", "head", "title", "meta", "link",
+))
+_BLOCK = frozenset((
+    "p", "div", "section", "article", "main", "aside", "header", "footer", "blockquote", "pre",
+    "ul", "ol", "li", "dl", "dt", "dd", "table", "thead", "tbody", "tfoot", "tr", "td", "th",
+    "figure", "figcaption", "hr", "details", "summary", "address", "center", "caption", "body",
+    "html", "colgroup", "col", *HEADINGS,
+))
 _LANG = {
     "default": "python",
     "python3": "python",
@@ -100,22 +51,11 @@ _LANG = {
     "text": "",
     "guess": "",
 }
-_ADMONITIONS = frozenset(
-    (
-        "admonition",
-        "note",
-        "warning",
-        "tip",
-        "hint",
-        "important",
-        "caution",
-        "danger",
-        "error",
-        "attention",
-        "seealso",
-        "todo",
-    )
-)
+_ADMONITIONS = frozenset((
+    "admonition", "note", "warning", "tip", "hint", "important", "caution", "danger", "error",
+    "attention", "seealso", "todo",
+))
+# fmt: on
 
 
 def _has_block_child(el: Element) -> bool:

@@ -25,23 +25,12 @@ def indent(text: str, first: str, rest: str) -> str:
 # converted from one serialisation with a token loop, instead of element by element: a site's
 # contents page holds ~14,000 toctree items.
 # Lists holding one of these are converted item by item (``Markdown._list``).
+# fmt: off
 BAIL_TAGS = (
-    "pre",
-    "div",
-    "table",
-    "dl",
-    "blockquote",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "section",
-    "figure",
-    "hr",
-    "aside",
+    "pre", "div", "table", "dl", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6", "section",
+    "figure", "hr", "aside",
 )
+# fmt: on
 _LIST_TOKENS = re.compile(r"(<(/?)(ul|ol|li|p)\b[^>]*>)")
 _START = re.compile(r'\bstart="(\d+)"')
 

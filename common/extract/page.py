@@ -179,11 +179,16 @@ def _strip_noise(main: Element, raw: bytes, holders: list[Element], noise: list[
                 nxt = el.getnext()
                 if nxt is not None and _is_headerlink(nxt):
                     noise.append(nxt)
-            tokens = cls.split()
-            if viewcode and "viewcode-link" in tokens and el.tag == "span":
+            # (Substring tests first: most spans are syntax-highlighting tokens.)
+            if (
+                viewcode
+                and "viewcode-link" in cls
+                and "viewcode-link" in cls.split()
+                and el.tag == "span"
+            ):
                 parent = el.getparent()
                 noise.append(parent if parent is not None and parent.tag == "a" else el)
-            if linenos and "linenos" in tokens:
+            if linenos and "linenos" in cls and "linenos" in cls.split():
                 noise.append(el)
     for el in noise:
         drop(el)

@@ -139,20 +139,22 @@ def _c_param(raw: str) -> dict[str, Any] | None:
     return _param(match.group(1), head[: match.start()].strip() or None, default)
 
 
+_PARENS = re.compile(r"[()]")
+
+
 def _paren_span(sig: str, start: int) -> str | None:
     """Text inside the first balanced (...) at or after ``start``."""
     open_at = sig.find("(", start)
     if open_at < 0:
         return None
     depth = 0
-    for i in range(open_at, len(sig)):
-        ch = sig[i]
-        if ch == "(":
+    for match in _PARENS.finditer(sig, open_at):  # only the brackets change the depth
+        if match.group() == "(":
             depth += 1
-        elif ch == ")":
+        else:
             depth -= 1
             if depth == 0:
-                return sig[open_at + 1 : i]
+                return sig[open_at + 1 : match.start()]
     return sig[open_at + 1 :]
 
 

@@ -655,3 +655,127 @@ def test_results_follow_target_order_and_are_independent() -> None:
     assert a == b and a is not b
     a["params"][0]["name"] = "changed"
     assert b["params"][0]["name"] == "obj"
+
+
+# -- Fast paths (docs/extraction.md, Performance) give the same output as the slow ones -------
+
+
+def test_anchor_shadowed_by_a_name_and_anchor_outside_main() -> None:
+    body = page(
+        '<section id="s"><h1>S</h1><p><a name="target">old anchor</a></p>'
+        '<p id="target">The real one.</p></section>',
+        wrapper='<div class="sphinxsidebar"><p id="side">Sidebar only.</p></div>'
+        '<div class="body" role="main">{}</div>',
+    )
+    shadowed, outside = extract_page(
+        body,
+        URL,
+        [
+            Target("target", "std", "label", "target", "-"),
+            Target("side", "std", "label", "side", "-"),
+        ],
+    )
+    assert (shadowed["status"], shadowed["doc"], shadowed["title"]) == ("ok", "The real one.", "S")
+    assert (outside["status"], outside["doc"]) == ("ok", "Sidebar only.")
+
+
+def test_code_block_caption_permalink_stripped_when_sidebar_has_captions_too() -> None:
+    body = page(
+        '<section id="s"><h1>S</h1><div class="literal-block-wrapper docutils container" id="ex">'
+        '<div class="code-block-caption"><span class="caption-text">example.py</span>'
+        '<a class="headerlink" href="#ex" title="Link to this code">¶</a></div>'
+        '<div class="highlight-python notranslate"><div class="highlight"><pre><span></span>'
+        '<span class="n">x</span> <span class="o">=</span> <span class="mi">1</span>\n</pre></div>'
+        "</div></div></section>",
+        wrapper='<div class="sphinxsidebar"><p class="caption" role="heading">'
+        '<span class="caption-text">Contents</span></p></div><div class="body" role="main">{}</div>',
+    )
+    out = one(body, "ex", "ex", "std", "label")
+    assert out["title"] == "example.py"
+    assert out["doc_markdown"] == "example.py\n\n```python\nx = 1\n```"
+
+
+BATCH_PARAGRAPHS = [
+    'Use <code class="docutils literal"><span class="pre"> spaced </span></code> and '
+    '<a class="reference external" href="https://example.org/a?b=1&amp;c=2">ext</a>.',
+    'Role <code class="docutils literal"><span class="pre">:ref:`label`</span></code> with '
+    "<code><em>nested</em></code> code.",
+    'Empty <a class="reference internal" href="#e"></a> then <a href="#f">f</a>.',
+    'Next <em>a</em><em>b</em> <a href="../up.html#g"><strong>g</strong></a>, '
+    '<a href="mailto:x@y.org">mail</a>, <a href="https://">bare</a>.',
+    "line one<br/>line two &amp; &lt;three&gt;",
+    "Plain\n   text   only.",
+]
+
+
+def test_page_batch_conversion_matches_paragraph_by_paragraph() -> None:
+    """With a std:doc entry every paragraph of the page is converted in one batch; a page
+    without one converts each paragraph on its own. Both must give the same Markdown."""
+    paragraphs = "".join(f'<p id="p{i}">{html}</p>' for i, html in enumerate(BATCH_PARAGRAPHS))
+    body = page(f'<section id="s"><h1>Inline <code>x</code></h1>{paragraphs}</section>')
+    labels = [Target(f"p{i}", "std", "label", f"p{i}", "-") for i in range(len(BATCH_PARAGRAPHS))]
+    alone = extract_page(body, URL, labels)
+    doc, *batched = extract_page(body, URL, [Target("mod", "std", "doc", "", "-"), *labels])
+    assert batched == alone
+    assert [p["doc_markdown"] for p in alone] == [
+        "Use ` spaced ` and [ext](https://example.org/a?b=1&c=2).",
+        "Role `` :ref:`label` `` with `nested` code.",
+        "Empty [ then f](https://docs.example.org/en/latest/api/mod.html#e).",
+        "Next *a* *b* [**g**](https://docs.example.org/en/latest/up.html#g), "
+        "[mail](mailto:x@y.org), [bare](https://docs.example.org/en/latest/api/mod.html).",
+        "line one  \nline two & <three>",
+        "Plain text only.",
+    ]
+    assert doc["doc_markdown"] == "\n\n".join(["# Inline `x`", *(p["doc_markdown"] for p in alone)])
+
+
+def test_object_doc_text_separates_glued_blocks_and_leaves_out_members() -> None:
+    body = page(
+        '<section id="m"><h1>M</h1>'
+        '<dl class="c function"><dt class="sig" id="c.f"><span class="sig-name">f</span>()'
+        '<a class="headerlink" href="#c.f">¶</a></dt>'
+        '<dd><em class="refcount">Return value: New reference.</em><p>Does f.</p>\n'
+        "<p>Second.</p>\n</dd></dl>\n"
+        '<dl class="py class"><dt class="sig" id="m.K"><span class="sig-name">K</span></dt>'
+        '<dd>\n<p>A class.</p>\n<dl class="py method"><dt class="sig" id="m.K.g">'
+        '<span class="sig-name">g</span>()</dt><dd><p>Method g.</p></dd></dl>\n'
+        "<p>Tail text.</p>\n</dd></dl></section>"
+    )
+    f, k, g, doc = extract_page(
+        body,
+        URL,
+        [
+            Target("c.f", "c", "function", "c.f", "-"),
+            Target("m.K", "py", "class", "m.K", "-"),
+            Target("m.K.g", "py", "method", "m.K.g", "-"),
+            Target("m", "std", "doc", "", "-"),
+        ],
+    )
+    assert f["doc"] == "Return value: New reference. Does f. Second."
+    assert (k["doc"], k["doc_markdown"]) == ("A class. Tail text.", "A class.\n\nTail text.")
+    assert (g["doc"], g["parent"]) == ("Method g.", "m.K")
+    assert doc["doc"] == (
+        "Mf()Return value: New reference.Does f. Second. K A class. g()Method g. Tail text."
+    )
+    assert doc["doc_markdown"] == (
+        "# M\n\n`f()`\n\n*Return value: New reference.*\n\nDoes f.\n\nSecond.\n\n"
+        "`K`\n\nA class.\n\n`g()`\n\nMethod g.\n\nTail text."
+    )
+
+
+def test_markdown_toctree_list_with_code_block_and_ordered_start() -> None:
+    body = page(
+        '<section id="l"><h1>L</h1><div class="toctree-wrapper compound"><ul>\n'
+        '<li class="toctree-l1"><a class="reference internal" href="a.html">A &amp; B</a><ul>\n'
+        '<li class="toctree-l2"><a class="reference internal" href="a.html#x">X</a></li>\n</ul>\n'
+        '</li>\n<li class="toctree-l1"><a class="reference internal" href="../b/c.html">C</a></li>\n'
+        '</ul></div><ol start="3"><li><p>three</p></li><li><p>four <code>4</code></p>'
+        '<div class="highlight-default notranslate"><div class="highlight"><pre>code\n</pre></div>'
+        '</div></li></ol><ul class="simple"><li><p></p></li><li><p>kept</p></li></ul></section>'
+    )
+    assert one(body, "l", "l", "std", "label")["doc_markdown"] == (
+        "# L\n\n- [A & B](https://docs.example.org/en/latest/api/a.html)\n"
+        "  - [X](https://docs.example.org/en/latest/api/a.html#x)\n"
+        "- [C](https://docs.example.org/en/latest/b/c.html)\n\n"
+        "3. three\n4. four `4`\n\n   ```python\n   code\n   ```\n\n- kept"
+    )
