@@ -182,7 +182,6 @@ class Run:
         lease: float = 2.0,
         timeout: float = 300.0,
         seed: int = 1,
-        log: Any = None,
     ) -> None:
         self.s = scenario
         self.site = site
@@ -190,7 +189,6 @@ class Run:
         self.lease = lease
         self.timeout = timeout
         self.rng = random.Random(seed)
-        self.log = log or (lambda text: None)
         self.report = Report(scenario.name, control=scenario.control != "none")
         self.consumers: dict[int, subprocess.Popen[bytes]] = {}
         self.spawned = 0

@@ -24,9 +24,7 @@ from common.store import Store
 CHUNK = 1000
 
 
-async def stream_entries(
-    store: Store, fields_only_key: bool = False
-) -> AsyncIterator[tuple[str, dict[str, str]]]:
+async def stream_entries(store: Store) -> AsyncIterator[tuple[str, dict[str, str]]]:
     start = "-"
     while True:
         batch = await store.redis.xrange(store.keys.items, min=start, max="+", count=CHUNK)

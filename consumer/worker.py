@@ -211,9 +211,6 @@ class Worker:
 
     # -- settling ------------------------------------------------------------------------
 
-    def prepare_buckets(self) -> int:
-        return self.buckets
-
     async def commit(
         self, claim: Claim, items: Sequence[PreparedItem], outcome: str
     ) -> CommitResult | None:
