@@ -100,13 +100,16 @@ def plan_crawl(inventory: Inventory, inventory_url: str) -> Plan:
     pages: dict[str, Page] = {}
     seen: set[str] = set()
     duplicates: list[Entry] = []
+    page_urls: dict[str, str] = {}  # path -> page URL: ~30 entries share each page
     for entry in inventory.entries:
         if entry.key in seen:
             duplicates.append(entry)
             continue
         seen.add(entry.key)
         path, anchor = split_uri(entry.uri)
-        page_url = urljoin(base, path) if path else base
+        page_url = page_urls.get(path) or page_urls.setdefault(
+            path, urljoin(base, path) if path else base
+        )
         page = pages.get(page_url)
         if page is None:
             page = pages[page_url] = _new_page(page_url, base)
