@@ -183,6 +183,14 @@ OPTIONS: tuple[Option, ...] = (
     ),
     _opt("burst", _bool, False, "exit 0 once the crawl is complete", {"consume"}, switch=True),
     _opt(
+        "consume",
+        _bool,
+        False,
+        "then consume in the same process until the crawl is complete",
+        {"produce"},
+        switch=True,
+    ),
+    _opt(
         "consumers",
         _positive_int,
         max(2, os.cpu_count() or 2),
@@ -332,6 +340,7 @@ class Config:
     consumer_slots: str = "auto"
     partition: str | None = None
     burst: bool = False
+    consume: bool = False
     consumers: int = 2
     concurrency: int = 8
     lease: float = 30.0

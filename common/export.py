@@ -76,6 +76,57 @@ async def export_items(store: Store, output: Path | None) -> int:
     return count
 
 
+class IncrementalExport:
+    """``export_items`` done while the crawl runs (``invcrawl crawl``): ``pull`` appends
+    the items committed since its last call to ``output``'s ``.part`` file, so that once
+    the crawl is complete only the tail is left to read. The result is the same file:
+    if a key shows up twice (an item updated by a re-crawl), ``finish`` falls back to
+    the two-pass export, since the file must hold the latest version only."""
+
+    def __init__(self, store: Store, output: Path) -> None:
+        self.store = store
+        self.output = output
+        self.tmp = output.with_name(output.name + ".part")
+        output.parent.mkdir(parents=True, exist_ok=True)
+        self.out: IO[str] = open(self.tmp, "w", encoding="utf-8")  # noqa: SIM115
+        self.after = "-"
+        self.keys: set[str] = set()
+        self.stale = False
+
+    async def pull(self) -> int:
+        """Append what was committed since the last call; returns how many items."""
+        added = 0
+        while not self.stale:
+            batch = await self.store.redis.xrange(
+                self.store.keys.items, min=self.after, max="+", count=CHUNK
+            )
+            if not batch:
+                break
+            for _, fields in batch:
+                key = fields["key"]
+                if key in self.keys:
+                    self.stale = True
+                    break
+                self.keys.add(key)
+                self.out.write(fields["data"] + "\n")
+                added += 1
+            self.after = "(" + batch[-1][0]
+        return added
+
+    async def finish(self) -> int:
+        """Read the tail and move the file into place; returns the item count."""
+        await self.pull()
+        self.out.close()
+        if self.stale:
+            return await export_items(self.store, self.output)
+        os.replace(self.tmp, self.output)
+        return len(self.keys)
+
+    def abandon(self) -> None:
+        self.out.close()
+        self.tmp.unlink(missing_ok=True)
+
+
 async def _adopt_pending(store: Store, group: str, consumer: str) -> None:
     """Take over the entries other consumers of the group received but never
     acknowledged (a follower that died on another host, or in a container with another

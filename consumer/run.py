@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import logging
 import signal
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
+from redis.asyncio import Redis
 from scrapy.crawler import AsyncCrawlerProcess
 
 from common.config import Config
@@ -33,12 +35,22 @@ def consumer_settings(config: Config) -> dict[str, Any]:
     return settings
 
 
-def run_consumer(config: Config) -> int:
+def run_consumer(
+    config: Config,
+    redis: Redis | None = None,
+    beside: Callable[[AsyncCrawlerProcess, Worker], None] | None = None,
+) -> int:
+    """Consume until stopped (or, with ``burst``, until the crawl is complete).
+    ``redis``: the process's client, if it already has one. ``beside``: adds another
+    crawler to the same process before it starts (the producer spider, for
+    ``produce --consume``)."""
     from consumer.spider import PageSpider  # noqa: PLC0415 - imports Scrapy machinery
 
     assert config.redis, "the CLI resolves an embedded Redis before starting a consumer"
     process = AsyncCrawlerProcess(consumer_settings(config))
-    worker = Worker(connect(config.redis), config)
+    worker = Worker(redis or connect(config.redis), config)
+    if beside:
+        beside(process, worker)
     crawler = process.create_crawler(PageSpider)
     signals_seen = 0
 

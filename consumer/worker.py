@@ -56,6 +56,10 @@ class Worker:
         self.stopping = False
         self.finished_reason = "stopped"
         self.fatal: str | None = None  # set when the feed dies of a non-transient error
+        # True while a producer spider in this same process is still enqueuing (produce
+        # --consume): until it is done, an earlier run's finished state must not end
+        # the feed (a re-run may add pages).
+        self.awaiting_producer = False
         self._wake = asyncio.Event()
         self._heartbeat: asyncio.Task[None] | None = None
         self._outage_since: float | None = None
@@ -65,9 +69,16 @@ class Worker:
 
     def request_stop(self) -> None:
         """Graceful stop (SIGTERM): claim nothing more; in-flight pages finish."""
-        if not self.stopping:
+        if not self.stopping and self.held:
             log.warning("stopping: finishing %d in-flight page(s)", len(self.held))
         self.stopping = True
+        self._wake.set()
+
+    def producer_finished(self, error: str | None) -> None:
+        """The producer spider sharing this process is done: go on, or stop if it failed."""
+        self.awaiting_producer = False
+        if error:
+            self.request_stop()
         self._wake.set()
 
     async def close(self) -> None:
@@ -179,8 +190,10 @@ class Worker:
                         self.on_stat("invcrawl/redeliveries", 1)
                     yield claim
                 continue
-            if not self.held and await self._redis(
-                self.store.is_complete, give_up_when_stopping=True
+            if (
+                not self.held
+                and not self.awaiting_producer
+                and await self._redis(self.store.is_complete, give_up_when_stopping=True)
             ):
                 return
             await self._sleep(poll)

@@ -162,12 +162,44 @@ def cmd_produce(config: Config, args: argparse.Namespace) -> int:
     url = inventory_url(site)
     crawl_id = config.crawl_id or crawl_id_for(site)
     with redis_for(config, create=True) as live:
-        sink = RedisSink(connect(live.redis or ""), crawl_id, live, site)
+        redis = connect(live.redis or "")
+        sink = RedisSink(redis, crawl_id, live, site)
+        if live.consume:
+            return _produce_and_consume(dataclasses.replace(live, crawl_id=crawl_id), url, sink)
         error = fetch_inventory(live, url, sink)
     if error:
         return fail(error)
     print(f"crawl {crawl_id}: {sink.tasks} page tasks, {sink.added} new", file=sys.stderr)
     return EXIT_OK
+
+
+def _produce_and_consume(config: Config, url: str, sink: Any) -> int:
+    """``produce --consume``: the producer spider and the consumer's in one Scrapy
+    process. The consumer waits for the crawl to exist; if producing fails it stops."""
+    from scrapy import signals  # noqa: PLC0415
+
+    from consumer.run import run_consumer  # noqa: PLC0415
+    from producer.run import inventory_error, schedule_inventory  # noqa: PLC0415
+
+    errors: list[str] = []
+
+    def beside(process: Any, worker: Any) -> None:
+        crawler = schedule_inventory(process, config, url, sink)
+        worker.awaiting_producer = True
+
+        def closed(spider: Any, reason: str) -> None:
+            error = inventory_error(crawler, url)
+            if error:
+                errors.append(error)
+            worker.producer_finished(error)
+
+        # weak=False: a local function would otherwise be collected before it fires.
+        crawler.signals.connect(closed, signal=signals.spider_closed, weak=False)
+
+    code = run_consumer(dataclasses.replace(config, burst=True), sink.store.redis, beside)
+    if errors:
+        return fail(errors[0])
+    return code
 
 
 def cmd_consume(config: Config, args: argparse.Namespace) -> int:

@@ -1,6 +1,6 @@
-"""``invcrawl crawl``: the all-in-one local run. Produces, supervises N consumer
-processes (respawning crashed ones), shows progress, exports JSON Lines and prints a
-summary. Running it again resumes: committed pages are never fetched again."""
+"""``invcrawl crawl``: the all-in-one local run. Supervises N consumer processes (the
+first also produces the crawl) and respawns crashed ones, shows progress, exports JSON
+Lines and prints a summary. Running it again resumes: committed pages are never fetched again."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from common.config import OPTIONS, Config
-from common.export import export_items
+from common.export import IncrementalExport, export_items
 from common.redisconn import connect
 from common.status import crawl_status
 from common.store import Store
@@ -70,6 +70,10 @@ class CrawlRun:
         self.procs: dict[int, asyncio.subprocess.Process] = {}
         self.respawns = 0
         self.interrupted = False
+        self.failed: int | None = None  # exit code when producing failed
+        self.producing: int | None = None  # index of the process producing the crawl
+        self.logs: dict[int, tuple[Path, int]] = {}  # index -> (log file, offset at spawn)
+        self.export: IncrementalExport | None = None
         mode = config.progress
         self.progress = ("bar" if sys.stderr.isatty() else "lines") if mode == "auto" else mode
 
@@ -80,28 +84,36 @@ class CrawlRun:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self._interrupt)
         self.say(f"crawl {self.crawl_id}: reading the inventory of {self.site}")
-        # Consumers start while the producer reads the inventory: each process spends
-        # ~1 s in interpreter and Scrapy start-up, and consumers wait for the crawl to
-        # exist (they attach once its metadata is written; completion needs the
-        # producer done, so an early consumer cannot finish a half-enqueued crawl).
-        producing = asyncio.ensure_future(self.produce())
-        for index in range(self.config.consumers):
-            await self.spawn(index)
-        code = await producing
-        if code != 0 or self.interrupted:
-            await self.stop_consumers()
-            return code or 130
         redis = connect(self.config.redis or "")
         store = Store(redis, self.crawl_id)
+        output = self.config.output or Path(f"{self.crawl_id}.jsonl")
+        # Items are written out while the crawl runs (this process is otherwise idle),
+        # so that the end of the crawl only has the last ones left to read.
+        if str(output) != "-":
+            self.export = IncrementalExport(store, output)
         try:
+            # The first process produces, then consumes (`produce --consume`): one
+            # interpreter and Scrapy start-up fewer than a separate producer (~1.5 CPU-s
+            # that competed with the consumers' own start-ups). The other consumers
+            # start at once and attach when the crawl's metadata is written; completion
+            # needs the producer done, so none can finish a half-enqueued crawl.
+            for index in range(self.config.consumers):
+                await self.spawn(index, produce=index == 0)
             status = await self.supervise(store)
+            if self.failed is not None:
+                return self.failed
             if self.interrupted:
                 self.say("\ninterrupted: run the same command again to resume")
                 return 130
-            output = self.config.output or Path(f"{self.crawl_id}.jsonl")
-            written = await export_items(store, output)
+            if self.export:
+                written = await self.export.finish()
+                self.export = None
+            else:
+                written = await export_items(store, output)
             status = await crawl_status(store, self.config.lease_ms)
         finally:
+            if self.export:
+                self.export.abandon()
             await redis.aclose()
         self.summary(status, written, output, time.monotonic() - started)
         if status["pages_dead"]:
@@ -113,20 +125,6 @@ class CrawlRun:
             return EXIT_DEAD_PAGES
         return 0
 
-    async def produce(self) -> int:
-        argv = child_argv(self.config, "produce", self.site)
-        proc = await asyncio.create_subprocess_exec(
-            *argv, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
-        )
-        _, err = await proc.communicate()
-        text = err.decode(errors="replace")
-        (self.log_dir / "producer.log").write_text(text)
-        if proc.returncode != 0:
-            # The producer printed its own one-line error; show just that.
-            lines = [ln for ln in text.splitlines() if ln.startswith("invcrawl: error:")]
-            print("\n".join(lines) or text.strip()[-2000:], file=sys.stderr)
-        return proc.returncode or 0
-
     async def stop_consumers(self) -> None:
         for proc in self.procs.values():
             with contextlib.suppress(ProcessLookupError):
@@ -135,9 +133,16 @@ class CrawlRun:
             await proc.wait()
         self.procs.clear()
 
-    async def spawn(self, index: int) -> None:
-        argv = child_argv(self.config, "consume", "--burst")
-        log = open(self.log_dir / f"consumer-{index}.log", "ab")  # noqa: SIM115
+    async def spawn(self, index: int, produce: bool = False) -> None:
+        if produce:
+            argv = child_argv(self.config, "produce", self.site, "--consume")
+        else:
+            argv = child_argv(self.config, "consume", "--burst")
+        path = self.log_dir / f"consumer-{index}.log"
+        log = open(path, "ab")  # noqa: SIM115
+        self.logs[index] = (path, log.tell())
+        if produce:
+            self.producing = index
         self.procs[index] = await asyncio.create_subprocess_exec(
             *argv, stdout=asyncio.subprocess.DEVNULL, stderr=log
         )
@@ -157,10 +162,20 @@ class CrawlRun:
                 elif self.progress == "lines" and now - last_line >= 5:
                     self.say(progress_line(status))
                     last_line = now
+                if self.export:
+                    await self.export.pull()
             for index, proc in list(self.procs.items()):
                 if proc.returncode is None:
                     continue
                 del self.procs[index]
+                produced = await self._produced(store, index)
+                if not produced and proc.returncode > 0 and not self.interrupted:
+                    # The producer's own error (an unreachable site, a bad inventory):
+                    # show its one line and stop; retrying cannot fix it.
+                    self._show_producer_error(index)
+                    await self.stop_consumers()
+                    self.failed = proc.returncode
+                    return status
                 if (
                     proc.returncode != 0
                     and not self.interrupted
@@ -172,10 +187,28 @@ class CrawlRun:
                         f"\nconsumer {index} exited with {proc.returncode}; restarting "
                         f"it (log: {self.log_dir}/consumer-{index}.log)"
                     )
-                    await self.spawn(index)
+                    await self.spawn(index, produce=not produced)
         if self.progress == "bar":
             sys.stderr.write("\n")
         return status
+
+    async def _produced(self, store: Store, index: int) -> bool:
+        """Whether the crawl no longer needs process ``index`` to produce it."""
+        if self.producing != index:
+            return True
+        with contextlib.suppress(Exception):
+            if (await store.meta()).get("producer") == "done":
+                self.producing = None
+                return True
+        return False
+
+    def _show_producer_error(self, index: int) -> None:
+        path, offset = self.logs[index]
+        with open(path, "rb") as log:
+            log.seek(offset)
+            text = log.read().decode(errors="replace")
+        lines = [ln for ln in text.splitlines() if ln.startswith("invcrawl: error:")]
+        print("\n".join(lines) or text.strip()[-2000:], file=sys.stderr)
 
     async def _wait_any(self, timeout: float) -> None:
         """Sleep until a consumer exits (the crawl is usually over then: export at once)

@@ -93,3 +93,11 @@ def test_zero_entries_creates_no_crawl(
 def test_status_without_any_redis_explains_what_to_do(tmp_path: Path) -> None:
     result = invcrawl("status", cwd=tmp_path)
     assert_one_line_error(result, 1, "no --redis given")
+
+
+def test_crawl_of_a_bad_inventory_shows_the_producers_error(site_dir: Path, tmp_path: Path) -> None:
+    """`crawl` produces in its first consumer process: the producer's one line reaches
+    the user, the other consumers are stopped, the exit code is 1."""
+    with serve(site_dir) as server:
+        result = invcrawl("crawl", server.url + "empty/", "--consumers", "3", cwd=tmp_path)
+    assert_one_line_error(result, 1, "0 entries")

@@ -6,6 +6,8 @@ of known symbols against the ground truth in tests/sites/expected.py."""
 from __future__ import annotations
 
 import json
+import shutil
+import zlib
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from support.cli import invcrawl
 from support.http import serve
 
 from common.inventory import parse_inventory
+from common.keys import CrawlKeys
 from common.plan import plan_crawl
 from common.redis_server import RedisServer
 
@@ -107,3 +110,58 @@ def test_crawl_with_two_consumers(site: BuiltSite, tmp_path: Path) -> None:
             assert expected["doc"] in norm_ws(item["doc"]), key
             checked += 1
     assert checked >= 40
+
+
+def test_produce_then_consume_in_one_process(site: BuiltSite, tmp_path: Path) -> None:
+    """`produce --consume` (the first process of `invcrawl crawl`): the producer spider
+    and the consumer's share one Scrapy process; it exits 0 once the crawl is complete,
+    with the crawl's own settings (here 3 slots) applied by the producer."""
+    with RedisServer(tmp_path / "redis") as server, serve(site.html) as http:
+        args = ("--redis", server.url, "--crawl-id", "pc")
+        run = invcrawl("produce", http.url, "--consume", "--slots", "3", *args, cwd=tmp_path)
+        assert run.code == 0, run.stderr
+        client = redis.Redis.from_url(server.url, decode_responses=True)
+        meta = client.hgetall(CrawlKeys("pc").meta)
+        client.close()
+        exported = invcrawl("export", *args, "-o", str(tmp_path / "pc.jsonl"), cwd=tmp_path)
+        assert exported.code == 0, exported.stderr
+    assert meta["state"] == "finished" and meta["producer"] == "done" and meta["slots"] == "3"
+    plan = plan_crawl(parse_inventory(site.inventory.read_bytes()), http.url + "objects.inv")
+    keys = [i["key"] for i in read_jsonl(tmp_path / "pc.jsonl")]
+    assert len(keys) == len(set(keys)) == plan.entries
+
+
+def test_rerun_with_a_grown_inventory_consumes_the_new_pages(
+    site: BuiltSite, tmp_path: Path
+) -> None:
+    """A finished crawl re-run after the site gained pages: `produce --consume` must not
+    take the earlier run's finished state for completion before its producer is done."""
+    root = tmp_path / "site"
+    shutil.copytree(site.html, root)
+    full = site.inventory.read_bytes()
+    header, _, body = full.partition(b"zlib.\n")
+    lines = zlib.decompress(body).decode().splitlines()
+    first_page = lines[0].split()[3].split("#")[0].replace("$", "")
+    small = [ln for ln in lines if ln.split()[3].split("#")[0].replace("$", "") == first_page]
+    assert 0 < len(small) < len(lines)
+    (root / "objects.inv").write_bytes(
+        header + b"zlib.\n" + zlib.compress("\n".join(small).encode() + b"\n")
+    )
+    slow_inventory: list[bool] = []  # the re-run's consumer is ready long before it
+
+    def fault(path: str) -> str | None:
+        return "delay:1500" if slow_inventory and path.endswith("objects.inv") else None
+
+    with RedisServer(tmp_path / "redis") as server, serve(root, fault) as http:
+        args = ("--redis", server.url, "--crawl-id", "grow")
+        assert invcrawl("produce", http.url, "--consume", *args, cwd=tmp_path).code == 0
+        (root / "objects.inv").write_bytes(full)
+        slow_inventory.append(True)
+        rerun = invcrawl("produce", http.url, "--consume", *args, cwd=tmp_path)
+        assert rerun.code == 0, rerun.stderr
+        exported = invcrawl("export", *args, "-o", str(tmp_path / "grow.jsonl"), cwd=tmp_path)
+        assert exported.code == 0, exported.stderr
+    plan = plan_crawl(parse_inventory(full), http.url + "objects.inv")
+    items = read_jsonl(tmp_path / "grow.jsonl")
+    assert len(items) == plan.entries
+    assert sum(i["status"] == "ok" for i in items) == plan.entries - plan.skipped_entries
