@@ -15,6 +15,7 @@ from typing import Any
 import scrapy.core.downloader.handlers.http11  # noqa: F401
 
 from common.config import Config
+from common.redisconn import scrapy_redis_settings
 
 MIB = 1024 * 1024
 
@@ -36,5 +37,5 @@ def base_settings(config: Config) -> dict[str, Any]:
         "TELNETCONSOLE_ENABLED": False,
         "LOG_LEVEL": config.log_level,
         "LOGSTATS_INTERVAL": 60.0,
-        "REDIS_URL": config.redis,
+        **scrapy_redis_settings(config.redis),
     }

@@ -1,7 +1,10 @@
 """The one Redis client of a process.
 
-Built through scrapy-redis's connection helper (``REDIS_URL`` / ``REDIS_PARAMS``
-conventions) with ``redis.asyncio.Redis`` as the class, so nothing blocks the reactor.
+Always ``redis.asyncio.Redis`` (nothing blocks the reactor) with the same parameters.
+Scrapy processes build theirs through scrapy-redis from the ``REDIS_URL`` /
+``REDIS_PARAMS`` settings (:func:`scrapy_redis_settings`, the Scrapy idiom); the other
+processes (the ``crawl`` supervisor, ``status``, ``export``...) with :func:`connect`,
+which does not import Scrapy (0.4 s of CPU per command).
 redis-py's automatic command retry is switched off: re-sending a Lua script whose reply
 was lost could run it twice (a claim would lease tasks nobody knows of). Callers retry
 explicitly, with backoff, where that is safe (docs/delivery.md).
@@ -15,7 +18,6 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import BusyLoadingError, ConnectionError, ResponseError, TimeoutError
-from scrapy_redis.connection import get_redis
 
 # Errors that mean "Redis is unreachable or restarting": back off and try again.
 TRANSIENT_REDIS_ERRORS: tuple[type[BaseException], ...] = (
@@ -26,26 +28,29 @@ TRANSIENT_REDIS_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
-def redis_params(url: str) -> dict[str, Any]:
-    """REDIS_PARAMS for scrapy-redis's get_redis(); also used to build Scrapy settings."""
+def redis_params() -> dict[str, Any]:
+    """Keyword arguments of the client, besides its URL."""
     return {
-        "redis_cls": Redis,
-        "url": url,
         "decode_responses": True,
         "socket_timeout": 10,
         "socket_connect_timeout": 5,
         "health_check_interval": 15,
         "retry": Retry(NoBackoff(), 0),
+        "retry_on_timeout": False,  # scrapy-redis's defaults turn it on
     }
 
 
 def connect(url: str) -> Redis:
     """Create the process's client (lazy: no connection is opened yet)."""
     try:
-        client: Redis = get_redis(**redis_params(url))
+        return Redis.from_url(url, **redis_params())
     except ValueError as exc:
         raise ValueError(f"invalid Redis URL {url!r}: {exc}") from None
-    return client
+
+
+def scrapy_redis_settings(url: str | None) -> dict[str, Any]:
+    """Scrapy settings for scrapy-redis's ``get_redis_from_settings``."""
+    return {"REDIS_URL": url, "REDIS_PARAMS": {"redis_cls": Redis, **redis_params()}}
 
 
 def is_transient(exc: BaseException) -> bool:

@@ -11,10 +11,10 @@ from typing import Any
 
 from redis.asyncio import Redis
 from scrapy.crawler import AsyncCrawlerProcess
+from scrapy_redis.connection import get_redis_from_settings
 
 from common.config import Config
 from common.crawler_settings import base_settings
-from common.redisconn import connect
 from consumer.worker import Worker
 
 log = logging.getLogger("invcrawl.consumer")
@@ -48,7 +48,8 @@ def run_consumer(
 
     assert config.redis, "the CLI resolves an embedded Redis before starting a consumer"
     process = AsyncCrawlerProcess(consumer_settings(config))
-    worker = Worker(redis or connect(config.redis), config)
+    # The process's one client: scrapy-redis builds it from REDIS_URL / REDIS_PARAMS.
+    worker = Worker(redis or get_redis_from_settings(process.settings), config)
     if beside:
         beside(process, worker)
     crawler = process.create_crawler(PageSpider)
