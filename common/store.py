@@ -148,7 +148,7 @@ class Store:
         keys = [self.keys.seen, self.keys.task, self.keys.stats, self.keys.meta]
         args: list[Any] = [layout.slots, len(batch)]
         for task in batch:
-            index = _key_index(keys, queues, self.keys.queue(self.slot_of(task.id, layout)))
+            index = key_index(keys, queues, self.keys.queue(self.slot_of(task.id, layout)))
             args += [task.id, encode_task(task), index]
         result = int(await self._scripts["enqueue"](keys=keys, args=args))
         if result == -2:
@@ -218,7 +218,7 @@ class Store:
         buckets: dict[str, int] = {}
         args: list[Any] = [claim.task.id, claim.token, outcome, len(items)]
         for item in items:
-            index = _key_index(keys, buckets, k.isum(item.bucket))
+            index = key_index(keys, buckets, k.isum(item.bucket))
             args += [index, item.field, item.value, item.key, item.status, item.data]
         code, new, updated, unchanged = await self._scripts["commit"](keys=keys, args=args)
         return CommitResult(
@@ -296,7 +296,7 @@ class Store:
         sets: dict[str, int] = {}
         triples: list[Any] = []
         for claim in claims:
-            index = _key_index(keys, sets, k.inflight(claim.slot))
+            index = key_index(keys, sets, k.inflight(claim.slot))
             triples += [claim.task.id, claim.token, index]
         args = [consumer, lease_ms, json.dumps(info), len(triples) // 3, *triples]
         reply = await self._scripts["renew"](keys=keys, args=args)
@@ -328,7 +328,7 @@ class Store:
             queues: dict[str, int] = {}
             args: list[Any] = [max_tries, layout.slots, len(expired)]
             for task_id in expired:
-                args += [task_id, _key_index(keys, queues, k.queue(self.slot_of(task_id, layout)))]
+                args += [task_id, key_index(keys, queues, k.queue(self.slot_of(task_id, layout)))]
             requeued, dead = await self._scripts["reap"](keys=keys, args=args)
             if requeued == -2:
                 raise StaleSlots
@@ -376,69 +376,6 @@ class Store:
         await self.assign_slots(consumer, slot_count, 1, 1, pinned=[])
         await self.redis.zrem(self.keys.consumers, consumer)
 
-    # -- dead letters ------------------------------------------------------------------
-
-    async def dead_tasks(self) -> list[dict[str, Any]]:
-        ids_scores = await self.redis.zrange(self.keys.dlq, 0, -1, withscores=True)
-        if not ids_scores:
-            return []
-        ids = [task_id for task_id, _ in ids_scores]
-        whys = await self.redis.hmget(self.keys.dlq_why, ids)
-        payloads = await self.redis.hmget(self.keys.task, ids)
-        out = []
-        for (task_id, score), why, payload in zip(ids_scores, whys, payloads, strict=True):
-            info = json.loads(why) if why else {}
-            task = decode_task(payload) if payload else None
-            out.append(
-                {
-                    "id": task_id,
-                    "url": task.url if task else None,
-                    "entries": len(task.entries) if task else 0,
-                    "died_at": int(score),
-                    "reason": info.get("reason"),
-                    "error": info.get("error"),
-                    "tries": info.get("tries"),
-                }
-            )
-        return out
-
-    async def redrive(self, task_ids: Sequence[str] | None) -> int:
-        if task_ids is None:
-            task_ids = list(await self.redis.zrange(self.keys.dlq, 0, -1))
-        if not task_ids:
-            return 0
-
-        async def call() -> int:
-            layout = await self._layout()
-            k = self.keys
-            keys = [k.dlq, k.dlq_why, k.tries, k.reaped, k.stats, k.meta, k.errors]
-            queues: dict[str, int] = {}
-            args: list[Any] = [layout.slots, len(task_ids)]
-            for task_id in task_ids:
-                args += [task_id, _key_index(keys, queues, k.queue(self.slot_of(task_id, layout)))]
-            code = int(await self._scripts["redrive"](keys=keys, args=args))
-            if code == -2:
-                raise StaleSlots
-            return code
-
-        return await self._retry_stale(call)
-
-    # -- resharding --------------------------------------------------------------------
-
-    async def reshard(self, new_slots: int) -> tuple[int, int]:
-        """Move queued and delayed tasks to ``new_slots`` slots; returns the counts moved."""
-        if new_slots < 1:
-            raise ValueError("slot count must be >= 1")
-        layout = await self.refresh_layout()
-        keys = [self.keys.meta]
-        for slot in range(max(layout.slots, new_slots)):
-            keys += [self.keys.queue(slot), self.keys.delayed(slot)]
-        queued, delayed = await self._scripts["reshard"](keys=keys, args=[layout.slots, new_slots])
-        if queued == -2:
-            raise StaleSlots("the slot count changed during resharding; run it again")
-        await self.refresh_layout()
-        return int(queued), int(delayed)
-
     # -- helpers -----------------------------------------------------------------------
 
     async def server_ms(self) -> int:
@@ -454,7 +391,7 @@ class Store:
         raise StaleSlots("slot count kept changing; giving up")
 
 
-def _key_index(keys: list[str], seen: dict[str, int], key: str) -> int:
+def key_index(keys: list[str], seen: dict[str, int], key: str) -> int:
     """Append ``key`` to KEYS once and return its 1-based Lua index."""
     index = seen.get(key)
     if index is None:

@@ -15,6 +15,7 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from common.admin import AdminStore
 from common.config import Config, ConfigError
 from common.inventory import InventoryError, inventory_to_dict
 from common.redis_server import RedisServerError, embedded_redis
@@ -274,7 +275,7 @@ def cmd_export(config: Config, args: argparse.Namespace) -> int:
 
 def cmd_dlq(config: Config, args: argparse.Namespace) -> int:
     async def job(redis: Redis) -> Any:
-        store = await resolve_crawl(redis, config)
+        store = AdminStore(redis, (await resolve_crawl(redis, config)).crawl_id)
         if args.action == "list":
             return await store.dead_tasks()
         if not args.all_tasks and not args.task_ids:
@@ -297,7 +298,7 @@ def cmd_dlq(config: Config, args: argparse.Namespace) -> int:
 
 def cmd_reshard(config: Config, args: argparse.Namespace) -> int:
     async def job(redis: Redis) -> tuple[int, int]:
-        store = await resolve_crawl(redis, config)
+        store = AdminStore(redis, (await resolve_crawl(redis, config)).crawl_id)
         return await store.reshard(config.slots)
 
     with redis_for(config, create=False) as live:

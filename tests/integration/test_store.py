@@ -15,6 +15,7 @@ import pytest
 from conftest import run
 from redis.asyncio import Redis
 
+from common.admin import AdminStore
 from common.items import CrawlInfo, build_item, prepare
 from common.keys import CrawlKeys
 from common.redisconn import connect
@@ -49,7 +50,7 @@ def with_store(
 ) -> Any:
     async def main() -> Any:
         client = connect(redis_url)
-        store = Store(client, crawl)
+        store = AdminStore(client, crawl)  # the delivery core plus the operator actions
         await store.open_crawl({"site": "x", "max_tries": 3}, slots, 4)
         try:
             return await job(store, client)
@@ -208,7 +209,7 @@ def test_fail_delays_with_backoff_then_dead_letters_at_the_limit(
 def test_dead_tasks_and_redrive_reset_tries(redis_url: str, sync_redis: Any) -> None:
     task = make_task(6)
 
-    async def job(store: Store, _: Redis) -> Any:
+    async def job(store: AdminStore, _: Redis) -> Any:
         await store.enqueue([task])
         (claim,) = await claim_all(store)
         await store.fail(claim, {"reason": "HTTP 403"}, 0, 3, dead_now=True)
@@ -326,7 +327,7 @@ def test_reshard_moves_queued_and_delayed_and_stale_callers_recover(
 ) -> None:
     tasks = [make_task(60 + i) for i in range(30)]
 
-    async def job(store: Store, client: Redis) -> Any:
+    async def job(store: AdminStore, client: Redis) -> Any:
         await store.enqueue(tasks)
         held = await claim_all(store, n=2)
         await store.fail(held[0], {"reason": "HTTP 500"}, 60_000, 3)
