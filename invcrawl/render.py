@@ -39,13 +39,16 @@ def progress_line(s: dict[str, Any]) -> str:
     """One line for the crawl command's live progress."""
     by = s["items_by_status"]
     settled = s["pages_done"] + s["pages_dead"]
+    if not s["pages_total"] and s.get("producer") != "done":
+        return "producing: reading the inventory and enqueueing its pages..."
+    # Dead pages next to the page count: the line is cut at the terminal width, from
+    # the end (the rate and ETA matter least).
+    dead = f" ({s['pages_dead']} dead)" if s["pages_dead"] else ""
     line = (
-        f"{bar(settled, s['pages_total'], 20)} {settled}/{s['pages_total']} pages "
+        f"{bar(settled, s['pages_total'], 20)} {settled}/{s['pages_total']} pages{dead} "
         f"{s['items']} items ({by['ok']} ok) {s['rate_pages_s']:.1f}/s "
         f"ETA {duration(s['eta_s'])}"
     )
-    if s["pages_dead"]:
-        line += f" dead {s['pages_dead']}"
     return line[: WIDTH - 1]
 
 
