@@ -18,13 +18,12 @@ What it does that Sphinx's, doc2dash's and sphobjinv's readers do not (see
 
 from __future__ import annotations
 
+import functools
 import re
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
-
-from sphobjinv.re import p_data
 
 DEFAULT_MAX_INFLATED = 64 * 1024 * 1024
 MAX_HEADER_LINES = 8
@@ -186,8 +185,19 @@ def _parse_lines(inv: Inventory, text: str, parse_line: Any) -> None:
             inv.malformed.append(Malformed(lineno, result, raw[:200]))
 
 
+@functools.cache
+def _line_pattern() -> re.Pattern[str]:
+    # Imported on first use: sphobjinv pulls in jsonschema (~0.16 s), which the
+    # processes that never parse an inventory (status, export, the crawl supervisor)
+    # need not pay at start-up.
+    from sphobjinv.re import p_data  # noqa: PLC0415
+
+    pattern: re.Pattern[str] = p_data
+    return pattern
+
+
 def _parse_v2_line(line: str) -> Entry | str:
-    match = p_data.match(line)
+    match = _line_pattern().match(line)
     if match is None:
         if not re.search(r"\s[^\s:]+:\S+\s+-?\d+(\s|$)", line):
             return "no 'domain:role priority' fields"
