@@ -180,7 +180,14 @@ def marks(fragment: str, linker: Linker, batch: bool = False) -> str:
         alt = _ALT.search(attrs)
         return f"![{alt.group(1) if alt else ''}]({linker(src.group(1))})"
 
-    s = _SPAN.sub("", fragment) if "<span" in fragment else fragment
+    s = fragment
+    if "<span" in s:
+        # The regex stops at every "<" of the fragment; C string replacement of the closing tag
+        # and of the code-text span (nearly all inline spans) often leaves it nothing to do.
+        # Same result: "<" only ever starts a tag here, so no removal can create a new match.
+        s = s.replace("</span>", "").replace('<span class="pre">', "")
+        if "<span" in s:
+            s = _SPAN.sub("", s)
     if "<" in s:
         if "<img" in s:
             s = _IMG.sub(img, s)
