@@ -588,6 +588,8 @@ def render_e2e(
     if {"a", "b", "c"} <= summary.keys():
         a, b, c = (summary[m]["wall"] for m in "abc")
         ca, cb, cc = (summary[m]["cpu"] for m in "abc")
+        c_busy = cc + summary["c"]["nginx_cpu"]
+        cpus = os.cpu_count() or 1
         rows += [
             "",
             f"  {'ratio':27} {'value':>7}  target",
@@ -596,6 +598,10 @@ def render_e2e(
             f"  {'b/c speed-up (2 vs 1)':27} {b / c:7.2f}  >= 1.6 (ceiling here: section 2)",
             f"  {'b/a CPU':27} {cb / ca:7.2f}",
             f"  {'c/a CPU':27} {cc / ca:7.2f}",
+            # The best (c) can do is its own CPU (consumers, Redis, crawl process, nginx)
+            # spread perfectly over every CPU of the machine with nothing else running.
+            f"  {'b/c bound by (c) CPU':27} {b / (c_busy / cpus):7.2f}  "
+            f"= b / ((c CPU s + nginx) / {cpus} CPUs)",
         ]
     return "\n".join(rows)
 

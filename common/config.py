@@ -243,7 +243,7 @@ OPTIONS: tuple[Option, ...] = (
         "robots",
         _bool,
         True,
-        "obey robots.txt (--no-robots to ignore it)",
+        "ignore robots.txt (obeyed by default; INVCRAWL_ROBOTS=0 also ignores it)",
         _RUNNERS,
         flag="--no-robots",
         switch=True,
