@@ -38,9 +38,9 @@ def make_task(n: int, entries: int = 2) -> Task:
     )
 
 
-def items_for(task: Task, doc: str = "body") -> list[Any]:
+def items_for(task: Task, doc: str = "body", status: str = "ok") -> list[Any]:
     return [
-        prepare(build_item(CRAWL, task, e, {"status": "ok", "doc": f"{doc} {e.name}"}), 4)
+        prepare(build_item(CRAWL, task, e, {"status": status, "doc": f"{doc} {e.name}"}), 4)
         for e in task.entries
     ]
 
@@ -142,6 +142,23 @@ def test_recommit_same_content_adds_nothing_and_changes_are_updates(
     kinds = [e[1]["kind"] for e in sync_redis.xrange("invcrawl:{t}:items")]
     assert kinds == ["new", "new", "update", "update"]
     assert sync_redis.hget("invcrawl:{t}:stats", "status:ok") == "2"
+
+
+def test_status_counters_follow_updates_that_change_status(redis_url: str, sync_redis: Any) -> None:
+    task = make_task(3, entries=3)
+
+    async def job(store: Store, client: Redis) -> None:
+        for doc, status in (("body", "ok"), ("gone", "anchor_missing"), ("gone", "anchor_missing")):
+            await client.srem(store.keys.seen, task.id)
+            await store.enqueue([task])
+            (claim,) = await claim_all(store)
+            await store.commit(claim, items_for(task, doc, status), "fetched")
+
+    with_store(redis_url, job)
+    stats = sync_redis.hgetall("invcrawl:{t}:stats")
+    # 3 items went ok -> anchor_missing once, then were recommitted unchanged.
+    assert (stats["status:ok"], stats["status:anchor_missing"]) == ("0", "3")
+    assert (stats["items_new"], stats["items_updated"], stats["items_unchanged"]) == ("3", "3", "3")
 
 
 def test_commit_with_a_stale_token_is_fenced(redis_url: str, sync_redis: Any) -> None:
