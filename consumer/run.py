@@ -3,6 +3,7 @@ SIGTERM (finish or release in-flight pages, exit 0), second signal forces the st
 
 from __future__ import annotations
 
+import gc
 import logging
 import signal
 from collections.abc import Callable
@@ -69,6 +70,10 @@ def run_consumer(
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     process.crawl(crawler, worker=worker)
+    # Everything imported and built so far (Scrapy, Twisted, lxml, redis-py: ~1/2 million
+    # objects) lives as long as the process: moved out of the collector's generations, it is
+    # no longer rescanned by every full collection (~0.1 s of a CPython-docs crawl).
+    gc.freeze()
     process.start(install_signal_handlers=False)
     if worker.fatal:
         log.error("consumer stopped by an unexpected error: %s", worker.fatal)
