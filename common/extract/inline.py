@@ -43,6 +43,10 @@ _CODE_TAG = re.compile(r"</?(?:code|tt|kbd|samp)\b[^>]*>")
 _EMPH_TAG = re.compile(r"</?(?:em|i|cite|var|dfn)\b[^>]*>")
 _BOLD_TAG = re.compile(r"</?(?:strong|b)\b[^>]*>")
 _BR = re.compile(r"<br\b[^>]*>")
+# Names of the tags the passes of marks() act on (the trailing \b: "<b" is not "<br").
+_NAMES = re.compile(r"<(span|img|code|tt|kbd|samp|a|em|i|cite|var|dfn|strong|b|br)\b")
+_CODE_NAMES = frozenset(("code", "tt", "kbd", "samp"))
+_EMPH_NAMES = frozenset(("em", "i", "cite", "var", "dfn"))
 _TAG = re.compile(r"<[^>]*>")
 _SRC = re.compile(r'\bsrc="([^"]*)"')
 _ALT = re.compile(r'\balt="([^"]*)"')
@@ -186,27 +190,31 @@ def marks(fragment: str, linker: Linker, batch: bool = False) -> str:
         # and of the code-text span (nearly all inline spans) often leaves it nothing to do.
         # Same result: "<" only ever starts a tag here, so no removal can create a new match.
         s = s.replace("</span>", "").replace('<span class="pre">', "")
-        if "<span" in s:
-            s = _SPAN.sub("", s)
     if "<" in s:
-        if "<img" in s:
+        # The tag names present, from one regex pass, decide which passes run: a substring test
+        # per tag costs a full scan of the fragment for every absent tag (most of them). The
+        # passes only remove tags or write text without "<" (text and alt are escaped), so no
+        # later pass meets a tag that was not there at this point.
+        names = set(_NAMES.findall(s))
+        if "span" in names:
+            s = _SPAN.sub("", s)
+        if "img" in names:
             s = _IMG.sub(img, s)
-        # Substring tests (C, no regex machinery) skip passes that cannot match.
-        if "<code" in s or "<tt" in s or "<kbd" in s or "<samp" in s:
+        if not names.isdisjoint(_CODE_NAMES):
             # Backticks inside code need a longer fence, hence the (slower) callback form.
             s = _CODE.sub(_code, s) if not batch and "`" in s else _CODE_TAG.sub("`", s)
-        if "<a" in s:
+        if "a" in names:
             if BLANK_LINK.search(s):
                 s = _links(s, _LINK_BATCH if batch else _LINK, linker)
             else:
                 s = _links(s, _LINK_FAST_BATCH if batch else _LINK_FAST, linker)
-        if "<em" in s or "<i" in s or "<cite" in s or "<var" in s or "<dfn" in s:
-            if "</em><em" in s:  # adjacent emphases would merge into "**"
+        if not names.isdisjoint(_EMPH_NAMES):
+            if "em" in names and "</em><em" in s:  # adjacent emphases would merge into "**"
                 s = s.replace("</em><em", "</em> <em")
             s = _EMPH_TAG.sub("*", s)
-        if "<strong" in s or "<b" in s:
+        if "strong" in names or "b" in names:
             s = _BOLD_TAG.sub("**", s)
-        if "<br" in s:
+        if "br" in names:
             s = _BR.sub(BR_MARK, s)
     return s
 
