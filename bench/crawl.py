@@ -91,6 +91,14 @@ if _out:
         with open(os.path.join(_out, f"{os.getpid()}.json"), "w") as f:
             json.dump(data, f)
     atexit.register(_invcrawl_bench_dump)
+    # A forked child (produce --consume's producer) leaves with os._exit: no atexit.
+    _invcrawl_os_exit = os._exit
+    def _invcrawl_exit(code):
+        try:
+            _invcrawl_bench_dump()
+        finally:
+            _invcrawl_os_exit(code)
+    os._exit = _invcrawl_exit
 
 def _chain():
     import importlib.machinery, importlib.util

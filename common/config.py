@@ -186,7 +186,7 @@ OPTIONS: tuple[Option, ...] = (
         "consume",
         _bool,
         False,
-        "then consume in the same process until the crawl is complete",
+        "then consume until the crawl is complete (the producer runs in a forked child)",
         {"produce"},
         switch=True,
     ),

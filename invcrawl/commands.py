@@ -175,29 +175,45 @@ def cmd_produce(config: Config, args: argparse.Namespace) -> int:
 
 
 def _produce_and_consume(config: Config, url: str, sink: Any) -> int:
-    """``produce --consume``: the producer spider and the consumer's in one Scrapy
-    process. The consumer waits for the crawl to exist; if producing fails it stops."""
-    from scrapy import signals  # noqa: PLC0415
+    """``produce --consume``: the producer spider in a forked child (see
+    :class:`producer.run.ForkedProducer`), the consumer here. The consumer waits for the
+    crawl to exist; if producing fails it stops."""
+    import signal  # noqa: PLC0415
+    import threading  # noqa: PLC0415
 
     from consumer.run import run_consumer  # noqa: PLC0415
-    from producer.run import inventory_error, schedule_inventory  # noqa: PLC0415
+    from producer.run import ForkedProducer  # noqa: PLC0415
 
     errors: list[str] = []
+    producer = ForkedProducer(config, url, sink)
+    watcher: threading.Thread | None = None
 
     def beside(process: Any, worker: Any) -> None:
-        crawler = schedule_inventory(process, config, url, sink)
+        from twisted.internet import reactor  # noqa: PLC0415 - the one the process installed
+
+        nonlocal watcher
         worker.awaiting_producer = True
 
-        def closed(spider: Any, reason: str) -> None:
-            error = inventory_error(crawler, url)
+        def watch() -> None:
+            error = producer.wait()
             if error:
                 errors.append(error)
-            worker.producer_finished(error)
+            reactor.callFromThread(worker.producer_finished, error)
 
-        # weak=False: a local function would otherwise be collected before it fires.
-        crawler.signals.connect(closed, signal=signals.spider_closed, weak=False)
+        watcher = threading.Thread(target=watch, name="producer-watch", daemon=True)
+        watcher.start()
 
-    code = run_consumer(dataclasses.replace(config, burst=True), sink.store.redis, beside)
+    try:
+        code = run_consumer(dataclasses.replace(config, burst=True), sink.store.redis, beside)
+    finally:
+        # The consumer stopped (SIGTERM) before the crawl was produced: stop the producer
+        # too, within a few seconds, and let its outcome decide the exit code.
+        producer.stop()
+        if watcher is not None:
+            watcher.join(5)
+            if watcher.is_alive():
+                producer.stop(signal.SIGKILL)
+                watcher.join(5)
     if errors:
         return fail(errors[0])
     return code

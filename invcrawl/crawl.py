@@ -92,9 +92,9 @@ class CrawlRun:
         if str(output) != "-":
             self.export = IncrementalExport(store, output)
         try:
-            # The first process produces, then consumes (`produce --consume`): one
-            # interpreter and Scrapy start-up fewer than a separate producer (~1.5 CPU-s
-            # that competed with the consumers' own start-ups). The other consumers
+            # The first process produces and consumes (`produce --consume`: the producer
+            # is forked from it once Scrapy is imported), one interpreter and Scrapy
+            # start-up fewer than a separate producer command. The other consumers
             # start at once and attach when the crawl's metadata is written; completion
             # needs the producer done, so none can finish a half-enqueued crawl.
             for index in range(self.config.consumers):

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import subprocess
+import sys
+import time
 import zlib
 from collections import Counter
 from pathlib import Path
@@ -17,7 +21,7 @@ import redis
 from sites.build import BuiltSite
 from sites.expected import EXPECTED, norm_sig, norm_ws
 from sites.fixtures import built_sites_or_skip
-from support.cli import invcrawl
+from support.cli import clean_env, invcrawl
 from support.http import serve
 
 from common.inventory import parse_inventory
@@ -113,9 +117,9 @@ def test_crawl_with_two_consumers(site: BuiltSite, tmp_path: Path) -> None:
 
 
 def test_produce_then_consume_in_one_process(site: BuiltSite, tmp_path: Path) -> None:
-    """`produce --consume` (the first process of `invcrawl crawl`): the producer spider
-    and the consumer's share one Scrapy process; it exits 0 once the crawl is complete,
-    with the crawl's own settings (here 3 slots) applied by the producer."""
+    """`produce --consume` (the first process of `invcrawl crawl`): one command produces
+    (in a forked child) and consumes; it exits 0 once the crawl is complete, with the
+    crawl's own settings (here 3 slots) applied by the producer."""
     with RedisServer(tmp_path / "redis") as server, serve(site.html) as http:
         args = ("--redis", server.url, "--crawl-id", "pc")
         run = invcrawl("produce", http.url, "--consume", "--slots", "3", *args, cwd=tmp_path)
@@ -129,6 +133,55 @@ def test_produce_then_consume_in_one_process(site: BuiltSite, tmp_path: Path) ->
     plan = plan_crawl(parse_inventory(site.inventory.read_bytes()), http.url + "objects.inv")
     keys = [i["key"] for i in read_jsonl(tmp_path / "pc.jsonl")]
     assert len(keys) == len(set(keys)) == plan.entries
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.add(int(entry.name))
+    return found
+
+
+def test_produce_consume_producer_is_a_child_stopped_with_its_consumer(
+    site: BuiltSite, tmp_path: Path
+) -> None:
+    """The producer of `produce --consume` runs in a forked child (its inventory memory
+    never reaches the consumer's): while the inventory is slow to come, that child exists,
+    and a SIGTERM to the command stops both; no process is left behind."""
+
+    def fault(path: str) -> str | None:
+        return "delay:20000" if path.endswith("objects.inv") else None
+
+    with RedisServer(tmp_path / "redis") as server, serve(site.html, fault) as http:
+        argv = [sys.executable, "-m", "invcrawl", "produce", http.url, "--consume"]
+        argv += ["--redis", server.url, "--crawl-id", "child"]
+        proc = subprocess.Popen(
+            argv, cwd=tmp_path, env=clean_env(), stderr=subprocess.PIPE, text=True
+        )
+        try:
+            deadline = time.monotonic() + 30
+            kids: set[int] = set()
+            while not kids and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.1)
+                kids = _children(proc.pid)
+            assert kids, "no producer child while the inventory was being fetched"
+            time.sleep(1.0)  # both past their start-up: Scrapy handles the signal
+            proc.send_signal(signal.SIGTERM)
+            _, err = proc.communicate(timeout=30)
+        finally:
+            proc.kill()
+        gone_by = time.monotonic() + 15
+        while any(Path(f"/proc/{k}").exists() for k in kids) and time.monotonic() < gone_by:
+            time.sleep(0.1)
+    assert not any(Path(f"/proc/{k}").exists() for k in kids), err[-2000:]
+    assert proc.returncode == 1, err[-2000:]  # stopped before the crawl was produced
+    assert "invcrawl: error: stopped before the inventory" in err
 
 
 def test_rerun_with_a_grown_inventory_consumes_the_new_pages(
