@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
@@ -99,7 +100,9 @@ def parse_inventory(data: bytes, max_inflated: int = DEFAULT_MAX_INFLATED) -> In
         raise InventoryError("no '... compressed using zlib' line in the inventory header")
     body = _inflate(data[offset:], max_inflated)
     inv = _new(header, "v2", len(data), len(body))
-    _parse_lines(inv, _decode(body), _parse_v2_line)
+    text = _decode(body)
+    del body  # not kept alive beside its decoded copy while the lines are parsed
+    _parse_lines(inv, text, _parse_v2_line)
     return inv
 
 
@@ -168,21 +171,33 @@ def _new(header: list[str], fmt: str, compressed: int, inflated: int) -> Invento
     )
 
 
+_CHUNK = 1 << 20  # characters of the body split into lines at a time
+
+
 def _parse_lines(inv: Inventory, text: str, parse_line: Any) -> None:
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the terminator of the last line, not a line
-    inv.body_lines = len(lines)
-    for lineno, raw in enumerate(lines, 1):
-        line = raw.rstrip("\r")
-        if not line.strip():
-            inv.malformed.append(Malformed(lineno, "blank line", raw))
-            continue
-        result = parse_line(line)
-        if isinstance(result, Entry):
-            inv.entries.append(result)
-        else:
-            inv.malformed.append(Malformed(lineno, result, raw[:200]))
+    # Split a chunk at a time: a list of every line of a 250,000-entry inventory would
+    # add ~40 MB to the producer's peak memory for nothing.
+    lineno = 0
+    start, end = 0, len(text)
+    while start < end:
+        stop = text.find("\n", min(start + _CHUNK, end))
+        stop = end if stop < 0 else stop + 1
+        lines = text[start:stop].split("\n")
+        if lines[-1] == "":
+            lines.pop()  # the terminator of the chunk's last line, not a line
+        start = stop
+        for raw in lines:
+            lineno += 1
+            line = raw.rstrip("\r")
+            if not line.strip():
+                inv.malformed.append(Malformed(lineno, "blank line", raw))
+                continue
+            result = parse_line(line)
+            if isinstance(result, Entry):
+                inv.entries.append(result)
+            else:
+                inv.malformed.append(Malformed(lineno, result, raw[:200]))
+    inv.body_lines = lineno
 
 
 @functools.cache
@@ -213,8 +228,9 @@ def _parse_v2_line(line: str) -> Entry | str:
         dispname = name
     return Entry(
         name=name,
-        domain=match["domain"],
-        role=match["role"],
+        # A handful of distinct values: one shared string each instead of two per entry.
+        domain=sys.intern(match["domain"]),
+        role=sys.intern(match["role"]),
         priority=int(match["priority"]),
         uri=uri,
         dispname=dispname,

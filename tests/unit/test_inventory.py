@@ -50,6 +50,30 @@ def test_every_corpus_file_loads_or_is_rejected_clearly(path: Path) -> None:
         assert entry.dispname != "-"
 
 
+def test_lines_are_the_same_whatever_the_split_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The body is split into lines a chunk at a time (bounded memory): chunk boundaries
+    (here every few characters, on blank lines and CRLF too) change nothing."""
+    bodies = [
+        zlib.decompress(path.read_bytes().split(ZLIB_LINE.rstrip(b"\n"), 1)[1].lstrip(b"\n"))
+        for path in CORPUS_FILES
+        if ZLIB_LINE.rstrip(b"\n") in path.read_bytes()
+    ][:12]
+    crafted = "a py:function 1 x.html#$ -\r\n\n\nb py:class 1 y.html -\n \nbroken line\n"
+    datas = [make_inv(crafted), make_inv(crafted.rstrip("\n"))]
+    datas += [HEADER + ZLIB_LINE + zlib.compress(b) for b in bodies if b]
+    assert len(datas) > 5
+    for data in datas:
+        whole = parse_inventory(data)
+        for chunk in (1, 7, 64):
+            monkeypatch.setattr("common.inventory._CHUNK", chunk)
+            split = parse_inventory(data)
+            assert (split.entries, split.malformed) == (whole.entries, whole.malformed)
+            assert split.body_lines == whole.body_lines
+        monkeypatch.undo()
+    crafted_inv = parse_inventory(datas[0])
+    assert crafted_inv.body_lines == 6 and len(crafted_inv.entries) == 2
+
+
 @pytest.mark.parametrize(
     "path", [p for p in CORPUS_FILES if p.stat().st_size], ids=lambda p: p.name
 )
