@@ -6,6 +6,7 @@ of known symbols against the ground truth in tests/sites/expected.py."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -182,6 +183,57 @@ def test_produce_consume_producer_is_a_child_stopped_with_its_consumer(
     assert not any(Path(f"/proc/{k}").exists() for k in kids), err[-2000:]
     assert proc.returncode == 1, err[-2000:]  # stopped before the crawl was produced
     assert "invcrawl: error: stopped before the inventory" in err
+
+
+def _wait_for(what: Any, timeout: float = 30.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = what()
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_crawl_restarts_a_producing_consumer_killed_with_sigkill(
+    site: BuiltSite, tmp_path: Path
+) -> None:
+    """`invcrawl crawl`: the first consumer, killed with SIGKILL while its forked producer
+    waits for a slow objects.inv, is restarted; the crawl completes with every entry
+    exactly once, exits 0, and leaves no process behind (the orphaned producer finishes
+    on its own)."""
+
+    def fault(path: str) -> str | None:
+        return "delay:1500" if path.endswith("objects.inv") else None
+
+    def cmdline(pid: int) -> bytes:
+        try:
+            return Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return b""
+
+    out = tmp_path / "out.jsonl"
+    with serve(site.html, fault) as http:
+        argv = [sys.executable, "-m", "invcrawl", "crawl", http.url, "--consumers", "2"]
+        argv += ["-o", str(out), "--progress", "lines", "--data-dir", str(tmp_path / "data")]
+        proc = subprocess.Popen(
+            argv, cwd=tmp_path, env=clean_env(), stderr=subprocess.PIPE, text=True
+        )
+        try:
+            (victim,) = _wait_for(
+                lambda: [p for p in _children(proc.pid) if b"--consume" in cmdline(p)]
+            )
+            orphans = _wait_for(lambda: _children(victim))  # its producer, mid-fetch
+            os.kill(victim, signal.SIGKILL)
+            _, err = proc.communicate(timeout=120)
+        finally:
+            proc.kill()
+        _wait_for(lambda: not any(Path(f"/proc/{o}").exists() for o in orphans), 20)
+    assert proc.returncode == 0, err[-3000:]
+    assert "consumer 0 exited with -9; restarting it" in err
+    plan = plan_crawl(parse_inventory(site.inventory.read_bytes()), http.url + "objects.inv")
+    keys = [i["key"] for i in read_jsonl(out)]
+    assert len(keys) == len(set(keys)) == plan.entries
 
 
 def test_rerun_with_a_grown_inventory_consumes_the_new_pages(
