@@ -10,6 +10,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 
 from scrapy.crawler import AsyncCrawlerProcess, Crawler
 
@@ -99,6 +100,7 @@ class ForkedProducer:
         self.inventory_url = inventory_url
         self.exited = False
         self.stopped = False
+        self._reaping = threading.Lock()  # no kill between the reap and ``exited``
 
     def wait(self) -> str | None:
         """Block until the child has exited: its error line, or None on success."""
@@ -106,8 +108,10 @@ class ForkedProducer:
         while chunk := os.read(self._read, 65536):
             chunks.append(chunk)
         os.close(self._read)
-        _, status = os.waitpid(self.pid, 0)
-        self.exited = True
+        # The pipe closed: the child is exiting, so this wait is short.
+        with self._reaping:
+            _, status = os.waitpid(self.pid, 0)
+            self.exited = True
         error = b"".join(chunks).decode("utf-8", "replace").strip()
         code = os.waitstatus_to_exitcode(status)
         if self.stopped and (error or code != 0):
@@ -122,10 +126,11 @@ class ForkedProducer:
         inventory download finish), SIGKILL is safe too (producing is idempotent: a
         re-run enqueues what is missing). Only :meth:`wait` reaps the child, so its pid
         cannot have been reused before that."""
-        if not self.exited:
-            self.stopped = True
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, sig)
+        with self._reaping:
+            if not self.exited:
+                self.stopped = True
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.pid, sig)
 
 
 def _produce_and_exit(config: Config, inventory_url: str, sink: Sink, report: int) -> None:
