@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -185,6 +186,11 @@ def _produce_and_consume(config: Config, url: str, sink: Any) -> int:
     from producer.run import ForkedProducer  # noqa: PLC0415
 
     errors: list[str] = []
+    if not hasattr(os, "fork"):
+        raise UserError(
+            "produce --consume (and so `invcrawl crawl`) needs os.fork(), which this "
+            "platform lacks: run `invcrawl produce` and `invcrawl consume` instead"
+        )
     producer = ForkedProducer(config, url, sink)
     watcher: threading.Thread | None = None
 

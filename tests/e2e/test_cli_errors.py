@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import zlib
 from pathlib import Path
 
 import pytest
-from support.cli import invcrawl
+from support.cli import REPO, Result, clean_env, invcrawl
 from support.http import serve
 
 from common.redis_server import RedisServer, free_port
@@ -101,3 +103,28 @@ def test_crawl_of_a_bad_inventory_shows_the_producers_error(site_dir: Path, tmp_
     with serve(site_dir) as server:
         result = invcrawl("crawl", server.url + "empty/", "--consumers", "3", cwd=tmp_path)
     assert_one_line_error(result, 1, "0 entries")
+
+
+def test_produce_consume_without_fork_says_what_to_run(site_dir: Path, tmp_path: Path) -> None:
+    """On a platform without os.fork() (the producer of `produce --consume` is a forked
+    child), one line names the two commands to run instead."""
+    program = (
+        "import os, sys\n"
+        "del os.fork\n"
+        "from invcrawl.cli import main\n"
+        "sys.argv = ['invcrawl', *sys.argv[1:]]\n"
+        "sys.exit(main())\n"
+    )
+    with RedisServer(tmp_path / "redis") as server, serve(site_dir) as http:
+        argv = [sys.executable, "-c", program, "produce", http.url + "html-inv/", "--consume"]
+        proc = subprocess.run(
+            [*argv, "--redis", server.url],
+            check=False,
+            cwd=REPO,
+            env=clean_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    result = Result(proc.returncode, proc.stdout, proc.stderr)
+    assert_one_line_error(result, 1, "run `invcrawl produce` and `invcrawl consume` instead")
