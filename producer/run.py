@@ -12,7 +12,7 @@ import signal
 import sys
 import threading
 
-from scrapy.crawler import AsyncCrawlerProcess, Crawler
+from scrapy.crawler import AsyncCrawlerProcess
 
 from common.config import Config
 from common.crawler_settings import base_settings
@@ -28,11 +28,10 @@ def quiet_download_errors() -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
-def schedule_inventory(
-    process: AsyncCrawlerProcess, config: Config, inventory_url: str, sink: Sink
-) -> Crawler:
-    """Add the producer spider to ``process`` (it runs when the process starts)."""
-    quiet_download_errors()
+def fetch_inventory(config: Config, inventory_url: str, sink: Sink) -> str | None:
+    """Run the producer spider once; returns an error line, or None on success."""
+    process = AsyncCrawlerProcess(base_settings(config))
+    quiet_download_errors()  # after the process, which configures logging
     crawler = process.create_crawler(InventorySpider)
     process.crawl(
         crawler,
@@ -40,11 +39,7 @@ def schedule_inventory(
         sink=sink,
         max_inflated=config.max_inflated_mb * 1024 * 1024,
     )
-    return crawler
-
-
-def inventory_error(crawler: Crawler, inventory_url: str) -> str | None:
-    """After the producer spider closed: its one-line error, or None on success."""
+    process.start()
     spider = crawler.spider
     if not isinstance(spider, InventorySpider):  # never opened (Scrapy failed to start)
         return f"the inventory at {inventory_url} could not be processed (see the log above)"
@@ -53,14 +48,6 @@ def inventory_error(crawler: Crawler, inventory_url: str) -> str | None:
     if not spider.done:
         return f"the inventory at {inventory_url} could not be processed (see the log above)"
     return None
-
-
-def fetch_inventory(config: Config, inventory_url: str, sink: Sink) -> str | None:
-    """Run the producer spider once; returns an error line, or None on success."""
-    process = AsyncCrawlerProcess(base_settings(config))
-    crawler = schedule_inventory(process, config, inventory_url, sink)
-    process.start()
-    return inventory_error(crawler, inventory_url)
 
 
 class Capture:

@@ -31,8 +31,8 @@ Sink = Callable[[Fetched], Awaitable[None]]
 class InventorySpider(Spider):
     name = "invcrawl-producer"
     # The inventory is one request: let Scrapy's own retry middleware handle a flaky
-    # first fetch (the page tasks themselves are retried through Redis). Spider-level,
-    # so that it also holds when this spider shares a process with the consumer's.
+    # first fetch (the page tasks themselves are retried through Redis). Spider-level:
+    # the shared base settings turn retries off for everything else.
     custom_settings = {"RETRY_ENABLED": True, "RETRY_TIMES": 2}  # noqa: RUF012 - Scrapy's API
 
     def __init__(self, inventory_url: str, sink: Sink, max_inflated: int, **kwargs: Any) -> None:
