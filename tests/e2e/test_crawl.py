@@ -149,6 +149,16 @@ def _children(pid: int) -> set[int]:
     return found
 
 
+def _wait_for(what: Any, timeout: float = 30.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = what()
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
 def test_produce_consume_producer_is_a_child_stopped_with_its_consumer(
     site: BuiltSite, tmp_path: Path
 ) -> None:
@@ -166,33 +176,15 @@ def test_produce_consume_producer_is_a_child_stopped_with_its_consumer(
             argv, cwd=tmp_path, env=clean_env(), stderr=subprocess.PIPE, text=True
         )
         try:
-            deadline = time.monotonic() + 30
-            kids: set[int] = set()
-            while not kids and time.monotonic() < deadline and proc.poll() is None:
-                time.sleep(0.1)
-                kids = _children(proc.pid)
-            assert kids, "no producer child while the inventory was being fetched"
+            kids = _wait_for(lambda: _children(proc.pid))  # the producer, mid-fetch
             time.sleep(1.0)  # both past their start-up: Scrapy handles the signal
             proc.send_signal(signal.SIGTERM)
             _, err = proc.communicate(timeout=30)
         finally:
             proc.kill()
-        gone_by = time.monotonic() + 15
-        while any(Path(f"/proc/{k}").exists() for k in kids) and time.monotonic() < gone_by:
-            time.sleep(0.1)
-    assert not any(Path(f"/proc/{k}").exists() for k in kids), err[-2000:]
+        _wait_for(lambda: not any(Path(f"/proc/{k}").exists() for k in kids), 15)
     assert proc.returncode == 1, err[-2000:]  # stopped before the crawl was produced
     assert "invcrawl: error: stopped before the inventory" in err
-
-
-def _wait_for(what: Any, timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = what()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_crawl_restarts_a_producing_consumer_killed_with_sigkill(
