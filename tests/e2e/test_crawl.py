@@ -23,6 +23,7 @@ from sites.build import BuiltSite
 from sites.expected import EXPECTED, norm_sig, norm_ws
 from sites.fixtures import built_sites_or_skip
 from support.cli import clean_env, invcrawl
+from support.crawl import wait_for
 from support.http import serve
 
 from common.inventory import parse_inventory
@@ -149,16 +150,6 @@ def _children(pid: int) -> set[int]:
     return found
 
 
-def _wait_for(what: Any, timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = what()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def test_produce_consume_producer_is_a_child_stopped_with_its_consumer(
     site: BuiltSite, tmp_path: Path
 ) -> None:
@@ -176,13 +167,17 @@ def test_produce_consume_producer_is_a_child_stopped_with_its_consumer(
             argv, cwd=tmp_path, env=clean_env(), stderr=subprocess.PIPE, text=True
         )
         try:
-            kids = _wait_for(lambda: _children(proc.pid))  # the producer, mid-fetch
+            kids = wait_for(lambda: _children(proc.pid), 30, "the forked producer")  # mid-fetch
             time.sleep(1.0)  # both past their start-up: Scrapy handles the signal
             proc.send_signal(signal.SIGTERM)
             _, err = proc.communicate(timeout=30)
         finally:
             proc.kill()
-        _wait_for(lambda: not any(Path(f"/proc/{k}").exists() for k in kids), 15)
+        wait_for(
+            lambda: not any(Path(f"/proc/{k}").exists() for k in kids),
+            15,
+            "the producer child to exit",
+        )
     assert proc.returncode == 1, err[-2000:]  # stopped before the crawl was produced
     assert "invcrawl: error: stopped before the inventory" in err
 
@@ -212,15 +207,21 @@ def test_crawl_restarts_a_producing_consumer_killed_with_sigkill(
             argv, cwd=tmp_path, env=clean_env(), stderr=subprocess.PIPE, text=True
         )
         try:
-            (victim,) = _wait_for(
-                lambda: [p for p in _children(proc.pid) if b"--consume" in cmdline(p)]
+            (victim,) = wait_for(
+                lambda: [p for p in _children(proc.pid) if b"--consume" in cmdline(p)],
+                30,
+                "the producing consumer",
             )
-            orphans = _wait_for(lambda: _children(victim))  # its producer, mid-fetch
+            orphans = wait_for(lambda: _children(victim), 30, "its producer")  # mid-fetch
             os.kill(victim, signal.SIGKILL)
             _, err = proc.communicate(timeout=120)
         finally:
             proc.kill()
-        _wait_for(lambda: not any(Path(f"/proc/{o}").exists() for o in orphans), 20)
+        wait_for(
+            lambda: not any(Path(f"/proc/{o}").exists() for o in orphans),
+            20,
+            "the orphaned producer to finish",
+        )
     assert proc.returncode == 0, err[-3000:]
     assert "consumer 0 exited with -9; restarting it" in err
     plan = plan_crawl(parse_inventory(site.inventory.read_bytes()), http.url + "objects.inv")
