@@ -15,6 +15,11 @@ MODE:
   task acknowledged in a second one. A consumer killed or paused between the two gets
   the page redelivered and its items appended again.
 
+The harness's random kills land in a control's broken window only by chance (a CI run of
+``split`` once made 10 kills and 14 redeliveries without hitting it), so in both controls
+the first process of a run to get that far a second time also SIGKILLs itself inside the
+window: every control run crashes there at least once, and must be caught.
+
 The controls exist to prove the harness can see loss and duplication; invcrawl itself
 never runs them.
 """
@@ -71,13 +76,33 @@ async def append_items(
     await pipe.execute()
 
 
+CRASH_MARK = "control-crashed"  # in the working directory: one in-window crash per run
+CRASH_AT = 2  # the process's second pass through the window (the first went through)
+
+
+def crash_once_per_run() -> None:
+    """SIGKILL this process unless another process of the run already did (the mark is
+    created exclusively, so exactly one process of the run crashes here)."""
+    try:
+        os.close(os.open(CRASH_MARK, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
 def install_ack_first() -> None:
     real_claim, real_commit = Store.claim, Store.commit
+    batches = 0
 
     async def claim(self: Store, *args: Any, **kwargs: Any) -> list[Claim]:
+        nonlocal batches
         claims = await real_claim(self, *args, **kwargs)
         for c in claims:
             await real_commit(self, c, [], "fetched")  # BROKEN: ack before the work
+        if claims:
+            batches += 1
+            if batches == CRASH_AT:
+                crash_once_per_run()
         return claims
 
     async def commit(
@@ -92,11 +117,16 @@ def install_ack_first() -> None:
 
 def install_split() -> None:
     real_commit = Store.commit
+    commits = 0
 
     async def commit(
         self: Store, claim: Claim, items: Sequence[PreparedItem], outcome: str
     ) -> CommitResult:
+        nonlocal commits
+        commits += 1
         await append_items(self, claim, items, dedup=False)  # BROKEN: items first...
+        if commits == CRASH_AT and items:
+            crash_once_per_run()
         await asyncio.sleep(0.1)
         return await real_commit(self, claim, [], outcome)  # ...the ack in another call
 

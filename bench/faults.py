@@ -384,8 +384,15 @@ class Run:
     def unexpected_exit(self, proc: subprocess.Popen[bytes]) -> None:
         """A consumer that ended on its own before the crawl finished: it crashed, or
         (exit 0) it mistook an error for the end of the crawl. Both are failures, except
-        for the poison page's self-inflicted SIGKILL."""
-        if proc.pid in self.signalled or (self.s.poison and proc.returncode == -signal.SIGKILL):
+        for the self-inflicted SIGKILLs of the poison page and of the controls'
+        in-window crashes (bench/chaos_consumer.py)."""
+        if proc.pid in self.signalled:
+            return
+        if proc.returncode == -signal.SIGKILL and (self.s.poison or self.report.control):
+            if self.report.control:
+                self.report.notes.append(
+                    f"control consumer pid {proc.pid} SIGKILLed itself in its broken window"
+                )
             return
         self.report.unexpected_exits += 1
         self.report.notes.append(
