@@ -17,8 +17,8 @@ MODE:
 
 The harness's random kills land in a control's broken window only by chance (a CI run of
 ``split`` once made 10 kills and 14 redeliveries without hitting it), so in both controls
-the first process of a run to get that far a second time also SIGKILLs itself inside the
-window: every control run crashes there at least once, and must be caught.
+the first process of a run to enter the window also SIGKILLs itself inside it: every
+control run crashes there at least once, and must be caught.
 
 The controls exist to prove the harness can see loss and duplication; invcrawl itself
 never runs them.
@@ -77,32 +77,31 @@ async def append_items(
 
 
 CRASH_MARK = "control-crashed"  # in the working directory: one in-window crash per run
-CRASH_AT = 2  # the process's second pass through the window (the first went through)
 
 
 def crash_once_per_run() -> None:
     """SIGKILL this process unless another process of the run already did (the mark is
-    created exclusively, so exactly one process of the run crashes here)."""
+    created exclusively, so exactly one process of the run crashes here). The mark holds
+    the pid: the harness reads it after the run, since a crash near the end may come
+    after the crawl already looks finished."""
     try:
-        os.close(os.open(CRASH_MARK, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        fd = os.open(CRASH_MARK, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
     except FileExistsError:
         return
+    os.write(fd, str(os.getpid()).encode())
+    os.close(fd)
     os.kill(os.getpid(), signal.SIGKILL)
 
 
 def install_ack_first() -> None:
     real_claim, real_commit = Store.claim, Store.commit
-    batches = 0
 
     async def claim(self: Store, *args: Any, **kwargs: Any) -> list[Claim]:
-        nonlocal batches
         claims = await real_claim(self, *args, **kwargs)
         for c in claims:
             await real_commit(self, c, [], "fetched")  # BROKEN: ack before the work
         if claims:
-            batches += 1
-            if batches == CRASH_AT:
-                crash_once_per_run()
+            crash_once_per_run()
         return claims
 
     async def commit(
@@ -117,15 +116,12 @@ def install_ack_first() -> None:
 
 def install_split() -> None:
     real_commit = Store.commit
-    commits = 0
 
     async def commit(
         self: Store, claim: Claim, items: Sequence[PreparedItem], outcome: str
     ) -> CommitResult:
-        nonlocal commits
-        commits += 1
         await append_items(self, claim, items, dedup=False)  # BROKEN: items first...
-        if commits == CRASH_AT and items:
+        if items:
             crash_once_per_run()
         await asyncio.sleep(0.1)
         return await real_commit(self, claim, [], outcome)  # ...the ack in another call
