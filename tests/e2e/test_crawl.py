@@ -150,6 +150,11 @@ def _children(pid: int) -> set[int]:
     return found
 
 
+def _wait_gone(pids: set[int], timeout: float, what: str) -> None:
+    """Wait until none of ``pids`` exists any more (exited and reaped)."""
+    wait_for(lambda: not any(Path(f"/proc/{p}").exists() for p in pids), timeout, what)
+
+
 def test_produce_consume_producer_is_a_child_stopped_with_its_consumer(
     site: BuiltSite, tmp_path: Path
 ) -> None:
@@ -173,11 +178,7 @@ def test_produce_consume_producer_is_a_child_stopped_with_its_consumer(
             _, err = proc.communicate(timeout=30)
         finally:
             proc.kill()
-        wait_for(
-            lambda: not any(Path(f"/proc/{k}").exists() for k in kids),
-            15,
-            "the producer child to exit",
-        )
+        _wait_gone(kids, 15, "the producer child to exit")
     assert proc.returncode == 1, err[-2000:]  # stopped before the crawl was produced
     assert "invcrawl: error: stopped before the inventory" in err
 
@@ -217,11 +218,7 @@ def test_crawl_restarts_a_producing_consumer_killed_with_sigkill(
             _, err = proc.communicate(timeout=120)
         finally:
             proc.kill()
-        wait_for(
-            lambda: not any(Path(f"/proc/{o}").exists() for o in orphans),
-            20,
-            "the orphaned producer to finish",
-        )
+        _wait_gone(orphans, 20, "the orphaned producer to finish")
     assert proc.returncode == 0, err[-3000:]
     assert "consumer 0 exited with -9; restarting it" in err
     plan = plan_crawl(parse_inventory(site.inventory.read_bytes()), http.url + "objects.inv")
