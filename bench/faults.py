@@ -479,7 +479,7 @@ class Run:
         rep.executions = int(stats.get("claims", 0))
         rep.fenced = int(stats.get("fenced", 0))
         mark = self.workdir / CRASH_MARK
-        if self.report.control and mark.exists():
+        if rep.control and mark.exists():
             rep.notes.append(
                 f"control consumer pid {mark.read_text()} SIGKILLed itself in its broken window"
             )

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import zlib
 from pathlib import Path
 
 import pytest
-from support.cli import REPO, Result, clean_env, invcrawl
+from support.cli import REPO, invcrawl, run
 from support.http import serve
 
 from common.redis_server import RedisServer, free_port
@@ -117,14 +116,5 @@ def test_produce_consume_without_fork_says_what_to_run(site_dir: Path, tmp_path:
     )
     with RedisServer(tmp_path / "redis") as server, serve(site_dir) as http:
         argv = [sys.executable, "-c", program, "produce", http.url + "html-inv/", "--consume"]
-        proc = subprocess.run(
-            [*argv, "--redis", server.url],
-            check=False,
-            cwd=REPO,
-            env=clean_env(),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-    result = Result(proc.returncode, proc.stdout, proc.stderr)
+        result = run([*argv, "--redis", server.url], cwd=REPO, timeout=60)
     assert_one_line_error(result, 1, "run `invcrawl produce` and `invcrawl consume` instead")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,11 +31,12 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def invcrawl(
-    *args: str, cwd: Path, timeout: float = 120, env: dict[str, str] | None = None
+def run(
+    argv: Sequence[str], *, cwd: Path, timeout: float = 120, env: Mapping[str, str] | None = None
 ) -> Result:
+    """Run ``argv`` to completion, its output captured (by default without INVCRAWL_*)."""
     proc = subprocess.run(
-        [sys.executable, "-m", "invcrawl", *args],
+        argv,
         check=False,
         cwd=cwd,
         capture_output=True,
@@ -43,3 +45,9 @@ def invcrawl(
         env=env or clean_env(),
     )
     return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def invcrawl(
+    *args: str, cwd: Path, timeout: float = 120, env: dict[str, str] | None = None
+) -> Result:
+    return run([sys.executable, "-m", "invcrawl", *args], cwd=cwd, timeout=timeout, env=env)

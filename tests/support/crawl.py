@@ -39,7 +39,7 @@ from typing import Any
 import redis
 
 from common.keys import CrawlKeys
-from support.cli import REPO, Result, clean_env
+from support.cli import REPO, Result, clean_env, run
 
 __all__ = [
     "REPO",
@@ -397,16 +397,12 @@ class Harness:
         env: Mapping[str, str] | None = None,
     ) -> Result:
         """Run one command to completion."""
-        proc = subprocess.run(
+        return run(
             self.argv(command, *args, crawl_id=crawl_id),
             cwd=self.workdir,
-            capture_output=True,
-            text=True,
             timeout=timeout,
             env={**self.env, **(env or {})},
-            check=False,
         )
-        return Result(proc.returncode, proc.stdout, proc.stderr)
 
     def produce(self, site: str, slots: int = 8, *args: str) -> Result:
         result = self.cli("produce", site, "--slots", str(slots), *args)
