@@ -10,7 +10,7 @@ Sections (method and caveats: bench/README.md and docs/performance.md):
    (``bench/nginx.py``), runs alternated and repeated (medians): (a) the plain Scrapy
    spider of ``bench/baseline_spider.py``, (b) ``invcrawl crawl --consumers 1`` and
    (c) ``invcrawl crawl --consumers 2``, each against a fresh private redis-server
-   (``common.redis_server.RedisServer``, AOF, default fsync). Wall time, pages/s,
+   (``frontier.server.RedisServer``, AOF, default fsync). Wall time, pages/s,
    entries/s, CPU seconds (user+sys of every process, Redis included; nginx shown
    apart), peak RSS per process, and the ratios b/a, c/a, b/c.
 2. **Extraction floor** (``bench/floor.py``): lxml parse + id index vs extract_page.
@@ -57,7 +57,7 @@ from nginx import serve  # noqa: E402
 
 from common.inventory import parse_inventory  # noqa: E402
 from common.plan import plan_crawl  # noqa: E402
-from common.redis_server import RedisServer, find_redis_server  # noqa: E402
+from frontier.server import RedisServer, find_redis_server  # noqa: E402
 
 DEFAULT_SITE = Path("/usr/share/doc/python3.11/html")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -399,7 +399,7 @@ class Bench:
                 with contextlib.suppress(Exception):
                     import redis
 
-                    from common.keys import CrawlKeys
+                    from frontier.keys import CrawlKeys
 
                     client = redis.Redis.from_url(server.url, decode_responses=True)
                     run.redis_peak_memory = int(client.info("memory")["used_memory_peak"])

@@ -1,9 +1,15 @@
 """Typed configuration, built once per process: CLI flags > INVCRAWL_* env vars > defaults.
 
-Every option is declared once in :data:`OPTIONS`. The CLI builds its flags from it,
-:func:`load_config` resolves values from it, and ``docs/configuration.md`` is generated
-from it (a test keeps the document and this table in sync). This module is the only
-place in invcrawl that reads ``os.environ``.
+Three tables, one place each:
+
+* :class:`Config`: every setting with its type and its default (written only here);
+* :data:`COMMANDS`: every command, what it does and what it needs (Redis, Scrapy);
+* :data:`OPTIONS`: every flag, its parser, help text and the commands that take it.
+
+The CLI builds its parser and dispatch from the last two, :func:`load_config` resolves
+values (flag, else variable, else the :class:`Config` default), and
+``docs/configuration.md`` is generated from them (a test keeps the document in sync).
+This module is the only place in invcrawl that reads ``os.environ``.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +26,110 @@ CRAWL_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 class ConfigError(ValueError):
     """A user-facing, one-line configuration error."""
+
+
+# -- the settings ----------------------------------------------------------------------
+
+
+def _default_consumers() -> int:
+    return max(2, os.cpu_count() or 2)
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Resolved settings of one process. Build it with :func:`load_config`."""
+
+    site: str | None = None
+    redis: str | None = None
+    crawl_id: str | None = None
+    slots: int = 16
+    consumer_slots: str = "auto"
+    partition: str | None = None
+    burst: bool = False
+    consume: bool = False
+    consumers: int = field(default_factory=_default_consumers)
+    concurrency: int = 8
+    lease: float = 30.0
+    task_deadline: float = 300.0
+    max_tries: int = 5
+    backoff_base: float = 2.0
+    backoff_max: float = 300.0
+    robots: bool = True
+    download_timeout: float = 30.0
+    user_agent: str = "invcrawl/0.1 (+https://github.com/invcrawl/invcrawl)"
+    data_dir: Path = field(default_factory=lambda: Path(".invcrawl"))
+    fsync: str = "always"
+    output: Path | None = None
+    follow: bool = False
+    group: str = "export"
+    json: bool = False
+    watch: bool = False
+    progress: str = "auto"
+    log_level: str = "WARNING"
+    max_inflated_mb: int = 64
+    dlq_action: str = "list"
+    task_ids: tuple[str, ...] = ()
+    all_tasks: bool = False
+
+    @property
+    def lease_ms(self) -> int:
+        return int(self.lease * 1000)
+
+    def pinned_slots(self, slot_count: int) -> list[int] | None:
+        """The slots a consumer is pinned to, or None for automatic assignment."""
+        if self.partition:
+            index, total = (int(x) for x in self.partition.split("/"))
+            return [s for s in range(slot_count) if s % total == index]
+        if self.consumer_slots != "auto":
+            return sorted({int(s) for s in self.consumer_slots.split(",")})
+        return None
+
+
+def default_of(name: str) -> Any:
+    """The default of a :class:`Config` field (the only place defaults are written)."""
+    spec = Config.__dataclass_fields__[name]
+    if spec.default_factory is not MISSING:
+        return spec.default_factory()
+    return spec.default
+
+
+# -- the commands ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One ``invcrawl`` command; its handler is ``invcrawl.commands.cmd_<name>``."""
+
+    name: str
+    help: str
+    redis: bool = True  # talks to Redis (takes --redis, --data-dir...)
+    crawls: bool = False  # runs Scrapy: fetches pages or inventories
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        "crawl",
+        "all-in-one: produce, run N consumers, show progress, write JSON Lines",
+        crawls=True,
+    ),
+    Command("produce", "read a site's objects.inv and enqueue one task per page", crawls=True),
+    Command(
+        "consume", "claim page tasks, fetch, extract, commit items (one per process)", crawls=True
+    ),
+    Command("status", "show crawls, progress, per-slot queues, consumers, rate and ETA"),
+    Command("export", "write the latest version of every item as JSON Lines"),
+    Command("dlq", "list or redrive dead-lettered pages"),
+    Command("reshard", "move queued and delayed tasks to a new slot count"),
+    Command("report", "extraction coverage per domain:role (statuses, empty signatures/docs)"),
+    Command("inventory", "load and summarise an objects.inv (no Redis)", redis=False),
+)
+COMMAND_NAMES = frozenset(c.name for c in COMMANDS)
+_REDIS = frozenset(c.name for c in COMMANDS if c.redis)
+_CRAWLERS = frozenset(c.name for c in COMMANDS if c.crawls)
+_RUNNERS = frozenset({"crawl", "produce", "consume"})  # deliver pages: leases, retries
+
+
+# -- the options -----------------------------------------------------------------------
 
 
 def _bool(text: str) -> bool:
@@ -75,6 +185,10 @@ def _partition(text: str) -> str:
     return text
 
 
+def _task_ids(text: str) -> tuple[str, ...]:
+    return tuple(t for t in re.split(r"[\s,]+", text) if t)
+
+
 def _choice(*choices: str) -> Callable[[str], str]:
     def parse(text: str) -> str:
         if text not in choices:
@@ -86,300 +200,281 @@ def _choice(*choices: str) -> Callable[[str], str]:
 
 @dataclass(frozen=True, slots=True)
 class Option:
-    """One setting: its CLI flag, its environment variable, its parser and default."""
+    """One setting as the user gives it: flags (none: positional), environment variable,
+    parser, help, and the commands that take it. Its default is the Config field's."""
 
     name: str
     parse: Callable[[str], Any]
-    default: Any
     help: str
     commands: frozenset[str]
-    flag: str | None = None  # None: positional argument
+    flags: tuple[str, ...] = ()  # () = the default: --name-with-dashes
     metavar: str | None = None
-    is_switch: bool = False  # a flag without a value (store_true/false)
+    positional: bool = False
+    many: bool = False  # a positional taking any number of values
+    switch: bool | None = None  # a flag without a value; the value it sets
+    inherited: bool = False  # passed on to the consumer processes `crawl` starts
+    default_text: str | None = None  # how docs show a computed default
 
     @property
     def env(self) -> str:
         return "INVCRAWL_" + self.name.upper()
 
+    @property
+    def flag(self) -> str:
+        """The first flag (or the metavar of a positional), as docs show it."""
+        if self.positional:
+            return self.metavar or self.name
+        return self.flags[0] if self.flags else "--" + self.name.replace("_", "-")
 
-_ALL = frozenset({"crawl", "produce", "consume", "status", "export", "dlq", "reshard", "report"})
-_REDIS_USERS = _ALL
-_RUNNERS = frozenset({"crawl", "produce", "consume"})
+    @property
+    def all_flags(self) -> tuple[str, ...]:
+        return self.flags or (self.flag,)
 
-
-def _opt(
-    name: str,
-    parse: Callable[[str], Any],
-    default: Any,
-    help: str,
-    commands: Any,
-    *,
-    flag: str | None = "",
-    metavar: str | None = None,
-    switch: bool = False,
-) -> Option:
-    return Option(
-        name=name,
-        parse=parse,
-        default=default,
-        help=help,
-        commands=frozenset(commands),
-        flag=("--" + name.replace("_", "-")) if flag == "" else flag,
-        metavar=metavar,
-        is_switch=switch,
-    )
+    @property
+    def default(self) -> Any:
+        return default_of(self.name)
 
 
 OPTIONS: tuple[Option, ...] = (
-    _opt(
+    Option(
         "site",
         str,
-        None,
         "docs base URL, objects.inv URL, or local directory/file",
-        {"crawl", "produce", "inventory"},
-        flag=None,
+        frozenset({"crawl", "produce", "inventory"}),
+        positional=True,
         metavar="SITE",
     ),
-    _opt(
+    Option(
+        "dlq_action",
+        _choice("list", "redrive"),
+        "list the dead-lettered pages, or put them back in their queues",
+        frozenset({"dlq"}),
+        positional=True,
+        metavar="list|redrive",
+    ),
+    Option(
+        "task_ids",
+        _task_ids,
+        "dead task ids to redrive",
+        frozenset({"dlq"}),
+        positional=True,
+        many=True,
+        metavar="TASK_ID",
+    ),
+    Option(
+        "all_tasks", _bool, "redrive every dead task", frozenset({"dlq"}), ("--all",), switch=True
+    ),
+    Option(
         "redis",
         _redis_url,
-        None,
         "Redis URL; without it an embedded redis-server is started in --data-dir",
-        _REDIS_USERS,
+        _REDIS,
         metavar="URL",
+        inherited=True,
     ),
-    _opt(
+    Option(
         "crawl_id",
         _crawl_id,
-        None,
         "crawl id (default: derived from the site URL, or the only crawl in Redis)",
-        _ALL,
+        _REDIS,
         metavar="ID",
+        inherited=True,
     ),
-    _opt(
+    Option(
         "slots",
         _positive_int,
-        16,
         "number of queue slots of a new crawl",
-        {"crawl", "produce", "reshard"},
+        frozenset({"crawl", "produce", "reshard"}),
         metavar="S",
+        inherited=True,
     ),
-    _opt(
+    Option(
         "consumer_slots",
         _slot_selection,
-        "auto",
         "slots this consumer serves: 'auto' (shared through Redis) or a list like 0,3",
-        {"consume"},
-        flag="--slots",  # consume has no --slots of its own (that one is a crawl's count)
+        frozenset({"consume"}),
+        ("--slots",),  # consume has no --slots of its own (that one is a crawl's count)
         metavar="auto|LIST",
     ),
-    _opt(
+    Option(
         "partition",
         _partition,
-        None,
         "serve the slots s with s %% n == i",
-        {"consume"},
+        frozenset({"consume"}),
         metavar="i/n",
     ),
-    _opt("burst", _bool, False, "exit 0 once the crawl is complete", {"consume"}, switch=True),
-    _opt(
-        "consume",
+    Option(
+        "burst",
         _bool,
-        False,
-        "then consume until the crawl is complete (the producer runs in a forked child)",
-        {"produce"},
+        "exit 0 once the crawls it serves are complete",
+        frozenset({"consume"}),
         switch=True,
     ),
-    _opt(
+    Option(
+        "consume",
+        _bool,
+        "then consume until the crawl is complete (the producer runs in a forked child)",
+        frozenset({"produce"}),
+        switch=True,
+    ),
+    Option(
         "consumers",
         _positive_int,
-        max(2, os.cpu_count() or 2),
         "consumer processes to run",
-        {"crawl"},
+        frozenset({"crawl"}),
         metavar="N",
+        default_text="auto (CPU count, min 2)",
     ),
-    _opt("concurrency", _positive_int, 8, "pages in flight per consumer", _RUNNERS, metavar="N"),
-    _opt(
+    Option(
+        "concurrency",
+        _positive_int,
+        "pages in flight per consumer",
+        _RUNNERS,
+        metavar="N",
+        inherited=True,
+    ),
+    Option(
         "lease",
         _positive_float,
-        30.0,
         "task lease, seconds (renewed by a heartbeat)",
         _RUNNERS,
         metavar="SECONDS",
+        inherited=True,
     ),
-    _opt(
+    Option(
         "task_deadline",
         _positive_float,
-        300.0,
         "hard per-task deadline, seconds: a lease is not renewed past it",
         _RUNNERS,
         metavar="SECONDS",
+        inherited=True,
     ),
-    _opt(
+    Option(
         "max_tries",
         _positive_int,
-        5,
         "deliveries of a task before it is dead-lettered",
-        {"crawl", "produce", "consume"},
+        _RUNNERS,
         metavar="N",
+        inherited=True,
     ),
-    _opt(
+    Option(
         "backoff_base",
         _positive_float,
-        2.0,
         "first retry delay, seconds (doubles per try)",
         _RUNNERS,
         metavar="SECONDS",
+        inherited=True,
     ),
-    _opt(
+    Option(
         "backoff_max",
         _positive_float,
-        300.0,
         "maximum retry delay, seconds",
         _RUNNERS,
         metavar="SECONDS",
+        inherited=True,
     ),
-    _opt(
+    Option(
         "robots",
         _bool,
-        True,
         "ignore robots.txt (obeyed by default; INVCRAWL_ROBOTS=0 also ignores it)",
         _RUNNERS,
-        flag="--no-robots",
-        switch=True,
+        ("--no-robots",),
+        switch=False,
+        inherited=True,
     ),
-    _opt(
+    Option(
         "download_timeout",
         _positive_float,
-        30.0,
         "HTTP timeout per request, seconds",
-        _RUNNERS | {"inventory"},
+        _CRAWLERS | {"inventory"},
         metavar="SECONDS",
+        inherited=True,
     ),
-    _opt(
+    Option(
         "user_agent",
         str,
-        "invcrawl/0.1 (+https://github.com/invcrawl/invcrawl)",
         "HTTP User-Agent",
-        _RUNNERS | {"inventory"},
+        _CRAWLERS | {"inventory"},
         metavar="UA",
+        inherited=True,
     ),
-    _opt(
+    Option(
         "data_dir",
         Path,
-        Path(".invcrawl"),
         "directory of the embedded Redis (AOF) and run files",
-        _ALL,
+        _REDIS,
         metavar="DIR",
     ),
-    _opt(
+    Option(
         "fsync",
         _choice("always", "everysec"),
-        "always",
         "embedded Redis appendfsync policy",
-        _ALL,
+        _REDIS,
         metavar="always|everysec",
     ),
-    _opt(
+    Option(
         "output",
         Path,
-        None,
         "JSON Lines output file (default: <crawl-id>.jsonl for crawl)",
-        {"crawl", "export"},
-        flag="-o",
+        frozenset({"crawl", "export"}),
+        ("-o", "--output"),
         metavar="FILE",
     ),
-    _opt(
+    Option(
         "follow",
         _bool,
-        False,
         "keep reading new and updated items through a consumer group",
-        {"export"},
+        frozenset({"export"}),
         switch=True,
     ),
-    _opt("group", str, "export", "consumer group name for --follow", {"export"}, metavar="NAME"),
-    _opt("json", _bool, False, "print JSON", {"status", "inventory", "report", "dlq"}, switch=True),
-    _opt("watch", _bool, False, "refresh until the crawl finishes", {"status"}, switch=True),
-    _opt(
+    Option(
+        "group",
+        str,
+        "consumer group name for --follow",
+        frozenset({"export"}),
+        metavar="NAME",
+    ),
+    Option(
+        "json",
+        _bool,
+        "print JSON",
+        frozenset({"status", "inventory", "report", "dlq"}),
+        switch=True,
+    ),
+    Option("watch", _bool, "refresh until the crawl finishes", frozenset({"status"}), switch=True),
+    Option(
         "progress",
         _choice("auto", "bar", "lines", "none"),
-        "auto",
         "progress display (auto: a bar on a terminal, lines otherwise)",
-        {"crawl"},
+        frozenset({"crawl"}),
         metavar="MODE",
     ),
-    _opt(
+    Option(
         "log_level",
         _choice("DEBUG", "INFO", "WARNING", "ERROR"),
-        "WARNING",
         "log level of the Scrapy processes",
-        _ALL | {"inventory"},
+        COMMAND_NAMES,
         metavar="LEVEL",
+        inherited=True,
     ),
-    _opt(
+    Option(
         "max_inflated_mb",
         _positive_int,
-        64,
         "refuse inventories inflating beyond this",
-        {"crawl", "produce", "inventory"},
+        frozenset({"crawl", "produce", "inventory"}),
         metavar="MB",
+        inherited=True,
     ),
 )
 
 OPTIONS_BY_NAME = {o.name: o for o in OPTIONS}
 
 
-@dataclass(frozen=True, slots=True)
-class Config:
-    """Resolved settings of one process. Build it with :func:`load_config`."""
-
-    site: str | None = None
-    redis: str | None = None
-    crawl_id: str | None = None
-    slots: int = 16
-    consumer_slots: str = "auto"
-    partition: str | None = None
-    burst: bool = False
-    consume: bool = False
-    consumers: int = 2
-    concurrency: int = 8
-    lease: float = 30.0
-    task_deadline: float = 300.0
-    max_tries: int = 5
-    backoff_base: float = 2.0
-    backoff_max: float = 300.0
-    robots: bool = True
-    download_timeout: float = 30.0
-    user_agent: str = "invcrawl/0.1"
-    data_dir: Path = field(default_factory=lambda: Path(".invcrawl"))
-    fsync: str = "always"
-    output: Path | None = None
-    follow: bool = False
-    group: str = "export"
-    json: bool = False
-    watch: bool = False
-    progress: str = "auto"
-    log_level: str = "WARNING"
-    max_inflated_mb: int = 64
-
-    @property
-    def lease_ms(self) -> int:
-        return int(self.lease * 1000)
-
-    def pinned_slots(self, slot_count: int) -> list[int] | None:
-        """The slots a consumer is pinned to, or None for automatic assignment."""
-        if self.partition:
-            index, total = (int(x) for x in self.partition.split("/"))
-            return [s for s in range(slot_count) if s % total == index]
-        if self.consumer_slots != "auto":
-            return sorted({int(s) for s in self.consumer_slots.split(",")})
-        return None
-
-
 def load_config(
     cli: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None
 ) -> Config:
-    """Resolve every option: a CLI value that is not None wins, then INVCRAWL_<NAME>.
+    """Resolve every option: a CLI value that is not None wins, then INVCRAWL_<NAME>,
+    then the :class:`Config` default.
 
     CLI values arrive already typed (argparse applies the same parsers); environment
     values are parsed here, and a bad one raises ConfigError naming the variable.
@@ -387,10 +482,8 @@ def load_config(
     cli = cli or {}
     env = os.environ if environ is None else environ
     values: dict[str, Any] = {}
-    known = {f.name for f in fields(Config)}
-    for option in OPTIONS:
-        if option.name not in known:
-            continue
+    for spec in fields(Config):
+        option = OPTIONS_BY_NAME[spec.name]
         if cli.get(option.name) is not None:
             values[option.name] = cli[option.name]
         elif option.env in env and env[option.env] != "":
@@ -398,11 +491,10 @@ def load_config(
                 values[option.name] = option.parse(env[option.env])
             except ValueError as exc:
                 raise ConfigError(f"{option.env}: {exc}") from None
-        else:
-            values[option.name] = option.default
-    if values["backoff_max"] < values["backoff_base"]:
+    config = Config(**values)
+    if config.backoff_max < config.backoff_base:
         raise ConfigError("--backoff-max must be at least --backoff-base")
-    return Config(**values)
+    return config
 
 
 def configuration_table() -> str:
@@ -412,10 +504,11 @@ def configuration_table() -> str:
         "|---|---|---|---|---|",
     ]
     for o in OPTIONS:
-        flag = o.flag or o.metavar or o.name
-        default = "auto (CPU count, min 2)" if o.name == "consumers" else o.default
+        default = o.default_text or o.default
+        if isinstance(default, tuple):
+            default = " ".join(default) or "none"
         rows.append(
-            f"| `{flag}` | `{o.env}` | `{default}` | {', '.join(sorted(o.commands))} | "
+            f"| `{o.flag}` | `{o.env}` | `{default}` | {', '.join(sorted(o.commands))} | "
             f"{o.help.replace('%%', '%')} |"
         )
     return "\n".join(rows) + "\n"

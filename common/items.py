@@ -12,21 +12,43 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import orjson
 
 from common.tasks import Task, TaskEntry
 
-STATUSES = ("ok", "anchor_missing", "page_not_found", "skipped", "offsite")
-STATUS_LETTER = {
-    "ok": "o",
-    "anchor_missing": "a",
-    "page_not_found": "n",
-    "skipped": "s",
-    "offsite": "f",
+
+class ItemStatus(StrEnum):
+    """The ``status`` of an item (docs/items.md). ``commit.lua`` keeps per-status counters
+    through the one-letter codes of :data:`STATUS_LETTER` (a test compares its table)."""
+
+    OK = "ok"
+    ANCHOR_MISSING = "anchor_missing"
+    PAGE_NOT_FOUND = "page_not_found"
+    SKIPPED = "skipped"
+    OFFSITE = "offsite"
+
+
+STATUSES = tuple(ItemStatus)
+STATUS_LETTER: Mapping[str, str] = {
+    ItemStatus.OK: "o",
+    ItemStatus.ANCHOR_MISSING: "a",
+    ItemStatus.PAGE_NOT_FOUND: "n",
+    ItemStatus.SKIPPED: "s",
+    ItemStatus.OFFSITE: "f",
 }
-LETTER_STATUS = {v: k for k, v in STATUS_LETTER.items()}
+
+
+class PageOutcome(StrEnum):
+    """How a page task was settled by a commit (``stats`` counts ``pages:<outcome>``)."""
+
+    FETCHED = "fetched"  # downloaded and extracted
+    NOT_FOUND = "not_found"  # HTTP 404/410 or a missing file: items ``page_not_found``
+    SKIPPED = "skipped"  # a generated page, or robots.txt: items ``skipped``
+    OFFSITE = "offsite"  # outside the site: items ``offsite``
+
 
 # Fields whose change makes an item "updated". Crawl-level fields (crawl, project,
 # version) are excluded so that renaming a crawl does not rewrite every item.

@@ -43,11 +43,11 @@ def inventory_url(site: str) -> str:
         return inventory_url(unquote(parts.path))
     if parts.scheme and len(parts.scheme) > 1:
         raise SiteError(f"unsupported URL scheme {parts.scheme!r} in {site!r}: use http(s)://")
-    path = Path(site).expanduser()
-    if path.is_dir():
-        return (path / INVENTORY_NAME).resolve().as_uri()
-    if path.is_file():
-        return path.resolve().as_uri()
+    local = Path(site).expanduser()
+    if local.is_dir():
+        return (local / INVENTORY_NAME).resolve().as_uri()
+    if local.is_file():
+        return local.resolve().as_uri()
     if re.match(r"^[\w.-]+\.[a-z]{2,}(/|$)", site):
         raise SiteError(f"{site!r} is not a local path; did you mean https://{site} ?")
     raise SiteError(f"no such file or directory: {site}")

@@ -108,7 +108,7 @@ def backoff_delay(
 ) -> float:
     """Exponential backoff with "equal jitter": half fixed, half random, so retries of
     many pages that failed together spread out, but none comes back too early."""
-    exp = min(maximum, base * (2 ** max(0, deliveries - 1)))
+    exp = min(maximum, base * 2.0 ** max(0, deliveries - 1))
     delay = exp / 2 + (rng or random).uniform(0, exp / 2)
     if retry_after is not None:
         delay = max(delay, min(retry_after, maximum))

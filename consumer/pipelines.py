@@ -1,5 +1,5 @@
 """The commit pipeline: a page's items and its task's acknowledgement, in one atomic,
-fenced Lua call (commit.lua)."""
+fenced Lua call (commit.lua, through :meth:`consumer.worker.Worker.commit`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from typing import Any
 
 from scrapy.crawler import Crawler
 
-from common.items import prepare
 from consumer.spider import PageResult, PageSpider
 
 
@@ -24,7 +23,5 @@ class CommitPipeline:
             return item
         spider = self.crawler.spider
         assert isinstance(spider, PageSpider)
-        worker = spider.worker
-        prepared = [prepare(i, worker.buckets) for i in item.items]
-        await worker.commit(item.claim, prepared, item.outcome)
+        await spider.worker.commit(item.claim, item.items, item.outcome)
         return item

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 
 from common.config import Config
-from common.store import Store
+from frontier.session import CrawlSession
 
 # Every this many heartbeats a consumer also reaps the slots it does not own: reaping is
 # idempotent, and this guarantees progress for slots whose owner vanished, or slots left
@@ -15,8 +15,10 @@ FULL_REAP_EVERY = 5
 
 
 class SlotPolicy:
-    def __init__(self, store: Store, consumer: str, config: Config, slot_count: int) -> None:
-        self.store = store
+    def __init__(
+        self, session: CrawlSession, consumer: str, config: Config, slot_count: int
+    ) -> None:
+        self.session = session
         self.consumer = consumer
         self.config = config
         self.slot_count = slot_count
@@ -33,12 +35,12 @@ class SlotPolicy:
         return int(self.config.lease_ms * 2 / 3)
 
     async def refresh(self) -> None:
-        layout = await self.store.refresh_layout()
+        layout = await self.session.refresh_layout()
         if layout.slots != self.slot_count:
             self.slot_count = layout.slots
             self.pinned = self.config.pinned_slots(layout.slots)
         pinned = None if self.pinned is None else [s for s in self.pinned if s < self.slot_count]
-        self.members, owned = await self.store.assign_slots(
+        self.members, owned = await self.session.assign_slots(
             self.consumer, self.slot_count, self.owner_ms, self.owner_ms, pinned
         )
         self.owned = pinned if pinned is not None else owned
@@ -66,9 +68,9 @@ class SlotPolicy:
 
     def reap_order(self) -> list[int]:
         if next(self._beats) % FULL_REAP_EVERY == 0:
-            layout = self.store.layout
+            layout = self.session.layout
             return list(range(layout.max_slots if layout else self.slot_count))
         return list(self.owned)
 
     async def leave(self) -> None:
-        await self.store.drop_slots(self.consumer, self.slot_count)
+        await self.session.drop_slots(self.consumer, self.slot_count)

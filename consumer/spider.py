@@ -12,15 +12,18 @@ from typing import Any
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.http import Response
+from scrapy_redis.connection import get_redis_from_settings
 from twisted.python.failure import Failure
 
+from common.config import Config
 from common.extract import Target, extract_page
-from common.items import build_item, status_items
-from common.store import Claim
+from common.items import ItemStatus, PageOutcome, build_item, status_items
 from consumer.failures import classify_exception, classify_status
-from consumer.worker import Worker
+from consumer.worker import Upstream, Worker, new_stat_sink
+from frontier.session import Claim, Frontier
 
 CLAIM = "invcrawl_claim"
+DEFAULT_MAX_PAGE_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -28,7 +31,7 @@ class PageResult:
     """All items of one page plus the claim they settle: committed together."""
 
     claim: Claim
-    outcome: str  # fetched | not_found | skipped | offsite
+    outcome: PageOutcome
     items: list[dict[str, Any]] = field(default_factory=list)
 
     def __repr__(self) -> str:  # Scrapy logs items; keep it to one short line
@@ -38,24 +41,33 @@ class PageResult:
 class PageSpider(Spider):
     name = "invcrawl-consumer"
 
-    def __init__(self, worker: Worker, **kwargs: Any) -> None:
+    def __init__(self, worker: Worker, max_page_bytes: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.worker = worker
-        self.max_page_bytes = 64 * 1024 * 1024  # DOWNLOAD_MAXSIZE, set in from_crawler
+        self.max_page_bytes = max_page_bytes
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> PageSpider:
-        spider: PageSpider = super().from_crawler(crawler, *args, **kwargs)
-        spider.max_page_bytes = crawler.settings.getint("DOWNLOAD_MAXSIZE") or spider.max_page_bytes
-        crawler.signals.connect(spider._opened, signal=signals.spider_opened)
+    def from_crawler(
+        cls,
+        crawler: Crawler,
+        *args: Any,
+        config: Config,
+        upstream: Upstream | None = None,
+        **kwargs: Any,
+    ) -> PageSpider:
+        # The process's one Redis client: scrapy-redis builds it from REDIS_URL/REDIS_PARAMS.
+        worker = Worker(
+            Frontier(get_redis_from_settings(crawler.settings)),
+            config,
+            stat=new_stat_sink(lambda: crawler.stats),
+            upstream=upstream,
+        )
+        max_page_bytes = crawler.settings.getint("DOWNLOAD_MAXSIZE") or DEFAULT_MAX_PAGE_BYTES
+        spider: PageSpider = super().from_crawler(
+            crawler, *args, worker=worker, max_page_bytes=max_page_bytes, **kwargs
+        )
         crawler.signals.connect(spider._closed, signal=signals.spider_closed)
         return spider
-
-    def _opened(self, spider: Spider) -> None:
-        # Crawler.stats exists only once the crawl has started (Scrapy >= 2.13).
-        stats = self.crawler.stats
-        assert stats is not None
-        self.worker.on_stat = stats.inc_value
 
     async def _closed(self, spider: Spider, reason: str) -> None:
         await self.worker.close()
@@ -63,10 +75,10 @@ class PageSpider(Spider):
     async def start(self) -> AsyncIterator[Any]:
         async for claim in self.worker.feed():
             task = claim.task
-            if task.status != "fetch":
-                assert self.worker.crawl
-                items = status_items(self.worker.crawl, task, task.status, task.reason)
-                yield PageResult(claim, task.status, items)
+            if task.status != "fetch":  # a generated or offsite page: never fetched
+                status = ItemStatus(task.status)
+                items = status_items(self.worker.crawl_info(claim), task, status, task.reason)
+                yield PageResult(claim, PageOutcome(task.status), items)
                 continue
             yield Request(
                 task.download_url,
@@ -80,7 +92,7 @@ class PageSpider(Spider):
         claim: Claim = response.meta[CLAIM]
         outcome = classify_status(response.status, _header(response, b"Retry-After"))
         if outcome.kind == "not_found":
-            return [self._status_result(claim, "not_found", "page_not_found", outcome.reason)]
+            return [self._status_result(claim, outcome.reason)]
         if outcome.kind != "extract":
             await self.worker.fail(claim, outcome)
             return []
@@ -89,22 +101,21 @@ class PageSpider(Spider):
         except Exception as exc:
             await self.worker.fail_with_exception(claim, exc)
             return []
-        return [PageResult(claim, "fetched", items)]
+        return [PageResult(claim, PageOutcome.FETCHED, items)]
 
     async def page_failed(self, failure: Failure) -> list[PageResult]:
         claim: Claim = failure.request.meta[CLAIM]  # type: ignore[attr-defined]
         outcome = classify_exception(failure.value)
         if outcome.kind == "skipped":
-            return [self._status_result(claim, "skipped", "skipped", outcome.reason)]
+            return [self._status_result(claim, outcome.reason, PageOutcome.SKIPPED)]
         if outcome.kind == "not_found":
-            return [self._status_result(claim, "not_found", "page_not_found", outcome.reason)]
+            return [self._status_result(claim, outcome.reason)]
         await self.worker.fail(claim, outcome)
         return []
 
     def extract(self, claim: Claim, response: Response) -> list[dict[str, Any]]:
         task = claim.task
-        crawl = self.worker.crawl
-        assert crawl
+        crawl = self.worker.crawl_info(claim)
         targets = [Target(e.name, e.domain, e.role, e.anchor, e.dispname) for e in task.entries]
         # Only a charset the server declared: Scrapy's own guess looks at the raw body,
         # which is meaningless for a gzip file served as is (it guesses "ascii" and the
@@ -119,11 +130,16 @@ class PageSpider(Spider):
             for entry, content in zip(task.entries, contents, strict=True)
         ]
 
-    def _status_result(self, claim: Claim, outcome: str, status: str, reason: str) -> PageResult:
-        assert self.worker.crawl
-        return PageResult(
-            claim, outcome, status_items(self.worker.crawl, claim.task, status, reason)
-        )
+    def _status_result(
+        self, claim: Claim, reason: str, outcome: PageOutcome = PageOutcome.NOT_FOUND
+    ) -> PageResult:
+        """A page that yields no content: every entry gets the page's status."""
+        status = {
+            PageOutcome.NOT_FOUND: ItemStatus.PAGE_NOT_FOUND,
+            PageOutcome.SKIPPED: ItemStatus.SKIPPED,
+        }[outcome]
+        items = status_items(self.worker.crawl_info(claim), claim.task, status, reason)
+        return PageResult(claim, outcome, items)
 
 
 def inflate_gzip(body: bytes, limit: int) -> bytes:

@@ -1,7 +1,13 @@
-"""The consumer's delivery loop, independent of Scrapy: claim tasks within capacity,
-renew their leases from a heartbeat that runs beside page work, reap expired leases,
-settle every task exactly once (commit, retry, dead-letter or release), and ride out
-Redis outages with backoff. Runs on the reactor's asyncio loop; never blocks it."""
+"""The consumer's delivery loop, independent of Scrapy.
+
+A :class:`Worker` serves a set of crawls (every open crawl in Redis, or the ones it is
+pinned to): it claims tasks within its capacity, spread over the crawls by
+:class:`~consumer.scheduling.CrawlRotation`, renews their leases from a heartbeat that
+runs beside page work, reaps expired leases, settles every task exactly once (commit,
+retry, dead-letter or release), and rides out Redis outages with backoff. Per-crawl
+state (session, slots, delivery limit, dedup buckets) is one :class:`ServedCrawl`. Runs
+on the reactor's asyncio loop; never blocks it.
+"""
 
 from __future__ import annotations
 
@@ -13,57 +19,73 @@ import secrets
 import socket
 import time
 import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import TypeVar
-
-from redis.asyncio import Redis
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from common.config import Config
-from common.items import CrawlInfo, PreparedItem, bucket_count
-from common.redisconn import is_transient
-from common.status import known_crawls
-from common.store import Claim, CommitResult, Store
+from common.items import CrawlInfo, PageOutcome, bucket_count, prepare
 from consumer.failures import Outcome, backoff_delay
+from consumer.outages import Outages, StatSink
+from consumer.scheduling import CrawlRotation
 from consumer.slots import SlotPolicy
+from frontier.connection import is_transient
+from frontier.session import Claim, CommitResult, CrawlSession, Frontier
+from frontier.states import CrawlState
 
 log = logging.getLogger("invcrawl.consumer")
-T = TypeVar("T")
 
-IDLE_POLL_MIN = 0.05
-IDLE_POLL_MAX = 1.0
+DISCOVER_EVERY = 1.0  # seconds between looks for new crawls (when not pinned)
+
+
+class Upstream(Protocol):
+    """A producer this consumer waits for (``produce --consume``): until it is done, an
+    earlier run's finished state must not end the feed (a re-run may add pages)."""
+
+    def poll(self) -> tuple[bool, str | None]:
+        """(finished, error line)."""
+        ...
+
+
+@dataclass(slots=True)
+class ServedCrawl:
+    """A crawl this consumer serves."""
+
+    session: CrawlSession
+    info: CrawlInfo
+    buckets: int
+    max_tries: int  # a property of the crawl (its producer's), so all consumers agree
+    slots: SlotPolicy
+    listed_at: float | None  # its score in the registry when seen (None: pinned)
 
 
 class Worker:
     def __init__(
         self,
-        redis: Redis,
+        frontier: Frontier,
         config: Config,
+        stat: StatSink | None = None,
+        upstream: Upstream | None = None,
         consumer_id: str | None = None,
-        on_stat: Callable[[str, int], None] | None = None,
     ) -> None:
-        self.redis = redis
+        self.frontier = frontier
         self.config = config
         self.id = consumer_id or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
-        self.on_stat = on_stat or (lambda name, n: None)
-        self.store: Store | None = None
-        self.crawl: CrawlInfo | None = None
-        self.buckets = 1
-        self.max_tries = config.max_tries
-        self.slots: SlotPolicy | None = None
-        self.held: dict[str, Claim] = {}
-        self.lost: set[str] = set()
-        self.isolated = False  # holding a suspect task: claim nothing else meanwhile
+        self.stat: StatSink = stat or (lambda name, n: None)
+        self.upstream = upstream
+        self.crawls: dict[str, ServedCrawl] = {}
+        self.rotation = CrawlRotation()
+        self.held: dict[tuple[str, str], Claim] = {}
         self.stopping = False
-        self.finished_reason = "stopped"
         self.fatal: str | None = None  # set when the feed dies of a non-transient error
-        # True while a producer spider in this same process is still enqueuing (produce
-        # --consume): until it is done, an earlier run's finished state must not end
-        # the feed (a re-run may add pages).
-        self.awaiting_producer = False
+        self.outages = Outages(self.stat, lambda: self.stopping)
+        self.started = time.time()
+        self._pinned = (config.crawl_id,) if config.crawl_id else ()
+        self._completed: set[str] = set()
+        self._emptied: list[str] = []  # crawls whose last claim came back empty
+        self._next_discovery = 0.0
         self._wake = asyncio.Event()
         self._heartbeat: asyncio.Task[None] | None = None
-        self._outage_since: float | None = None
-        self.started = time.time()
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -74,176 +96,213 @@ class Worker:
         self.stopping = True
         self._wake.set()
 
-    def producer_finished(self, error: str | None) -> None:
-        """The producer spider sharing this process is done: go on, or stop if it failed."""
-        self.awaiting_producer = False
-        if error:
-            self.request_stop()
-        self._wake.set()
-
     async def close(self) -> None:
         """Release what is still held (cancelled downloads), deregister, stop beating."""
         if self._heartbeat:
             self._heartbeat.cancel()
-        if self.store:
-            for claim in list(self.held.values()):
-                try:
-                    await self.store.release(claim)
-                    self.on_stat("invcrawl/released", 1)
-                except Exception as exc:  # the lease will expire and be reaped instead
-                    log.warning("could not release %s: %s", claim.task.id, exc)
-            self.held.clear()
+        for claim in list(self.held.values()):
             try:
-                if self.slots:
-                    await self.slots.leave()
+                await self.crawls[claim.crawl_id].session.release(claim)
+                self.stat("invcrawl/released", 1)
+            except Exception as exc:  # the lease will expire and be reaped instead
+                log.warning("could not release %s: %s", claim.task.id, exc)
+        self.held.clear()
+        for served in list(self.crawls.values()):
+            try:
+                await served.slots.leave()
             except Exception as exc:
-                log.debug("could not deregister: %s", exc)
-        await self.redis.aclose()
+                log.debug("could not deregister from %s: %s", served.session.crawl_id, exc)
+        await self.frontier.aclose()
+
+    def crawl_info(self, claim: Claim) -> CrawlInfo:
+        return self.crawls[claim.crawl_id].info
 
     # -- the feed ------------------------------------------------------------------------
 
     async def feed(self) -> AsyncIterator[Claim]:
         """Yield claimed tasks, never more than ``concurrency`` held at once. Ends when
-        stopping, or (burst) when the crawl is complete."""
+        stopping, or when there is nothing left to serve (pinned crawls complete, or
+        ``burst`` and every open crawl complete)."""
         try:
             while not self.stopping:
-                if not await self._open_next_crawl():
+                upstream_busy = self._poll_upstream()
+                await self._discover()
+                if not upstream_busy and self._all_done():
                     return
-                async for claim in self._feed_crawl():
+                free = self.config.concurrency - len(self.held)
+                if free <= 0 or self._isolated():
+                    await self._sleep(1.0)
+                    continue
+                claims = await self._claim_turn(free)
+                for claim in claims:
                     yield claim
-                if self.stopping or self.config.burst or self.config.crawl_id:
-                    if not self.stopping:
-                        self.finished_reason = "finished"
-                    return
+                if not upstream_busy:
+                    await self._retire_complete()
+                if not claims:
+                    await self._sleep(min(self.rotation.next_ready_in(), DISCOVER_EVERY))
         except Exception as exc:
             self.fatal = f"{type(exc).__name__}: {exc}"
             raise
 
-    async def _open_next_crawl(self) -> bool:
-        waited = 0.0
-        while not self.stopping:
-            crawl_id = self.config.crawl_id or await self._pick_crawl()
-            if crawl_id:
-                store = Store(self.redis, crawl_id)
-                meta = await self._redis(store.meta)
-                if meta and meta.get("slots"):
-                    await self._attach(store, meta)
-                    return True
-            if self.config.burst and not self.config.crawl_id:
-                log.warning("no unfinished crawl in Redis; nothing to do")
-                self.finished_reason = "finished"
-                return False
-            # A named crawl is usually being produced right now (invcrawl crawl starts
-            # its consumers beside the producer): look again soon.
-            delay = 0.1 if self.config.crawl_id else 1.0
-            if waited % 30 < delay:
-                log.info("waiting for crawl %s to be created by a producer", crawl_id or "(any)")
-            await asyncio.sleep(delay)
-            waited += delay
+    def _poll_upstream(self) -> bool:
+        """Whether a producer we wait for is still running (its failure stops us)."""
+        if self.upstream is None:
+            return False
+        finished, error = self.upstream.poll()
+        if not finished:
+            return True
+        self.upstream = None
+        if error:
+            self.request_stop()
         return False
 
-    async def _pick_crawl(self) -> str | None:
-        for crawl_id in await self._redis(lambda: known_crawls(self.redis)):
-            state = await self._redis(
-                lambda c=crawl_id: self.redis.hget(Store(self.redis, c).keys.meta, "state")
-            )
-            if state != "finished":
-                return crawl_id
-        return None
+    def _all_done(self) -> bool:
+        if self._pinned:
+            return all(c in self._completed for c in self._pinned)
+        return self.config.burst and not self.crawls and time.monotonic() < self._next_discovery
 
-    async def _attach(self, store: Store, meta: dict[str, str]) -> None:
-        self.store = store
-        self.crawl = CrawlInfo(
-            store.crawl_id, meta.get("project") or None, meta.get("version") or None
-        )
-        self.buckets = int(meta.get("buckets") or bucket_count(int(meta.get("entries") or 1)))
-        # The delivery limit is a property of the crawl (set by its producer), so that
-        # every consumer dead-letters after the same number of deliveries.
-        self.max_tries = int(meta.get("max_tries") or self.config.max_tries)
-        layout = await self._redis(store.refresh_layout)
-        self.slots = SlotPolicy(store, self.id, self.config, layout.slots)
-        await self._redis(self._beat)
-        if self._heartbeat is None or self._heartbeat.done():
-            self._heartbeat = asyncio.ensure_future(self._heartbeat_loop())
-        log.info("consumer %s serving crawl %s (%d slots)", self.id, store.crawl_id, layout.slots)
+    def _isolated(self) -> bool:
+        # Holding a suspect task: claim nothing else until it is settled (docs/delivery.md).
+        return any(claim.suspect for claim in self.held.values())
 
-    async def _feed_crawl(self) -> AsyncIterator[Claim]:
-        assert self.store and self.slots
-        poll = IDLE_POLL_MIN
-        while not self.stopping:
-            free = self.config.concurrency - len(self.held)
-            if free <= 0 or self.isolated:
-                await self._sleep(1.0)
-                continue
-            claims = await self._claim(self.slots.claim_order(), free)
-            if not claims:  # nothing in our own slots: help with the others
-                claims = await self._claim(self.slots.steal_order(), free)
-                if claims:
-                    self.on_stat("invcrawl/stolen", len(claims))
+    async def _claim_turn(self, free: int) -> list[Claim]:
+        claims: list[Claim] = []
+        for crawl_id, asked in self.rotation.turns(free):
+            got = await self._claim(self.crawls[crawl_id], asked)
+            self.rotation.claimed(crawl_id, asked, len(got))
+            if not got:
+                self._emptied.append(crawl_id)
+            claims += got
+        for claim in claims:
+            self.held[(claim.crawl_id, claim.task.id)] = claim
+            self.stat("invcrawl/claims", 1)
+            if claim.deliveries > 1:
+                self.stat("invcrawl/redeliveries", 1)
+        return claims
+
+    async def _claim(self, served: ServedCrawl, n: int) -> list[Claim]:
+        """Claim from the slots we own; with nothing there, help with the others."""
+        claims = await self._claim_slots(served, served.slots.claim_order(), n)
+        if not claims:
+            claims = await self._claim_slots(served, served.slots.steal_order(), n)
             if claims:
-                poll = IDLE_POLL_MIN
-                for claim in claims:
-                    self.held[claim.task.id] = claim
-                    self.isolated = self.isolated or claim.suspect
-                    self.on_stat("invcrawl/claims", 1)
-                    if claim.deliveries > 1:
-                        self.on_stat("invcrawl/redeliveries", 1)
-                    yield claim
-                continue
-            if (
-                not self.held
-                and not self.awaiting_producer
-                and await self._redis(self.store.is_complete, give_up_when_stopping=True)
-            ):
-                return
-            await self._sleep(poll)
-            poll = min(poll * 2, IDLE_POLL_MAX)
+                self.stat("invcrawl/stolen", len(claims))
+        return claims
 
-    async def _claim(self, slots: list[int], free: int) -> list[Claim]:
-        assert self.store
-        store = self.store
-        claims = await self._redis(
-            lambda: store.claim(
-                self.id, slots, free, busy=bool(self.held), lease_ms=self.config.lease_ms
-            ),
-            give_up_when_stopping=True,
-        )
-        return claims or []
+    async def _claim_slots(self, served: ServedCrawl, slots: list[int], n: int) -> list[Claim]:
+        if not slots:
+            return []
+        busy = bool(self.held)
+
+        async def claim() -> list[Claim]:
+            return await served.session.claim(self.id, slots, n, busy, self.config.lease_ms)
+
+        return await self.outages.call(claim, give_up_when_stopping=True) or []
+
+    async def _retire_complete(self) -> None:
+        """Crawls whose claim came back empty and of which we hold nothing: complete?
+        Then stop serving them (and unlist them from the open crawls)."""
+        held = {crawl_id for crawl_id, _ in self.held}
+        emptied, self._emptied = set(self._emptied), []
+        for crawl_id in emptied:
+            served = self.crawls.get(crawl_id)
+            if served is None or crawl_id in held:
+                continue
+            complete = await self.outages.call(
+                served.session.is_complete, give_up_when_stopping=True
+            )
+            if complete:
+                await self._detach(served, finished=True)
 
     async def _sleep(self, seconds: float) -> None:
         self._wake.clear()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), timeout=seconds)
+            await asyncio.wait_for(self._wake.wait(), timeout=max(seconds, 0.01))
 
-    def _done(self, claim: Claim) -> None:
-        self.held.pop(claim.task.id, None)
-        self.lost.discard(claim.task.id)
-        if claim.suspect:
-            self.isolated = False
-        self._wake.set()
+    # -- which crawls ----------------------------------------------------------------------
+
+    async def _discover(self) -> None:
+        now = time.monotonic()
+        if now < self._next_discovery:
+            return
+        self._next_discovery = now + (0.1 if self._pinned else DISCOVER_EVERY)
+        if self._pinned:
+            wanted: Mapping[str, float | None] = {
+                c: None for c in self._pinned if c not in self._completed
+            }
+        else:
+            wanted = await self.outages.call(self.frontier.registry.active) or {}
+        for crawl_id, listed_at in wanted.items():
+            if crawl_id not in self.crawls:
+                await self._attach(crawl_id, listed_at)
+
+    async def _attach(self, crawl_id: str, listed_at: float | None) -> None:
+        session = self.frontier.crawl(crawl_id)
+        meta = await self.outages.call(session.meta) or {}
+        if not meta.get("slots"):
+            if self._pinned:  # usually being produced right now: look again soon
+                log.debug("waiting for crawl %s to be created by a producer", crawl_id)
+            return
+        state = CrawlState(meta.get("state") or "producing")
+        if not state.open and self.upstream is None:
+            if listed_at is not None:
+                await self.outages.call(lambda: self.frontier.registry.retire(crawl_id, listed_at))
+            if self._pinned:  # finished, or failed to produce: nothing to do for it
+                self._completed.add(crawl_id)
+            return
+        layout = await self.outages.call(session.refresh_layout)
+        assert layout is not None
+        served = ServedCrawl(
+            session=session,
+            info=CrawlInfo(crawl_id, meta.get("project") or None, meta.get("version") or None),
+            buckets=int(meta.get("buckets") or bucket_count(int(meta.get("entries") or 1))),
+            max_tries=int(meta.get("max_tries") or self.config.max_tries),
+            slots=SlotPolicy(session, self.id, self.config, layout.slots),
+            listed_at=listed_at,
+        )
+        self.crawls[crawl_id] = served
+        self.rotation.add(crawl_id, int(meta.get("weight") or 1))
+        await self.outages.call(lambda: self._beat_crawl(served))
+        if self._heartbeat is None or self._heartbeat.done():
+            self._heartbeat = asyncio.ensure_future(self._heartbeat_loop())
+        log.info("consumer %s serving crawl %s (%d slots)", self.id, crawl_id, layout.slots)
+
+    async def _detach(self, served: ServedCrawl, finished: bool) -> None:
+        crawl_id = served.session.crawl_id
+        self.rotation.remove(crawl_id)
+        del self.crawls[crawl_id]
+        if finished:
+            self._completed.add(crawl_id)
+            if served.listed_at is not None:
+                listed_at = served.listed_at
+                await self.outages.call(lambda: self.frontier.registry.retire(crawl_id, listed_at))
+        with contextlib.suppress(Exception):
+            await served.slots.leave()
+        log.info("crawl %s complete; consumer %s leaves it", crawl_id, self.id)
 
     # -- settling ------------------------------------------------------------------------
 
     async def commit(
-        self, claim: Claim, items: Sequence[PreparedItem], outcome: str
+        self, claim: Claim, items: Sequence[Mapping[str, Any]], outcome: PageOutcome
     ) -> CommitResult | None:
-        assert self.store
-        store = self.store
+        served = self.crawls[claim.crawl_id]
+        prepared = [prepare(item, served.buckets) for item in items]
         try:
-            result = await self._redis(
-                lambda: store.commit(claim, items, outcome), deadline=self._settle_deadline(claim)
+            result = await self.outages.call(
+                lambda: served.session.commit(claim, prepared, outcome),
+                deadline=self._settle_deadline(claim),
             )
         finally:
-            self._done(claim)
+            self._settled(claim)
         if result is None:
             return None
         if result.committed:
-            self.on_stat("invcrawl/pages_done", 1)
-            self.on_stat("invcrawl/items_new", result.new)
-            self.on_stat("invcrawl/items_updated", result.updated)
-            self.on_stat("invcrawl/items_unchanged", result.unchanged)
+            self.stat("invcrawl/pages_done", 1)
+            self.stat("invcrawl/items_new", result.new)
+            self.stat("invcrawl/items_updated", result.updated)
+            self.stat("invcrawl/items_unchanged", result.unchanged)
         else:
-            self.on_stat("invcrawl/fenced", 1)
+            self.stat("invcrawl/fenced", 1)
             log.warning(
                 "commit of %s fenced (%s): another delivery owns it",
                 claim.task.url,
@@ -252,8 +311,7 @@ class Worker:
         return result
 
     async def fail(self, claim: Claim, outcome: Outcome, dead_now: bool = False) -> str | None:
-        assert self.store
-        store = self.store
+        served = self.crawls[claim.crawl_id]
         delay = backoff_delay(
             claim.deliveries, self.config.backoff_base, self.config.backoff_max, outcome.retry_after
         )
@@ -265,20 +323,20 @@ class Worker:
             "delivery": claim.deliveries,
         }
         try:
-            result = await self._redis(
-                lambda: store.fail(
+            result = await self.outages.call(
+                lambda: served.session.fail(
                     claim,
                     error,
                     int(delay * 1000),
-                    self.max_tries,
+                    served.max_tries,
                     dead_now=dead_now or outcome.kind == "dead",
                 ),
                 deadline=self._settle_deadline(claim),
             )
         finally:
-            self._done(claim)
+            self._settled(claim)
         if result:
-            self.on_stat(f"invcrawl/{'dead' if result == 'dead' else result}", 1)
+            self.stat(f"invcrawl/{result}", 1)
             level = logging.WARNING if result == "dead" else logging.INFO
             log.log(
                 level,
@@ -288,6 +346,8 @@ class Worker:
                 result,
                 claim.deliveries,
             )
+            if result == "retry":
+                self.rotation.wake(claim.crawl_id)
         return result
 
     async def fail_with_exception(self, claim: Claim, exc: BaseException) -> None:
@@ -296,6 +356,10 @@ class Worker:
         text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         log.error("extraction failed on %s", claim.task.url, exc_info=exc)
         await self.fail(claim, Outcome("dead", f"internal error: {text[:500]}"), dead_now=True)
+
+    def _settled(self, claim: Claim) -> None:
+        self.held.pop((claim.crawl_id, claim.task.id), None)
+        self._wake.set()
 
     def _settle_deadline(self, claim: Claim) -> float:
         # Keep trying to settle through a Redis outage; after the hard deadline plus a
@@ -308,19 +372,21 @@ class Worker:
         interval = max(0.2, self.config.lease / 3)
         while True:
             await asyncio.sleep(interval)
-            try:
-                await self._beat()
-            except Exception as exc:
-                if not is_transient(exc):
-                    log.exception("heartbeat failed")
-                else:
-                    self._note_outage(exc)
+            for served in list(self.crawls.values()):
+                try:
+                    await self._beat_crawl(served)
+                except Exception as exc:
+                    if is_transient(exc):
+                        self.outages.note(exc)
+                        break
+                    log.exception("heartbeat of crawl %s failed", served.session.crawl_id)
 
-    async def _beat(self) -> None:
-        assert self.store and self.slots
+    async def _beat_crawl(self, served: ServedCrawl) -> None:
+        """Renew this consumer's leases on one crawl, refresh its slots, reap."""
+        session, crawl_id = served.session, served.session.crawl_id
         now = time.monotonic()
         renew = []
-        for claim in list(self.held.values()):
+        for claim in [c for (cid, _), c in self.held.items() if cid == crawl_id]:
             if now - claim.claimed_at > self.config.task_deadline:
                 # Hard deadline: stop renewing; the lease expires and the task is reaped.
                 log.warning(
@@ -328,72 +394,40 @@ class Worker:
                     claim.task.url,
                     self.config.task_deadline,
                 )
-                self.on_stat("invcrawl/abandoned", 1)
-                self.lost.add(claim.task.id)
-                self._done(claim)
+                self.stat("invcrawl/abandoned", 1)
+                self._settled(claim)
             else:
                 renew.append(claim)
         info = {
             "host": socket.gethostname(),
             "pid": os.getpid(),
             "started": self.started,
-            "slots": self.slots.owned,
-            "held": len(self.held),
+            "slots": served.slots.owned,
+            "held": len(renew),
             "lease_ms": self.config.lease_ms,  # status judges liveness by the beat's own lease
         }
-        lost = await self.store.renew(self.id, renew, self.config.lease_ms, info)
-        for task_id in lost:
-            claim = self.held.get(task_id)
-            if claim:
-                log.warning("lease of %s lost", claim.task.url)
-                self.on_stat("invcrawl/leases_lost", 1)
-                self.lost.add(task_id)
-                self._done(claim)
-        await self.slots.refresh()
-        for slot in self.slots.reap_order():
-            requeued, dead = await self.store.reap(slot, self.max_tries)
+        for task_id in await session.renew(self.id, renew, self.config.lease_ms, info):
+            lost = self.held.get((crawl_id, task_id))
+            if lost:
+                log.warning("lease of %s lost", lost.task.url)
+                self.stat("invcrawl/leases_lost", 1)
+                self._settled(lost)
+        await served.slots.refresh()
+        for slot in served.slots.reap_order():
+            requeued, dead = await session.reap(slot, served.max_tries)
             if requeued or dead:
-                log.info("reaped slot %d: %d requeued, %d dead", slot, requeued, dead)
-                self.on_stat("invcrawl/reaped", requeued + dead)
-        self._outage_over()
+                log.info("reaped %s slot %d: %d requeued, %d dead", crawl_id, slot, requeued, dead)
+                self.stat("invcrawl/reaped", requeued + dead)
+                self.rotation.wake(crawl_id)
+        self.outages.over()
 
-    # -- Redis outages -------------------------------------------------------------------
 
-    async def _redis(
-        self,
-        call: Callable[[], Awaitable[T]],
-        *,
-        deadline: float | None = None,
-        give_up_when_stopping: bool = False,
-    ) -> T | None:  # type: ignore[type-var]
-        """Run a Redis call, backing off through outages (never treating an error as
-        "idle" or "finished"). Returns None only when giving up is allowed."""
-        delay = 0.1
-        while True:
-            try:
-                result = await call()
-            except Exception as exc:
-                if not is_transient(exc):
-                    raise
-                self._note_outage(exc)
-                if give_up_when_stopping and self.stopping:
-                    return None
-                if deadline is not None and time.monotonic() > deadline:
-                    log.warning("giving up on a Redis call after the task deadline: %s", exc)
-                    return None
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 5.0)
-                continue
-            self._outage_over()
-            return result
+def new_stat_sink(get_stats: Callable[[], Any]) -> StatSink:
+    """A stat sink on a Scrapy stats collector that exists only once the crawl starts."""
 
-    def _note_outage(self, exc: BaseException) -> None:
-        if self._outage_since is None:
-            self._outage_since = time.monotonic()
-            self.on_stat("invcrawl/redis_outages", 1)
-            log.warning("Redis unavailable (%s); backing off and retrying", exc)
+    def inc(name: str, n: int) -> None:
+        stats = get_stats()
+        if stats is not None:
+            stats.inc_value(name, n)
 
-    def _outage_over(self) -> None:
-        if self._outage_since is not None:
-            log.warning("Redis is back after %.1fs", time.monotonic() - self._outage_since)
-            self._outage_since = None
+    return inc

@@ -1,9 +1,9 @@
-"""``invcrawl`` command line: argument parsing, configuration, and one-line errors.
-
-Flags come from :data:`common.config.OPTIONS`, so every flag has an ``INVCRAWL_*``
-environment variable and the documented table cannot drift from the parser. A user
-mistake (bad URL, unreachable site or Redis, not an inventory...) prints one line and
-exits non-zero; a traceback means a bug in invcrawl.
+"""``invcrawl`` command line: the parser (built from :data:`common.config.COMMANDS` and
+:data:`common.config.OPTIONS`, so every flag has an ``INVCRAWL_*`` variable and the
+documented table cannot drift from it), configuration, dispatch to
+``invcrawl.commands.cmd_<command>``, and one-line errors. A user mistake (bad URL,
+unreachable site or Redis, not an inventory...) prints one line and exits non-zero; a
+traceback means a bug in invcrawl.
 """
 
 from __future__ import annotations
@@ -11,24 +11,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-from common.config import OPTIONS, ConfigError, load_config
-
-EXIT_OK = 0
-EXIT_FAILED = 1  # the job ran and failed (e.g. the inventory could not be fetched)
-EXIT_USAGE = 2  # the user asked for something impossible (bad flag, bad URL...)
-
-COMMANDS = {
-    "crawl": "all-in-one: produce, run N consumers, show progress, write JSON Lines",
-    "produce": "read a site's objects.inv and enqueue one task per page",
-    "consume": "claim page tasks, fetch, extract, commit items (run one per process)",
-    "status": "show crawls, progress, per-slot queues, consumers, rate and ETA",
-    "export": "write the latest version of every item as JSON Lines",
-    "dlq": "list or redrive dead-lettered pages",
-    "reshard": "move queued and delayed tasks to a new slot count",
-    "report": "extraction coverage per domain:role (statuses, empty signatures/docs)",
-    "inventory": "load and summarise an objects.inv (no Redis)",
-}
+from common.config import COMMANDS, OPTIONS, ConfigError, Option, load_config
+from invcrawl.errors import EXIT_INTERRUPTED, EXIT_USAGE, fail
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,76 +24,66 @@ def build_parser() -> argparse.ArgumentParser:
         "documented symbol, through sharded, leased Redis queues.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for command, help_text in COMMANDS.items():
-        p = sub.add_parser(command, help=help_text, description=help_text)
-        if command == "dlq":
-            p.add_argument("action", choices=["list", "redrive"], help="what to do")
-            p.add_argument(
-                "task_ids", nargs="*", metavar="TASK_ID", help="dead task ids to redrive"
-            )
-            p.add_argument(
-                "--all", action="store_true", dest="all_tasks", help="redrive every dead task"
-            )
+    for command in COMMANDS:
+        p = sub.add_parser(command.name, help=command.help, description=command.help)
         for option in OPTIONS:
-            if command not in option.commands:
-                continue
-            if option.flag is None:
-                p.add_argument(
-                    option.name,
-                    nargs="?",
-                    default=None,
-                    metavar=option.metavar,
-                    type=option.parse,
-                    help=f"{option.help} [{option.env}]",
-                )
-                continue
-            flags = [option.flag]
-            if option.flag == "-o":
-                flags.append("--output")
-            if option.name == "consumer_slots":
-                flags = ["--slots"]
-            kwargs: dict[str, object] = {
-                "dest": option.name,
-                "default": None,
-                "help": f"{option.help} [{option.env}]",
-            }
-            if option.is_switch:
-                kwargs.update(action="store_const", const=option.name != "robots")
-            else:
-                kwargs.update(type=_parser_for(option.parse, option.flag), metavar=option.metavar)
-            p.add_argument(*flags, **kwargs)  # type: ignore[arg-type]
+            if command.name in option.commands:
+                _add(p, option)
     return parser
 
 
-def _parser_for(parse: object, flag: str) -> object:
-    def wrapped(text: str) -> object:
+def _add(parser: argparse.ArgumentParser, option: Option) -> None:
+    help_text = f"{option.help} [{option.env}]"
+    if option.positional:
+        parser.add_argument(
+            option.name,
+            nargs="*" if option.many else "?",
+            default=None,
+            metavar=option.metavar,
+            type=_typed(option),
+            help=help_text,
+        )
+        return
+    kwargs: dict[str, Any] = {"dest": option.name, "default": None, "help": help_text}
+    if option.switch is not None:
+        kwargs.update(action="store_const", const=option.switch)
+    else:
+        kwargs.update(type=_typed(option), metavar=option.metavar)
+    parser.add_argument(*option.all_flags, **kwargs)
+
+
+def _typed(option: Option) -> Any:
+    def parse(text: str) -> Any:
         try:
-            return parse(text)  # type: ignore[operator]
+            return option.parse(text)
         except (ValueError, TypeError) as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
 
-    wrapped.__name__ = flag.lstrip("-")
-    return wrapped
+    parse.__name__ = option.flag.lstrip("-")
+    return parse
+
+
+def _cli_values(args: argparse.Namespace) -> dict[str, Any]:
+    values = vars(args)
+    ids = values.get("task_ids")
+    if ids is not None:  # a positional taking many values: one tuple
+        values["task_ids"] = tuple(i for part in ids for i in part) or None
+    return values
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        config = load_config(vars(args))
+        config = load_config(_cli_values(args))
     except ConfigError as exc:
         return fail(str(exc), EXIT_USAGE)
-    from invcrawl.commands import run_command  # noqa: PLC0415 - keep --help fast
+    from invcrawl import commands  # noqa: PLC0415 - keep --help fast
 
     try:
-        return run_command(args.command, config, args)
+        return commands.run(args.command, config)
     except KeyboardInterrupt:
         print("invcrawl: interrupted", file=sys.stderr)
-        return 130
-
-
-def fail(message: str, code: int = EXIT_FAILED) -> int:
-    print(f"invcrawl: error: {message}", file=sys.stderr)
-    return code
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

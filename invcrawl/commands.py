@@ -1,35 +1,30 @@
-"""The command handlers. Each returns an exit code; user mistakes raise one of
-:data:`USER_ERRORS` and are printed as one line by :func:`run_command`."""
+"""The command handlers, ``cmd_<command>`` for each entry of :data:`common.config.COMMANDS`.
+Each returns an exit code; user mistakes raise one of :data:`USER_ERRORS` and are
+printed as one line by :func:`run`."""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import dataclasses
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, TypeVar
 
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from common.admin import AdminStore
 from common.config import Config, ConfigError
 from common.inventory import InventoryError, inventory_to_dict
-from common.redis_server import RedisServerError, embedded_redis
-from common.redisconn import connect
 from common.site import SiteError, crawl_id_for, inventory_url
-from common.status import crawl_status, known_crawls
-from common.store import CrawlNotFound, StaleSlots, Store
-from invcrawl.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, fail
+from frontier.connection import connect
+from frontier.scripts import StaleLayout
+from frontier.server import RedisServerError, embedded_redis
+from frontier.session import CrawlNotFound, CrawlSession, Frontier
+from invcrawl.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UserError, fail
 
-
-class UserError(Exception):
-    """A one-line, actionable error caused by input or environment, not by a bug."""
-
+T = TypeVar("T")
 
 USER_ERRORS: tuple[type[BaseException], ...] = (
     UserError,
@@ -38,14 +33,14 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
     InventoryError,
     RedisServerError,
     CrawlNotFound,
-    StaleSlots,
+    StaleLayout,
 )
 
 
-def run_command(command: str, config: Config, args: argparse.Namespace) -> int:
-    handler = HANDLERS[command]
+def run(command: str, config: Config) -> int:
+    handler: Callable[[Config], int] = globals()[f"cmd_{command}"]
     try:
-        return handler(config, args)
+        return handler(config)
     except CrawlNotFound as exc:
         return fail(f"no crawl {exc} in this Redis (see `invcrawl status`)", EXIT_USAGE)
     except USER_ERRORS as exc:
@@ -95,29 +90,30 @@ def preflight(url: str) -> None:
         raise UserError(f"cannot connect to Redis at {url}: {exc}") from None
 
 
-def with_redis(config: Config, job: Callable[[Redis], Any]) -> Any:
-    """Run ``job(client)`` on a fresh event loop with the process's one client."""
+def with_frontier(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:
+    """Run ``job`` on a fresh event loop with the process's one Redis client."""
     assert config.redis
 
-    async def run() -> Any:
-        client = connect(config.redis or "")
+    async def main() -> T:
+        frontier = Frontier(connect(config.redis or ""))
         try:
-            return await job(client)
+            return await job(frontier)
         finally:
-            await client.aclose()
+            await frontier.aclose()
 
-    return asyncio.run(run())
+    return asyncio.run(main())
 
 
-async def resolve_crawl(redis: Redis, config: Config) -> Store:
+async def resolve_crawl(frontier: Frontier, config: Config) -> CrawlSession:
+    """The crawl a command acts on: ``--crawl-id``, or the only crawl in Redis."""
     if config.crawl_id:
-        store = Store(redis, config.crawl_id)
-        if not await store.exists():
+        session = frontier.crawl(config.crawl_id)
+        if not await session.exists():
             raise CrawlNotFound(config.crawl_id)
-        return store
-    crawls = await known_crawls(redis)
+        return session
+    crawls = await frontier.registry.known()
     if len(crawls) == 1:
-        return Store(redis, crawls[0])
+        return frontier.crawl(crawls[0])
     if not crawls:
         raise UserError("no crawl in this Redis yet (run `invcrawl produce SITE` first)")
     raise UserError(
@@ -125,15 +121,24 @@ async def resolve_crawl(redis: Redis, config: Config) -> Store:
     )
 
 
-# -- inventory / produce / consume ---------------------------------------------------------
+def _site(config: Config) -> str:
+    if not config.site:
+        raise UserError(
+            "missing SITE: a docs URL, an objects.inv URL or a local directory "
+            "(or set INVCRAWL_SITE)"
+        )
+    return config.site
 
 
-def cmd_inventory(config: Config, args: argparse.Namespace) -> int:
+# -- inventory / produce / consume / crawl ---------------------------------------------------
+
+
+def cmd_inventory(config: Config) -> int:
+    from invcrawl.render import render_inventory  # noqa: PLC0415
     from producer.run import Capture, fetch_inventory  # noqa: PLC0415
 
-    url = inventory_url(_site(config))
     capture = Capture()
-    error = fetch_inventory(config, url, capture)
+    error = fetch_inventory(config, inventory_url(_site(config)), capture)
     if error or capture.fetched is None:
         return fail(error or "no inventory")
     inv, plan = capture.fetched.inventory, capture.fetched.plan
@@ -147,110 +152,51 @@ def cmd_inventory(config: Config, args: argparse.Namespace) -> int:
         offsite_entries=plan.offsite_entries,
         duplicate_keys=len(plan.duplicates),
     )
-    if config.json:
-        print(json.dumps(summary, indent=2, ensure_ascii=False))
-        return EXIT_OK
-    from invcrawl.render import render_inventory  # noqa: PLC0415
-
-    print(render_inventory(summary))
+    print(
+        json.dumps(summary, indent=2, ensure_ascii=False)
+        if config.json
+        else render_inventory(summary)
+    )
     return EXIT_OK
 
 
-def cmd_produce(config: Config, args: argparse.Namespace) -> int:
-    from producer.enqueue import RedisSink  # noqa: PLC0415
-    from producer.run import fetch_inventory  # noqa: PLC0415
-
+def cmd_produce(config: Config) -> int:
     site = _site(config)
-    url = inventory_url(site)
+    inventory_url(site)  # validate SITE before starting anything
     crawl_id = config.crawl_id or crawl_id_for(site)
     with redis_for(config, create=True) as live:
-        redis = connect(live.redis or "")
-        sink = RedisSink(redis, crawl_id, live, site)
         if live.consume:
-            return _produce_and_consume(dataclasses.replace(live, crawl_id=crawl_id), url, sink)
-        error = fetch_inventory(live, url, sink)
-    if error:
-        return fail(error)
-    print(f"crawl {crawl_id}: {sink.tasks} page tasks, {sink.added} new", file=sys.stderr)
+            if not hasattr(os, "fork"):
+                raise UserError(
+                    "produce --consume (and so `invcrawl crawl`) needs os.fork(), which this "
+                    "platform lacks: run `invcrawl produce` and `invcrawl consume` instead"
+                )
+            from producer.run import produce_and_consume  # noqa: PLC0415
+
+            code, error = produce_and_consume(live, site, crawl_id)
+            return fail(error) if error else code
+        from producer.run import produce  # noqa: PLC0415
+
+        produced = produce(live, site, crawl_id)
+    if produced.error:
+        return fail(produced.error)
+    print(f"crawl {crawl_id}: {produced.tasks} page tasks, {produced.added} new", file=sys.stderr)
     return EXIT_OK
 
 
-def _produce_and_consume(config: Config, url: str, sink: Any) -> int:
-    """``produce --consume``: the producer spider in a forked child (see
-    :class:`producer.run.ForkedProducer`), the consumer here. The consumer waits for the
-    crawl to exist; if producing fails it stops."""
-    import signal  # noqa: PLC0415
-    import threading  # noqa: PLC0415
-
-    from consumer.run import run_consumer  # noqa: PLC0415
-    from producer.run import ForkedProducer  # noqa: PLC0415
-
-    errors: list[str] = []
-    if not hasattr(os, "fork"):
-        raise UserError(
-            "produce --consume (and so `invcrawl crawl`) needs os.fork(), which this "
-            "platform lacks: run `invcrawl produce` and `invcrawl consume` instead"
-        )
-    producer = ForkedProducer(config, url, sink)
-    watcher: threading.Thread | None = None
-
-    def beside(process: Any, worker: Any) -> None:
-        from twisted.internet import reactor  # noqa: PLC0415 - the one the process installed
-
-        nonlocal watcher
-        worker.awaiting_producer = True
-
-        def watch() -> None:
-            error = producer.wait()
-            if error:
-                errors.append(error)
-            reactor.callFromThread(worker.producer_finished, error)
-
-        watcher = threading.Thread(target=watch, name="producer-watch", daemon=True)
-        watcher.start()
-
-    try:
-        code = run_consumer(dataclasses.replace(config, burst=True), sink.store.redis, beside)
-    finally:
-        # The consumer stopped (SIGTERM) before the crawl was produced: stop the producer
-        # too, within a few seconds, and let its outcome decide the exit code.
-        producer.stop()
-        if watcher is not None:
-            watcher.join(5)
-            if watcher.is_alive():
-                producer.stop(signal.SIGKILL)
-                watcher.join(5)
-    if errors:
-        return fail(errors[0])
-    return code
-
-
-def cmd_consume(config: Config, args: argparse.Namespace) -> int:
+def cmd_consume(config: Config) -> int:
     from consumer.run import run_consumer  # noqa: PLC0415
 
     with redis_for(config, create=True) as live:
         return run_consumer(live)
 
 
-def _site(config: Config) -> str:
-    if not config.site:
-        raise UserError(
-            "missing SITE: a docs URL, an objects.inv URL or a local directory "
-            "(or set INVCRAWL_SITE)"
-        )
-    return config.site
-
-
-# -- crawl ----------------------------------------------------------------------------------
-
-
-def cmd_crawl(config: Config, args: argparse.Namespace) -> int:
+def cmd_crawl(config: Config) -> int:
     from invcrawl.crawl import run_crawl  # noqa: PLC0415
 
     site = _site(config)
     inventory_url(site)  # validate SITE before starting anything
-    crawl_id = config.crawl_id or crawl_id_for(site)
-    config = dataclasses.replace(config, crawl_id=crawl_id)
+    config = dataclasses.replace(config, crawl_id=config.crawl_id or crawl_id_for(site))
     with redis_for(config, create=True) as live:
         return run_crawl(live, site)
 
@@ -258,58 +204,76 @@ def cmd_crawl(config: Config, args: argparse.Namespace) -> int:
 # -- status / report / export / dlq / reshard -------------------------------------------------
 
 
-def cmd_status(config: Config, args: argparse.Namespace) -> int:
-    from invcrawl.render import watch_status  # noqa: PLC0415
+def cmd_status(config: Config) -> int:
+    """One crawl in detail, or all crawls; ``--watch`` refreshes until all are settled."""
+    from frontier.status import status_view  # noqa: PLC0415
+    from invcrawl.render import render_status_view  # noqa: PLC0415
+
+    async def job(frontier: Frontier) -> int:
+        clear = config.watch and sys.stdout.isatty() and not config.json
+        while True:
+            data, settled = await status_view(frontier, config.crawl_id, config.lease_ms)
+            if config.json:
+                text = json.dumps(data, indent=None if config.watch else 2)
+            else:
+                text = render_status_view(data)
+            if clear:
+                sys.stdout.write("\x1b[H\x1b[2J")
+            print(text, flush=True)
+            if not config.watch or settled:
+                return EXIT_OK
+            await asyncio.sleep(1.0)
 
     with redis_for(config, create=False) as live:
-        return int(with_redis(live, lambda r: watch_status(r, live)))
+        return with_frontier(live, job)
 
 
-def cmd_report(config: Config, args: argparse.Namespace) -> int:
-    from common.report import coverage  # noqa: PLC0415
+def cmd_report(config: Config) -> int:
+    from frontier.report import coverage  # noqa: PLC0415
     from invcrawl.render import render_report  # noqa: PLC0415
 
-    async def job(redis: Redis) -> dict[str, Any]:
-        store = await resolve_crawl(redis, config)
-        return await coverage(store)
+    async def job(frontier: Frontier) -> dict[str, Any]:
+        return await coverage(await resolve_crawl(frontier, config))
 
     with redis_for(config, create=False) as live:
-        report = with_redis(live, job)
+        report = with_frontier(live, job)
     print(json.dumps(report, indent=2) if live.json else render_report(report))
     return EXIT_OK
 
 
-def cmd_export(config: Config, args: argparse.Namespace) -> int:
-    from common.export import export_items, follow_items  # noqa: PLC0415
+def cmd_export(config: Config) -> int:
+    from frontier.export import export_items, follow_items  # noqa: PLC0415
 
-    async def job(redis: Redis) -> int:
-        store = await resolve_crawl(redis, config)
+    async def job(frontier: Frontier) -> int:
+        session = await resolve_crawl(frontier, config)
         if config.follow:
-            return await follow_items(store, config.output, config.group)
-        return await export_items(store, config.output)
+            return await follow_items(session, config.output, config.group)
+        return await export_items(session, config.output)
 
     with redis_for(config, create=False) as live:
-        count = with_redis(live, job)
+        count = with_frontier(live, job)
     if not live.follow:
         print(f"{count} items written to {live.output or 'stdout'}", file=sys.stderr)
     return EXIT_OK
 
 
-def cmd_dlq(config: Config, args: argparse.Namespace) -> int:
-    async def job(redis: Redis) -> Any:
-        store = AdminStore(redis, (await resolve_crawl(redis, config)).crawl_id)
-        if args.action == "list":
-            return await store.dead_tasks()
-        if not args.all_tasks and not args.task_ids:
-            raise UserError("dlq redrive needs TASK_ID... or --all")
-        return await store.redrive(None if args.all_tasks else args.task_ids)
+def cmd_dlq(config: Config) -> int:
+    from frontier import admin  # noqa: PLC0415
+
+    if config.dlq_action == "redrive" and not (config.all_tasks or config.task_ids):
+        raise UserError("dlq redrive needs TASK_ID... or --all")
+
+    async def job(frontier: Frontier) -> Any:
+        session = await resolve_crawl(frontier, config)
+        if config.dlq_action == "list":
+            return await admin.dead_tasks(session)
+        return await admin.redrive(session, None if config.all_tasks else config.task_ids)
 
     with redis_for(config, create=False) as live:
-        result = with_redis(live, job)
-    if args.action == "redrive":
+        result = with_frontier(live, job)
+    if config.dlq_action == "redrive":
         print(f"{result} task(s) redriven", file=sys.stderr)
-        return EXIT_OK
-    if live.json:
+    elif live.json:
         print(json.dumps(result, indent=2))
     else:
         from invcrawl.render import render_dlq  # noqa: PLC0415
@@ -318,33 +282,16 @@ def cmd_dlq(config: Config, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_reshard(config: Config, args: argparse.Namespace) -> int:
-    async def job(redis: Redis) -> tuple[int, int]:
-        store = AdminStore(redis, (await resolve_crawl(redis, config)).crawl_id)
-        return await store.reshard(config.slots)
+def cmd_reshard(config: Config) -> int:
+    from frontier import admin  # noqa: PLC0415
+
+    async def job(frontier: Frontier) -> tuple[int, int]:
+        return await admin.reshard(await resolve_crawl(frontier, config), config.slots)
 
     with redis_for(config, create=False) as live:
-        queued, delayed = with_redis(live, job)
+        queued, delayed = with_frontier(live, job)
     print(
         f"resharded to {live.slots} slots: moved {queued} queued and {delayed} delayed task(s)",
         file=sys.stderr,
     )
     return EXIT_OK
-
-
-HANDLERS: dict[str, Callable[[Config, argparse.Namespace], int]] = {
-    "inventory": cmd_inventory,
-    "produce": cmd_produce,
-    "consume": cmd_consume,
-    "crawl": cmd_crawl,
-    "status": cmd_status,
-    "report": cmd_report,
-    "export": cmd_export,
-    "dlq": cmd_dlq,
-    "reshard": cmd_reshard,
-}
-
-
-async def status_json(redis: Redis, config: Config) -> dict[str, Any]:
-    store = await resolve_crawl(redis, config)
-    return await crawl_status(store, config.lease_ms)

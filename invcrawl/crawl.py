@@ -13,46 +13,30 @@ from pathlib import Path
 from typing import Any
 
 from common.config import OPTIONS, Config
-from common.export import IncrementalExport, export_items
-from common.redisconn import connect
-from common.status import crawl_status
-from common.store import Store
+from frontier.connection import connect
+from frontier.export import IncrementalExport, export_items
+from frontier.session import CrawlSession, Frontier
+from frontier.states import ProducerState
+from frontier.status import crawl_status
+from invcrawl.errors import EXIT_DEAD_PAGES, EXIT_FAILED, EXIT_INTERRUPTED
 from invcrawl.render import duration, progress_line
 
-EXIT_DEAD_PAGES = 3
 MAX_RESPAWNS = 20
-# Options a child process inherits from this one (as explicit flags, so they win over
-# any INVCRAWL_* variable the child might see).
-PASSED = (
-    "redis",
-    "crawl_id",
-    "concurrency",
-    "lease",
-    "task_deadline",
-    "max_tries",
-    "backoff_base",
-    "backoff_max",
-    "robots",
-    "download_timeout",
-    "user_agent",
-    "log_level",
-    "max_inflated_mb",
-    "slots",
-)
 
 
 def child_argv(config: Config, command: str, *extra: str) -> list[str]:
+    """The command line of a child process: the options it inherits from this one, as
+    explicit flags (so they win over any INVCRAWL_* variable the child might see)."""
     argv = [sys.executable, "-m", "invcrawl", command]
     for option in OPTIONS:
-        if option.name not in PASSED or command not in option.commands:
+        if not option.inherited or command not in option.commands:
             continue
         value = getattr(config, option.name)
-        if option.is_switch:
-            if option.name == "robots" and not value:
-                argv.append("--no-robots")
-            continue
-        if value is not None:
-            argv += [option.flag or "", str(value)]
+        if option.switch is not None:
+            if value == option.switch:
+                argv.append(option.flag)
+        elif value is not None:
+            argv += [option.flag, str(value)]
     return argv + list(extra)
 
 
@@ -72,7 +56,6 @@ class CrawlRun:
         self.interrupted = False
         self.failed: int | None = None  # exit code when producing failed
         self.producing: int | None = None  # index of the process producing the crawl
-        self.logs: dict[int, tuple[Path, int]] = {}  # index -> (log file, offset at spawn)
         self.export: IncrementalExport | None = None
         mode = config.progress
         self.progress = ("bar" if sys.stderr.isatty() else "lines") if mode == "auto" else mode
@@ -84,13 +67,13 @@ class CrawlRun:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self._interrupt)
         self.say(f"crawl {self.crawl_id}: reading the inventory of {self.site}")
-        redis = connect(self.config.redis or "")
-        store = Store(redis, self.crawl_id)
+        frontier = Frontier(connect(self.config.redis or ""))
+        session = frontier.crawl(self.crawl_id)
         output = self.config.output or Path(f"{self.crawl_id}.jsonl")
         # Items are written out while the crawl runs (this process is otherwise idle),
         # so that the end of the crawl only has the last ones left to read.
         if str(output) != "-":
-            self.export = IncrementalExport(store, output)
+            self.export = IncrementalExport(session, output)
         try:
             # The first process produces and consumes (`produce --consume`: the producer
             # is forked from it once Scrapy is imported), one interpreter and Scrapy
@@ -99,22 +82,22 @@ class CrawlRun:
             # needs the producer done, so none can finish a half-enqueued crawl.
             for index in range(self.config.consumers):
                 await self.spawn(index, produce=index == 0)
-            status = await self.supervise(store)
+            status = await self.supervise(session)
             if self.failed is not None:
                 return self.failed
             if self.interrupted:
                 self.say("\ninterrupted: run the same command again to resume")
-                return 130
+                return EXIT_INTERRUPTED
             if self.export:
                 written = await self.export.finish()
                 self.export = None
             else:
-                written = await export_items(store, output)
-            status = await crawl_status(store, self.config.lease_ms)
+                written = await export_items(session, output)
+            status = await crawl_status(session, self.config.lease_ms)
         finally:
             if self.export:
                 self.export.abandon()
-            await redis.aclose()
+            await frontier.aclose()
         self.summary(status, written, output, time.monotonic() - started)
         if status["pages_dead"]:
             self.say(
@@ -138,9 +121,7 @@ class CrawlRun:
             argv = child_argv(self.config, "produce", self.site, "--consume")
         else:
             argv = child_argv(self.config, "consume", "--burst")
-        path = self.log_dir / f"consumer-{index}.log"
-        log = open(path, "ab")  # noqa: SIM115
-        self.logs[index] = (path, log.tell())
+        log = open(self.log_dir / f"consumer-{index}.log", "ab")  # noqa: SIM115
         if produce:
             self.producing = index
         self.procs[index] = await asyncio.create_subprocess_exec(
@@ -148,13 +129,13 @@ class CrawlRun:
         )
         log.close()
 
-    async def supervise(self, store: Store) -> dict[str, Any]:
+    async def supervise(self, session: CrawlSession) -> dict[str, Any]:
         last_line = 0.0
         status: dict[str, Any] = {}
         while self.procs:
             await self._wait_any(0.5)
             with contextlib.suppress(Exception):
-                status = await crawl_status(store, self.config.lease_ms)
+                status = await crawl_status(session, self.config.lease_ms)
                 now = time.monotonic()
                 if self.progress == "bar":
                     sys.stderr.write("\r" + progress_line(status).ljust(79))
@@ -168,14 +149,19 @@ class CrawlRun:
                 if proc.returncode is None:
                     continue
                 del self.procs[index]
-                produced = await self._produced(store, index)
-                if not produced and proc.returncode > 0 and not self.interrupted:
-                    # The producer's own error (an unreachable site, a bad inventory):
-                    # show its one line and stop; retrying cannot fix it.
-                    self._show_producer_error(index)
+                producer, error = await self._producer(session, index)
+                if (
+                    producer == ProducerState.FAILED
+                    and proc.returncode > 0
+                    and not self.interrupted
+                ):
+                    # The producer's own error (an unreachable site, a bad inventory), as
+                    # it recorded it in Redis: show it and stop; retrying cannot fix it.
+                    self.say(f"\ninvcrawl: error: {error}")
                     await self.stop_consumers()
-                    self.failed = proc.returncode
+                    self.failed = EXIT_FAILED
                     return status
+                produced = producer == ProducerState.DONE
                 if (
                     proc.returncode != 0
                     and not self.interrupted
@@ -192,23 +178,20 @@ class CrawlRun:
             sys.stderr.write("\n")
         return status
 
-    async def _produced(self, store: Store, index: int) -> bool:
-        """Whether the crawl no longer needs process ``index`` to produce it."""
+    async def _producer(
+        self, session: CrawlSession, index: int
+    ) -> tuple[ProducerState | None, str | None]:
+        """The state of the crawl's producer as seen when process ``index`` exited (done
+        when that process was not the one producing), and its error line if it failed."""
         if self.producing != index:
-            return True
+            return ProducerState.DONE, None
+        meta: dict[str, str] = {}
         with contextlib.suppress(Exception):
-            if (await store.meta()).get("producer") == "done":
-                self.producing = None
-                return True
-        return False
-
-    def _show_producer_error(self, index: int) -> None:
-        path, offset = self.logs[index]
-        with open(path, "rb") as log:
-            log.seek(offset)
-            text = log.read().decode(errors="replace")
-        lines = [ln for ln in text.splitlines() if ln.startswith("invcrawl: error:")]
-        print("\n".join(lines) or text.strip()[-2000:], file=sys.stderr)
+            meta = await session.meta()
+        state = ProducerState(meta["producer"]) if meta.get("producer") else None
+        if state == ProducerState.DONE:
+            self.producing = None
+        return state, meta.get("error")
 
     async def _wait_any(self, timeout: float) -> None:
         """Sleep until a consumer exits (the crawl is usually over then: export at once)

@@ -1,19 +1,10 @@
-"""Human-readable output, sized for an 80-column terminal."""
+"""Human-readable output, sized for an 80-column terminal. Pure: data in, text out."""
 
 from __future__ import annotations
 
-import asyncio
-import json
-import sys
 import time
 from collections.abc import Iterable
 from typing import Any
-
-from redis.asyncio import Redis
-
-from common.config import Config
-from common.status import crawl_status, known_crawls
-from common.store import Store
 
 WIDTH = 80
 
@@ -131,42 +122,9 @@ def render_crawl_list(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _settled(s: dict[str, Any]) -> bool:
-    """Nothing more will happen without an operator: finished, or the producer failed
-    (its state stays "producing" until the producer is run again)."""
-    return s["state"] in ("finished", "failed") or s.get("producer") == "failed"
-
-
-async def watch_status(redis: Redis, config: Config) -> int:
-    """``invcrawl status``: one crawl in detail, or all crawls; ``--watch`` refreshes."""
-    tty = sys.stdout.isatty()
-    while True:
-        if config.crawl_id:
-            store = Store(redis, config.crawl_id)
-            if not await store.exists():
-                from common.store import CrawlNotFound  # noqa: PLC0415
-
-                raise CrawlNotFound(config.crawl_id)
-            data: Any = await crawl_status(store, config.lease_ms)
-            finished = _settled(data)
-        else:
-            crawls = await known_crawls(redis)
-            data = [await crawl_status(Store(redis, c), config.lease_ms) for c in crawls]
-            if len(data) == 1:
-                data = data[0]
-            finished = all(_settled(d) for d in (data if isinstance(data, list) else [data]))
-        if config.json:
-            text = json.dumps(data, indent=None if config.watch else 2)
-        elif isinstance(data, list):
-            text = render_crawl_list(data)
-        else:
-            text = render_status(data)
-        if config.watch and tty and not config.json:
-            sys.stdout.write("\x1b[H\x1b[2J")
-        print(text, flush=True)
-        if not config.watch or finished:
-            return 0
-        await asyncio.sleep(1.0)
+def render_status_view(data: dict[str, Any] | list[dict[str, Any]]) -> str:
+    """One crawl in detail, or a list of crawls."""
+    return render_crawl_list(data) if isinstance(data, list) else render_status(data)
 
 
 def render_inventory(summary: dict[str, Any]) -> str:

@@ -1,18 +1,16 @@
 """The Redis sink of the producer: record crawl metadata, enqueue one task per page
-(idempotently), and mark the producer done."""
+(idempotently), and mark the producer done; or record why producing failed."""
 
 from __future__ import annotations
 
 import logging
 
-from redis.asyncio import Redis
-
 from common.config import Config
 from common.items import bucket_count
 from common.plan import Plan
 from common.site import local_fetch_url
-from common.store import Store
 from common.tasks import Task, TaskEntry
+from frontier.session import Frontier
 from producer.spider import Fetched
 
 log = logging.getLogger("invcrawl.producer")
@@ -51,8 +49,8 @@ def _fetch_url(fetch_url: str, page_url: str) -> str | None:
 
 
 class RedisSink:
-    def __init__(self, redis: Redis, crawl_id: str, config: Config, site: str) -> None:
-        self.store = Store(redis, crawl_id)
+    def __init__(self, frontier: Frontier, crawl_id: str, config: Config, site: str) -> None:
+        self.session = frontier.crawl(crawl_id)
         self.config = config
         self.site = site
         self.added = 0
@@ -69,20 +67,16 @@ class RedisSink:
             "version": inv.version or "",
             "max_tries": self.config.max_tries,
         }
-        layout = await self.store.open_crawl(fields, self.config.slots, bucket_count(plan.entries))
+        layout = await self.session.open(fields, self.config.slots, bucket_count(plan.entries))
         if layout.slots != self.config.slots:
             log.warning(
                 "crawl %s keeps its %d slots (use `invcrawl reshard` to change)",
-                self.store.crawl_id,
+                self.session.crawl_id,
                 layout.slots,
             )
-        try:
-            self.added = await self.store.enqueue(tasks)
-        except Exception as exc:
-            await self.store.fail_producing(str(exc))
-            raise
+        self.added = await self.session.enqueue(tasks)
         self.tasks = len(tasks)
-        await self.store.finish_producing(
+        await self.session.produced(
             {
                 "entries": plan.entries,
                 "pages": len(tasks),
@@ -95,8 +89,12 @@ class RedisSink:
         )
         log.info(
             "crawl %s: %d entries on %d pages, %d new tasks",
-            self.store.crawl_id,
+            self.session.crawl_id,
             plan.entries,
             len(tasks),
             self.added,
         )
+
+    async def failed(self, error: str) -> None:
+        """Producing failed: say why where ``status`` and the crawl supervisor read it."""
+        await self.session.produce_failed(error, {"site": self.site})

@@ -1,21 +1,23 @@
 """Process entry of ``invcrawl produce`` (and of ``invcrawl inventory``, with a
-printing sink instead of Redis). :class:`ForkedProducer` runs it in a forked child of a
+capturing sink instead of Redis). :class:`ForkedProducer` runs it in a forked child of a
 consumer process (``produce --consume``, the first process of ``invcrawl crawl``), which
-saves a whole interpreter and Scrapy start-up."""
+saves a whole interpreter and Scrapy start-up: :func:`produce_and_consume`."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import signal
 import sys
-import threading
+import time
 
 from scrapy.crawler import AsyncCrawlerProcess
 
 from common.config import Config
-from common.crawler_settings import base_settings
+from common.site import inventory_url
+from consumer.settings import base_settings
 from producer.spider import Fetched, InventorySpider, Sink
 
 log = logging.getLogger("invcrawl.producer")
@@ -28,25 +30,25 @@ def quiet_download_errors() -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
-def fetch_inventory(config: Config, inventory_url: str, sink: Sink) -> str | None:
+def fetch_inventory(config: Config, url: str, sink: Sink) -> str | None:
     """Run the producer spider once; returns an error line, or None on success."""
     process = AsyncCrawlerProcess(base_settings(config))
     quiet_download_errors()  # after the process, which configures logging
     crawler = process.create_crawler(InventorySpider)
     process.crawl(
         crawler,
-        inventory_url=inventory_url,
+        inventory_url=url,
         sink=sink,
         max_inflated=config.max_inflated_mb * 1024 * 1024,
     )
     process.start()
     spider = crawler.spider
     if not isinstance(spider, InventorySpider):  # never opened (Scrapy failed to start)
-        return f"the inventory at {inventory_url} could not be processed (see the log above)"
+        return f"the inventory at {url} could not be processed (see the log above)"
     if spider.error:
         return spider.error
     if not spider.done:
-        return f"the inventory at {inventory_url} could not be processed (see the log above)"
+        return f"the inventory at {url} could not be processed (see the log above)"
     return None
 
 
@@ -59,9 +61,32 @@ class Capture:
     async def __call__(self, fetched: Fetched) -> None:
         self.fetched = fetched
 
+    async def failed(self, error: str) -> None:
+        """Nothing to record: ``fetch_inventory`` returns the error line."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Produced:
+    tasks: int = 0  # page tasks of the crawl
+    added: int = 0  # of which this run enqueued (a re-run adds only what is missing)
+    error: str | None = None  # one line for the user
+
+
+def produce(config: Config, site: str, crawl_id: str) -> Produced:
+    """``invcrawl produce``: read the inventory of ``site`` and enqueue its pages as crawl
+    ``crawl_id`` (or record in Redis why that failed)."""
+    from frontier.connection import connect  # noqa: PLC0415
+    from frontier.session import Frontier  # noqa: PLC0415
+    from producer.enqueue import RedisSink  # noqa: PLC0415
+
+    assert config.redis
+    sink = RedisSink(Frontier(connect(config.redis)), crawl_id, config, site)
+    error = fetch_inventory(config, inventory_url(site), sink)
+    return Produced(sink.tasks, sink.added, error)
+
 
 class ForkedProducer:
-    """The producer spider in a forked child of this process.
+    """:func:`produce` in a forked child of this process.
 
     Fork it after Scrapy is imported but before this process installs a reactor, opens a
     Redis connection or starts a thread. The child then starts with every module loaded
@@ -70,62 +95,77 @@ class ForkedProducer:
     entries) and are freed when the child exits, so the consumer's peak RSS does not grow
     with the site. Running it in the consumer's own process would keep that peak.
 
-    The child writes its one-line error, if any, to a pipe and leaves with ``os._exit``:
-    it must not unwind the parent's stack, which may hold an embedded Redis server it
-    would otherwise stop.
+    The child records a failure in Redis (the crawl's ``error``, for ``status`` and the
+    crawl supervisor), writes the same line to a pipe for this process, and leaves with
+    ``os._exit``: it must not unwind the parent's stack, which may hold an embedded Redis
+    server it would otherwise stop. The consumer polls it (:meth:`poll`, the
+    :class:`consumer.worker.Upstream` protocol) from its feed loop.
     """
 
-    def __init__(self, config: Config, inventory_url: str, sink: Sink) -> None:
+    def __init__(self, config: Config, site: str, crawl_id: str) -> None:
         read, write = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child
             os.close(read)
-            _produce_and_exit(config, inventory_url, sink, write)
+            _produce_and_exit(config, site, crawl_id, write)
         os.close(write)
+        os.set_blocking(read, False)
         self.pid = pid
+        self.site = site
         self._read = read
-        self.inventory_url = inventory_url
-        self.exited = False
+        self._report = b""
+        self.result: tuple[bool, str | None] | None = None
         self.stopped = False
-        self._reaping = threading.Lock()  # no kill between the reap and ``exited``
 
-    def wait(self) -> str | None:
-        """Block until the child has exited: its error line, or None on success."""
-        chunks = []
-        while chunk := os.read(self._read, 65536):
-            chunks.append(chunk)
+    def poll(self) -> tuple[bool, str | None]:
+        """(finished, error line): never blocks."""
+        if self.result is not None:
+            return self.result
+        with contextlib.suppress(BlockingIOError):
+            while chunk := os.read(self._read, 65536):
+                self._report += chunk
+        pid, status = os.waitpid(self.pid, os.WNOHANG)
+        if pid == 0:
+            return False, None
+        with contextlib.suppress(BlockingIOError):
+            while chunk := os.read(self._read, 65536):
+                self._report += chunk
         os.close(self._read)
-        # The pipe closed: the child is exiting, so this wait is short.
-        with self._reaping:
-            _, status = os.waitpid(self.pid, 0)
-            self.exited = True
-        error = b"".join(chunks).decode("utf-8", "replace").strip()
-        code = os.waitstatus_to_exitcode(status)
+        self.result = True, self._error(os.waitstatus_to_exitcode(status))
+        return self.result
+
+    def _error(self, code: int) -> str | None:
+        error = self._report.decode("utf-8", "replace").strip()
         if self.stopped and (error or code != 0):
-            return f"stopped before the inventory at {self.inventory_url} was read"
+            return f"stopped before the inventory of {self.site} was read"
         if error or code == 0:
             return error or None
         how = f"was killed by signal {-code}" if code < 0 else f"exited with {code}"
-        return f"the producer process {how} while reading {self.inventory_url}"
+        return f"the producer process {how} while reading the inventory of {self.site}"
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         """Stop a still-running child: SIGTERM is Scrapy's graceful stop (it lets the
         inventory download finish), SIGKILL is safe too (producing is idempotent: a
-        re-run enqueues what is missing). Only :meth:`wait` reaps the child, so its pid
+        re-run enqueues what is missing). Only :meth:`poll` reaps the child, so its pid
         cannot have been reused before that."""
-        with self._reaping:
-            if not self.exited:
-                self.stopped = True
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(self.pid, sig)
+        if self.result is None:
+            self.stopped = True
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
+
+    def wait(self, timeout: float) -> tuple[bool, str | None]:
+        deadline = time.monotonic() + timeout
+        while not (result := self.poll())[0] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return result
 
 
-def _produce_and_exit(config: Config, inventory_url: str, sink: Sink, report: int) -> None:
+def _produce_and_exit(config: Config, site: str, crawl_id: str, report: int) -> None:
     code = 1
     try:
         # What it is, for anyone looking at the process (a benchmark reads sys.argv).
         sys.argv = [sys.argv[0], "produce", "(forked by produce --consume)"]
-        error = fetch_inventory(config, inventory_url, sink)
+        error = produce(config, site, crawl_id).error
         if error:
             os.write(report, error.encode("utf-8", "replace"))
         else:
@@ -139,3 +179,23 @@ def _produce_and_exit(config: Config, inventory_url: str, sink: Sink, report: in
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(code)
+
+
+def produce_and_consume(config: Config, site: str, crawl_id: str) -> tuple[int, str | None]:
+    """``produce --consume``: the producer in a forked child (:class:`ForkedProducer`), the
+    consumer here, pinned to the crawl and waiting for the child before it decides the
+    crawl is complete. Returns the consumer's exit code and the producer's error line."""
+    from consumer.run import run_consumer  # noqa: PLC0415 - imports Scrapy machinery
+
+    producer = ForkedProducer(config, site, crawl_id)
+    try:
+        code = run_consumer(dataclasses.replace(config, crawl_id=crawl_id, burst=True), producer)
+    finally:
+        # The consumer stopped (SIGTERM) before the crawl was produced: stop the producer
+        # too, within a few seconds, and let its outcome decide the exit code.
+        producer.stop()
+        if not producer.wait(5)[0]:
+            producer.stop(signal.SIGKILL)
+            producer.wait(5)
+    _, error = producer.poll()
+    return code, error

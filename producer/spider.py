@@ -1,15 +1,17 @@
 """The producer spider: fetch objects.inv through Scrapy (so robots.txt, proxies, retries
 and timeouts apply), parse it with a bounded inflate, plan one task per page, and hand
-the plan to a sink (Redis for ``produce``, a summary for ``inventory``)."""
+the plan to a sink (Redis for ``produce``, a summary for ``inventory``), or tell the
+sink why it could not."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from scrapy import Request, Spider
+from scrapy import Request, Spider, signals
+from scrapy.crawler import Crawler
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
@@ -25,7 +27,12 @@ class Fetched:
     sha256: str
 
 
-Sink = Callable[[Fetched], Awaitable[None]]
+class Sink(Protocol):
+    async def __call__(self, fetched: Fetched) -> None:
+        """The inventory was read and planned."""
+
+    async def failed(self, error: str) -> None:
+        """It could not be (``error`` is one line for the user)."""
 
 
 class InventorySpider(Spider):
@@ -42,6 +49,22 @@ class InventorySpider(Spider):
         self.max_inflated = max_inflated
         self.error: str | None = None
         self.done = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> InventorySpider:
+        spider: InventorySpider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider._closed, signal=signals.spider_closed)
+        return spider
+
+    async def _closed(self, spider: Spider, reason: str) -> None:
+        if self.done:
+            return
+        if self.error is None:
+            self.error = f"the inventory at {self.inventory_url} could not be processed ({reason})"
+        try:
+            await self.sink.failed(self.error)
+        except Exception as exc:  # e.g. Redis is down too: the error line still reaches the user
+            self.logger.warning("could not record the failure: %s", exc)
 
     async def start(self) -> AsyncIterator[Any]:
         yield Request(

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import pytest
 import redis
 
-from common.redis_server import RedisServer
+from frontier.server import RedisServer
 
 T = TypeVar("T")
 

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from support.cli import REPO, clean_env
 
 pytestmark = pytest.mark.e2e

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import zlib
 from pathlib import Path
 
 import pytest
-from support.cli import REPO, invcrawl, run
-from support.http import serve
 
-from common.redis_server import RedisServer, free_port
+from frontier.server import RedisServer, free_port
+from support.cli import REPO, invcrawl, run
+from support.httpserver import serve
 
 pytestmark = pytest.mark.e2e
 
@@ -83,12 +84,22 @@ def test_redis_refusing_connections(site_dir: Path, tmp_path: Path) -> None:
         assert_one_line_error(result, 1, "cannot connect to Redis")
 
 
-def test_zero_entries_creates_no_crawl(
+def test_a_failed_production_is_recorded_with_nothing_to_consume(
     site_dir: Path, tmp_path: Path, redis_server: RedisServer, sync_redis
 ) -> None:  # type: ignore[no-untyped-def]
+    """The producer's error reaches the user in one line and stays in Redis for `status`
+    (and the `crawl` supervisor): the crawl is `failed`, has no task, and is not listed
+    among the open crawls consumers serve."""
     result = invcrawl("produce", str(site_dir / "empty"), "--redis", redis_server.url, cwd=tmp_path)
     assert_one_line_error(result, 1, "0 entries")
-    assert sync_redis.smembers("invcrawl:crawls") == set()
+    (crawl,) = sync_redis.smembers("invcrawl:crawls")
+    meta = sync_redis.hgetall(f"invcrawl:{{{crawl}}}:meta")
+    assert (meta["state"], meta["producer"]) == ("failed", "failed")
+    assert "0 entries" in meta["error"] and meta["site"] == str(site_dir / "empty")
+    assert sync_redis.zcard("invcrawl:active") == 0
+    assert not sync_redis.exists(f"invcrawl:{{{crawl}}}:task", f"invcrawl:{{{crawl}}}:seen")
+    status = invcrawl("status", "--redis", redis_server.url, "--json", cwd=tmp_path)
+    assert json.loads(status.stdout)["error"] == meta["error"]
 
 
 def test_status_without_any_redis_explains_what_to_do(tmp_path: Path) -> None:

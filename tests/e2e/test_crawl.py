@@ -22,14 +22,14 @@ import redis
 from sites.build import BuiltSite
 from sites.expected import EXPECTED, norm_sig, norm_ws
 from sites.fixtures import built_sites_or_skip
-from support.cli import clean_env, invcrawl
-from support.crawl import wait_for
-from support.http import serve
 
 from common.inventory import parse_inventory
-from common.keys import CrawlKeys
 from common.plan import plan_crawl
-from common.redis_server import RedisServer
+from frontier.keys import CrawlKeys
+from frontier.server import RedisServer
+from support.cli import clean_env, invcrawl
+from support.crawl import wait_for
+from support.httpserver import serve
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 

@@ -29,6 +29,9 @@ from typing import Any
 
 import pytest
 import yaml
+
+from common.config import OPTIONS
+from frontier.server import RedisServer
 from support.crawl import (
     REPO,
     Harness,
@@ -40,10 +43,7 @@ from support.crawl import (
     dedupe_jsonl,
     fully_assigned,
 )
-from support.http import serve
-
-from common.config import OPTIONS
-from common.redis_server import RedisServer
+from support.httpserver import serve
 
 pytestmark = pytest.mark.e2e
 
@@ -400,7 +400,9 @@ def test_compose_rehearsal(tmp_path: Path) -> None:
     if docker_compose is None:
         pytest.skip("docker-compose not installed")
     site = build_site(tmp_path / "site", pages=30)
-    throttle = Throttle(delay=0.2)  # until both replicas serve slots
+    # Slow pages until both replicas serve slots: a consumer leaves a crawl once it is
+    # complete, so the crawl must outlast the second replica's start-up.
+    throttle = Throttle(delay=2.0)
     with serve(site.root, throttle) as http:
         services = compose_config(
             {

@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
-from support.cli import invcrawl
 
-from bench.httpserver import serve
-from bench.synthsite import generate, module_name
-from common.redis_server import RedisServer
+from frontier.server import RedisServer
+from support.cli import invcrawl
+from support.httpserver import serve
+from support.synthsite import generate, module_name
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

@@ -19,6 +19,11 @@ from typing import Any
 
 import pytest
 import redis
+
+from common.sharding import slot_for
+from frontier.keys import REGISTRY_KEYS, CrawlKeys
+from frontier.server import RedisServer
+from invcrawl.render import render_crawl_list, render_status
 from support.crawl import (
     REPO,
     Harness,
@@ -30,12 +35,7 @@ from support.crawl import (
     read_items,
     wait_for,
 )
-from support.http import StaticServer, serve
-
-from common.keys import CRAWLS, CrawlKeys
-from common.redis_server import RedisServer
-from common.sharding import slot_for
-from invcrawl.render import render_crawl_list, render_status
+from support.httpserver import StaticServer, serve
 
 pytestmark = pytest.mark.e2e
 
@@ -304,9 +304,9 @@ def documented_keys() -> dict[str, str]:
 
 
 def schema_keys() -> set[str]:
-    """Every key common/keys.py can build, with <slot>/<b> placeholders."""
+    """Every key frontier/keys.py can build, with <slot>/<b> placeholders."""
     k = CrawlKeys("C")
-    out = {CRAWLS}
+    out = set(REGISTRY_KEYS)
     for name in dir(CrawlKeys):
         attr = getattr(CrawlKeys, name)
         if name.startswith("_") or name in ("base", "crawl_id", "pattern"):
@@ -335,7 +335,7 @@ def test_every_live_key_is_documented(paused: Paused) -> None:
         ): kind
         for p, kind in documented_keys().items()
     }
-    keys = [*h.redis.scan_iter(h.keys.pattern()), CRAWLS]
+    keys = [*h.redis.scan_iter(h.keys.pattern()), *REGISTRY_KEYS]
     assert len(keys) > 15
     for key in keys:
         kinds = [kind for regex, kind in patterns.items() if regex.match(key)]

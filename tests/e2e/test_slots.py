@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from support.crawl import (
     Harness,
     OwnerSampler,
@@ -22,7 +23,7 @@ from support.crawl import (
     check_accounting,
     fully_assigned,
 )
-from support.http import serve
+from support.httpserver import serve
 
 pytestmark = pytest.mark.e2e
 

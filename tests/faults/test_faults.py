@@ -1,6 +1,6 @@
 """Delivery under real faults: SIGKILLed and paused consumers, a poison page, Redis
 SIGKILLed and restarted from its AOF, a flaky HTTP server, a whole-system crash; and two
-broken control consumers that the same harness must catch (bench/faults.py)."""
+broken control consumers that the same harness must catch (support/faults.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.faults import SCENARIOS, Site, run_scenario
-from bench.synthsite import generate
+from support.faults import SCENARIOS, Site, run_scenario
+from support.synthsite import generate
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(300)]
 

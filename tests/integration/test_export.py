@@ -9,12 +9,12 @@ from typing import Any
 
 from conftest import run
 
-from common.export import IncrementalExport, export_items
-from common.redisconn import connect
-from common.store import Store
+from frontier.connection import connect
+from frontier.export import IncrementalExport, export_items
+from frontier.session import CrawlSession, Frontier
 
 
-def add(client: Any, store: Store, key: str, version: int) -> Any:
+def add(client: Any, store: CrawlSession, key: str, version: int) -> Any:
     data = json.dumps({"key": key, "v": version})
     return client.xadd(store.keys.items, {"key": key, "sum": str(version), "data": data})
 
@@ -28,7 +28,7 @@ def test_pulls_during_the_crawl_write_what_the_full_export_writes(
 ) -> None:
     async def job() -> tuple[list[int], int, int]:
         client = connect(redis_url)
-        store = Store(client, "inc")
+        store = Frontier(client).crawl("inc")
         export = IncrementalExport(store, tmp_path / "inc.jsonl")
         pulled = [await export.pull()]  # nothing committed yet
         for i in range(2500):  # more than one XRANGE chunk between two pulls
@@ -53,7 +53,7 @@ def test_pulls_during_the_crawl_write_what_the_full_export_writes(
 def test_an_updated_item_falls_back_to_the_latest_versions(redis_url: str, tmp_path: Path) -> None:
     async def job() -> int:
         client = connect(redis_url)
-        store = Store(client, "upd")
+        store = Frontier(client).crawl("upd")
         await client.hset(store.keys.stats, "items_updated", 1)
         export = IncrementalExport(store, tmp_path / "upd.jsonl")
         for key in ("a", "b", "c"):
@@ -76,7 +76,7 @@ def test_an_updated_item_falls_back_to_the_latest_versions(redis_url: str, tmp_p
 def test_abandon_leaves_no_partial_file(redis_url: str, tmp_path: Path) -> None:
     async def job() -> None:
         client = connect(redis_url)
-        export = IncrementalExport(Store(client, "gone"), tmp_path / "gone.jsonl")
+        export = IncrementalExport(Frontier(client).crawl("gone"), tmp_path / "gone.jsonl")
         await export.pull()
         export.abandon()
         await client.aclose()

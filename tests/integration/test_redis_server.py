@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from common.redis_server import RedisServer, embedded_redis, find_redis_server
+from frontier.server import RedisServer, embedded_redis, find_redis_server
 
 
 def config(url: str) -> dict[str, str]:

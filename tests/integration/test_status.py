@@ -7,16 +7,16 @@ from typing import Any
 
 from conftest import run
 
-from common.redisconn import connect
-from common.status import crawl_status
-from common.store import Store
+from frontier.connection import connect
+from frontier.session import Frontier
+from frontier.status import crawl_status
 
 
 def test_consumers_alive_by_their_own_lease(redis_url: str, sync_redis: Any) -> None:
     async def job() -> list[str]:
         client = connect(redis_url)
-        store = Store(client, "s")
-        await store.open_crawl({"site": "x"}, 2, 1)
+        store = Frontier(client).crawl("s")
+        await store.open({"site": "x"}, 2, 1)
         now = await store.server_ms()
         beats = {"fresh": now - 1_000, "short-dead": now - 4_000, "slow": now - 60_000}
         await client.zadd(store.keys.consumers, beats)

@@ -15,14 +15,15 @@ import pytest
 from conftest import run
 from redis.asyncio import Redis
 
-from common.admin import AdminStore
-from common.items import CrawlInfo, build_item, prepare
-from common.keys import CrawlKeys
-from common.redisconn import connect
+from common.items import CrawlInfo, PageOutcome, build_item, prepare
 from common.sharding import slot_for
-from common.store import Claim, Store
 from common.tasks import Task, TaskEntry
+from frontier import admin
+from frontier.connection import connect
+from frontier.keys import CrawlKeys
+from frontier.session import Claim, CrawlSession, Frontier
 
+FETCHED = PageOutcome.FETCHED
 CRAWL = CrawlInfo("t", "Proj", "1.0")
 
 
@@ -46,12 +47,15 @@ def items_for(task: Task, doc: str = "body", status: str = "ok") -> list[Any]:
 
 
 def with_store(
-    redis_url: str, job: Callable[[Store, Redis], Awaitable[Any]], slots: int = 4, crawl: str = "t"
+    redis_url: str,
+    job: Callable[[CrawlSession, Redis], Awaitable[Any]],
+    slots: int = 4,
+    crawl: str = "t",
 ) -> Any:
     async def main() -> Any:
         client = connect(redis_url)
-        store = AdminStore(client, crawl)  # the delivery core plus the operator actions
-        await store.open_crawl({"site": "x", "max_tries": 3}, slots, 4)
+        store = Frontier(client).crawl(crawl)
+        await store.open({"site": "x", "max_tries": 3}, slots, 4)
         try:
             return await job(store, client)
         finally:
@@ -61,7 +65,11 @@ def with_store(
 
 
 async def claim_all(
-    store: Store, consumer: str = "c1", n: int = 100, lease_ms: int = 30000, busy: bool = False
+    store: CrawlSession,
+    consumer: str = "c1",
+    n: int = 100,
+    lease_ms: int = 30000,
+    busy: bool = False,
 ) -> list[Claim]:
     layout = await store.refresh_layout()
     return await store.claim(consumer, list(range(layout.slots)), n, busy, lease_ms)
@@ -70,7 +78,7 @@ async def claim_all(
 def test_enqueue_is_idempotent_and_sharded(redis_url: str, sync_redis: Any) -> None:
     tasks = [make_task(i) for i in range(40)]
 
-    async def job(store: Store, _: Redis) -> tuple[int, int]:
+    async def job(store: CrawlSession, _: Redis) -> tuple[int, int]:
         return await store.enqueue(tasks), await store.enqueue(tasks)
 
     first, second = with_store(redis_url, job)
@@ -84,7 +92,7 @@ def test_enqueue_is_idempotent_and_sharded(redis_url: str, sync_redis: Any) -> N
 
 
 def test_claim_records_lease_token_and_delivery(redis_url: str, sync_redis: Any) -> None:
-    async def job(store: Store, _: Redis) -> list[Claim]:
+    async def job(store: CrawlSession, _: Redis) -> list[Claim]:
         await store.enqueue([make_task(i) for i in range(3)])
         return await claim_all(store, lease_ms=10_000)
 
@@ -105,10 +113,10 @@ def test_claim_records_lease_token_and_delivery(redis_url: str, sync_redis: Any)
 def test_commit_writes_items_and_acks_atomically(redis_url: str, sync_redis: Any) -> None:
     task = make_task(1, entries=3)
 
-    async def job(store: Store, _: Redis) -> Any:
+    async def job(store: CrawlSession, _: Redis) -> Any:
         await store.enqueue([task])
         (claim,) = await claim_all(store)
-        return await store.commit(claim, items_for(task), "fetched"), claim
+        return await store.commit(claim, items_for(task), FETCHED), claim
 
     result, claim = with_store(redis_url, job)
     assert result.committed and result.new == 3
@@ -127,13 +135,13 @@ def test_recommit_same_content_adds_nothing_and_changes_are_updates(
 ) -> None:
     task = make_task(2)
 
-    async def job(store: Store, client: Redis) -> list[Any]:
+    async def job(store: CrawlSession, client: Redis) -> list[Any]:
         results = []
         for doc in ("body", "body", "changed"):
             await client.srem(store.keys.seen, task.id)  # let the same page be produced again
             await store.enqueue([task])
             (claim,) = await claim_all(store)
-            results.append(await store.commit(claim, items_for(task, doc), "fetched"))
+            results.append(await store.commit(claim, items_for(task, doc), FETCHED))
         return results
 
     first, same, changed = with_store(redis_url, job)
@@ -147,12 +155,12 @@ def test_recommit_same_content_adds_nothing_and_changes_are_updates(
 def test_status_counters_follow_updates_that_change_status(redis_url: str, sync_redis: Any) -> None:
     task = make_task(3, entries=3)
 
-    async def job(store: Store, client: Redis) -> None:
+    async def job(store: CrawlSession, client: Redis) -> None:
         for doc, status in (("body", "ok"), ("gone", "anchor_missing"), ("gone", "anchor_missing")):
             await client.srem(store.keys.seen, task.id)
             await store.enqueue([task])
             (claim,) = await claim_all(store)
-            await store.commit(claim, items_for(task, doc, status), "fetched")
+            await store.commit(claim, items_for(task, doc, status), FETCHED)
 
     with_store(redis_url, job)
     stats = sync_redis.hgetall("invcrawl:{t}:stats")
@@ -164,11 +172,11 @@ def test_status_counters_follow_updates_that_change_status(redis_url: str, sync_
 def test_commit_with_a_stale_token_is_fenced(redis_url: str, sync_redis: Any) -> None:
     task = make_task(3)
 
-    async def job(store: Store, _: Redis) -> Any:
+    async def job(store: CrawlSession, _: Redis) -> Any:
         await store.enqueue([task])
         (claim,) = await claim_all(store)
-        forged = Claim(claim.task, claim.token + "x", 1, claim.slot, False)
-        return await store.commit(forged, items_for(task), "fetched")
+        forged = Claim("t", claim.task, claim.token + "x", 1, claim.slot, False)
+        return await store.commit(forged, items_for(task), FETCHED)
 
     result = with_store(redis_url, job)
     assert not result.committed and not result.expired
@@ -181,11 +189,11 @@ def test_commit_after_lease_expiry_is_fenced_even_before_reaping(
 ) -> None:
     task = make_task(4)
 
-    async def job(store: Store, _: Redis) -> Any:
+    async def job(store: CrawlSession, _: Redis) -> Any:
         await store.enqueue([task])
         (claim,) = await claim_all(store, lease_ms=50)
         await asyncio.sleep(0.15)
-        return await store.commit(claim, items_for(task), "fetched")
+        return await store.commit(claim, items_for(task), FETCHED)
 
     result = with_store(redis_url, job)
     assert not result.committed and result.expired
@@ -197,7 +205,7 @@ def test_fail_delays_with_backoff_then_dead_letters_at_the_limit(
 ) -> None:
     task = make_task(5)
 
-    async def job(store: Store, _: Redis) -> list[Any]:
+    async def job(store: CrawlSession, _: Redis) -> list[Any]:
         await store.enqueue([task])
         outcomes = []
         for delivery in (1, 2, 3):  # max_tries is 3 for this crawl
@@ -226,12 +234,12 @@ def test_fail_delays_with_backoff_then_dead_letters_at_the_limit(
 def test_dead_tasks_and_redrive_reset_tries(redis_url: str, sync_redis: Any) -> None:
     task = make_task(6)
 
-    async def job(store: AdminStore, _: Redis) -> Any:
+    async def job(store: CrawlSession, _: Redis) -> Any:
         await store.enqueue([task])
         (claim,) = await claim_all(store)
         await store.fail(claim, {"reason": "HTTP 403"}, 0, 3, dead_now=True)
-        dead = await store.dead_tasks()
-        assert await store.redrive(None) == 1
+        dead = await admin.dead_tasks(store)
+        assert await admin.redrive(store, None) == 1
         (again,) = await claim_all(store)
         return dead, again
 
@@ -244,13 +252,13 @@ def test_dead_tasks_and_redrive_reset_tries(redis_url: str, sync_redis: Any) -> 
 def test_reaper_requeues_expired_leases_once_as_suspects(redis_url: str, sync_redis: Any) -> None:
     tasks = [make_task(10 + i) for i in range(3)]
 
-    async def job(store: Store, _: Redis) -> Any:
+    async def job(store: CrawlSession, _: Redis) -> Any:
         await store.enqueue(tasks)
         claims = await claim_all(store, lease_ms=50)
         await asyncio.sleep(0.15)
         reaped = [await store.reap(s, 3) for s in range(4)]
         again = [await store.reap(s, 3) for s in range(4)]
-        late = await store.commit(claims[0], items_for(claims[0].task), "fetched")
+        late = await store.commit(claims[0], items_for(claims[0].task), FETCHED)
         busy = await claim_all(store, consumer="c2", busy=True)
         idle = await claim_all(store, consumer="c2")
         return reaped, again, late, busy, idle
@@ -267,7 +275,7 @@ def test_reaper_requeues_expired_leases_once_as_suspects(redis_url: str, sync_re
 def test_reaper_dead_letters_after_the_limit(redis_url: str, sync_redis: Any) -> None:
     task = make_task(20)
 
-    async def job(store: Store, _: Redis) -> None:
+    async def job(store: CrawlSession, _: Redis) -> None:
         await store.enqueue([task])
         for _ in range(3):
             (_claim,) = await claim_all(store, lease_ms=30)
@@ -282,10 +290,10 @@ def test_reaper_dead_letters_after_the_limit(redis_url: str, sync_redis: Any) ->
 
 
 def test_renew_extends_live_leases_and_reports_lost_ones(redis_url: str, sync_redis: Any) -> None:
-    async def job(store: Store, _: Redis) -> Any:
+    async def job(store: CrawlSession, _: Redis) -> Any:
         await store.enqueue([make_task(30), make_task(31), make_task(32)])
         a, b, c = await claim_all(store, lease_ms=300)
-        forged = Claim(b.task, "other:1", 1, b.slot, False)
+        forged = Claim("t", b.task, "other:1", 1, b.slot, False)
         await asyncio.sleep(0.1)
         lost = await store.renew("c1", [a, forged], 5000, {"pid": 1})
         await asyncio.sleep(0.3)
@@ -301,7 +309,7 @@ def test_renew_extends_live_leases_and_reports_lost_ones(redis_url: str, sync_re
 def test_release_returns_the_task_without_using_a_delivery(redis_url: str, sync_redis: Any) -> None:
     task = make_task(40)
 
-    async def job(store: Store, _: Redis) -> Any:
+    async def job(store: CrawlSession, _: Redis) -> Any:
         await store.enqueue([task])
         (claim,) = await claim_all(store)
         assert await store.release(claim)
@@ -317,10 +325,10 @@ def test_completion_needs_producer_done_and_every_set_empty(
 ) -> None:
     task = make_task(50)
 
-    async def job(store: Store, _: Redis) -> list[bool]:
+    async def job(store: CrawlSession, _: Redis) -> list[bool]:
         seen = [await store.is_complete()]  # producer still running
         await store.enqueue([task])
-        await store.finish_producing({"pages": 1}, 1)
+        await store.produced({"pages": 1}, 1)
         seen.append(await store.is_complete())  # queued
         (claim,) = await claim_all(store)
         seen.append(await store.is_complete())  # in flight
@@ -330,9 +338,9 @@ def test_completion_needs_producer_done_and_every_set_empty(
 
     assert with_store(redis_url, job) == [False, False, False, False]
 
-    async def finish(store: Store, client: Redis) -> bool:
+    async def finish(store: CrawlSession, client: Redis) -> bool:
         await client.delete(*[store.keys.delayed(s) for s in range(4)])
-        await store.finish_producing({"pages": 1}, 0)  # with_store reopened the crawl
+        await store.produced({"pages": 1}, 0)  # with_store reopened the crawl
         return await store.is_complete()
 
     assert with_store(redis_url, finish)
@@ -344,13 +352,13 @@ def test_reshard_moves_queued_and_delayed_and_stale_callers_recover(
 ) -> None:
     tasks = [make_task(60 + i) for i in range(30)]
 
-    async def job(store: AdminStore, client: Redis) -> Any:
+    async def job(store: CrawlSession, client: Redis) -> Any:
         await store.enqueue(tasks)
         held = await claim_all(store, n=2)
         await store.fail(held[0], {"reason": "HTTP 500"}, 60_000, 3)
-        stale = Store(client, "t")
+        stale = Frontier(client).crawl("t")
         await stale.refresh_layout()  # remembers 4 slots
-        moved = await store.reshard(7)
+        moved = await admin.reshard(store, 7)
         outcome = await stale.fail(held[1], {"reason": "HTTP 500"}, 60_000, 3)
         return moved, outcome, held
 
@@ -369,7 +377,7 @@ def test_reshard_moves_queued_and_delayed_and_stale_callers_recover(
 
 
 def test_assign_gives_every_slot_exactly_one_owner(redis_url: str, sync_redis: Any) -> None:
-    async def job(store: Store, _: Redis) -> Any:
+    async def job(store: CrawlSession, _: Redis) -> Any:
         first = await store.assign_slots("a", 8, 5000, 5000, None)
         await store.assign_slots("b", 8, 5000, 5000, None)
         again = await store.assign_slots("a", 8, 5000, 5000, None)  # a drops b's half
@@ -392,11 +400,11 @@ def test_acknowledged_writes_survive_redis_sigkill(fresh_redis: Any) -> None:
 
     async def before() -> Any:
         client = connect(fresh_redis.url)
-        store = Store(client, "t")
-        await store.open_crawl({"site": "x"}, 4, 4)
+        store = Frontier(client).crawl("t")
+        await store.open({"site": "x"}, 4, 4)
         await store.enqueue(tasks)
         (claim, *_) = await claim_all(store)
-        result = await store.commit(claim, items_for(claim.task), "fetched")
+        result = await store.commit(claim, items_for(claim.task), FETCHED)
         await client.aclose()
         return result
 
@@ -406,7 +414,7 @@ def test_acknowledged_writes_survive_redis_sigkill(fresh_redis: Any) -> None:
 
     async def after() -> Any:
         client = connect(fresh_redis.url)
-        store = Store(client, "t")
+        store = Frontier(client).crawl("t")
         try:
             return (
                 await client.scard(store.keys.seen),

@@ -10,13 +10,17 @@ redis-cli cookbook.
 key                                 type    holds
 ==================================  ======  ===================================================
 ``invcrawl:crawls``                 SET     crawl ids known to this Redis
+``invcrawl:active``                 ZSET    open crawl ids (producing/running) -> server time
+                                            they were last listed (``frontier/registry.py``)
 ``invcrawl:{C}:meta``               HASH    crawl metadata: ``site``, ``inventory_url``,
                                             ``inventory_sha256``, ``project``, ``version``,
                                             ``slots``, ``max_slots``, ``buckets``, ``entries``,
                                             ``pages``, ``tasks``, ``producer``
-                                            (``running``/``done``/``failed``), ``state``,
+                                            (``running``/``done``/``failed``), ``state``
+                                            (``frontier/states.py``), ``error``,
                                             ``created_at``, ``produced_at``, ``started_at``,
-                                            ``finished_at`` (ms), ``max_tries``
+                                            ``finished_at``, ``failed_at`` (ms),
+                                            ``max_tries``, ``weight``
 ``invcrawl:{C}:task``               HASH    task id -> task JSON (``docs/delivery.md``); deleted
                                             when the task is committed, kept while dead
 ``invcrawl:{C}:seen``               SET     task ids ever enqueued (idempotent enqueue, resume)
@@ -54,6 +58,8 @@ from dataclasses import dataclass
 
 PREFIX = "invcrawl"
 CRAWLS = f"{PREFIX}:crawls"
+ACTIVE = f"{PREFIX}:active"
+REGISTRY_KEYS = (CRAWLS, ACTIVE)  # outside any crawl's hash tag (frontier/registry.py)
 
 
 @dataclass(frozen=True, slots=True)

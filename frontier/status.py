@@ -6,30 +6,24 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from redis.asyncio import Redis
-
 from common.items import STATUSES
-from common.keys import CRAWLS
 from common.sharding import slot_for
-from common.store import Store
-
-
-async def known_crawls(redis: Redis) -> list[str]:
-    return sorted(await redis.smembers(CRAWLS))
+from frontier.session import CrawlNotFound, CrawlSession, Frontier
+from frontier.states import CrawlState, ProducerState
 
 
 async def _alive(
-    store: Store, beats: list[tuple[str, float]], now: int, default_lease_ms: int
+    session: CrawlSession, beats: list[tuple[str, float]], now: int, default_lease_ms: int
 ) -> list[str]:
     """Consumers whose last heartbeat is within three of *their own* leases (a consumer
     beats every lease/3), whatever lease the process asking for the status uses."""
     if not beats:
         return []
-    infos = await store.redis.hmget(store.keys.cinfo, [c for c, _ in beats])
+    infos = await session.redis.hmget(session.keys.cinfo, [c for c, _ in beats])
     alive = []
     for (consumer, beat), info in zip(beats, infos, strict=True):
         try:
-            lease_ms = int(json.loads(info).get("lease_ms") or default_lease_ms)
+            lease_ms = int(json.loads(info or "").get("lease_ms") or default_lease_ms)
         except (TypeError, ValueError):
             lease_ms = default_lease_ms
         if now - beat <= 3 * lease_ms:
@@ -37,14 +31,14 @@ async def _alive(
     return alive
 
 
-async def crawl_status(store: Store, lease_ms: int = 30_000) -> dict[str, Any]:
+async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> dict[str, Any]:
     """Everything ``status`` shows, as one JSON-ready dict."""
-    k = store.keys
-    meta = await store.meta()
+    k = session.keys
+    meta = await session.meta()
     slots = int(meta.get("slots") or 0)
     max_slots = int(meta.get("max_slots") or slots)
-    now = await store.server_ms()
-    pipe = store.redis.pipeline(transaction=False)
+    now = await session.server_ms()
+    pipe = session.redis.pipeline(transaction=False)
     pipe.hgetall(k.stats)
     pipe.zcard(k.dlq)
     pipe.xlen(k.items)
@@ -58,7 +52,7 @@ async def crawl_status(store: Store, lease_ms: int = 30_000) -> dict[str, Any]:
         pipe.get(k.owner(slot))
     replies = await pipe.execute()
     stats, dead, stream_len, beats, open_tasks, dead_ids = replies[:6]
-    alive = await _alive(store, beats, now, lease_ms)
+    alive = await _alive(session, beats, now, lease_ms)
     dead_per_slot: dict[int, int] = {}
     for task_id in dead_ids:
         slot = slot_for(task_id, slots or 1)
@@ -88,7 +82,7 @@ async def crawl_status(store: Store, lease_ms: int = 30_000) -> dict[str, Any]:
     rate = pages_done / elapsed if elapsed > 0 else 0.0
     remaining = max(0, pages_total - pages_done - dead)
     return {
-        "crawl_id": store.crawl_id,
+        "crawl_id": session.crawl_id,
         "state": meta.get("state", "unknown"),
         "producer": meta.get("producer"),
         "site": meta.get("site"),
@@ -113,3 +107,29 @@ async def crawl_status(store: Store, lease_ms: int = 30_000) -> dict[str, Any]:
         "finished_at": int(meta.get("finished_at") or 0) or None,
         "error": meta.get("error") or None,
     }
+
+
+def settled(status: dict[str, Any]) -> bool:
+    """Nothing more will happen to the crawl without an operator: finished, or its
+    producer failed."""
+    return status["state"] in (CrawlState.FINISHED, CrawlState.FAILED) or (
+        status.get("producer") == ProducerState.FAILED
+    )
+
+
+async def status_view(
+    frontier: Frontier, crawl_id: str | None, lease_ms: int
+) -> tuple[dict[str, Any] | list[dict[str, Any]], bool]:
+    """What ``invcrawl status`` shows: one crawl (``crawl_id``, or the only one), or
+    every crawl; and whether all of it is settled (``--watch`` stops then)."""
+    if crawl_id:
+        session = frontier.crawl(crawl_id)
+        if not await session.exists():
+            raise CrawlNotFound(crawl_id)
+        one = await crawl_status(session, lease_ms)
+        return one, settled(one)
+    rows = [
+        await crawl_status(frontier.crawl(c), lease_ms) for c in await frontier.registry.known()
+    ]
+    done = all(settled(row) for row in rows)
+    return (rows[0] if len(rows) == 1 else rows), done

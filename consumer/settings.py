@@ -1,4 +1,4 @@
-"""Scrapy settings shared by the producer and consumer processes, built from Config.
+"""Scrapy settings of the producer and consumer processes, built from Config.
 
 Scrapy's own retry middleware is off: retries are delayed tasks in Redis (counted,
 backed off, dead-lettered), never sleeps on the reactor.
@@ -15,7 +15,7 @@ from typing import Any
 import scrapy.core.downloader.handlers.http11  # noqa: F401
 
 from common.config import Config
-from common.redisconn import scrapy_redis_settings
+from frontier.connection import scrapy_redis_settings
 
 MIB = 1024 * 1024
 
@@ -39,3 +39,18 @@ def base_settings(config: Config) -> dict[str, Any]:
         "LOGSTATS_INTERVAL": 60.0,
         **scrapy_redis_settings(config.redis),
     }
+
+
+def consumer_settings(config: Config) -> dict[str, Any]:
+    settings = base_settings(config)
+    settings.update(
+        {
+            "CONCURRENT_REQUESTS": config.concurrency,
+            "CONCURRENT_REQUESTS_PER_DOMAIN": config.concurrency,
+            # A callback returns at most one PageResult: Scrapy's default of 100 makes
+            # it start 100 asyncio tasks per page (scraper._parallel_asyncio).
+            "CONCURRENT_ITEMS": 1,
+            "ITEM_PIPELINES": {"consumer.pipelines.CommitPipeline": 100},
+        }
+    )
+    return settings

@@ -2,7 +2,7 @@
 markup Sphinx 5 writes, plus its ``objects.inv``. Every symbol is known by construction,
 so fault runs can count exactly what must come out.
 
-    python bench/synthsite.py OUT_DIR --pages 300 --per-page 8
+    python tests/support/synthsite.py OUT_DIR --pages 300 --per-page 8
 """
 
 from __future__ import annotations

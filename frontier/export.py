@@ -15,38 +15,43 @@ import socket
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from redis.exceptions import ResponseError
 
-from common.store import Store
+from frontier.session import CrawlSession
 
 CHUNK = 1000
+Entry = tuple[str, dict[str, str]]  # stream entry id, fields
 
 
-async def stream_entries(store: Store) -> AsyncIterator[tuple[str, dict[str, str]]]:
+async def read_after(session: CrawlSession, after: str, count: int = CHUNK) -> list[Entry]:
+    """Up to ``count`` item stream entries after ``after`` ("-": from the start;
+    "(id": exclusive)."""
+    batch = await session.redis.xrange(session.keys.items, min=after, max="+", count=count)
+    return cast(list[Entry], batch)
+
+
+async def stream_entries(session: CrawlSession) -> AsyncIterator[Entry]:
     start = "-"
-    while True:
-        batch = await store.redis.xrange(store.keys.items, min=start, max="+", count=CHUNK)
-        if not batch:
-            return
-        for entry_id, fields in batch:
-            yield entry_id, fields
+    while batch := await read_after(session, start):
+        for entry in batch:
+            yield entry
         start = "(" + batch[-1][0]
 
 
-async def latest_entry_ids(store: Store) -> dict[str, str]:
+async def latest_entry_ids(session: CrawlSession) -> dict[str, str]:
     latest: dict[str, str] = {}
-    async for entry_id, fields in stream_entries(store):
+    async for entry_id, fields in stream_entries(session):
         latest[fields["key"]] = entry_id
     return latest
 
 
-async def iter_latest(store: Store) -> AsyncIterator[str]:
+async def iter_latest(session: CrawlSession) -> AsyncIterator[str]:
     """The JSON of the latest version of every item, each once."""
-    updated = int(await store.redis.hget(store.keys.stats, "items_updated") or 0)
-    latest = await latest_entry_ids(store) if updated else None
-    async for entry_id, fields in stream_entries(store):
+    updated = int(await session.redis.hget(session.keys.stats, "items_updated") or 0)
+    latest = await latest_entry_ids(session) if updated else None
+    async for entry_id, fields in stream_entries(session):
         if latest is None or latest.get(fields["key"]) == entry_id:
             yield fields["data"]
 
@@ -58,18 +63,18 @@ def _open(output: Path | None, mode: str) -> IO[str]:
     return open(output, mode, encoding="utf-8")
 
 
-async def export_items(store: Store, output: Path | None) -> int:
+async def export_items(session: CrawlSession, output: Path | None) -> int:
     """Write the latest items atomically (temp file + rename); returns the count."""
     count = 0
     if output is None or str(output) == "-":
-        async for data in iter_latest(store):
+        async for data in iter_latest(session):
             sys.stdout.write(data + "\n")
             count += 1
         sys.stdout.flush()
         return count
     tmp = output.with_name(output.name + ".part")
     with _open(tmp, "w") as out:
-        async for data in iter_latest(store):
+        async for data in iter_latest(session):
             out.write(data + "\n")
             count += 1
     os.replace(tmp, output)
@@ -83,8 +88,8 @@ class IncrementalExport:
     if a key shows up twice (an item updated by a re-crawl), ``finish`` falls back to
     the two-pass export, since the file must hold the latest version only."""
 
-    def __init__(self, store: Store, output: Path) -> None:
-        self.store = store
+    def __init__(self, session: CrawlSession, output: Path) -> None:
+        self.session = session
         self.output = output
         self.tmp = output.with_name(output.name + ".part")
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -97,9 +102,7 @@ class IncrementalExport:
         """Append what was committed since the last call; returns how many items."""
         added = 0
         while not self.stale:
-            batch = await self.store.redis.xrange(
-                self.store.keys.items, min=self.after, max="+", count=CHUNK
-            )
+            batch = await read_after(self.session, self.after)
             if not batch:
                 break
             for _, fields in batch:
@@ -118,7 +121,7 @@ class IncrementalExport:
         await self.pull()
         self.out.close()
         if self.stale:
-            return await export_items(self.store, self.output)
+            return await export_items(self.session, self.output)
         os.replace(self.tmp, self.output)
         return len(self.keys)
 
@@ -127,7 +130,7 @@ class IncrementalExport:
         self.tmp.unlink(missing_ok=True)
 
 
-async def _adopt_pending(store: Store, group: str, consumer: str) -> None:
+async def _adopt_pending(session: CrawlSession, group: str, consumer: str) -> None:
     """Take over the entries other consumers of the group received but never
     acknowledged (a follower that died on another host, or in a container with another
     hostname, would otherwise keep them pending forever); they are then re-read as our
@@ -136,39 +139,43 @@ async def _adopt_pending(store: Store, group: str, consumer: str) -> None:
     start = "0-0"
     while True:
         # (redis-py drops the cursor from the reply when justid=True)
-        reply = await store.redis.xautoclaim(
-            store.keys.items, group, consumer, min_idle_time=0, start_id=start, count=CHUNK
+        reply = await session.redis.xautoclaim(
+            session.keys.items, group, consumer, min_idle_time=0, start_id=start, count=CHUNK
         )
         start = reply[0]
         if start == "0-0":
             return
 
 
-async def follow_items(store: Store, output: Path | None, group: str, block_ms: int = 1000) -> int:
+async def follow_items(
+    session: CrawlSession, output: Path | None, group: str, block_ms: int = 1000
+) -> int:
     """Append items to ``output`` as they arrive, acknowledging each batch after it is
     flushed and fsynced. Runs until interrupted."""
-    key = store.keys.items
+    key = session.keys.items
     try:
-        await store.redis.xgroup_create(key, group, id="0", mkstream=True)
+        await session.redis.xgroup_create(key, group, id="0", mkstream=True)
     except ResponseError as exc:
         if "BUSYGROUP" not in str(exc):
             raise
     consumer = f"{socket.gethostname()}-export"
-    await _adopt_pending(store, group, consumer)
+    await _adopt_pending(session, group, consumer)
     count = 0
     pending_first = True
     out = _open(output, "a")
     try:
         while True:
             cursor = "0" if pending_first else ">"
-            reply = await store.redis.xreadgroup(
+            reply = await session.redis.xreadgroup(
                 group,
                 consumer,
                 {key: cursor},
                 count=CHUNK,
                 block=None if pending_first else block_ms,
             )
-            entries = reply[0][1] if reply else []
+            # RESP2 reply: [[stream key, [entry, ...]]] (the stubs describe RESP3's dict)
+            streams = cast(list[tuple[str, list[Entry]]], reply)
+            entries = streams[0][1] if streams else []
             if pending_first and not entries:
                 pending_first = False
                 continue
@@ -179,7 +186,7 @@ async def follow_items(store: Store, output: Path | None, group: str, block_ms: 
             out.flush()
             if out is not sys.stdout:
                 os.fsync(out.fileno())
-            await store.redis.xack(key, group, *[entry_id for entry_id, _ in entries])
+            await session.redis.xack(key, group, *[entry_id for entry_id, _ in entries])
             count += len(entries)
     except (asyncio.CancelledError, KeyboardInterrupt):
         return count

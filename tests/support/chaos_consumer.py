@@ -1,6 +1,6 @@
-"""``invcrawl consume`` with a fault built in, for the fault harness (bench/faults.py).
+"""``invcrawl consume`` with a fault built in, for the fault harness (support/faults.py).
 
-    python bench/chaos_consumer.py MODE consume --redis URL ...
+    python tests/support/chaos_consumer.py MODE consume --redis URL ...
 
 MODE:
 
@@ -31,13 +31,10 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from common.items import PreparedItem
-from common.store import Claim, CommitResult, Store
+from common.items import PageOutcome, PreparedItem
+from frontier.session import Claim, CommitResult, CrawlSession
 
 
 def install_poison(suffix: str) -> None:
@@ -56,7 +53,7 @@ def install_poison(suffix: str) -> None:
 
 
 async def append_items(
-    store: Store, claim: Claim, items: Sequence[PreparedItem], dedup: bool
+    store: CrawlSession, claim: Claim, items: Sequence[PreparedItem], dedup: bool
 ) -> None:
     pipe = store.redis.pipeline(transaction=False)
     for item in items:
@@ -94,31 +91,31 @@ def crash_once_per_run() -> None:
 
 
 def install_ack_first() -> None:
-    real_claim, real_commit = Store.claim, Store.commit
+    real_claim, real_commit = CrawlSession.claim, CrawlSession.commit
 
-    async def claim(self: Store, *args: Any, **kwargs: Any) -> list[Claim]:
+    async def claim(self: CrawlSession, *args: Any, **kwargs: Any) -> list[Claim]:
         claims = await real_claim(self, *args, **kwargs)
         for c in claims:
-            await real_commit(self, c, [], "fetched")  # BROKEN: ack before the work
+            await real_commit(self, c, [], PageOutcome.FETCHED)  # BROKEN: ack before the work
         if claims:
             crash_once_per_run()
         return claims
 
     async def commit(
-        self: Store, claim: Claim, items: Sequence[PreparedItem], outcome: str
+        self: CrawlSession, claim: Claim, items: Sequence[PreparedItem], outcome: PageOutcome
     ) -> CommitResult:
         await append_items(self, claim, items, dedup=True)
         return CommitResult(committed=True, new=len(items))
 
-    Store.claim = claim  # type: ignore[method-assign]
-    Store.commit = commit  # type: ignore[method-assign]
+    CrawlSession.claim = claim  # type: ignore[method-assign]
+    CrawlSession.commit = commit  # type: ignore[method-assign]
 
 
 def install_split() -> None:
-    real_commit = Store.commit
+    real_commit = CrawlSession.commit
 
     async def commit(
-        self: Store, claim: Claim, items: Sequence[PreparedItem], outcome: str
+        self: CrawlSession, claim: Claim, items: Sequence[PreparedItem], outcome: PageOutcome
     ) -> CommitResult:
         await append_items(self, claim, items, dedup=False)  # BROKEN: items first...
         if items:
@@ -126,7 +123,7 @@ def install_split() -> None:
         await asyncio.sleep(0.1)
         return await real_commit(self, claim, [], outcome)  # ...the ack in another call
 
-    Store.commit = commit  # type: ignore[method-assign]
+    CrawlSession.commit = commit  # type: ignore[method-assign]
 
 
 def main() -> int:

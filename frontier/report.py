@@ -8,8 +8,8 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from common.export import iter_latest
-from common.store import Store
+from frontier.export import iter_latest
+from frontier.session import CrawlSession
 
 # Roles whose entries are not object descriptions: no signature is expected.
 NO_SIGNATURE = frozenset({"std:label", "std:doc", "py:module", "js:module", "std:term"})
@@ -19,9 +19,9 @@ def expects_signature(type_: str) -> bool:
     return type_ not in NO_SIGNATURE
 
 
-async def coverage(store: Store) -> dict[str, Any]:
+async def coverage(session: CrawlSession) -> dict[str, Any]:
     roles: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    async for data in iter_latest(store):
+    async for data in iter_latest(session):
         item = json.loads(data)
         type_ = f"{item['domain']}:{item['role']}"
         row = roles[type_]
@@ -37,7 +37,7 @@ async def coverage(store: Store) -> dict[str, Any]:
         for name, value in row.items():
             totals[name] += value
     return {
-        "crawl_id": store.crawl_id,
+        "crawl_id": session.crawl_id,
         "roles": {name: dict(row) for name, row in sorted(roles.items())},
         "totals": dict(totals),
     }

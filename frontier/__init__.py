@@ -1,0 +1,10 @@
+"""The Redis frontier: every key (``keys``), the Lua scripts (``lua/``, run by
+``scripts``), the crawl registry, the typed delivery API (``session``: a
+:class:`~frontier.session.Frontier` per process hands out one
+:class:`~frontier.session.CrawlSession` per crawl), the crawl state machine
+(``states``), operator actions (``admin``), read-side views (``status``, ``export``,
+``report``), the Redis client (``connection``) and the embedded server (``server``).
+
+Imports redis and the pure ``common`` modules; never Scrapy, Twisted, ``producer`` or
+``consumer``.
+"""

@@ -1,0 +1,96 @@
+"""Operator actions on a crawl, beside the delivery core: list and redrive dead-lettered
+tasks, and reshard the queues (``invcrawl dlq`` and ``invcrawl reshard``). Each state
+change is one Lua script (``redrive.lua``, ``reshard.lua``), run through the crawl's
+session, and only the processes that run these actions ever load them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, cast
+
+from common.tasks import decode_task
+from frontier.scripts import KeyIndex, StaleLayout
+from frontier.session import CrawlSession, Layout
+
+
+async def dead_tasks(session: CrawlSession) -> list[dict[str, Any]]:
+    """Dead-lettered tasks with their URL, entry count, time of death and reason."""
+    k = session.keys
+    ids_scores = cast(
+        list[tuple[str, float]], await session.redis.zrange(k.dlq, 0, -1, withscores=True)
+    )
+    if not ids_scores:
+        return []
+    ids = [task_id for task_id, _ in ids_scores]
+    whys = await session.redis.hmget(k.dlq_why, ids)
+    payloads = await session.redis.hmget(k.task, ids)
+    out = []
+    for (task_id, score), why, payload in zip(ids_scores, whys, payloads, strict=True):
+        info = json.loads(why) if why else {}
+        task = decode_task(payload) if payload else None
+        out.append(
+            {
+                "id": task_id,
+                "url": task.url if task else None,
+                "entries": len(task.entries) if task else 0,
+                "died_at": int(score),
+                "reason": info.get("reason"),
+                "error": info.get("error"),
+                "tries": info.get("tries"),
+            }
+        )
+    return out
+
+
+async def redrive(session: CrawlSession, task_ids: Sequence[str] | None) -> int:
+    """Put dead tasks (all of them when ``task_ids`` is None) back in their queues."""
+    k = session.keys
+    if task_ids is None:
+        task_ids = cast(list[str], await session.redis.zrange(k.dlq, 0, -1))
+    if not task_ids:
+        return 0
+    ids = list(task_ids)
+
+    async def call(layout: Layout) -> int:
+        fixed = {
+            "meta": k.meta,
+            "stats": k.stats,
+            "tries": k.tries,
+            "reaped": k.reaped,
+            "errors": k.errors,
+            "dlq": k.dlq,
+            "dlq_why": k.dlq_why,
+        }
+        queues = KeyIndex(len(fixed))
+        args: list[Any] = [layout.slots, len(ids)]
+        for task_id in ids:
+            args += [task_id, queues.add(k.queue(session.slot_of(task_id, layout)))]
+        return int(await session.scripts.run("redrive", fixed, args, queues.keys))
+
+    await session.registry.activate(session.crawl_id)  # redrive reopens a finished crawl
+    redriven = await session.with_layout(call)
+    if redriven:
+        await session.registry.activate(session.crawl_id)
+    return redriven
+
+
+async def reshard(session: CrawlSession, new_slots: int) -> tuple[int, int]:
+    """Move queued and delayed tasks to ``new_slots`` slots; returns the counts moved."""
+    if new_slots < 1:
+        raise ValueError("slot count must be >= 1")
+    k = session.keys
+    layout = await session.refresh_layout()
+    per_slot = [
+        key
+        for slot in range(max(layout.slots, new_slots))
+        for key in (k.queue(slot), k.delayed(slot))
+    ]
+    try:
+        queued, delayed = await session.scripts.run(
+            "reshard", {"meta": k.meta}, [layout.slots, new_slots], per_slot
+        )
+    except StaleLayout:
+        raise StaleLayout("the slot count changed during resharding; run it again") from None
+    await session.refresh_layout()
+    return int(queued), int(delayed)

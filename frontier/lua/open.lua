@@ -1,0 +1,27 @@
+-- open.lua: the producer opens a crawl: create its metadata, or reopen it keeping its
+-- slot layout and dedup buckets. A crawl whose earlier production failed goes back to
+-- `producing`; a running or finished one keeps its state until produced.lua (a re-run
+-- that adds no page must not reopen a finished crawl).
+--
+-- KEYS  meta
+-- ARGV  slot count, dedup buckets, then field/value pairs to record (site, project...)
+--
+-- Returns {slots, max_slots, buckets} as stored.
+local meta = KEYS[1]
+local slots, buckets = ARGV[1], ARGV[2]
+local FIXED_ARGS = 2
+
+redis.call('HSETNX', meta, 'slots', slots)
+redis.call('HSETNX', meta, 'max_slots', slots)
+redis.call('HSETNX', meta, 'buckets', buckets)
+redis.call('HSETNX', meta, 'created_at', now_ms())
+local state = redis.call('HGET', meta, 'state')
+if not state or state == 'failed' then
+  redis.call('HSET', meta, 'state', 'producing')
+end
+for i = FIXED_ARGS + 1, #ARGV, 2 do
+  redis.call('HSET', meta, ARGV[i], ARGV[i + 1])
+end
+redis.call('HSET', meta, 'producer', 'running')
+redis.call('HDEL', meta, 'error')
+return redis.call('HMGET', meta, 'slots', 'max_slots', 'buckets')

@@ -1,0 +1,52 @@
+"""Which crawls exist and which are open: the registry keys, outside any crawl's hash tag.
+
+A crawl's own keys all share its hash tag; the registry keys are separate, written with
+separate commands (never inside a crawl's script), so that a crawl's scripts touch one
+Redis Cluster hash slot only. Finding crawls never needs ``KEYS`` or ``SCAN``.
+
+``active`` holds the crawls consumers should look at (producing or running), scored by
+the server time of their last (re)opening. The rule that keeps it complete without a
+cross-slot transaction: whoever moves a crawl into an open state lists it *before and
+after* the transition (open, produced, redrive), and a consumer unlists it only with
+``retire.lua``, which does nothing if the crawl was listed again since the consumer read
+its score. A crawl can so be listed while finished (harmless: consumers check and retire
+it), never missing while open.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from frontier.keys import ACTIVE, CRAWLS
+from frontier.scripts import Scripts
+
+
+class Registry:
+    def __init__(self, scripts: Scripts) -> None:
+        self.scripts = scripts
+        self.redis = scripts.redis
+
+    async def add(self, crawl_id: str) -> None:
+        await self.redis.sadd(CRAWLS, crawl_id)
+
+    async def activate(self, crawl_id: str) -> None:
+        """List a crawl as open (before and after any transition into an open state)."""
+        await self.redis.sadd(CRAWLS, crawl_id)
+        await self.redis.zadd(ACTIVE, {crawl_id: await self.server_ms()})
+
+    async def active(self) -> dict[str, float]:
+        """Open crawls (some perhaps finished since) -> the score :meth:`retire` needs."""
+        rows = await self.redis.zrange(ACTIVE, 0, -1, withscores=True)
+        return dict(cast(list[tuple[str, float]], rows))
+
+    async def retire(self, crawl_id: str, seen: float) -> bool:
+        """Unlist a crawl seen finished, unless it was reopened since it was seen."""
+        return bool(await self.scripts.run("retire", {"active": ACTIVE}, [crawl_id, repr(seen)]))
+
+    async def known(self) -> list[str]:
+        return sorted(cast(set[str], await self.redis.smembers(CRAWLS)))
+
+    async def server_ms(self) -> int:
+        """Redis server time in milliseconds (the clock of every lease and timestamp)."""
+        seconds, micros = await self.redis.time()
+        return int(seconds) * 1000 + int(micros) // 1000

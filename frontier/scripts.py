@@ -1,0 +1,121 @@
+"""The one way invcrawl runs its Lua scripts.
+
+Each script in ``frontier/lua`` binds its fixed ``KEYS`` to named locals at its top::
+
+    local meta, stats, task, seen = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+
+That line is the script's key contract: :class:`Scripts` reads the names from it, and
+callers pass the fixed keys *by name* (a missing or unknown name is a bug, raised at
+once), then any variable keys (per-slot queues, dedup buckets) in order. Every script is
+prepended with ``_prelude.lua`` (server time, the layout check). A caller whose slot
+layout is stale gets one answer from every script, an error reply starting with
+``STALE``, turned here into :class:`StaleLayout`.
+
+Scripts are created on first use, so a process registers only the scripts it runs
+(a consumer never loads the operator's ``reshard.lua``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
+from redis.exceptions import ResponseError
+
+LUA_DIR = Path(__file__).with_name("lua")
+PRELUDE = "_prelude"
+
+# `local a, b,\n  c = KEYS[1], KEYS[2],\n  KEYS[3]` (the binding may wrap)
+_BINDING = re.compile(r"^local\s+([\w\s,]+?)\s*=\s*((?:KEYS\[\d+\]\s*,\s*)*KEYS\[\d+\])", re.M)
+
+
+class StaleLayout(RuntimeError):
+    """The crawl was resharded under the caller: refresh the layout and call again."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptSource:
+    name: str
+    source: str  # with the prelude
+    key_names: tuple[str, ...]  # the fixed KEYS, in order
+
+
+def key_names(source: str) -> tuple[str, ...]:
+    """The names a script binds ``KEYS[1..n]`` to (its first binding statements)."""
+    names: dict[int, str] = {}
+    for match in _BINDING.finditer(source):
+        locals_ = [n.strip() for n in match[1].split(",")]
+        indexes = [int(i) for i in re.findall(r"KEYS\[(\d+)\]", match[2])]
+        if len(locals_) != len(indexes):
+            raise ValueError(f"uneven KEYS binding: {match[0]!r}")
+        names.update(zip(indexes, locals_, strict=True))
+    if sorted(names) != list(range(1, len(names) + 1)):
+        raise ValueError(f"KEYS bindings are not KEYS[1..n]: {sorted(names)}")
+    return tuple(names[i] for i in range(1, len(names) + 1))
+
+
+@cache
+def load(name: str) -> ScriptSource:
+    body = (LUA_DIR / f"{name}.lua").read_text(encoding="utf-8")
+    prelude = (LUA_DIR / f"{PRELUDE}.lua").read_text(encoding="utf-8")
+    return ScriptSource(name, prelude + "\n" + body, key_names(body))
+
+
+def script_names() -> list[str]:
+    return sorted(p.stem for p in LUA_DIR.glob("*.lua") if p.stem != PRELUDE)
+
+
+class Scripts:
+    """The scripts of one Redis client, registered on first use."""
+
+    def __init__(self, redis: Redis) -> None:
+        self.redis = redis
+        self._registered: dict[str, AsyncScript] = {}
+
+    async def run(
+        self,
+        name: str,
+        keys: Mapping[str, str],
+        args: Sequence[Any] = (),
+        more_keys: Sequence[str] = (),
+    ) -> Any:
+        """Run script ``name`` with its fixed keys by name, then ``more_keys``."""
+        script = load(name)
+        if keys.keys() != set(script.key_names):
+            raise TypeError(
+                f"{name}.lua takes KEYS {', '.join(script.key_names)}; got {', '.join(keys)}"
+            )
+        registered = self._registered.get(name)
+        if registered is None:
+            registered = self._registered[name] = self.redis.register_script(script.source)
+        all_keys = [keys[k] for k in script.key_names]
+        all_keys.extend(more_keys)
+        try:
+            return await registered(keys=all_keys, args=list(args))
+        except ResponseError as exc:
+            if str(exc).startswith("STALE"):
+                raise StaleLayout(str(exc)) from None
+            raise
+
+
+class KeyIndex:
+    """Variable keys of one call: each key once, with the 1-based KEYS index the script
+    reads it at (after the script's ``fixed`` keys)."""
+
+    def __init__(self, fixed: int) -> None:
+        self.fixed = fixed
+        self.keys: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def add(self, key: str) -> int:
+        index = self._index.get(key)
+        if index is None:
+            self.keys.append(key)
+            index = self._index[key] = self.fixed + len(self.keys)
+        return index

@@ -1,0 +1,400 @@
+"""The delivery core: one crawl's page tasks in sharded Redis slots, leased, fenced and
+committed atomically with their items. Every state change is one Lua script
+(``frontier/lua``, run through :mod:`frontier.scripts`); this module builds their keys
+and arguments and decodes their replies into typed values.
+
+Contract (docs/delivery.md): a task leaves its queue only in ``claim.lua`` (which records
+its lease in the same step) and is removed only by ``commit.lua`` (which writes its
+items), ``fail.lua`` / ``reap.lua`` (retry or dead-letter) or ``release.lua``.
+
+:class:`Frontier` is a process's handle on Redis (one client, one set of scripts);
+:meth:`Frontier.crawl` hands out the :class:`CrawlSession` of one crawl.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
+
+from redis.asyncio import Redis
+
+from common.items import PageOutcome, PreparedItem
+from common.sharding import slot_for
+from common.tasks import Task, decode_task, encode_task
+from frontier.keys import CrawlKeys
+from frontier.registry import Registry
+from frontier.scripts import KeyIndex, Scripts, StaleLayout
+from frontier.states import CrawlState
+
+ENQUEUE_BATCH = 500
+STALE_RETRIES = 5
+T = TypeVar("T")
+
+
+class CrawlNotFound(LookupError):
+    pass
+
+
+@dataclass(slots=True)
+class Claim:
+    """A leased task as the consumer holds it."""
+
+    crawl_id: str
+    task: Task
+    token: str
+    deliveries: int
+    slot: int
+    suspect: bool
+    claimed_at: float = field(default_factory=time.monotonic)
+
+
+@dataclass(frozen=True, slots=True)
+class CommitResult:
+    committed: bool
+    new: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    expired: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    slots: int
+    max_slots: int
+    buckets: int
+
+
+class Frontier:
+    """A process's one Redis client and its scripts; hands out crawl sessions."""
+
+    def __init__(self, redis: Redis) -> None:
+        self.redis = redis
+        self.scripts = Scripts(redis)
+        self.registry = Registry(self.scripts)
+
+    def crawl(self, crawl_id: str) -> CrawlSession:
+        return CrawlSession(self.scripts, crawl_id)
+
+    async def aclose(self) -> None:
+        await self.redis.aclose()
+
+
+class CrawlSession:
+    """One crawl's queues and item stream."""
+
+    def __init__(self, scripts: Scripts, crawl_id: str) -> None:
+        self.scripts = scripts
+        self.redis = scripts.redis
+        self.crawl_id = crawl_id
+        self.keys = CrawlKeys(crawl_id)
+        self.registry = Registry(scripts)
+        self.layout: Layout | None = None
+
+    # -- layout ------------------------------------------------------------------------
+
+    async def meta(self) -> dict[str, str]:
+        return cast(dict[str, str], await self.redis.hgetall(self.keys.meta))
+
+    async def exists(self) -> bool:
+        return bool(await self.redis.exists(self.keys.meta))
+
+    async def refresh_layout(self) -> Layout:
+        slots, max_slots, buckets = await self.redis.hmget(
+            self.keys.meta, ["slots", "max_slots", "buckets"]
+        )
+        if slots is None:
+            raise CrawlNotFound(self.crawl_id)
+        self.layout = Layout(int(slots), int(max_slots or slots), int(buckets or 1))
+        return self.layout
+
+    async def with_layout(self, call: Callable[[Layout], Awaitable[T]]) -> T:
+        """Run ``call`` under the current slot layout; when a script answers that the
+        layout is stale (a reshard ran meanwhile), refresh it and call again. The one
+        place a stale layout is handled."""
+        layout = self.layout or await self.refresh_layout()
+        for _ in range(STALE_RETRIES):
+            try:
+                return await call(layout)
+            except StaleLayout:
+                layout = await self.refresh_layout()
+        raise StaleLayout("the slot count kept changing; giving up")
+
+    def slot_of(self, task_id: str, layout: Layout) -> int:
+        return slot_for(task_id, layout.slots)
+
+    # -- producing -----------------------------------------------------------------------
+
+    async def open(self, fields: Mapping[str, Any], slots: int, buckets: int) -> Layout:
+        """Create the crawl's metadata, or reopen it keeping its slot count and buckets."""
+        await self.registry.activate(self.crawl_id)
+        reply = await self.scripts.run(
+            "open", {"meta": self.keys.meta}, [slots, buckets, *_pairs(fields)]
+        )
+        slots_, max_slots, buckets_ = (int(x) for x in reply)
+        self.layout = Layout(slots_, max_slots, buckets_)
+        return self.layout
+
+    async def enqueue(self, tasks: Sequence[Task]) -> int:
+        """Enqueue tasks idempotently, in batches; returns how many were new."""
+        added = 0
+        for start in range(0, len(tasks), ENQUEUE_BATCH):
+            batch = tasks[start : start + ENQUEUE_BATCH]
+
+            async def call(layout: Layout, batch: Sequence[Task] = batch) -> int:
+                return await self._enqueue(batch, layout)
+
+            added += await self.with_layout(call)
+        return added
+
+    async def _enqueue(self, batch: Sequence[Task], layout: Layout) -> int:
+        k = self.keys
+        fixed = {"meta": k.meta, "stats": k.stats, "task": k.task, "seen": k.seen}
+        queues = KeyIndex(len(fixed))
+        args: list[Any] = [layout.slots, len(batch)]
+        for task in batch:
+            args += [task.id, encode_task(task), queues.add(k.queue(self.slot_of(task.id, layout)))]
+        return int(await self.scripts.run("enqueue", fixed, args, queues.keys))
+
+    async def produced(self, fields: Mapping[str, Any], added: int) -> CrawlState:
+        """Every page is enqueued: record the figures, mark the producer done."""
+        state = CrawlState(
+            await self.scripts.run("produced", {"meta": self.keys.meta}, [added, *_pairs(fields)])
+        )
+        if state.open:
+            await self.registry.activate(self.crawl_id)
+        return state
+
+    async def produce_failed(self, error: str, fields: Mapping[str, Any]) -> CrawlState:
+        """Record a producer failure where status and the crawl supervisor read it."""
+        await self.registry.add(self.crawl_id)
+        return CrawlState(
+            await self.scripts.run(
+                "produce_failed", {"meta": self.keys.meta}, [error, *_pairs(fields)]
+            )
+        )
+
+    # -- consuming -----------------------------------------------------------------------
+
+    async def claim(
+        self, consumer: str, slots: Sequence[int], max_tasks: int, busy: bool, lease_ms: int
+    ) -> list[Claim]:
+        if not slots or max_tasks < 1:
+            return []
+        k = self.keys
+        fixed = {
+            "meta": k.meta,
+            "stats": k.stats,
+            "task": k.task,
+            "lease": k.lease,
+            "tries": k.tries,
+            "reaped": k.reaped,
+        }
+        per_slot = [key for s in slots for key in (k.queue(s), k.delayed(s), k.inflight(s))]
+        args = [consumer, lease_ms, max_tasks, "1" if busy else "0", *slots]
+        reply = await self.scripts.run("claim", fixed, args, per_slot)
+        claims = []
+        for i in range(1, len(reply), 6):
+            task_id, token, deliveries, payload, slot, suspect = reply[i : i + 6]
+            task = decode_task(payload)
+            assert task.id == task_id, (task.id, task_id)
+            claims.append(
+                Claim(self.crawl_id, task, token, int(deliveries), int(slot), suspect == 1)
+            )
+        return claims
+
+    async def commit(
+        self, claim: Claim, items: Sequence[PreparedItem], outcome: PageOutcome
+    ) -> CommitResult:
+        k = self.keys
+        fixed = {
+            "meta": k.meta,
+            "stats": k.stats,
+            "task": k.task,
+            "lease": k.lease,
+            "tries": k.tries,
+            "reaped": k.reaped,
+            "errors": k.errors,
+            "items": k.items,
+            "inflight": k.inflight(claim.slot),
+        }
+        buckets = KeyIndex(len(fixed))
+        args: list[Any] = [claim.task.id, claim.token, outcome.value, len(items)]
+        for item in items:
+            bucket = buckets.add(k.isum(item.bucket))
+            args += [bucket, item.field, item.value, item.key, item.status, item.data]
+        code, new, updated, unchanged = await self.scripts.run("commit", fixed, args, buckets.keys)
+        return CommitResult(code == 1, new, updated, unchanged, expired=code == -1)
+
+    async def fail(
+        self,
+        claim: Claim,
+        error: Mapping[str, Any],
+        delay_ms: int,
+        max_tries: int,
+        dead_now: bool = False,
+    ) -> str:
+        """Retry later or dead-letter. Returns "retry", "dead" or "fenced"."""
+
+        async def call(layout: Layout) -> str:
+            k = self.keys
+            fixed = {
+                "meta": k.meta,
+                "stats": k.stats,
+                "lease": k.lease,
+                "tries": k.tries,
+                "reaped": k.reaped,
+                "errors": k.errors,
+                "dlq": k.dlq,
+                "dlq_why": k.dlq_why,
+                "inflight": k.inflight(claim.slot),
+                "delayed": k.delayed(self.slot_of(claim.task.id, layout)),
+            }
+            args = [
+                claim.task.id,
+                claim.token,
+                int(delay_ms),
+                max_tries,
+                json.dumps(error, ensure_ascii=False),
+                "1" if dead_now else "0",
+                layout.slots,
+            ]
+            _, outcome, _ = await self.scripts.run("fail", fixed, args)
+            return str(outcome)
+
+        return await self.with_layout(call)
+
+    async def release(self, claim: Claim) -> bool:
+        async def call(layout: Layout) -> bool:
+            k = self.keys
+            fixed = {
+                "meta": k.meta,
+                "stats": k.stats,
+                "lease": k.lease,
+                "tries": k.tries,
+                "inflight": k.inflight(claim.slot),
+                "queue": k.queue(self.slot_of(claim.task.id, layout)),
+            }
+            code = await self.scripts.run(
+                "release", fixed, [claim.task.id, claim.token, layout.slots]
+            )
+            return bool(code == 1)
+
+        return await self.with_layout(call)
+
+    async def renew(
+        self, consumer: str, claims: Iterable[Claim], lease_ms: int, info: Mapping[str, Any]
+    ) -> set[str]:
+        """Heartbeat: extend leases; returns the ids of tasks this consumer has lost."""
+        k = self.keys
+        fixed = {"lease": k.lease, "consumers": k.consumers, "cinfo": k.cinfo}
+        sets = KeyIndex(len(fixed))
+        triples: list[Any] = []
+        for claim in claims:
+            triples += [claim.task.id, claim.token, sets.add(k.inflight(claim.slot))]
+        args = [consumer, lease_ms, json.dumps(info), len(triples) // 3, *triples]
+        reply = await self.scripts.run("renew", fixed, args, sets.keys)
+        return set(reply[1:])
+
+    async def reap(self, slot: int, max_tries: int) -> tuple[int, int]:
+        """Return expired leases of ``slot`` to their queues (or the DLQ)."""
+        now = await self.server_ms()
+        expired = cast(
+            list[str],
+            await self.redis.zrangebyscore(
+                self.keys.inflight(slot), "-inf", f"({now}", start=0, num=500
+            ),
+        )
+        if not expired:
+            return 0, 0
+
+        async def call(layout: Layout) -> tuple[int, int]:
+            k = self.keys
+            fixed = {
+                "meta": k.meta,
+                "stats": k.stats,
+                "lease": k.lease,
+                "tries": k.tries,
+                "reaped": k.reaped,
+                "errors": k.errors,
+                "dlq": k.dlq,
+                "dlq_why": k.dlq_why,
+                "inflight": k.inflight(slot),
+            }
+            queues = KeyIndex(len(fixed))
+            args: list[Any] = [max_tries, layout.slots, len(expired)]
+            for task_id in expired:
+                args += [task_id, queues.add(k.queue(self.slot_of(task_id, layout)))]
+            requeued, dead = await self.scripts.run("reap", fixed, args, queues.keys)
+            return int(requeued), int(dead)
+
+        return await self.with_layout(call)
+
+    async def is_complete(self) -> bool:
+        """Whether every task is settled (complete.lua marks the crawl finished)."""
+
+        async def call(layout: Layout) -> bool:
+            k = self.keys
+            per_slot = [
+                key
+                for slot in range(layout.max_slots)
+                for key in (k.queue(slot), k.delayed(slot), k.inflight(slot))
+            ]
+            code = await self.scripts.run(
+                "complete", {"meta": k.meta}, [layout.max_slots], per_slot
+            )
+            return bool(code == 1)
+
+        # complete.lua checks max_slots, which only a reshard changes: always re-read it.
+        await self.refresh_layout()
+        return await self.with_layout(call)
+
+    async def assign_slots(
+        self,
+        consumer: str,
+        slot_count: int,
+        owner_ms: int,
+        cutoff_ms: int,
+        pinned: Sequence[int] | None,
+    ) -> tuple[int, list[int]]:
+        """Heartbeat-time slot ownership (assign.lua): returns (live consumers, owned)."""
+        k = self.keys
+        args = [
+            consumer,
+            owner_ms,
+            cutoff_ms,
+            "pinned" if pinned is not None else "auto",
+            ",".join(str(s) for s in pinned or []),
+        ]
+        reply = await self.scripts.run(
+            "assign",
+            {"consumers": k.consumers, "ring": k.ring},
+            args,
+            [k.owner(s) for s in range(slot_count)],
+        )
+        return int(reply[0]), [int(s) for s in reply[1:]]
+
+    async def drop_slots(self, consumer: str, slot_count: int) -> None:
+        """Give up every slot this consumer owns (clean exit): assign.lua pinned to no
+        slot drops exactly our own owner keys, atomically; then leave the member set."""
+        await self.assign_slots(consumer, slot_count, 1, 1, pinned=[])
+        await self.redis.zrem(self.keys.consumers, consumer)
+
+    async def server_ms(self) -> int:
+        return await self.registry.server_ms()
+
+
+def _pairs(fields: Mapping[str, Any]) -> list[str]:
+    """Field/value pairs of a meta update as script arguments (JSON for containers)."""
+    out: list[str] = []
+    for name, value in fields.items():
+        if value is None:
+            text = ""
+        elif isinstance(value, (dict, list)):
+            text = json.dumps(value)
+        else:
+            text = str(value)
+        out += [name, text]
+    return out
