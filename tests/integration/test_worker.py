@@ -1,0 +1,298 @@
+"""The consumer's delivery loop in-process, against a real redis-server: the test plays
+the spider (it takes claims from ``Worker.feed`` and settles them), so claim, renew,
+reap, fencing, retries, dead letters, release and the choice of crawls are exercised
+without Scrapy or subprocesses."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import Any
+
+from conftest import run
+
+from common.config import Config
+from common.items import CrawlInfo, ItemStatus, PageOutcome, status_items
+from common.tasks import Task, TaskEntry
+from consumer.failures import Outcome
+from consumer.worker import Worker
+from frontier.connection import connect
+from frontier.session import Claim, Frontier
+
+OK = ItemStatus.OK
+
+
+def make_tasks(crawl: str, n: int) -> list[Task]:
+    tasks = []
+    for i in range(n):
+        fp = hashlib.sha1(f"{crawl}-{i}".encode()).hexdigest()
+        entries = (TaskEntry(f"{crawl}.f{i}", "py", "function", 1, f"f{i}", "-"),)
+        tasks.append(Task(fp[:16], f"http://{crawl}.test/p{i}.html", entries))
+    return tasks
+
+
+async def produce(url: str, crawl: str, n: int, max_tries: int = 5, slots: int = 4) -> list[Task]:
+    frontier = Frontier(connect(url))
+    session = frontier.crawl(crawl)
+    tasks = make_tasks(crawl, n)
+    await session.open({"site": crawl, "max_tries": max_tries}, slots, 2)
+    added = await session.enqueue(tasks)
+    await session.produced({"entries": n, "pages": n, "tasks": n}, added)
+    await frontier.aclose()
+    return tasks
+
+
+def config(url: str, **kw: Any) -> Config:
+    base = Config(redis=url, lease=0.6, concurrency=4, burst=True, backoff_base=0.05)
+    return replace(base, **kw)
+
+
+async def commit(worker: Worker, claim: Claim) -> Any:
+    items = status_items(CrawlInfo(claim.crawl_id, None, None), claim.task, OK, None)
+    return await worker.commit(claim, items, PageOutcome.FETCHED)
+
+
+async def drive(worker: Worker, settle: Callable[[Claim], Awaitable[None]]) -> None:
+    """The spider's part: every claim is settled in a task of its own, like a download."""
+    pending: set[asyncio.Task[None]] = set()
+    try:
+        async for claim in worker.feed():
+            pending.add(asyncio.ensure_future(settle(claim)))
+        await asyncio.gather(*pending)
+    finally:
+        await worker.close()
+
+
+def stats(sync_redis: Any, crawl: str) -> dict[str, str]:
+    return sync_redis.hgetall(f"invcrawl:{{{crawl}}}:stats")  # type: ignore[no-any-return]
+
+
+def test_a_pinned_worker_settles_every_task_then_stops(redis_url: str, sync_redis: Any) -> None:
+    async def main() -> Worker:
+        await produce(redis_url, "a", 12)
+        worker = Worker(Frontier(connect(redis_url)), config(redis_url, crawl_id="a"))
+        await asyncio.wait_for(drive(worker, lambda c: commit(worker, c)), 20)
+        return worker
+
+    worker = run(main())
+    assert not worker.held and not worker.crawls and worker.fatal is None
+    assert stats(sync_redis, "a")["pages_done"] == "12"
+    assert sync_redis.hget("invcrawl:{a}:meta", "state") == "finished"
+    assert sync_redis.xlen("invcrawl:{a}:items") == 12
+
+
+def test_an_unpinned_worker_serves_every_open_crawl_fairly(redis_url: str, sync_redis: Any) -> None:
+    """A small crawl produced after a large one is served from the next claims on,
+    not after the large one drains; both finish and leave the list of open crawls."""
+    order: list[str] = []
+
+    async def main() -> None:
+        await produce(redis_url, "large", 60)
+        await produce(redis_url, "small", 4)
+        worker = Worker(Frontier(connect(redis_url)), config(redis_url, concurrency=2))
+
+        async def settle(claim: Claim) -> None:
+            order.append(claim.crawl_id)
+            await asyncio.sleep(0.01)
+            await commit(worker, claim)
+
+        await asyncio.wait_for(drive(worker, settle), 30)
+
+    run(main())
+    assert order.count("small") == 4 and order.count("large") == 60
+    last_small = max(i for i, c in enumerate(order) if c == "small")
+    assert last_small < 12, order[:16]
+    for crawl in ("large", "small"):
+        assert sync_redis.hget(f"invcrawl:{{{crawl}}}:meta", "state") == "finished"
+    assert sync_redis.zcard("invcrawl:active") == 0
+
+
+def test_weights_share_claims_in_proportion(redis_url: str, sync_redis: Any) -> None:
+    order: list[str] = []
+
+    async def main() -> None:
+        await produce(redis_url, "heavy", 40)
+        await produce(redis_url, "light", 40)
+        await connect(redis_url).hset("invcrawl:{heavy}:meta", "weight", 3)
+        worker = Worker(Frontier(connect(redis_url)), config(redis_url, concurrency=1))
+
+        async def settle(claim: Claim) -> None:
+            order.append(claim.crawl_id)
+            await commit(worker, claim)
+
+        await asyncio.wait_for(drive(worker, settle), 30)
+
+    run(main())
+    first = order[:40]
+    assert 27 <= first.count("heavy") <= 33, first  # 3:1 while both have work
+
+
+def test_the_heartbeat_keeps_a_slow_page_leased(redis_url: str, sync_redis: Any) -> None:
+    results: list[Any] = []
+
+    async def main() -> None:
+        await produce(redis_url, "slow", 3)
+        worker = Worker(Frontier(connect(redis_url)), config(redis_url, crawl_id="slow"))
+
+        async def settle(claim: Claim) -> None:
+            await asyncio.sleep(2.0)  # > 3 leases of 0.6 s
+            results.append(await commit(worker, claim))
+
+        await asyncio.wait_for(drive(worker, settle), 20)
+
+    run(main())
+    assert len(results) == 3 and all(r.committed for r in results)
+    assert "fenced" not in stats(sync_redis, "slow")
+
+
+def test_a_lost_lease_is_dropped_and_its_late_commit_fenced(
+    redis_url: str, sync_redis: Any
+) -> None:
+    results: list[Any] = []
+
+    async def main() -> Worker:
+        await produce(redis_url, "lost", 1, max_tries=3)
+        worker = Worker(Frontier(connect(redis_url)), config(redis_url, crawl_id="lost"))
+        client = connect(redis_url)
+        first = True
+
+        async def settle(claim: Claim) -> None:
+            nonlocal first
+            if first:  # another delivery takes the task over (as after a reap)
+                first = False
+                await client.hset("invcrawl:{lost}:lease", claim.task.id, "other:1")
+                await asyncio.sleep(0.6)
+                assert (claim.crawl_id, claim.task.id) not in worker.held  # the beat saw it
+                results.append(await commit(worker, claim))
+                await client.hdel("invcrawl:{lost}:lease", claim.task.id)
+                await client.zrem(f"invcrawl:{{lost}}:inflight:{claim.slot}", claim.task.id)
+                await client.rpush(f"invcrawl:{{lost}}:q:{claim.slot}", claim.task.id)
+                return
+            results.append(await commit(worker, claim))
+
+        await asyncio.wait_for(drive(worker, settle), 20)
+        await client.aclose()
+        return worker
+
+    run(main())
+    assert [r.committed for r in results] == [False, True]
+    assert stats(sync_redis, "lost")["fenced"] == "1"
+    assert sync_redis.xlen("invcrawl:{lost}:items") == 1
+
+
+def test_a_dead_consumers_tasks_are_reaped_and_redelivered_alone(
+    redis_url: str, sync_redis: Any
+) -> None:
+    seen: list[tuple[int, bool, int]] = []  # (deliveries, suspect, held when yielded)
+
+    async def main() -> None:
+        await produce(redis_url, "reap", 5)
+        ghost = Frontier(connect(redis_url)).crawl("reap")
+        await ghost.refresh_layout()
+        claimed = await ghost.claim("ghost", [0, 1, 2, 3], 5, False, 200)  # never renewed
+        assert len(claimed) == 5
+        worker = Worker(Frontier(connect(redis_url)), config(redis_url, crawl_id="reap"))
+
+        async def settle(claim: Claim) -> None:
+            seen.append((claim.deliveries, claim.suspect, len(worker.held)))
+            await asyncio.sleep(0.05)
+            await commit(worker, claim)
+
+        await asyncio.wait_for(drive(worker, settle), 20)
+        await ghost.redis.aclose()
+
+    run(main())
+    assert len(seen) == 5
+    assert all(d == 2 and suspect and held == 1 for d, suspect, held in seen)
+    assert int(stats(sync_redis, "reap")["reaped"]) == 5
+
+
+def test_failures_back_off_then_dead_letter_at_the_crawls_limit(
+    redis_url: str, sync_redis: Any
+) -> None:
+    deliveries: list[int] = []
+
+    async def main() -> None:
+        await produce(redis_url, "flaky", 1, max_tries=3)
+        # The consumer's own limit is higher: the crawl's (its producer's) wins.
+        worker = Worker(
+            Frontier(connect(redis_url)), config(redis_url, crawl_id="flaky", max_tries=9)
+        )
+
+        async def settle(claim: Claim) -> None:
+            deliveries.append(claim.deliveries)
+            await worker.fail(claim, Outcome("retry", "HTTP 503"))
+
+        await asyncio.wait_for(drive(worker, settle), 20)
+
+    run(main())
+    assert deliveries == [1, 2, 3]
+    assert sync_redis.zcard("invcrawl:{flaky}:dlq") == 1
+    assert stats(sync_redis, "flaky")["retries"] == "2"
+    assert sync_redis.hget("invcrawl:{flaky}:meta", "state") == "finished"
+
+
+def test_stopping_releases_held_tasks_without_using_a_delivery(
+    redis_url: str, sync_redis: Any
+) -> None:
+    async def main() -> int:
+        await produce(redis_url, "stop", 6)
+        worker = Worker(Frontier(connect(redis_url)), config(redis_url, crawl_id="stop"))
+        held = 0
+        async for _claim in worker.feed():
+            held += 1
+            if held == 4:  # full: stop instead of settling anything
+                worker.request_stop()
+        await worker.close()
+        return held
+
+    assert run(main()) == 4
+    queued = sum(sync_redis.llen(f"invcrawl:{{stop}}:q:{s}") for s in range(4))
+    assert queued == 6 and sync_redis.hlen("invcrawl:{stop}:tries") == 0
+    assert stats(sync_redis, "stop")["released"] == "4"
+
+
+class SlowProducer:
+    """An upstream producer (``produce --consume``) that finishes after ``seconds``."""
+
+    def __init__(self, seconds: float) -> None:
+        self.done_at = time.monotonic() + seconds
+
+    def poll(self) -> tuple[bool, str | None]:
+        return time.monotonic() >= self.done_at, None
+
+
+def test_a_finished_crawl_does_not_end_the_feed_while_its_producer_runs(
+    redis_url: str, sync_redis: Any
+) -> None:
+    async def main() -> float:
+        tasks = await produce(redis_url, "rerun", 2)
+        worker = Worker(Frontier(connect(redis_url)), config(redis_url, crawl_id="rerun"))
+        await asyncio.wait_for(drive(worker, lambda c: commit(worker, c)), 20)
+        assert sync_redis.hget("invcrawl:{rerun}:meta", "state") == "finished"
+        # A re-run: its producer adds a page while the consumer already runs.
+        upstream = SlowProducer(0.5)
+        worker = Worker(
+            Frontier(connect(redis_url)), config(redis_url, crawl_id="rerun"), upstream=upstream
+        )
+        started = time.monotonic()
+
+        async def add_page() -> None:
+            await asyncio.sleep(0.3)
+            session = Frontier(connect(redis_url)).crawl("rerun")
+            await session.open({}, 4, 2)
+            extra = make_tasks("rerun-extra", 1)
+            await session.produced({}, await session.enqueue([*tasks, *extra]))
+            await session.redis.aclose()
+
+        await asyncio.wait_for(
+            asyncio.gather(drive(worker, lambda c: commit(worker, c)), add_page()), 20
+        )
+        return time.monotonic() - started
+
+    assert run(main()) >= 0.5
+    assert stats(sync_redis, "rerun")["pages_done"] == "3"
+    assert sync_redis.hget("invcrawl:{rerun}:meta", "state") == "finished"
