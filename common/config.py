@@ -40,6 +40,8 @@ class Config:
     """Resolved settings of one process. Build it with :func:`load_config`."""
 
     site: str | None = None
+    sites: tuple[str, ...] = ()
+    sites_file: Path | None = None
     redis: str | None = None
     crawl_id: str | None = None
     slots: int = 16
@@ -49,6 +51,9 @@ class Config:
     consume: bool = False
     consumers: int = field(default_factory=_default_consumers)
     concurrency: int = 8
+    host_concurrency: int = 4
+    host_delay: float = 0.0
+    weight: int = 1
     lease: float = 30.0
     task_deadline: float = 300.0
     max_tries: int = 5
@@ -60,6 +65,7 @@ class Config:
     data_dir: Path = field(default_factory=lambda: Path(".invcrawl"))
     fsync: str = "always"
     output: Path | None = None
+    out_dir: Path = field(default_factory=lambda: Path("."))
     follow: bool = False
     group: str = "export"
     json: bool = False
@@ -74,6 +80,11 @@ class Config:
     @property
     def lease_ms(self) -> int:
         return int(self.lease * 1000)
+
+    @property
+    def crawl_ids(self) -> tuple[str, ...]:
+        """``--crawl-id`` as a list (a consumer may be pinned to several crawls)."""
+        return tuple(c for c in (self.crawl_id or "").split(",") if c)
 
     def pinned_slots(self, slot_count: int) -> list[int] | None:
         """The slots a consumer is pinned to, or None for automatic assignment."""
@@ -156,11 +167,24 @@ def _positive_float(text: str) -> float:
 
 
 def _crawl_id(text: str) -> str:
-    if not CRAWL_ID_RE.match(text):
-        raise ValueError(
-            f"invalid crawl id {text!r}: use letters, digits, '.', '_' and '-' (max 100)"
-        )
+    """One crawl id, or several separated by commas (``consume`` serves them all)."""
+    for crawl_id in text.split(","):
+        if not CRAWL_ID_RE.match(crawl_id):
+            raise ValueError(
+                f"invalid crawl id {crawl_id!r}: use letters, digits, '.', '_' and '-' (max 100)"
+            )
     return text
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise ValueError(f"expected a number >= 0, got {value}")
+    return value
+
+
+def _sites(text: str) -> tuple[str, ...]:
+    return tuple(s for s in text.split() if s)
 
 
 def _redis_url(text: str) -> str:
@@ -240,9 +264,26 @@ OPTIONS: tuple[Option, ...] = (
         "site",
         str,
         "docs base URL, objects.inv URL, or local directory/file",
-        frozenset({"crawl", "produce", "inventory"}),
+        frozenset({"inventory"}),
         positional=True,
         metavar="SITE",
+    ),
+    Option(
+        "sites",
+        _sites,
+        "docs base URLs, objects.inv URLs or local directories: one crawl each",
+        frozenset({"crawl", "produce"}),
+        positional=True,
+        many=True,
+        metavar="SITE",
+    ),
+    Option(
+        "sites_file",
+        Path,
+        "a file of sites, one per line (# starts a comment), added to SITE...",
+        frozenset({"crawl", "produce"}),
+        ("--sites",),
+        metavar="FILE",
     ),
     Option(
         "dlq_action",
@@ -275,10 +316,10 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "crawl_id",
         _crawl_id,
-        "crawl id (default: derived from the site URL, or the only crawl in Redis)",
+        "crawl id (default: derived from the site URL, or the only crawl in Redis); "
+        "consume takes a comma-separated list and serves those crawls only",
         _REDIS,
         metavar="ID",
-        inherited=True,
     ),
     Option(
         "slots",
@@ -330,6 +371,31 @@ OPTIONS: tuple[Option, ...] = (
         _positive_int,
         "pages in flight per consumer",
         _RUNNERS,
+        metavar="N",
+        inherited=True,
+    ),
+    Option(
+        "host_concurrency",
+        _positive_int,
+        "requests in flight per host across every consumer of the fleet",
+        _RUNNERS,
+        metavar="N",
+        inherited=True,
+    ),
+    Option(
+        "host_delay",
+        _non_negative_float,
+        "seconds between two request starts on a host, fleet-wide (robots.txt "
+        "Crawl-delay raises it)",
+        _RUNNERS,
+        metavar="SECONDS",
+        inherited=True,
+    ),
+    Option(
+        "weight",
+        _positive_int,
+        "share of the consumers' claims a new crawl gets against the others (default 1)",
+        frozenset({"crawl", "produce"}),
         metavar="N",
         inherited=True,
     ),
@@ -415,10 +481,17 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "output",
         Path,
-        "JSON Lines output file (default: <crawl-id>.jsonl for crawl)",
+        "JSON Lines output file (crawl: one site only; default <crawl-id>.jsonl in --out-dir)",
         frozenset({"crawl", "export"}),
         ("-o", "--output"),
         metavar="FILE",
+    ),
+    Option(
+        "out_dir",
+        Path,
+        "directory of the JSON Lines files of crawl, one <crawl-id>.jsonl per site",
+        frozenset({"crawl"}),
+        metavar="DIR",
     ),
     Option(
         "follow",
@@ -512,3 +585,18 @@ def configuration_table() -> str:
             f"{o.help.replace('%%', '%')} |"
         )
     return "\n".join(rows) + "\n"
+
+
+def update_configuration_doc(text: str) -> str:
+    """``docs/configuration.md`` with its option table regenerated (the table runs from
+    its header row to the first blank line)."""
+    start = text.index("| flag | environment variable |")
+    end = text.find("\n\n", start)
+    return text[:start] + configuration_table() + (text[end + 1 :] if end != -1 else "")
+
+
+if __name__ == "__main__":  # python -m common.config docs/configuration.md
+    import sys
+
+    doc = Path(sys.argv[1])
+    doc.write_text(update_configuration_doc(doc.read_text(encoding="utf-8")), encoding="utf-8")

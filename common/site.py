@@ -80,3 +80,37 @@ def local_fetch_url(url: str) -> str:
     if not path.exists() and path.with_name(path.name + ".gz").is_file():
         return url + ".gz"
     return url
+
+
+def parse_sites_file(text: str) -> list[str]:
+    """The sites of a ``--sites`` file: one per line; blank lines and ``#`` comments
+    (whole lines, or after a site) are ignored."""
+    sites = []
+    for line in text.splitlines():
+        site = line.split("#", 1)[0].strip()
+        if site:
+            sites.append(site)
+    return sites
+
+
+def plan_sites(sites: list[str], crawl_id: str | None = None) -> list[tuple[str, str]]:
+    """(site, crawl id) for every site, each once, in order; ``crawl_id`` names a
+    single site's crawl. Every SITE is validated first, so a typo fails before anything
+    starts."""
+    if not sites:
+        raise SiteError(
+            "missing SITE: a docs URL, an objects.inv URL or a local directory "
+            "(or --sites FILE, or INVCRAWL_SITES)"
+        )
+    if crawl_id and len(sites) > 1:
+        raise SiteError(f"--crawl-id names one crawl, but {len(sites)} sites were given")
+    planned: dict[str, str] = {}
+    for site in sites:
+        cid = crawl_id or crawl_id_for(site)
+        if cid in planned and inventory_url(planned[cid]) != inventory_url(site):
+            raise SiteError(
+                f"{planned[cid]!r} and {site!r} would both be crawl {cid!r}: crawl them "
+                "one at a time with --crawl-id"
+            )
+        planned.setdefault(cid, site)
+    return [(site, cid) for cid, site in planned.items()]

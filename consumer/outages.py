@@ -21,7 +21,7 @@ StatSink = Callable[[str, int], None]
 
 class Outages:
     def __init__(self, stat: StatSink, stopping: Callable[[], bool]) -> None:
-        self._stat = stat
+        self.stat = stat
         self._stopping = stopping
         self._since: float | None = None
 
@@ -56,7 +56,7 @@ class Outages:
     def note(self, exc: BaseException) -> None:
         if self._since is None:
             self._since = time.monotonic()
-            self._stat("invcrawl/redis_outages", 1)
+            self.stat("invcrawl/redis_outages", 1)
             log.warning("Redis unavailable (%s); backing off and retrying", exc)
 
     def over(self) -> None:

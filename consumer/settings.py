@@ -33,7 +33,15 @@ def base_settings(config: Config) -> dict[str, Any]:
         "COOKIES_ENABLED": False,
         # Not loaded at all (COOKIES_ENABLED only disables it after its module, which
         # pulls in tldextract and requests, was imported: ~0.2 s of start-up).
-        "DOWNLOADER_MIDDLEWARES": {"scrapy.downloadermiddlewares.cookies.CookiesMiddleware": None},
+        "DOWNLOADER_MIDDLEWARES": {
+            "scrapy.downloadermiddlewares.cookies.CookiesMiddleware": None,
+            # robots.txt once per host for the fleet, through Redis (consumer/robots.py)
+            "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+            "consumer.robots.SharedRobotsTxtMiddleware": 100,
+            # a fleet-wide host permit right before each download, released as soon as
+            # the response is in (consumer/politeness.py)
+            "consumer.politeness.HostPermitMiddleware": 950,
+        },
         "TELNETCONSOLE_ENABLED": False,
         "LOG_LEVEL": config.log_level,
         "LOGSTATS_INTERVAL": 60.0,

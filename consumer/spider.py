@@ -19,6 +19,7 @@ from common.config import Config
 from common.extract import Target, extract_page
 from common.items import ItemStatus, PageOutcome, build_item, status_items
 from consumer.failures import classify_exception, classify_status
+from consumer.politeness import HostBusy
 from consumer.worker import Upstream, Worker, new_stat_sink
 from frontier.session import Claim, Frontier
 
@@ -44,6 +45,7 @@ class PageSpider(Spider):
     def __init__(self, worker: Worker, max_page_bytes: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.worker = worker
+        self.host_gate = worker.hosts  # read by the politeness and robots.txt middlewares
         self.max_page_bytes = max_page_bytes
 
     @classmethod
@@ -105,6 +107,9 @@ class PageSpider(Spider):
 
     async def page_failed(self, failure: Failure) -> list[PageResult]:
         claim: Claim = failure.request.meta[CLAIM]  # type: ignore[attr-defined]
+        if isinstance(failure.value, HostBusy):  # its host is blocked or busy for a while
+            await self.worker.postpone(claim, failure.value.wait)
+            return []
         outcome = classify_exception(failure.value)
         if outcome.kind == "skipped":
             return [self._status_result(claim, outcome.reason, PageOutcome.SKIPPED)]

@@ -27,11 +27,13 @@ from common.config import Config
 from common.items import CrawlInfo, PageOutcome, bucket_count, prepare
 from consumer.failures import Outcome, backoff_delay
 from consumer.outages import Outages, StatSink
+from consumer.politeness import HostGate
 from consumer.scheduling import CrawlRotation
 from consumer.slots import SlotPolicy
 from frontier.connection import is_transient
+from frontier.hosts import origin_of
 from frontier.session import Claim, CommitResult, CrawlSession, Frontier
-from frontier.states import CrawlState
+from frontier.states import CrawlState, ProducerState
 
 log = logging.getLogger("invcrawl.consumer")
 
@@ -57,6 +59,7 @@ class ServedCrawl:
     max_tries: int  # a property of the crawl (its producer's), so all consumers agree
     slots: SlotPolicy
     listed_at: float | None  # its score in the registry when seen (None: pinned)
+    origin: str | None  # the host its pages are on (None: a local site)
 
 
 class Worker:
@@ -79,8 +82,16 @@ class Worker:
         self.stopping = False
         self.fatal: str | None = None  # set when the feed dies of a non-transient error
         self.outages = Outages(self.stat, lambda: self.stopping)
+        self.hosts = HostGate(
+            frontier.hosts,
+            self.id,
+            limit=config.host_concurrency,
+            delay=config.host_delay,
+            lease=config.lease,
+            outages=self.outages,
+        )
         self.started = time.time()
-        self._pinned = (config.crawl_id,) if config.crawl_id else ()
+        self._pinned = config.crawl_ids
         self._completed: set[str] = set()
         self._emptied: list[str] = []  # crawls whose last claim came back empty
         self._next_discovery = 0.0
@@ -125,7 +136,7 @@ class Worker:
         ``burst`` and every open crawl complete)."""
         try:
             while not self.stopping:
-                upstream_busy = self._poll_upstream()
+                upstream_busy = await self._poll_upstream()
                 await self._discover()
                 if not upstream_busy and self._all_done():
                     return
@@ -144,8 +155,10 @@ class Worker:
             self.fatal = f"{type(exc).__name__}: {exc}"
             raise
 
-    def _poll_upstream(self) -> bool:
-        """Whether a producer we wait for is still running (its failure stops us)."""
+    async def _poll_upstream(self) -> bool:
+        """Whether a producer we wait for is still running. A site it could not read is a
+        failed crawl, not our concern; but a producer that died before it settled a crawl
+        leaves it unable to complete: stop, so that our supervisor produces it again."""
         if self.upstream is None:
             return False
         finished, error = self.upstream.poll()
@@ -153,7 +166,14 @@ class Worker:
             return True
         self.upstream = None
         if error:
-            self.request_stop()
+            for crawl_id in self._pinned:
+                session = self.frontier.crawl(crawl_id)
+                producer = await self.outages.call(
+                    lambda s=session: s.redis.hget(s.keys.meta, "producer")  # type: ignore[misc]
+                )
+                if producer in (None, ProducerState.RUNNING):
+                    log.error("the producer stopped before crawl %s was produced", crawl_id)
+                    self.request_stop()
         return False
 
     def _all_done(self) -> bool:
@@ -161,17 +181,37 @@ class Worker:
             return all(c in self._completed for c in self._pinned)
         return self.config.burst and not self.crawls and time.monotonic() < self._next_discovery
 
+    def _held_per_host(self) -> dict[str | None, int]:
+        counts: dict[str | None, int] = {}
+        for (crawl_id, _), _claim in self.held.items():
+            origin = self.crawls[crawl_id].origin if crawl_id in self.crawls else None
+            counts[origin] = counts.get(origin, 0) + 1
+        return counts
+
     def _isolated(self) -> bool:
         # Holding a suspect task: claim nothing else until it is settled (docs/delivery.md).
         return any(claim.suspect for claim in self.held.values())
 
     async def _claim_turn(self, free: int) -> list[Claim]:
         claims: list[Claim] = []
-        for crawl_id, asked in self.rotation.turns(free):
-            got = await self._claim(self.crawls[crawl_id], asked)
+        held_per_host = self._held_per_host()
+        for crawl_id, turn in self.rotation.turns(free):
+            served = self.crawls[crawl_id]
+            # Politeness steers the claims: no page of a host that cannot take a request
+            # soon, and no more pages of a host than could be in flight on it at once;
+            # other hosts' pages meanwhile.
+            if self.hosts.unavailable_for(served.origin) > 0:
+                self.rotation.claimed(crawl_id, turn, 0)
+                continue
+            room = self.hosts.room(served.origin, held_per_host.get(served.origin, 0))
+            asked = min(turn, room)
+            if asked < 1:
+                continue
+            got = await self._claim(served, asked)
             self.rotation.claimed(crawl_id, asked, len(got))
             if not got:
                 self._emptied.append(crawl_id)
+            held_per_host[served.origin] = held_per_host.get(served.origin, 0) + len(got)
             claims += got
         for claim in claims:
             self.held[(claim.crawl_id, claim.task.id)] = claim
@@ -239,16 +279,16 @@ class Worker:
     async def _attach(self, crawl_id: str, listed_at: float | None) -> None:
         session = self.frontier.crawl(crawl_id)
         meta = await self.outages.call(session.meta) or {}
-        if not meta.get("slots"):
-            if self._pinned:  # usually being produced right now: look again soon
-                log.debug("waiting for crawl %s to be created by a producer", crawl_id)
-            return
-        state = CrawlState(meta.get("state") or "producing")
-        if not state.open and self.upstream is None:
+        state = CrawlState(meta["state"]) if meta.get("state") else None
+        if state is not None and not state.open and self.upstream is None:
             if listed_at is not None:
                 await self.outages.call(lambda: self.frontier.registry.retire(crawl_id, listed_at))
             if self._pinned:  # finished, or failed to produce: nothing to do for it
                 self._completed.add(crawl_id)
+            return
+        if not meta.get("slots"):
+            if self._pinned:  # usually being produced right now: look again soon
+                log.debug("waiting for crawl %s to be created by a producer", crawl_id)
             return
         layout = await self.outages.call(session.refresh_layout)
         assert layout is not None
@@ -259,9 +299,14 @@ class Worker:
             max_tries=int(meta.get("max_tries") or self.config.max_tries),
             slots=SlotPolicy(session, self.id, self.config, layout.slots),
             listed_at=listed_at,
+            origin=origin_of(meta.get("inventory_url") or ""),
         )
         self.crawls[crawl_id] = served
         self.rotation.add(crawl_id, int(meta.get("weight") or 1))
+        origin = served.origin
+        if origin:  # listed for status at once (the heartbeat keeps it listed)
+            now = await self.outages.call(self.frontier.registry.server_ms) or 0
+            await self.outages.call(lambda: self.frontier.hosts.register([origin], now))
         await self.outages.call(lambda: self._beat_crawl(served))
         if self._heartbeat is None or self._heartbeat.done():
             self._heartbeat = asyncio.ensure_future(self._heartbeat_loop())
@@ -350,6 +395,18 @@ class Worker:
                 self.rotation.wake(claim.crawl_id)
         return result
 
+    async def postpone(self, claim: Claim, seconds: float) -> bool | None:
+        """Give the task back without using a delivery, not to be claimed again for
+        ``seconds`` (its host is blocked or busy for a while)."""
+        served = self.crawls[claim.crawl_id]
+        try:
+            return await self.outages.call(
+                lambda: served.session.release(claim, int(seconds * 1000)),
+                deadline=self._settle_deadline(claim),
+            )
+        finally:
+            self._settled(claim)
+
     async def fail_with_exception(self, claim: Claim, exc: BaseException) -> None:
         """An unexpected error in our own code is deterministic: dead-letter at once with
         the traceback's last line, rather than burn retries on it."""
@@ -372,6 +429,17 @@ class Worker:
         interval = max(0.2, self.config.lease / 3)
         while True:
             await asyncio.sleep(interval)
+            try:
+                await self.hosts.renew()
+                origins = {s.origin for s in self.crawls.values() if s.origin}
+                await self.frontier.hosts.register(
+                    origins, await self.frontier.registry.server_ms()
+                )
+            except Exception as exc:
+                if not is_transient(exc):
+                    log.exception("heartbeat of the host permits failed")
+                self.outages.note(exc)
+                continue
             for served in list(self.crawls.values()):
                 try:
                     await self._beat_crawl(served)

@@ -2,9 +2,11 @@
 
 All keys of crawl ``C`` carry the hash tag ``{C}`` so that every multi-key Lua
 script of one crawl runs on a single Redis Cluster node, while many crawls
-spread over a cluster. Values are JSON documents or plain strings; nothing is
-pickled. ``docs/redis-keys.md`` is the user-facing copy of this table with a
-redis-cli cookbook.
+spread over a cluster. The politeness keys of host ``H`` carry ``{H}``: no script
+touches a crawl's keys and a host's keys together. The registry keys (``crawls``,
+``active``, ``hosts``) are single keys written by commands of their own. Values are
+JSON documents or plain strings; nothing is pickled. ``docs/redis-keys.md`` is the
+user-facing copy of this table with a redis-cli cookbook.
 
 ==================================  ======  ===================================================
 key                                 type    holds
@@ -49,6 +51,17 @@ key                                 type    holds
 ``invcrawl:{C}:owner:<slot>``       STRING  owning consumer id, with a PX lease (scheduling
                                             and politeness only; task leases fence correctness)
 ``invcrawl:{C}:export:<group>``     --      consumer groups live on the items stream itself
+``invcrawl:hosts``                  ZSET    hosts (``scheme://host:port``) consumers fetched
+                                            from -> last time a consumer listed it, ms
+``invcrawl:host:{H}:permits``       ZSET    permit token -> lease deadline, ms: requests in
+                                            flight on host ``H``, fleet-wide
+``invcrawl:host:{H}:state``         HASH    ``next_at`` (next start allowed), ``blocked_until``
+                                            and ``block_reason`` (429/503 Retry-After),
+                                            ``robots_delay_ms`` (Crawl-delay), ``limit``,
+                                            ``delay_ms``, ``started``, ``blocks``, ``last_at``
+``invcrawl:host:{H}:robots``        STRING  robots.txt as JSON ``{status, body, fetched_at}``,
+                                            shared by every consumer; expires (EX)
+``invcrawl:host:{H}:robots:lock``   STRING  the consumer fetching robots.txt (PX lease)
 ==================================  ======  ===================================================
 """
 
@@ -59,7 +72,8 @@ from dataclasses import dataclass
 PREFIX = "invcrawl"
 CRAWLS = f"{PREFIX}:crawls"
 ACTIVE = f"{PREFIX}:active"
-REGISTRY_KEYS = (CRAWLS, ACTIVE)  # outside any crawl's hash tag (frontier/registry.py)
+HOSTS = f"{PREFIX}:hosts"
+REGISTRY_KEYS = (CRAWLS, ACTIVE, HOSTS)  # outside any hash tag (frontier/registry.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,3 +160,31 @@ class CrawlKeys:
     def pattern(self) -> str:
         """A SCAN pattern matching every key of this crawl (for deletion)."""
         return f"{self.base}:*"
+
+
+@dataclass(frozen=True, slots=True)
+class HostKeys:
+    """Key names of one host (``scheme://host:port``), under their own hash tag: no
+    script ever mixes a host's keys with a crawl's (Redis Cluster)."""
+
+    origin: str
+
+    @property
+    def base(self) -> str:
+        return f"{PREFIX}:host:{{{self.origin}}}"
+
+    @property
+    def permits(self) -> str:
+        return f"{self.base}:permits"
+
+    @property
+    def state(self) -> str:
+        return f"{self.base}:state"
+
+    @property
+    def robots(self) -> str:
+        return f"{self.base}:robots"
+
+    @property
+    def robots_lock(self) -> str:
+        return f"{self.base}:robots:lock"

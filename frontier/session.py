@@ -24,6 +24,7 @@ from redis.asyncio import Redis
 from common.items import PageOutcome, PreparedItem
 from common.sharding import slot_for
 from common.tasks import Task, decode_task, encode_task
+from frontier.hosts import Hosts
 from frontier.keys import CrawlKeys
 from frontier.registry import Registry
 from frontier.scripts import KeyIndex, Scripts, StaleLayout
@@ -74,6 +75,7 @@ class Frontier:
         self.redis = redis
         self.scripts = Scripts(redis)
         self.registry = Registry(self.scripts)
+        self.hosts = Hosts(self.scripts)
 
     def crawl(self, crawl_id: str) -> CrawlSession:
         return CrawlSession(self.scripts, crawl_id)
@@ -266,19 +268,24 @@ class CrawlSession:
 
         return await self.with_layout(call)
 
-    async def release(self, claim: Claim) -> bool:
+    async def release(self, claim: Claim, delay_ms: int = 0) -> bool:
+        """Give a claimed task back without using a delivery: to the head of its queue,
+        or (``delay_ms``) into its delayed set. False when the lease was not ours."""
+
         async def call(layout: Layout) -> bool:
             k = self.keys
+            slot = self.slot_of(claim.task.id, layout)
             fixed = {
                 "meta": k.meta,
                 "stats": k.stats,
                 "lease": k.lease,
                 "tries": k.tries,
                 "inflight": k.inflight(claim.slot),
-                "queue": k.queue(self.slot_of(claim.task.id, layout)),
+                "queue": k.queue(slot),
+                "delayed": k.delayed(slot),
             }
             code = await self.scripts.run(
-                "release", fixed, [claim.task.id, claim.token, layout.slots]
+                "release", fixed, [claim.task.id, claim.token, layout.slots, delay_ms]
             )
             return bool(code == 1)
 

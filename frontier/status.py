@@ -1,15 +1,24 @@
-"""Read-side views of a crawl: status (progress, per-slot figures, consumers, rate, ETA)
-and the JSON that ``invcrawl status --json`` prints. Reads only; never changes state."""
+"""Read-side views: what ``invcrawl status`` shows (and ``--json`` prints), the crawl
+supervisor's progress, and later the dashboard. Reads only; never changes state.
+
+* :func:`crawl_summary`: one crawl's figures from a few keys (meta, stats, dead letters):
+  cheap enough to compute for every crawl of a fleet every second.
+* :func:`crawl_status`: the summary plus the per-slot queues, consumers and counters of
+  one crawl.
+* :func:`fleet_status`: every crawl's summary and every busy host.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from common.items import STATUSES
 from common.sharding import slot_for
 from frontier.session import CrawlNotFound, CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
+
+HOST_RECENT_MS = 60_000  # a host is shown while busy, blocked or used within this
 
 
 async def _alive(
@@ -31,16 +40,65 @@ async def _alive(
     return alive
 
 
-async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> dict[str, Any]:
-    """Everything ``status`` shows, as one JSON-ready dict."""
+def _summary(
+    crawl_id: str, meta: dict[str, str], stats: dict[str, str], dead: int, now: int
+) -> dict[str, Any]:
+    counters = {name: int(value) for name, value in stats.items()}
+    pages_total = int(meta.get("tasks") or meta.get("pages") or 0)
+    pages_done = counters.get("pages_done", 0)
+    by_status = {s: counters.get(f"status:{s}", 0) for s in STATUSES}
+    started = int(meta.get("started_at") or 0)
+    end = int(meta.get("finished_at") or now)
+    elapsed = max(0.0, (end - started) / 1000) if started else 0.0
+    rate = pages_done / elapsed if elapsed > 0 else 0.0
+    remaining = max(0, pages_total - pages_done - dead)
+    return {
+        "crawl_id": crawl_id,
+        "state": meta.get("state", "unknown"),
+        "producer": meta.get("producer"),
+        "site": meta.get("site"),
+        "project": meta.get("project"),
+        "version": meta.get("version"),
+        "weight": int(meta.get("weight") or 1),
+        "entries_total": int(meta.get("entries") or 0),
+        "pages_total": pages_total,
+        "pages_done": pages_done,
+        "pages_dead": dead,
+        "items": sum(by_status.values()),
+        "items_by_status": by_status,
+        "elapsed_s": round(elapsed, 1),
+        "rate_pages_s": round(rate, 2),
+        "eta_s": round(remaining / rate, 1) if rate > 0 and remaining else None,
+        "counters": counters,
+        "created_at": int(meta.get("created_at") or 0),
+        "started_at": started or None,
+        "finished_at": int(meta.get("finished_at") or 0) or None,
+        "error": meta.get("error") or None,
+    }
+
+
+async def crawl_summary(session: CrawlSession, now: int | None = None) -> dict[str, Any]:
+    """One crawl's state, progress, items by status, rate and ETA."""
     k = session.keys
+    pipe = session.redis.pipeline(transaction=False)
+    pipe.hgetall(k.meta)
+    pipe.hgetall(k.stats)
+    pipe.zcard(k.dlq)
+    meta, stats, dead = await pipe.execute()
+    if now is None:
+        now = await session.server_ms()
+    return _summary(session.crawl_id, meta, stats, int(dead), now)
+
+
+async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> dict[str, Any]:
+    """Everything ``status --crawl-id`` shows, as one JSON-ready dict."""
+    k = session.keys
+    now = await session.server_ms()
+    summary = await crawl_summary(session, now)
     meta = await session.meta()
     slots = int(meta.get("slots") or 0)
     max_slots = int(meta.get("max_slots") or slots)
-    now = await session.server_ms()
     pipe = session.redis.pipeline(transaction=False)
-    pipe.hgetall(k.stats)
-    pipe.zcard(k.dlq)
     pipe.xlen(k.items)
     pipe.zrange(k.consumers, 0, -1, withscores=True)
     pipe.hlen(k.task)
@@ -51,15 +109,14 @@ async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> dict[st
         pipe.zcard(k.delayed(slot))
         pipe.get(k.owner(slot))
     replies = await pipe.execute()
-    stats, dead, stream_len, beats, open_tasks, dead_ids = replies[:6]
-    alive = await _alive(session, beats, now, lease_ms)
+    stream_len, beats, open_tasks, dead_ids = replies[:4]
     dead_per_slot: dict[int, int] = {}
     for task_id in dead_ids:
         slot = slot_for(task_id, slots or 1)
         dead_per_slot[slot] = dead_per_slot.get(slot, 0) + 1
     per_slot = []
     for slot in range(max_slots):
-        queued, inflight, delayed, owner = replies[6 + 4 * slot : 10 + 4 * slot]
+        queued, inflight, delayed, owner = replies[4 + 4 * slot : 8 + 4 * slot]
         if slot >= slots and not (queued or inflight or delayed):
             continue
         per_slot.append(
@@ -72,41 +129,47 @@ async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> dict[st
                 "owner": owner,
             }
         )
-    stats = {name: int(value) for name, value in stats.items()}
-    pages_total = int(meta.get("tasks") or meta.get("pages") or 0)
-    pages_done = stats.get("pages_done", 0)
-    by_status = {s: stats.get(f"status:{s}", 0) for s in STATUSES}
-    started = int(meta.get("started_at") or 0)
-    end = int(meta.get("finished_at") or now)
-    elapsed = max(0.0, (end - started) / 1000) if started else 0.0
-    rate = pages_done / elapsed if elapsed > 0 else 0.0
-    remaining = max(0, pages_total - pages_done - dead)
     return {
-        "crawl_id": session.crawl_id,
-        "state": meta.get("state", "unknown"),
-        "producer": meta.get("producer"),
-        "site": meta.get("site"),
-        "project": meta.get("project"),
-        "version": meta.get("version"),
-        "entries_total": int(meta.get("entries") or 0),
-        "pages_total": pages_total,
-        "pages_done": pages_done,
-        "pages_dead": dead,
-        "pages_open": open_tasks - dead,
-        "items": sum(by_status.values()),
-        "items_by_status": by_status,
+        **summary,
+        "pages_open": open_tasks - summary["pages_dead"],
         "stream_entries": stream_len,
         "slots": slots,
         "per_slot": per_slot,
-        "consumers_alive": sorted(alive),
-        "elapsed_s": round(elapsed, 1),
-        "rate_pages_s": round(rate, 2),
-        "eta_s": round(remaining / rate, 1) if rate > 0 and remaining else None,
-        "counters": stats,
-        "created_at": int(meta.get("created_at") or 0),
-        "finished_at": int(meta.get("finished_at") or 0) or None,
-        "error": meta.get("error") or None,
+        "consumers_alive": sorted(await _alive(session, beats, now, lease_ms)),
     }
+
+
+async def fleet_status(frontier: Frontier) -> dict[str, Any]:
+    """Every crawl (open ones first, then by id) and every host that is busy, blocked or
+    was used in the last minute."""
+    now = await frontier.registry.server_ms()
+    crawls = [await crawl_summary(frontier.crawl(c), now) for c in await frontier.registry.known()]
+    crawls.sort(key=lambda c: (not _open(c), c["crawl_id"]))
+    hosts = []
+    for origin in await frontier.hosts.known(since_ms=now - 24 * 3600 * 1000):
+        host = await frontier.hosts.status(origin, now)
+        busy = host["in_flight"] or host["blocked_until"]
+        if busy or (host["last_at"] or 0) >= now - HOST_RECENT_MS:
+            hosts.append(host)
+    settled = [c for c in crawls if not _open(c)]
+    return {
+        "crawls": crawls,
+        "hosts": hosts,
+        "totals": {
+            "crawls": len(crawls),
+            "open": len(crawls) - len(settled),
+            "pages_total": sum(c["pages_total"] for c in crawls),
+            "pages_done": sum(c["pages_done"] for c in crawls),
+            "pages_dead": sum(c["pages_dead"] for c in crawls),
+            "items": sum(c["items"] for c in crawls),
+            "rate_pages_s": round(sum(c["rate_pages_s"] for c in crawls if _open(c)), 2),
+        },
+        "server_time": now,
+    }
+
+
+def _open(crawl: dict[str, Any]) -> bool:
+    return crawl["state"] in (CrawlState.PRODUCING, CrawlState.RUNNING)
 
 
 def settled(status: dict[str, Any]) -> bool:
@@ -119,17 +182,15 @@ def settled(status: dict[str, Any]) -> bool:
 
 async def status_view(
     frontier: Frontier, crawl_id: str | None, lease_ms: int
-) -> tuple[dict[str, Any] | list[dict[str, Any]], bool]:
-    """What ``invcrawl status`` shows: one crawl (``crawl_id``, or the only one), or
-    every crawl; and whether all of it is settled (``--watch`` stops then)."""
+) -> tuple[dict[str, Any], bool]:
+    """What ``invcrawl status`` shows: one crawl in detail (``--crawl-id``), or the fleet
+    (every crawl, busy hosts); and whether all of it is settled (``--watch`` stops)."""
     if crawl_id:
         session = frontier.crawl(crawl_id)
         if not await session.exists():
             raise CrawlNotFound(crawl_id)
         one = await crawl_status(session, lease_ms)
         return one, settled(one)
-    rows = [
-        await crawl_status(frontier.crawl(c), lease_ms) for c in await frontier.registry.known()
-    ]
-    done = all(settled(row) for row in rows)
-    return (rows[0] if len(rows) == 1 else rows), done
+    fleet = await fleet_status(frontier)
+    crawls = cast(list[dict[str, Any]], fleet["crawls"])
+    return fleet, all(settled(c) for c in crawls)

@@ -63,18 +63,20 @@ def _typed(option: Option) -> Any:
     return parse
 
 
-def _cli_values(args: argparse.Namespace) -> dict[str, Any]:
+def cli_values(args: argparse.Namespace) -> dict[str, Any]:
+    """The parsed flags as :func:`common.config.load_config` takes them."""
     values = vars(args)
-    ids = values.get("task_ids")
-    if ids is not None:  # a positional taking many values: one tuple
-        values["task_ids"] = tuple(i for part in ids for i in part) or None
+    for option in OPTIONS:
+        parts = values.get(option.name) if option.many else None
+        if parts is not None:  # a positional taking many values: one tuple (or unset)
+            values[option.name] = tuple(v for part in parts for v in part) or None
     return values
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        config = load_config(_cli_values(args))
+        config = load_config(cli_values(args))
     except ConfigError as exc:
         return fail(str(exc), EXIT_USAGE)
     from invcrawl import commands  # noqa: PLC0415 - keep --help fast

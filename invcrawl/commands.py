@@ -17,7 +17,7 @@ from redis.exceptions import RedisError
 
 from common.config import Config, ConfigError
 from common.inventory import InventoryError, inventory_to_dict
-from common.site import SiteError, crawl_id_for, inventory_url
+from common.site import SiteError, inventory_url, parse_sites_file, plan_sites
 from frontier.connection import connect
 from frontier.scripts import StaleLayout
 from frontier.server import RedisServerError, embedded_redis
@@ -106,6 +106,8 @@ def with_frontier(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:
 
 async def resolve_crawl(frontier: Frontier, config: Config) -> CrawlSession:
     """The crawl a command acts on: ``--crawl-id``, or the only crawl in Redis."""
+    if len(config.crawl_ids) > 1:
+        raise UserError("this command acts on one crawl: give one --crawl-id")
     if config.crawl_id:
         session = frontier.crawl(config.crawl_id)
         if not await session.exists():
@@ -128,6 +130,19 @@ def _site(config: Config) -> str:
             "(or set INVCRAWL_SITE)"
         )
     return config.site
+
+
+def _sites(config: Config) -> list[tuple[str, str]]:
+    """(site, crawl id) of every SITE and every line of ``--sites FILE``, validated."""
+    sites = list(config.sites)
+    if config.sites_file is not None:
+        try:
+            sites += parse_sites_file(config.sites_file.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise UserError(f"cannot read --sites {config.sites_file}: {exc.strerror}") from None
+    if len(config.crawl_ids) > 1:
+        raise UserError("--crawl-id names one crawl; several sites get one crawl id each")
+    return plan_sites(sites, config.crawl_id)
 
 
 # -- inventory / produce / consume / crawl ---------------------------------------------------
@@ -161,9 +176,9 @@ def cmd_inventory(config: Config) -> int:
 
 
 def cmd_produce(config: Config) -> int:
-    site = _site(config)
-    inventory_url(site)  # validate SITE before starting anything
-    crawl_id = config.crawl_id or crawl_id_for(site)
+    """Read every site's inventory and enqueue its pages, one crawl per site. A site
+    that fails is reported in one line and the others go on; the exit code is 1 then."""
+    sites = _sites(config)
     with redis_for(config, create=True) as live:
         if live.consume:
             if not hasattr(os, "fork"):
@@ -173,15 +188,22 @@ def cmd_produce(config: Config) -> int:
                 )
             from producer.run import produce_and_consume  # noqa: PLC0415
 
-            code, error = produce_and_consume(live, site, crawl_id)
-            return fail(error) if error else code
+            code, errors = produce_and_consume(live, sites)
+            for error in (errors or "").splitlines():
+                fail(error)
+            return EXIT_FAILED if errors else code
         from producer.run import produce  # noqa: PLC0415
 
-        produced = produce(live, site, crawl_id)
-    if produced.error:
-        return fail(produced.error)
-    print(f"crawl {crawl_id}: {produced.tasks} page tasks, {produced.added} new", file=sys.stderr)
-    return EXIT_OK
+        results = produce(live, sites)
+    for produced in results:
+        if produced.error:
+            fail(produced.error)
+        else:
+            print(
+                f"crawl {produced.crawl_id}: {produced.tasks} page tasks, {produced.added} new",
+                file=sys.stderr,
+            )
+    return EXIT_FAILED if any(p.error for p in results) else EXIT_OK
 
 
 def cmd_consume(config: Config) -> int:
@@ -194,11 +216,14 @@ def cmd_consume(config: Config) -> int:
 def cmd_crawl(config: Config) -> int:
     from invcrawl.crawl import run_crawl  # noqa: PLC0415
 
-    site = _site(config)
-    inventory_url(site)  # validate SITE before starting anything
-    config = dataclasses.replace(config, crawl_id=config.crawl_id or crawl_id_for(site))
+    sites = _sites(config)
+    if config.output is not None and len(sites) > 1:
+        raise UserError(
+            f"-o names one output file, but {len(sites)} sites were given: use --out-dir DIR "
+            "(one <crawl-id>.jsonl each)"
+        )
     with redis_for(config, create=True) as live:
-        return run_crawl(live, site)
+        return run_crawl(live, sites)
 
 
 # -- status / report / export / dlq / reshard -------------------------------------------------

@@ -1,11 +1,17 @@
-"""``invcrawl crawl``: the all-in-one local run. Supervises N consumer processes (the
-first also produces the crawl) and respawns crashed ones, shows progress, exports JSON
-Lines and prints a summary. Running it again resumes: committed pages are never fetched again."""
+"""``invcrawl crawl``: the all-in-one local run, for one site or many. Supervises N
+consumer processes (the first also produces every crawl) and respawns crashed ones,
+shows progress, writes one JSON Lines file per crawl as items arrive, and prints a
+summary. Running it again resumes: committed pages are never fetched again.
+
+A site whose inventory cannot be read (404, not an inventory) is reported in one line
+(the producer records the error in the crawl's meta, where this reads it) and the other
+sites go on; the exit code then says that one failed."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import signal
 import sys
 import time
@@ -14,12 +20,12 @@ from typing import Any
 
 from common.config import OPTIONS, Config
 from frontier.connection import connect
-from frontier.export import IncrementalExport, export_items
+from frontier.export import IncrementalExport
 from frontier.session import CrawlSession, Frontier
-from frontier.states import ProducerState
-from frontier.status import crawl_status
-from invcrawl.errors import EXIT_DEAD_PAGES, EXIT_FAILED, EXIT_INTERRUPTED
-from invcrawl.render import duration, progress_line
+from frontier.states import CrawlState, ProducerState
+from frontier.status import crawl_summary
+from invcrawl.errors import EXIT_DEAD_PAGES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from invcrawl.render import duration, fleet_progress_line, progress_line
 
 MAX_RESPAWNS = 20
 
@@ -40,25 +46,35 @@ def child_argv(config: Config, command: str, *extra: str) -> list[str]:
     return argv + list(extra)
 
 
-def run_crawl(config: Config, site: str) -> int:
-    return asyncio.run(CrawlRun(config, site).run())
+def run_crawl(config: Config, sites: list[tuple[str, str]]) -> int:
+    return asyncio.run(CrawlRun(config, sites).run())
 
 
 class CrawlRun:
-    def __init__(self, config: Config, site: str) -> None:
+    def __init__(self, config: Config, sites: list[tuple[str, str]]) -> None:
+        assert config.redis and sites
         self.config = config
-        self.site = site
-        assert config.crawl_id and config.redis
-        self.crawl_id = config.crawl_id
-        self.log_dir = config.data_dir / "logs" / self.crawl_id
+        self.sites = sites
+        self.crawl_ids = [crawl_id for _, crawl_id in sites]
+        name = self.crawl_ids[0]
+        if len(sites) > 1:  # one log folder per set of crawls run together
+            digest = hashlib.sha1(",".join(self.crawl_ids).encode()).hexdigest()[:8]
+            name = f"{name}-and-{len(sites) - 1}-more-{digest}"
+        self.log_dir = config.data_dir / "logs" / name
         self.procs: dict[int, asyncio.subprocess.Process] = {}
         self.respawns = 0
         self.interrupted = False
-        self.failed: int | None = None  # exit code when producing failed
-        self.producing: int | None = None  # index of the process producing the crawl
-        self.export: IncrementalExport | None = None
+        self.producing: int | None = None  # index of the process producing the crawls
+        self.reported: set[str] = set()  # crawls whose producer error was shown
+        self.summaries: dict[str, dict[str, Any]] = {}
+        self.exports: dict[str, IncrementalExport] = {}
         mode = config.progress
         self.progress = ("bar" if sys.stderr.isatty() else "lines") if mode == "auto" else mode
+
+    def output_of(self, crawl_id: str) -> Path:
+        if self.config.output is not None:  # one site only (checked by the command)
+            return self.config.output
+        return self.config.out_dir / f"{crawl_id}.jsonl"
 
     async def run(self) -> int:
         started = time.monotonic()
@@ -66,47 +82,71 @@ class CrawlRun:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self._interrupt)
-        self.say(f"crawl {self.crawl_id}: reading the inventory of {self.site}")
+        what = self.sites[0][0] if len(self.sites) == 1 else f"{len(self.sites)} sites"
+        self.say(f"crawl {', '.join(self.crawl_ids)[:60]}: reading the inventory of {what}")
         frontier = Frontier(connect(self.config.redis or ""))
-        session = frontier.crawl(self.crawl_id)
-        output = self.config.output or Path(f"{self.crawl_id}.jsonl")
-        # Items are written out while the crawl runs (this process is otherwise idle),
-        # so that the end of the crawl only has the last ones left to read.
-        if str(output) != "-":
-            self.export = IncrementalExport(session, output)
+        sessions = {c: frontier.crawl(c) for c in self.crawl_ids}
+        written: dict[str, int] = {}
         try:
+            # Items are written out while the crawl runs (this process is otherwise idle),
+            # so that the end of a crawl only has the last ones left to read.
+            for crawl_id, session in sessions.items():
+                if str(self.output_of(crawl_id)) != "-":
+                    self.exports[crawl_id] = IncrementalExport(session, self.output_of(crawl_id))
             # The first process produces and consumes (`produce --consume`: the producer
             # is forked from it once Scrapy is imported), one interpreter and Scrapy
             # start-up fewer than a separate producer command. The other consumers
-            # start at once and attach when the crawl's metadata is written; completion
-            # needs the producer done, so none can finish a half-enqueued crawl.
+            # start at once and attach when a crawl's metadata is written; completion
+            # needs its producer done, so none can finish a half-enqueued crawl.
             for index in range(self.config.consumers):
                 await self.spawn(index, produce=index == 0)
-            status = await self.supervise(session)
-            if self.failed is not None:
-                return self.failed
+            await self.supervise(sessions)
             if self.interrupted:
                 self.say("\ninterrupted: run the same command again to resume")
                 return EXIT_INTERRUPTED
-            if self.export:
-                written = await self.export.finish()
-                self.export = None
-            else:
-                written = await export_items(session, output)
-            status = await crawl_status(session, self.config.lease_ms)
+            for crawl_id, session in sessions.items():
+                self.summaries[crawl_id] = await crawl_summary(session)
+                export = self.exports.pop(crawl_id, None)
+                if self.summaries[crawl_id]["state"] != CrawlState.FINISHED:
+                    if export:
+                        export.abandon()
+                    continue
+                if export:
+                    written[crawl_id] = await export.finish()
+                else:
+                    from frontier.export import export_items  # noqa: PLC0415
+
+                    written[crawl_id] = await export_items(session, self.output_of(crawl_id))
         finally:
-            if self.export:
-                self.export.abandon()
+            for export in self.exports.values():
+                export.abandon()
             await frontier.aclose()
-        self.summary(status, written, output, time.monotonic() - started)
-        if status["pages_dead"]:
+        return self.conclude(written, time.monotonic() - started)
+
+    def conclude(self, written: dict[str, int], seconds: float) -> int:
+        failed = [c for c, s in self.summaries.items() if s["state"] != CrawlState.FINISHED]
+        dead = sum(s["pages_dead"] for s in self.summaries.values())
+        for crawl_id, s in self.summaries.items():
+            if crawl_id in written:
+                self.summary(s, written[crawl_id], self.output_of(crawl_id), seconds)
+        if len(self.sites) > 1:
             self.say(
-                f"{status['pages_dead']} page(s) dead-lettered: see "
-                f"`invcrawl dlq list --crawl-id {self.crawl_id}`; fix and "
-                "`invcrawl dlq redrive --all`, then run this command again"
+                f"{len(self.sites) - len(failed)} of {len(self.sites)} crawls finished in "
+                f"{duration(seconds)} ({seconds:.1f}s); {len(failed)} failed"
+            )
+        for crawl_id in failed:
+            if crawl_id not in self.reported:
+                error = self.summaries[crawl_id].get("error") or "did not finish"
+                self.say(f"invcrawl: error: crawl {crawl_id}: {error}")
+        if failed:
+            return EXIT_FAILED
+        if dead:
+            self.say(
+                f"{dead} page(s) dead-lettered: see `invcrawl dlq list --crawl-id ID`; fix "
+                "and `invcrawl dlq redrive --all --crawl-id ID`, then run this command again"
             )
             return EXIT_DEAD_PAGES
-        return 0
+        return EXIT_OK
 
     async def stop_consumers(self) -> None:
         for proc in self.procs.values():
@@ -118,80 +158,82 @@ class CrawlRun:
 
     async def spawn(self, index: int, produce: bool = False) -> None:
         if produce:
-            argv = child_argv(self.config, "produce", self.site, "--consume")
-        else:
-            argv = child_argv(self.config, "consume", "--burst")
-        log = open(self.log_dir / f"consumer-{index}.log", "ab")  # noqa: SIM115
-        if produce:
+            sites = [site for site, _ in self.sites]
+            crawl_id = ["--crawl-id", self.crawl_ids[0]] if len(self.sites) == 1 else []
+            argv = child_argv(self.config, "produce", *sites, *crawl_id, "--consume")
             self.producing = index
+        else:
+            pinned = ",".join(self.crawl_ids)
+            argv = child_argv(self.config, "consume", "--burst", "--crawl-id", pinned)
+        log = open(self.log_dir / f"consumer-{index}.log", "ab")  # noqa: SIM115
         self.procs[index] = await asyncio.create_subprocess_exec(
             *argv, stdout=asyncio.subprocess.DEVNULL, stderr=log
         )
         log.close()
 
-    async def supervise(self, session: CrawlSession) -> dict[str, Any]:
+    async def supervise(self, sessions: dict[str, CrawlSession]) -> None:
         last_line = 0.0
-        status: dict[str, Any] = {}
         while self.procs:
             await self._wait_any(0.5)
             with contextlib.suppress(Exception):
-                status = await crawl_status(session, self.config.lease_ms)
+                for crawl_id, session in sessions.items():
+                    self.summaries[crawl_id] = await crawl_summary(session)
+                self._report_failed_producers()
+                line = self._progress_line()
                 now = time.monotonic()
                 if self.progress == "bar":
-                    sys.stderr.write("\r" + progress_line(status).ljust(79))
+                    sys.stderr.write("\r" + line.ljust(79))
                     sys.stderr.flush()
                 elif self.progress == "lines" and now - last_line >= 5:
-                    self.say(progress_line(status))
+                    self.say(line)
                     last_line = now
-                if self.export:
-                    await self.export.pull()
+                for export in self.exports.values():
+                    await export.pull()
             for index, proc in list(self.procs.items()):
                 if proc.returncode is None:
                     continue
                 del self.procs[index]
-                producer, error = await self._producer(session, index)
-                if (
-                    producer == ProducerState.FAILED
-                    and proc.returncode > 0
-                    and not self.interrupted
-                ):
-                    # The producer's own error (an unreachable site, a bad inventory), as
-                    # it recorded it in Redis: show it and stop; retrying cannot fix it.
-                    self.say(f"\ninvcrawl: error: {error}")
-                    await self.stop_consumers()
-                    self.failed = EXIT_FAILED
-                    return status
-                produced = producer == ProducerState.DONE
-                if (
-                    proc.returncode != 0
-                    and not self.interrupted
-                    and status.get("state") != "finished"
-                    and self.respawns < MAX_RESPAWNS
-                ):
-                    self.respawns += 1
-                    self.say(
-                        f"\nconsumer {index} exited with {proc.returncode}; restarting "
-                        f"it (log: {self.log_dir}/consumer-{index}.log)"
-                    )
-                    await self.spawn(index, produce=not produced)
+                if proc.returncode == 0 or self.interrupted or self._all_settled():
+                    continue
+                if self.respawns >= MAX_RESPAWNS:
+                    self.say(f"\nconsumer {index} exited with {proc.returncode}; not restarted")
+                    continue
+                self.respawns += 1
+                produce = index == self.producing and not self._all_produced()
+                self.say(
+                    f"\nconsumer {index} exited with {proc.returncode}; restarting it "
+                    f"(log: {self.log_dir}/consumer-{index}.log)"
+                )
+                await self.spawn(index, produce=produce)
         if self.progress == "bar":
             sys.stderr.write("\n")
-        return status
 
-    async def _producer(
-        self, session: CrawlSession, index: int
-    ) -> tuple[ProducerState | None, str | None]:
-        """The state of the crawl's producer as seen when process ``index`` exited (done
-        when that process was not the one producing), and its error line if it failed."""
-        if self.producing != index:
-            return ProducerState.DONE, None
-        meta: dict[str, str] = {}
-        with contextlib.suppress(Exception):
-            meta = await session.meta()
-        state = ProducerState(meta["producer"]) if meta.get("producer") else None
-        if state == ProducerState.DONE:
-            self.producing = None
-        return state, meta.get("error")
+    def _progress_line(self) -> str:
+        if len(self.summaries) == 1:
+            return progress_line(next(iter(self.summaries.values())))
+        return fleet_progress_line(list(self.summaries.values()))
+
+    def _report_failed_producers(self) -> None:
+        """One line per site whose inventory could not be read, as soon as it is known;
+        the other sites go on."""
+        for crawl_id, s in self.summaries.items():
+            if s.get("producer") == ProducerState.FAILED and crawl_id not in self.reported:
+                self.reported.add(crawl_id)
+                self.say(f"\ninvcrawl: error: crawl {crawl_id}: {s.get('error')}")
+
+    def _all_produced(self) -> bool:
+        producers = {s.get("producer") for s in self.summaries.values()}
+        return len(self.summaries) == len(self.crawl_ids) and producers <= {
+            ProducerState.DONE,
+            ProducerState.FAILED,
+        }
+
+    def _all_settled(self) -> bool:
+        states = {s["state"] for s in self.summaries.values()}
+        return len(self.summaries) == len(self.crawl_ids) and states <= {
+            CrawlState.FINISHED,
+            CrawlState.FAILED,
+        }
 
     async def _wait_any(self, timeout: float) -> None:
         """Sleep until a consumer exits (the crawl is usually over then: export at once)
@@ -218,7 +260,7 @@ class CrawlRun:
     def summary(self, s: dict[str, Any], written: int, output: Path, seconds: float) -> None:
         by = s["items_by_status"]
         self.say(
-            f"crawl {self.crawl_id} {s['state']} in {duration(seconds)} "
+            f"crawl {s['crawl_id']} {s['state']} in {duration(seconds)} "
             f"({seconds:.1f}s)\n"
             f"  entries  {s['entries_total']} on {s['pages_total']} pages; "
             f"{s['pages_done']} pages done, {s['pages_dead']} dead\n"

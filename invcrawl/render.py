@@ -43,6 +43,21 @@ def progress_line(s: dict[str, Any]) -> str:
     return line[: WIDTH - 1]
 
 
+def fleet_progress_line(crawls: list[dict[str, Any]]) -> str:
+    """One line for the live progress of a multi-site crawl: every crawl together."""
+    total = sum(c["pages_total"] for c in crawls)
+    settled = sum(c["pages_done"] + c["pages_dead"] for c in crawls)
+    dead = sum(c["pages_dead"] for c in crawls)
+    finished = sum(c["state"] in ("finished", "failed") for c in crawls)
+    rate = sum(c["rate_pages_s"] for c in crawls if c["state"] in ("producing", "running"))
+    dead_text = f" ({dead} dead)" if dead else ""
+    line = (
+        f"{bar(settled, total, 20)} {settled}/{total} pages{dead_text} "
+        f"{finished}/{len(crawls)} crawls done {rate:.1f}/s"
+    )
+    return line[: WIDTH - 1]
+
+
 def wrap(label: str, parts: Iterable[str], sep: str = "  ") -> list[str]:
     """``label`` followed by ``parts`` joined with ``sep``, wrapped at WIDTH columns under
     a hanging indent (a part longer than a line is cut)."""
@@ -109,22 +124,44 @@ def render_status(s: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def render_crawl_list(rows: list[dict[str, Any]]) -> str:
-    if not rows:
+def render_fleet(fleet: dict[str, Any]) -> str:
+    """Every crawl on one line, then every busy host; each line fits in WIDTH columns."""
+    crawls, hosts, t = fleet["crawls"], fleet["hosts"], fleet["totals"]
+    if not crawls:
         return "no crawls in this Redis"
-    lines = [f"{'crawl':<32} {'state':<10} {'pages':>13} {'items':>8} {'dead':>5}"]
-    for s in rows:
-        pages = f"{s['pages_done']}/{s['pages_total']}"
+    dead = f" ({t['pages_dead']} dead)" if t["pages_dead"] else ""
+    lines = [
+        f"{t['crawls']} crawls ({t['open']} open)  pages {t['pages_done']}/"
+        f"{t['pages_total']}{dead}  items {t['items']}  {t['rate_pages_s']:.1f} pages/s"[:WIDTH],
+        "",
+        f"{'crawl':<30} {'state':<9} {'pages':>13} {'items':>8} {'dead':>5} {'rate/s':>8}",
+    ]
+    for c in crawls:
+        pages = f"{c['pages_done']}/{c['pages_total']}"
+        rate = f"{c['rate_pages_s']:.1f}" if c["state"] in ("producing", "running") else "-"
         lines.append(
-            f"{s['crawl_id'][:32]:<32} {s['state']:<10} {pages:>13} "
-            f"{s['items']:>8} {s['pages_dead']:>5}"
+            f"{c['crawl_id'][:30]:<30} {c['state'][:9]:<9} {pages:>13} {c['items']:>8} "
+            f"{c['pages_dead']:>5} {rate:>8}"[:WIDTH]
         )
+        if c.get("error"):
+            lines.append(f"  error: {c['error']}"[:WIDTH])
+    if hosts:
+        lines += ["", f"{'host':<38} {'in flight':>9} {'delay':>7}  blocked until"]
+        for h in hosts:
+            limit = f"{h['in_flight']}/{h['limit']}" if h["limit"] else str(h["in_flight"])
+            blocked = "-"
+            if h["blocked_until"]:
+                blocked = time.strftime("%H:%M:%S", time.localtime(h["blocked_until"] / 1000))
+                blocked += f" ({h['block_reason']})" if h.get("block_reason") else ""
+            lines.append(
+                f"{h['host'][:38]:<38} {limit:>9} {h['delay_s']:>6.2f}s  {blocked}"[:WIDTH]
+            )
     return "\n".join(lines)
 
 
-def render_status_view(data: dict[str, Any] | list[dict[str, Any]]) -> str:
-    """One crawl in detail, or a list of crawls."""
-    return render_crawl_list(data) if isinstance(data, list) else render_status(data)
+def render_status_view(data: dict[str, Any]) -> str:
+    """One crawl in detail, or the fleet."""
+    return render_fleet(data) if "crawls" in data else render_status(data)
 
 
 def render_inventory(summary: dict[str, Any]) -> str:

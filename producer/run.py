@@ -12,13 +12,15 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Sequence
+from typing import Any
 
 from scrapy.crawler import AsyncCrawlerProcess
 
 from common.config import Config
 from common.site import inventory_url
 from consumer.settings import base_settings
-from producer.spider import Fetched, InventorySpider, Sink
+from producer.spider import Fetched, InventoryJob, InventorySpider, Sink
 
 log = logging.getLogger("invcrawl.producer")
 
@@ -30,26 +32,33 @@ def quiet_download_errors() -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
-def fetch_inventory(config: Config, url: str, sink: Sink) -> str | None:
-    """Run the producer spider once; returns an error line, or None on success."""
+def fetch_inventories(
+    config: Config, jobs: Sequence[InventoryJob], host_gate: Any = None
+) -> list[str | None]:
+    """Run the producer spider once over every job; returns each job's error line (None
+    on success), in order. ``host_gate``: the fleet's host politeness (with Redis)."""
     process = AsyncCrawlerProcess(base_settings(config))
     quiet_download_errors()  # after the process, which configures logging
     crawler = process.create_crawler(InventorySpider)
     process.crawl(
         crawler,
-        inventory_url=url,
-        sink=sink,
+        jobs=jobs,
         max_inflated=config.max_inflated_mb * 1024 * 1024,
+        host_gate=host_gate,
     )
     process.start()
-    spider = crawler.spider
-    if not isinstance(spider, InventorySpider):  # never opened (Scrapy failed to start)
-        return f"the inventory at {url} could not be processed (see the log above)"
-    if spider.error:
-        return spider.error
-    if not spider.done:
-        return f"the inventory at {url} could not be processed (see the log above)"
-    return None
+    if not isinstance(crawler.spider, InventorySpider):  # never opened (Scrapy failed)
+        return [
+            f"the inventory at {job.url} could not be processed (see the log above)" for job in jobs
+        ]
+    return [
+        job.error or (None if job.done else f"the inventory at {job.url} could not be processed")
+        for job in jobs
+    ]
+
+
+def fetch_inventory(config: Config, url: str, sink: Sink) -> str | None:
+    return fetch_inventories(config, [InventoryJob(url, sink)])[0]
 
 
 class Capture:
@@ -67,22 +76,42 @@ class Capture:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Produced:
+    site: str
+    crawl_id: str
     tasks: int = 0  # page tasks of the crawl
     added: int = 0  # of which this run enqueued (a re-run adds only what is missing)
     error: str | None = None  # one line for the user
 
 
-def produce(config: Config, site: str, crawl_id: str) -> Produced:
-    """``invcrawl produce``: read the inventory of ``site`` and enqueue its pages as crawl
-    ``crawl_id`` (or record in Redis why that failed)."""
+def produce(config: Config, sites: Sequence[tuple[str, str]]) -> list[Produced]:
+    """``invcrawl produce``: read the inventory of every (site, crawl id) and enqueue its
+    pages as that crawl, or record in Redis why that failed."""
+    from consumer.outages import Outages  # noqa: PLC0415
+    from consumer.politeness import HostGate  # noqa: PLC0415
     from frontier.connection import connect  # noqa: PLC0415
     from frontier.session import Frontier  # noqa: PLC0415
     from producer.enqueue import RedisSink  # noqa: PLC0415
 
     assert config.redis
-    sink = RedisSink(Frontier(connect(config.redis)), crawl_id, config, site)
-    error = fetch_inventory(config, inventory_url(site), sink)
-    return Produced(sink.tasks, sink.added, error)
+    frontier = Frontier(connect(config.redis))  # the process's one client
+    sinks = [RedisSink(frontier, crawl_id, config, site) for site, crawl_id in sites]
+    jobs = [
+        InventoryJob(inventory_url(site), sink)
+        for (site, _), sink in zip(sites, sinks, strict=True)
+    ]
+    gate = HostGate(
+        frontier.hosts,
+        f"producer-{os.getpid()}",
+        limit=config.host_concurrency,
+        delay=config.host_delay,
+        lease=config.lease,
+        outages=Outages(lambda name, n: None, lambda: False),
+    )
+    errors = fetch_inventories(config, jobs, gate)
+    return [
+        Produced(site, crawl_id, sink.tasks, sink.added, error)
+        for (site, crawl_id), sink, error in zip(sites, sinks, errors, strict=True)
+    ]
 
 
 class ForkedProducer:
@@ -95,23 +124,23 @@ class ForkedProducer:
     entries) and are freed when the child exits, so the consumer's peak RSS does not grow
     with the site. Running it in the consumer's own process would keep that peak.
 
-    The child records a failure in Redis (the crawl's ``error``, for ``status`` and the
-    crawl supervisor), writes the same line to a pipe for this process, and leaves with
-    ``os._exit``: it must not unwind the parent's stack, which may hold an embedded Redis
-    server it would otherwise stop. The consumer polls it (:meth:`poll`, the
-    :class:`consumer.worker.Upstream` protocol) from its feed loop.
+    The child records each site's failure in Redis (the crawl's ``error``, for ``status``
+    and the crawl supervisor), writes the same lines to a pipe for this process, and
+    leaves with ``os._exit``: it must not unwind the parent's stack, which may hold an
+    embedded Redis server it would otherwise stop. The consumer polls it (:meth:`poll`,
+    the :class:`consumer.worker.Upstream` protocol) from its feed loop.
     """
 
-    def __init__(self, config: Config, site: str, crawl_id: str) -> None:
+    def __init__(self, config: Config, sites: Sequence[tuple[str, str]]) -> None:
         read, write = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child
             os.close(read)
-            _produce_and_exit(config, site, crawl_id, write)
+            _produce_and_exit(config, sites, write)
         os.close(write)
         os.set_blocking(read, False)
         self.pid = pid
-        self.site = site
+        self.site = ", ".join(site for site, _ in sites)
         self._read = read
         self._report = b""
         self.result: tuple[bool, str | None] | None = None
@@ -160,14 +189,14 @@ class ForkedProducer:
         return result
 
 
-def _produce_and_exit(config: Config, site: str, crawl_id: str, report: int) -> None:
+def _produce_and_exit(config: Config, sites: Sequence[tuple[str, str]], report: int) -> None:
     code = 1
     try:
         # What it is, for anyone looking at the process (a benchmark reads sys.argv).
         sys.argv = [sys.argv[0], "produce", "(forked by produce --consume)"]
-        error = produce(config, site, crawl_id).error
-        if error:
-            os.write(report, error.encode("utf-8", "replace"))
+        errors = [p.error for p in produce(config, sites) if p.error]
+        if errors:
+            os.write(report, "\n".join(errors).encode("utf-8", "replace"))
         else:
             code = 0
     except BaseException as exc:  # whatever happens: report it and leave
@@ -181,15 +210,17 @@ def _produce_and_exit(config: Config, site: str, crawl_id: str, report: int) -> 
         os._exit(code)
 
 
-def produce_and_consume(config: Config, site: str, crawl_id: str) -> tuple[int, str | None]:
+def produce_and_consume(config: Config, sites: Sequence[tuple[str, str]]) -> tuple[int, str | None]:
     """``produce --consume``: the producer in a forked child (:class:`ForkedProducer`), the
-    consumer here, pinned to the crawl and waiting for the child before it decides the
-    crawl is complete. Returns the consumer's exit code and the producer's error line."""
+    consumer here, pinned to the crawls and waiting for the child before it decides a
+    crawl is complete. Returns the consumer's exit code and the producer's error lines
+    (one per site that failed; the other sites are crawled)."""
     from consumer.run import run_consumer  # noqa: PLC0415 - imports Scrapy machinery
 
-    producer = ForkedProducer(config, site, crawl_id)
+    producer = ForkedProducer(config, sites)
+    pinned = ",".join(crawl_id for _, crawl_id in sites)
     try:
-        code = run_consumer(dataclasses.replace(config, crawl_id=crawl_id, burst=True), producer)
+        code = run_consumer(dataclasses.replace(config, crawl_id=pinned, burst=True), producer)
     finally:
         # The consumer stopped (SIGTERM) before the crawl was produced: stop the producer
         # too, within a few seconds, and let its outcome decide the exit code.

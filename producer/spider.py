@@ -6,7 +6,7 @@ sink why it could not."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -35,20 +35,39 @@ class Sink(Protocol):
         """It could not be (``error`` is one line for the user)."""
 
 
+@dataclass(slots=True)
+class InventoryJob:
+    """One inventory to read, the sink its plan goes to, and how that ended."""
+
+    url: str
+    sink: Sink
+    error: str | None = None
+    done: bool = False
+
+
 class InventorySpider(Spider):
+    """Reads every inventory of its jobs concurrently (one Scrapy process for all the
+    sites of a multi-site run); each job ends in its sink, or its error."""
+
     name = "invcrawl-producer"
     # The inventory is one request: let Scrapy's own retry middleware handle a flaky
     # first fetch (the page tasks themselves are retried through Redis). Spider-level:
     # the shared base settings turn retries off for everything else.
     custom_settings = {"RETRY_ENABLED": True, "RETRY_TIMES": 2}  # noqa: RUF012 - Scrapy's API
 
-    def __init__(self, inventory_url: str, sink: Sink, max_inflated: int, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        jobs: Sequence[InventoryJob],
+        max_inflated: int,
+        host_gate: Any = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
-        self.inventory_url = inventory_url
-        self.sink = sink
+        self.jobs = list(jobs)
         self.max_inflated = max_inflated
-        self.error: str | None = None
-        self.done = False
+        # With Redis: inventories obey the fleet's host politeness and its shared
+        # robots.txt (consumer/politeness.py, consumer/robots.py), as pages do.
+        self.host_gate = host_gate
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> InventorySpider:
@@ -57,25 +76,28 @@ class InventorySpider(Spider):
         return spider
 
     async def _closed(self, spider: Spider, reason: str) -> None:
-        if self.done:
-            return
-        if self.error is None:
-            self.error = f"the inventory at {self.inventory_url} could not be processed ({reason})"
-        try:
-            await self.sink.failed(self.error)
-        except Exception as exc:  # e.g. Redis is down too: the error line still reaches the user
-            self.logger.warning("could not record the failure: %s", exc)
+        for job in self.jobs:
+            if job.done:
+                continue
+            if job.error is None:
+                job.error = f"the inventory at {job.url} could not be processed ({reason})"
+            try:
+                await job.sink.failed(job.error)
+            except Exception as exc:  # e.g. Redis is down too: the line still reaches the user
+                self.logger.warning("could not record the failure: %s", exc)
 
     async def start(self) -> AsyncIterator[Any]:
-        yield Request(
-            self.inventory_url,
-            callback=self.parse_inventory,
-            errback=self.inventory_failed,
-            dont_filter=True,
-            meta={"handle_httpstatus_all": True},
-        )
+        for job in self.jobs:
+            yield Request(
+                job.url,
+                callback=self.parse_inventory,
+                errback=self.inventory_failed,
+                dont_filter=True,
+                meta={"handle_httpstatus_all": True},
+                cb_kwargs={"job": job},
+            )
 
-    async def parse_inventory(self, response: Response) -> list[Any]:
+    async def parse_inventory(self, response: Response, job: InventoryJob) -> list[Any]:
         url = response.url
         if response.status != 200:
             hint = (
@@ -83,23 +105,24 @@ class InventorySpider(Spider):
                 if response.status == 404
                 else ""
             )
-            self.error = f"HTTP {response.status} fetching {url}{hint}"
+            job.error = f"HTTP {response.status} fetching {url}{hint}"
             return []
         try:
             inventory = parse_inventory(response.body, max_inflated=self.max_inflated)
         except InventoryError as exc:
-            self.error = f"{url}: {exc}"
+            job.error = f"{url}: {exc}"
             return []
         plan = plan_crawl(inventory, url)
         if plan.entries == 0:
-            self.error = f"{url}: the inventory has 0 entries; nothing to crawl"
+            job.error = f"{url}: the inventory has 0 entries; nothing to crawl"
             return []
-        await self.sink(Fetched(inventory, plan, url, hashlib.sha256(response.body).hexdigest()))
-        self.done = True
+        await job.sink(Fetched(inventory, plan, url, hashlib.sha256(response.body).hexdigest()))
+        job.done = True
         return []
 
     def inventory_failed(self, failure: Failure) -> None:
-        self.error = describe_failure(failure, self.inventory_url)
+        job: InventoryJob = failure.request.cb_kwargs["job"]  # type: ignore[attr-defined]
+        job.error = describe_failure(failure, job.url)
 
 
 def describe_failure(failure: Failure, url: str) -> str:

@@ -99,7 +99,8 @@ def test_a_failed_production_is_recorded_with_nothing_to_consume(
     assert sync_redis.zcard("invcrawl:active") == 0
     assert not sync_redis.exists(f"invcrawl:{{{crawl}}}:task", f"invcrawl:{{{crawl}}}:seen")
     status = invcrawl("status", "--redis", redis_server.url, "--json", cwd=tmp_path)
-    assert json.loads(status.stdout)["error"] == meta["error"]
+    (listed,) = json.loads(status.stdout)["crawls"]
+    assert (listed["state"], listed["error"]) == ("failed", meta["error"])
 
 
 def test_status_without_any_redis_explains_what_to_do(tmp_path: Path) -> None:

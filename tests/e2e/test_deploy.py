@@ -60,6 +60,7 @@ COMPOSE_ONLY_VARS = {
     "INVCRAWL_REDIS_MAXMEMORY",
     "INVCRAWL_EXPORT_DIR",
     "INVCRAWL_EXPORT_USER",
+    "INVCRAWL_SITES_DIR",
 }
 docker_compose = shutil.which("docker-compose")
 needs_compose = pytest.mark.skipif(docker_compose is None, reason="docker-compose not installed")
@@ -106,7 +107,7 @@ def test_compose_file_validates() -> None:
     # The example .env is valid too, and its values reach the services.
     example = compose_config({}, "--env-file", str(DEPLOY / ".env.example"))
     producer = example["services"]["producer"]["environment"]
-    assert producer["INVCRAWL_SITE"].startswith("https://")
+    assert producer["INVCRAWL_SITES"].startswith("https://")
     assert producer["INVCRAWL_REDIS"] == "redis://redis:6379/0"
 
 
@@ -406,7 +407,7 @@ def test_compose_rehearsal(tmp_path: Path) -> None:
     with serve(site.root, throttle) as http:
         services = compose_config(
             {
-                "INVCRAWL_SITE": http.url,
+                "INVCRAWL_SITES": http.url,
                 "INVCRAWL_CRAWL_ID": "compose",
                 "INVCRAWL_LEASE": "2",
                 "INVCRAWL_CONCURRENCY": "4",

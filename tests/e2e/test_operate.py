@@ -21,9 +21,9 @@ import pytest
 import redis
 
 from common.sharding import slot_for
-from frontier.keys import REGISTRY_KEYS, CrawlKeys
+from frontier.keys import CRAWLS, REGISTRY_KEYS, CrawlKeys, HostKeys
 from frontier.server import RedisServer
-from invcrawl.render import render_crawl_list, render_status
+from invcrawl.render import render_fleet, render_status
 from support.crawl import (
     REPO,
     Harness,
@@ -206,7 +206,7 @@ def test_status_text_of_a_paused_crawl(paused: Paused) -> None:
 
 
 def test_status_lists_known_crawls(paused: Paused, tmp_path: Path) -> None:
-    """Without --crawl-id and with several crawls: one line per crawl."""
+    """Without --crawl-id: one line per crawl (and per busy host), the same in JSON."""
     h = paused.harness
     other = Harness(
         paused.server.url, "another-crawl-with-a-rather-long-identifier-x", tmp_path, robots=False
@@ -218,11 +218,13 @@ def test_status_lists_known_crawls(paused: Paused, tmp_path: Path) -> None:
         print(result.stdout)
         assert_fits(result.stdout)
         lines = result.stdout.splitlines()
-        assert lines[0].split() == ["crawl", "state", "pages", "items", "dead"]
+        assert lines[0].startswith("2 crawls (2 open)")
+        assert lines[2].split() == ["crawl", "state", "pages", "items", "dead", "rate/s"]
         assert any(ln.startswith("paused ") and " running " in ln for ln in lines)
         assert any(ln.startswith("another-crawl-") for ln in lines)
         as_json = json.loads(h.cli("status", "--json", crawl_id=False).stdout)
-        assert {d["crawl_id"] for d in as_json} == {"paused", other.crawl_id}
+        assert {d["crawl_id"] for d in as_json["crawls"]} == {"paused", other.crawl_id}
+        assert as_json["totals"]["crawls"] == 2 and as_json["totals"]["open"] == 2
     finally:
         other.redis.srem(CRAWLS, other.crawl_id)
         for key in other.redis.scan_iter(other.keys.pattern()):
@@ -284,7 +286,32 @@ def test_status_fits_80_columns_whatever_the_figures() -> None:
     text = render_status(status)
     print(text)
     assert_fits(text)
-    assert_fits(render_crawl_list([status, {**status, "crawl_id": "short"}]))
+    hosts = [
+        {
+            "host": "https://docs.example.org.with.a.very.long.name.example:44312",
+            "in_flight": 1234,
+            "limit": 12345,
+            "delay_s": 1234.5,
+            "blocked_until": 1_800_000_000_000,
+            "block_reason": "HTTP 429 " + "y" * 50,
+        }
+    ]
+    fleet = {
+        "crawls": [status, {**status, "crawl_id": "short"}],
+        "hosts": hosts,
+        "totals": {
+            "crawls": 123456,
+            "open": 12345,
+            "pages_total": 123456789,
+            "pages_done": 12345678,
+            "pages_dead": 1234567,
+            "items": 1234567890,
+            "rate_pages_s": 12345.6,
+        },
+    }
+    text = render_fleet(fleet)
+    print(text)
+    assert_fits(text)
 
 
 # -- the redis-cli cookbook and the key table --------------------------------------------------
@@ -304,9 +331,14 @@ def documented_keys() -> dict[str, str]:
 
 
 def schema_keys() -> set[str]:
-    """Every key frontier/keys.py can build, with <slot>/<b> placeholders."""
+    """Every key frontier/keys.py can build, with <slot>/<b>/{H} placeholders."""
     k = CrawlKeys("C")
-    out = set(REGISTRY_KEYS)
+    host = HostKeys("H")
+    out = set(REGISTRY_KEYS) | {
+        getattr(host, name)
+        for name in dir(HostKeys)
+        if isinstance(getattr(HostKeys, name), property) and name != "base"
+    }
     for name in dir(CrawlKeys):
         attr = getattr(CrawlKeys, name)
         if name.startswith("_") or name in ("base", "crawl_id", "pattern"):
@@ -331,11 +363,14 @@ def test_every_live_key_is_documented(paused: Paused) -> None:
             .replace(re.escape("{C}"), re.escape("{" + paused.crawl + "}"))
             .replace(re.escape("<slot>"), r"\d+")
             .replace(re.escape("<b>"), r"\d+")
+            .replace(re.escape("{H}"), r"\{[^}]+\}")
             + r"\Z"
         ): kind
         for p, kind in documented_keys().items()
     }
-    keys = [*h.redis.scan_iter(h.keys.pattern()), *REGISTRY_KEYS]
+    hosts = list(h.redis.scan_iter("invcrawl:host:*"))
+    assert hosts, "a crawl over HTTP leaves its host's politeness keys"
+    keys = [*h.redis.scan_iter(h.keys.pattern()), *REGISTRY_KEYS, *hosts]
     assert len(keys) > 15
     for key in keys:
         kinds = [kind for regex, kind in patterns.items() if regex.match(key)]

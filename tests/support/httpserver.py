@@ -1,10 +1,13 @@
 """A loopback static HTTP server for tests and the fault harness, with fault injection.
 
-Serves a directory like a docs host (``a/`` serves ``a/index.html``). ``faults`` maps a
-request to an action so that tests can make pages fail the way real hosts do:
-``"500"`` / ``"503"`` / ``"429"`` (a status), ``"reset"`` (the TCP connection is closed
-abruptly, with an RST), ``"hang"`` (no answer until the client times out) and
-``"delay:<ms>"`` (the page is served after a pause: slow hosts keep consumers busy).
+Serves a directory like a docs host (``a/`` serves ``a/index.html``), on any loopback
+address (127.0.0.2, 127.0.0.3... are distinct hosts). ``faults`` maps a request to an
+action so that tests can make pages fail the way real hosts do: ``"500"`` / ``"503"`` /
+``"429"`` (a status; ``"429:2"`` with ``Retry-After: 2``), ``"reset"`` (the TCP
+connection is closed abruptly, with an RST), ``"hang"`` (no answer until the client
+times out) and ``"delay:<ms>"`` (the page is served after a pause: slow hosts keep
+consumers busy). Every request is logged with its start and end time as the server saw
+them (:attr:`StaticServer.log`), for politeness checks.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import struct
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -30,7 +34,20 @@ class _Handler(SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
 
+    def send_response(self, code: int, message: str | None = None) -> None:
+        self._status = code
+        super().send_response(code, message)
+
     def do_GET(self) -> None:
+        started = time.monotonic()
+        self._status = 0
+        try:
+            self._get()
+        finally:
+            with self.server.lock:
+                self.server.log.append(Request(self.path, started, time.monotonic(), self._status))
+
+    def _get(self) -> None:
         self.server.requests.append(self.path)
         action = self.server.fault(self.path) if self.server.fault else None
         if action is None:
@@ -51,32 +68,50 @@ class _Handler(SimpleHTTPRequestHandler):
             time.sleep(self.server.hang_seconds)
             self.close_connection = True
             return
-        status = int(action)
-        self.send_response(status)
-        if status == 429:
-            self.send_header("Retry-After", "1")
+        status, _, retry_after = action.partition(":")
+        self.send_response(int(status))
+        if status in ("429", "503"):
+            self.send_header("Retry-After", retry_after or "1")
         self.send_header("Content-Length", "0")
         self.end_headers()
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request as the server saw it (monotonic seconds of this process)."""
+
+    path: str
+    start: float
+    end: float
+    status: int
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, root: Path, fault: Fault | None, hang_seconds: float) -> None:
-        super().__init__(("127.0.0.1", 0), partial(_Handler, directory=str(root)))
+    def __init__(self, root: Path, fault: Fault | None, hang_seconds: float, host: str) -> None:
+        super().__init__((host, 0), partial(_Handler, directory=str(root)))
         self.fault = fault
         self.hang_seconds = hang_seconds
         self.requests: list[str] = []
         self.faults_served: list[tuple[str, str]] = []
+        self.log: list[Request] = []
+        self.lock = threading.Lock()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # clients that time out or are killed break pipes: expected here, not news
 
 
 class StaticServer:
-    def __init__(self, root: Path, fault: Fault | None = None, hang_seconds: float = 5.0):
-        self._server = _Server(Path(root), fault, hang_seconds)
+    def __init__(
+        self,
+        root: Path,
+        fault: Fault | None = None,
+        hang_seconds: float = 5.0,
+        host: str = "127.0.0.1",
+    ):
+        self._server = _Server(Path(root), fault, hang_seconds, host)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -92,6 +127,11 @@ class StaticServer:
     def faults_served(self) -> list[tuple[str, str]]:
         return self._server.faults_served
 
+    @property
+    def log(self) -> list[Request]:
+        with self._server.lock:
+            return list(self._server.log)
+
     def start(self) -> StaticServer:
         self._thread.start()
         return self
@@ -103,9 +143,9 @@ class StaticServer:
 
 @contextlib.contextmanager
 def serve(
-    root: Path, fault: Fault | None = None, hang_seconds: float = 5.0
+    root: Path, fault: Fault | None = None, hang_seconds: float = 5.0, host: str = "127.0.0.1"
 ) -> Iterator[StaticServer]:
-    server = StaticServer(root, fault, hang_seconds).start()
+    server = StaticServer(root, fault, hang_seconds, host).start()
     try:
         yield server
     finally:

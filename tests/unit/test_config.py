@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from common.config import OPTIONS, Config, ConfigError, configuration_table, load_config
-from invcrawl.cli import build_parser
+from invcrawl.cli import build_parser, cli_values
 
 
 def test_cli_beats_env_beats_default() -> None:
@@ -38,8 +38,15 @@ def test_parser_builds_typed_values_from_flags() -> None:
     assert config.consumer_slots == "0,3" and config.burst and config.robots is False
     assert config.pinned_slots(8) == [0, 3]
     args = build_parser().parse_args(["crawl", "site", "-o", "out.jsonl", "--slots", "4"])
-    config = load_config(vars(args), {})
-    assert (config.site, config.output, config.slots) == ("site", Path("out.jsonl"), 4)
+    config = load_config(cli_values(args), {})
+    assert (config.sites, config.output, config.slots) == (("site",), Path("out.jsonl"), 4)
+    args = build_parser().parse_args(["produce", "a", "b", "--sites", "list.txt"])
+    config = load_config(cli_values(args), {"INVCRAWL_SITES": "ignored"})
+    assert (config.sites, config.sites_file) == (("a", "b"), Path("list.txt"))
+    config = load_config(
+        cli_values(build_parser().parse_args(["produce"])), {"INVCRAWL_SITES": "x y"}
+    )
+    assert config.sites == ("x", "y")
 
 
 def test_bad_flag_value_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 
 from consumer.scheduling import IDLE_MAX, IDLE_MIN, CrawlRotation
@@ -29,7 +30,7 @@ def test_equal_weights_alternate_page_by_page() -> None:
     rotation.add("b")
     order = [rotation.turns(1)[0][0] for _ in range(6)]
     assert order.count("a") == order.count("b") == 3
-    assert all(x != y for x, y in zip(order, order[1:], strict=False))  # interleaved
+    assert all(x != y for x, y in itertools.pairwise(order))  # interleaved
 
 
 def test_weights_share_pages_in_proportion_within_every_turn() -> None:

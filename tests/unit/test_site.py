@@ -49,3 +49,16 @@ def test_crawl_ids_are_readable_and_stable(tmp_path: Path) -> None:
     site = tmp_path / "python3.11" / "html"
     site.mkdir(parents=True)
     assert crawl_id_for(str(site)) == "python3.11-html"
+
+
+def test_origin_of_spells_out_the_default_port() -> None:
+    from frontier.hosts import origin_of
+
+    assert origin_of("https://docs.python.org/3/library/json.html#x") == (
+        "https://docs.python.org:443"
+    )
+    assert origin_of("http://127.0.0.2:8080/a/b.html") == "http://127.0.0.2:8080"
+    assert origin_of("HTTP://Example.ORG/") == "http://example.org:80"
+    assert origin_of("http://[::1]:81/") == "http://[::1]:81"
+    assert origin_of("file:///usr/share/doc/x.html") is None
+    assert origin_of("http://host:notaport/") is None

@@ -1,0 +1,193 @@
+"""This consumer's side of fleet-wide politeness per host (the Redis side is
+``frontier/hosts.py``).
+
+:class:`HostGate` takes a permit before each request to a host (at most
+``--host-concurrency`` in flight on a host across the fleet, starts at least
+``--host-delay`` apart), keeps the permits it holds leased (the Worker's heartbeat renews
+them; a consumer killed while holding one leaks it for one lease at most), releases each
+when its response is in, and blocks a host for every consumer when it answers 429/503
+with ``Retry-After``. It also remembers how long each host is unavailable, so that the
+Worker claims pages of other hosts meanwhile instead of holding pages that cannot start.
+
+:class:`HostPermitMiddleware` is the Scrapy downloader middleware that applies it to every
+request of a spider with a ``host_gate`` (the consumer's page spider, and the producer's
+inventory spider), right before download: pages, inventories and robots.txt alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+import time
+from collections import defaultdict
+from typing import Any
+
+from consumer.failures import parse_retry_after
+from consumer.outages import Outages
+from frontier.hosts import Hosts, origin_of
+
+PERMIT = "invcrawl_permit"
+# A request that would wait longer than this for its host goes back to Redis as a
+# postponed task instead (its claim is released with a not-before time), so that long
+# blocks do not hold claims, leases and concurrency.
+MAX_WAIT = 5.0
+# A grant whose reply took longer than this to reach us (our event loop was busy, e.g.
+# extracting a page) would start its request late, too close to the host's next start:
+# it is handed back and asked for again. Only where a delay between starts is in force.
+STALE_GRANT = 0.010
+
+
+class HostBusy(Exception):
+    """The host will not take a request for a while: postpone the page."""
+
+    def __init__(self, origin: str, wait: float, why: str) -> None:
+        super().__init__(f"{origin} is {why} for {wait:.1f}s")
+        self.origin = origin
+        self.wait = wait
+        self.why = why
+
+
+class HostGate:
+    def __init__(
+        self,
+        hosts: Hosts,
+        consumer_id: str,
+        *,
+        limit: int,
+        delay: float,
+        lease: float,
+        outages: Outages,
+    ) -> None:
+        self.hosts = hosts
+        self.consumer_id = consumer_id
+        self.limit = limit
+        self.delay_ms = int(delay * 1000)
+        self.lease = lease
+        self.lease_ms = int(lease * 1000)
+        # Redis outages are ridden out here as in the delivery loop: a permit is never
+        # assumed, and never an error taken for the page's own failure.
+        self.outages = outages
+        self.stat = outages.stat
+        self.held: dict[str, set[str]] = defaultdict(set)
+        self._seq = itertools.count(1)
+        self._unavailable_until: dict[str, float] = {}  # monotonic
+
+    async def acquire(self, origin: str, max_wait: float = MAX_WAIT) -> str:
+        """A permit for one request on ``origin``; waits (without blocking the loop) while
+        the host is full or its next start is not due; raises :class:`HostBusy` when
+        the wait would exceed ``max_wait``."""
+        token = f"{self.consumer_id}:{next(self._seq)}"
+        waited = 0.0
+        while True:
+            asked = time.monotonic()
+            grant = await self.outages.call(
+                lambda: self.hosts.acquire(origin, token, self.limit, self.delay_ms, self.lease_ms),
+                give_up_when_stopping=True,
+            )
+            if grant is None:  # stopping during an outage: the page goes back to Redis
+                raise HostBusy(origin, 1.0, "unreachable (Redis is down)")
+            if grant.granted:
+                late = time.monotonic() - asked
+                if grant.wait_ms and late > min(STALE_GRANT, grant.wait_ms / 4000):
+                    await self.release(origin, token)
+                    self.stat("invcrawl/host_stale_grants", 1)
+                    waited += late
+                    continue
+                self.held[origin].add(token)
+                self.stat("invcrawl/host_permits", 1)
+                return token
+            wait = grant.wait_ms / 1000
+            if grant.why == "blocked":
+                self._unavailable_until[origin] = time.monotonic() + wait
+            if waited + wait > max_wait:
+                self.stat("invcrawl/host_postponed", 1)
+                raise HostBusy(origin, wait, grant.why)
+            self.stat(f"invcrawl/host_wait/{grant.why}", 1)
+            # A little jitter, so that consumers waiting on one host do not ask in step.
+            pause = wait * random.uniform(1.0, 1.2) if grant.why != "full" else wait
+            await asyncio.sleep(pause)
+            waited += pause
+
+    async def release(self, origin: str, token: str) -> None:
+        """Give a permit back; through an outage, until its lease would have run out."""
+        self.held[origin].discard(token)
+        await self.outages.call(
+            lambda: self.hosts.release(origin, token), deadline=time.monotonic() + self.lease
+        )
+
+    async def block(self, origin: str, seconds: float, reason: str) -> None:
+        """The host asked us to back off (429/503 with Retry-After): block it fleet-wide."""
+        self._unavailable_until[origin] = time.monotonic() + seconds
+        self.stat("invcrawl/host_blocks", 1)
+        await self.outages.call(
+            lambda: self.hosts.block(origin, int(seconds * 1000), reason),
+            deadline=time.monotonic() + seconds,
+        )
+
+    def unavailable_for(self, origin: str | None) -> float:
+        """Seconds before ``origin`` takes requests again, as this consumer last learnt."""
+        if origin is None:
+            return 0.0
+        return max(0.0, self._unavailable_until.get(origin, 0.0) - time.monotonic())
+
+    def room(self, origin: str | None, held_pages: int) -> int:
+        """How many more pages of ``origin`` are worth holding: no more than could be in
+        flight on it at once (pages beyond that would only wait)."""
+        if origin is None:
+            return 1 << 30
+        return max(0, self.limit - held_pages)
+
+    async def renew(self) -> None:
+        """Heartbeat: extend the permits held; forget the ones whose lease ran out."""
+        for origin, tokens in list(self.held.items()):
+            if not tokens:
+                del self.held[origin]
+                continue
+            lost = await self.hosts.renew(origin, list(tokens), self.lease_ms)
+            if lost:
+                self.stat("invcrawl/host_permits_lost", len(lost))
+                self.held[origin] = tokens - lost
+
+
+class HostPermitMiddleware:
+    """Scrapy downloader middleware: a host permit around every download."""
+
+    def __init__(self, crawler: Any) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> HostPermitMiddleware:
+        return cls(crawler)
+
+    def _gate(self) -> HostGate | None:
+        # The consumer's spider and the producer's (when it produces into Redis) have one.
+        return getattr(self.crawler.spider, "host_gate", None)
+
+    async def process_request(self, request: Any) -> None:
+        gate = self._gate()
+        origin = origin_of(request.url)
+        if gate is None or origin is None:
+            return
+        token = await gate.acquire(origin)
+        request.meta[PERMIT] = (origin, token)
+
+    async def process_response(self, request: Any, response: Any) -> Any:
+        gate = self._gate()
+        permit = request.meta.pop(PERMIT, None)
+        if gate is None or permit is None:
+            return response
+        origin, token = permit
+        await gate.release(origin, token)
+        if response.status in (429, 503):
+            header = response.headers.get(b"Retry-After")
+            retry_after = parse_retry_after(header.decode("latin-1") if header else None)
+            if retry_after:
+                await gate.block(origin, retry_after, f"HTTP {response.status}")
+        return response
+
+    async def process_exception(self, request: Any, exception: BaseException) -> None:
+        gate = self._gate()
+        permit = request.meta.pop(PERMIT, None)
+        if gate is not None and permit is not None:
+            await gate.release(*permit)
