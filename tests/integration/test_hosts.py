@@ -1,0 +1,109 @@
+"""Fleet-wide host politeness (frontier/hosts.py and its scripts) against a real
+redis-server: the concurrency limit, the delay between starts, robots.txt Crawl-delay,
+Retry-After blocks, permit leases (renewed, lost, expired permits dropped)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from conftest import run
+
+from frontier.connection import connect
+from frontier.hosts import Hosts
+from frontier.session import Frontier
+
+HOST = "http://127.0.0.1:8000"
+LEASE = 30_000
+
+
+def on_redis(redis_url: str, job: Any) -> Any:
+    async def main() -> Any:
+        frontier = Frontier(connect(redis_url))
+        try:
+            return await job(frontier.hosts)
+        finally:
+            await frontier.aclose()
+
+    return run(main())
+
+
+def test_at_most_limit_permits_then_one_per_release(redis_url: str) -> None:
+    async def job(hosts: Hosts) -> Any:
+        grants = [await hosts.acquire(HOST, f"c:{i}", 2, 0, LEASE) for i in range(3)]
+        await hosts.release(HOST, "c:0")
+        again = await hosts.acquire(HOST, "c:3", 2, 0, LEASE)
+        other = await hosts.acquire("http://127.0.0.2:8000", "c:4", 2, 0, LEASE)
+        return grants, again, other
+
+    grants, again, other = on_redis(redis_url, job)
+    assert [g.granted for g in grants] == [True, True, False]
+    assert grants[2].why == "full" and 1 <= grants[2].wait_ms <= 25
+    assert again.granted and other.granted  # another host is not affected
+
+
+def test_starts_are_spaced_by_the_delay_and_crawl_delay_raises_it(redis_url: str) -> None:
+    async def job(hosts: Hosts) -> Any:
+        first = await hosts.acquire(HOST, "c:1", 10, 200, LEASE)
+        early = await hosts.acquire(HOST, "c:2", 10, 200, LEASE)
+        await hosts.set_robots_delay(HOST, 500)  # robots.txt asks for 0.5 s
+        await asyncio.sleep(early.wait_ms / 1000 + 0.01)
+        due = await hosts.acquire(HOST, "c:3", 10, 200, LEASE)
+        await asyncio.sleep(0.21)
+        slower = await hosts.acquire(HOST, "c:4", 10, 200, LEASE)
+        return first, early, due, slower
+
+    first, early, due, slower = on_redis(redis_url, job)
+    assert first.granted and not early.granted and early.why == "delay"
+    assert 150 <= early.wait_ms <= 200
+    assert due.granted  # the next start, once the delay has passed
+    # from `due` on, starts are 0.5 s apart: 0.21 s later it is not time yet
+    assert not slower.granted and slower.why == "delay" and slower.wait_ms > 200
+
+
+def test_a_block_stops_every_start_and_is_never_shortened(redis_url: str) -> None:
+    async def job(hosts: Hosts) -> Any:
+        until = await hosts.block(HOST, 400, "HTTP 429")
+        kept = await hosts.block(HOST, 100, "HTTP 503")  # a shorter block changes nothing
+        blocked = await hosts.acquire(HOST, "c:1", 4, 0, LEASE)
+        status = await hosts.status(HOST, await hosts.redis.time() and until - 300)
+        await asyncio.sleep(blocked.wait_ms / 1000 + 0.01)
+        after = await hosts.acquire(HOST, "c:2", 4, 0, LEASE)
+        return until, kept, blocked, status, after
+
+    until, kept, blocked, status, after = on_redis(redis_url, job)
+    assert kept == until
+    assert not blocked.granted and blocked.why == "blocked" and 300 < blocked.wait_ms <= 400
+    assert status["blocked_until"] == until and status["block_reason"] == "HTTP 429"
+    assert after.granted
+
+
+def test_permits_are_leased_renewed_and_dropped_when_expired(redis_url: str) -> None:
+    async def job(hosts: Hosts) -> Any:
+        await hosts.acquire(HOST, "dead:1", 1, 0, 150)  # its holder dies
+        refused = await hosts.acquire(HOST, "live:1", 1, 0, 150)
+        await asyncio.sleep(0.2)
+        taken = await hosts.acquire(HOST, "live:1", 1, 0, 150)  # the expired one is dropped
+        await asyncio.sleep(0.1)
+        renewed = await hosts.renew(HOST, ["live:1"], 150)
+        await asyncio.sleep(0.1)  # 0.2 s after it was taken: alive thanks to the renewal
+        kept = await hosts.renew(HOST, ["live:1", "dead:1"], 150)
+        await asyncio.sleep(0.2)
+        lost = await hosts.renew(HOST, ["live:1"], 150)  # expiry is final
+        return refused, taken, renewed, kept, lost
+
+    refused, taken, renewed, kept, lost = on_redis(redis_url, job)
+    assert not refused.granted and taken.granted
+    assert renewed == set() and kept == {"dead:1"} and lost == {"live:1"}
+
+
+def test_robots_is_shared_and_fetched_by_one_consumer(redis_url: str) -> None:
+    async def job(hosts: Hosts) -> Any:
+        locks = [await hosts.lock_robots(HOST, f"c{i}", 1000) for i in range(3)]
+        before = await hosts.robots(HOST)
+        await hosts.store_robots(HOST, {"status": 200, "body": "User-agent: *\n"}, 60)
+        return locks, before, await hosts.robots(HOST)
+
+    locks, before, after = on_redis(redis_url, job)
+    assert locks == [True, False, False] and before is None
+    assert after == {"status": 200, "body": "User-agent: *\n"}
