@@ -76,6 +76,9 @@ class Config:
     dlq_action: str = "list"
     task_ids: tuple[str, ...] = ()
     all_tasks: bool = False
+    dashboard_bind: str = "127.0.0.1"
+    dashboard_port: int = 8780
+    dashboard_token: str | None = field(default=None, repr=False)  # a secret
 
     @property
     def lease_ms(self) -> int:
@@ -133,6 +136,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("reshard", "move queued and delayed tasks to a new slot count"),
     Command("report", "extraction coverage per domain:role (statuses, empty signatures/docs)"),
     Command("inventory", "load and summarise an objects.inv (no Redis)", redis=False),
+    Command("dashboard", "serve a read-only live web page of every crawl, host and consumer"),
 )
 COMMAND_NAMES = frozenset(c.name for c in COMMANDS)
 _REDIS = frozenset(c.name for c in COMMANDS if c.redis)
@@ -211,6 +215,13 @@ def _partition(text: str) -> str:
 
 def _task_ids(text: str) -> tuple[str, ...]:
     return tuple(t for t in re.split(r"[\s,]+", text) if t)
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise ValueError(f"expected a TCP port 0-65535, got {value}")
+    return value
 
 
 def _choice(*choices: str) -> Callable[[str], str]:
@@ -537,6 +548,30 @@ OPTIONS: tuple[Option, ...] = (
         frozenset({"crawl", "produce", "inventory"}),
         metavar="MB",
         inherited=True,
+    ),
+    Option(
+        "dashboard_bind",
+        str,
+        "address the dashboard listens on (other than loopback: --token is required)",
+        frozenset({"dashboard"}),
+        ("--bind",),
+        metavar="ADDRESS",
+    ),
+    Option(
+        "dashboard_port",
+        _port,
+        "TCP port of the dashboard (0: any free port)",
+        frozenset({"dashboard"}),
+        ("--port",),
+        metavar="PORT",
+    ),
+    Option(
+        "dashboard_token",
+        str,
+        "token the dashboard page asks for (prefer the variable: flags show in ps)",
+        frozenset({"dashboard"}),
+        ("--token",),
+        metavar="TOKEN",
     ),
 )
 

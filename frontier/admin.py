@@ -14,11 +14,13 @@ from frontier.scripts import KeyIndex, StaleLayout
 from frontier.session import CrawlSession, Layout
 
 
-async def dead_tasks(session: CrawlSession) -> list[dict[str, Any]]:
-    """Dead-lettered tasks with their URL, entry count, time of death and reason."""
+async def dead_tasks(session: CrawlSession, limit: int | None = None) -> list[dict[str, Any]]:
+    """Dead-lettered tasks with their URL, entry count, time of death and reason, oldest
+    first (with ``limit``: the latest ``limit`` only)."""
     k = session.keys
+    first = -limit if limit else 0
     ids_scores = cast(
-        list[tuple[str, float]], await session.redis.zrange(k.dlq, 0, -1, withscores=True)
+        list[tuple[str, float]], await session.redis.zrange(k.dlq, first, -1, withscores=True)
     )
     if not ids_scores:
         return []

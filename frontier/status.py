@@ -5,7 +5,8 @@ supervisor's progress, and later the dashboard. Reads only; never changes state.
   cheap enough to compute for every crawl of a fleet every second.
 * :func:`crawl_status`: the summary plus the per-slot queues, consumers and counters of
   one crawl.
-* :func:`fleet_status`: every crawl's summary and every busy host.
+* :func:`fleet_status`: every crawl's summary, every busy host, the consumers and the
+  latest dead letters of the fleet (``status --json`` and the dashboard's data).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from frontier.session import CrawlNotFound, CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
 
 HOST_RECENT_MS = 60_000  # a host is shown while busy, blocked or used within this
+CONSUMER_RECENT_MS = 600_000  # the fleet view lists consumers that beat within this
+DEAD_LETTERS_SHOWN = 100  # the fleet view's latest dead letters
 
 
 async def _alive(
@@ -139,11 +142,33 @@ async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> dict[st
     }
 
 
-async def fleet_status(frontier: Frontier) -> dict[str, Any]:
-    """Every crawl (open ones first, then by id) and every host that is busy, blocked or
-    was used in the last minute."""
+async def fleet_status(
+    frontier: Frontier, lease_ms: int = 30_000, dead_letters: int = DEAD_LETTERS_SHOWN
+) -> dict[str, Any]:
+    """Every crawl (open ones first, then by id) with its live consumer count, every host
+    that is busy, blocked or was used in the last minute, every consumer seen lately (its
+    crawls, slots, held tasks, last heartbeat), and the latest ``dead_letters`` dead
+    letters of the fleet with their reasons."""
     now = await frontier.registry.server_ms()
-    crawls = [await crawl_summary(frontier.crawl(c), now) for c in await frontier.registry.known()]
+    ids = await frontier.registry.known()
+    pipe = frontier.redis.pipeline(transaction=False)
+    for crawl_id in ids:
+        k = frontier.crawl(crawl_id).keys
+        pipe.hgetall(k.meta)
+        pipe.hgetall(k.stats)
+        pipe.zcard(k.dlq)
+    replies = await pipe.execute() if ids else []
+    crawls = [
+        _summary(crawl_id, meta, stats, int(dead), now)
+        for crawl_id, meta, stats, dead in zip(
+            ids, replies[0::3], replies[1::3], replies[2::3], strict=True
+        )
+    ]
+    consumers = await fleet_consumers(frontier, ids, now, lease_ms)
+    for crawl in crawls:
+        crawl["consumers_alive"] = sum(
+            1 for c in consumers if c["alive"] and crawl["crawl_id"] in c["crawls"]
+        )
     crawls.sort(key=lambda c: (not _open(c), c["crawl_id"]))
     hosts = []
     for origin in await frontier.hosts.known(since_ms=now - 24 * 3600 * 1000):
@@ -155,6 +180,8 @@ async def fleet_status(frontier: Frontier) -> dict[str, Any]:
     return {
         "crawls": crawls,
         "hosts": hosts,
+        "consumers": consumers,
+        "dead_letters": await recent_dead_letters(frontier, crawls, dead_letters),
         "totals": {
             "crawls": len(crawls),
             "open": len(crawls) - len(settled),
@@ -163,9 +190,87 @@ async def fleet_status(frontier: Frontier) -> dict[str, Any]:
             "pages_dead": sum(c["pages_dead"] for c in crawls),
             "items": sum(c["items"] for c in crawls),
             "rate_pages_s": round(sum(c["rate_pages_s"] for c in crawls if _open(c)), 2),
+            "consumers_alive": sum(1 for c in consumers if c["alive"]),
         },
         "server_time": now,
     }
+
+
+async def fleet_consumers(
+    frontier: Frontier, crawl_ids: list[str], now: int, default_lease_ms: int
+) -> list[dict[str, Any]]:
+    """Every consumer that beat on some crawl within :data:`CONSUMER_RECENT_MS`, once,
+    with what it holds per crawl: ``{id, host, pid, started, last_beat, alive, held,
+    crawls: {crawl id: {slots, held, last_beat}}}``, by id. A consumer is ``alive`` while
+    its last heartbeat is within three of its own leases."""
+    pipe = frontier.redis.pipeline(transaction=False)
+    for crawl_id in crawl_ids:
+        pipe.zrangebyscore(
+            frontier.crawl(crawl_id).keys.consumers,
+            now - CONSUMER_RECENT_MS,
+            "+inf",
+            withscores=True,
+        )
+    beats = await pipe.execute() if crawl_ids else []
+    pipe = frontier.redis.pipeline(transaction=False)
+    asked = []
+    for crawl_id, rows in zip(crawl_ids, beats, strict=True):
+        if rows:
+            pipe.hmget(frontier.crawl(crawl_id).keys.cinfo, [c for c, _ in rows])
+            asked.append((crawl_id, rows))
+    infos = await pipe.execute() if asked else []
+    out: dict[str, dict[str, Any]] = {}
+    for (crawl_id, rows), row_infos in zip(asked, infos, strict=True):
+        for (consumer, beat), raw in zip(rows, row_infos, strict=True):
+            try:
+                info = json.loads(raw or "{}")
+            except ValueError:
+                info = {}
+            lease = int(info.get("lease_ms") or default_lease_ms)
+            entry = out.setdefault(
+                consumer,
+                {
+                    "id": consumer,
+                    "host": info.get("host"),
+                    "pid": info.get("pid"),
+                    "started": info.get("started"),
+                    "last_beat": 0,
+                    "alive": False,
+                    "held": 0,
+                    "crawls": {},
+                },
+            )
+            held = int(info.get("held") or 0)
+            entry["crawls"][crawl_id] = {
+                "slots": list(info.get("slots") or []),
+                "held": held,
+                "last_beat": int(beat),
+            }
+            entry["held"] += held
+            entry["last_beat"] = max(entry["last_beat"], int(beat))
+            entry["alive"] = entry["alive"] or now - beat <= 3 * lease
+    return [out[c] for c in sorted(out)]
+
+
+async def recent_dead_letters(
+    frontier: Frontier, crawls: list[dict[str, Any]], limit: int
+) -> list[dict[str, Any]]:
+    """The ``limit`` latest dead letters of the fleet (``dlq list`` rows with their
+    ``crawl_id``), newest first."""
+    from frontier.admin import dead_tasks  # noqa: PLC0415 - admin loads no script here
+
+    rows: list[dict[str, Any]] = []
+    if limit <= 0:
+        return rows
+    for crawl in crawls:
+        if crawl["pages_dead"]:
+            session = frontier.crawl(crawl["crawl_id"])
+            rows += [
+                {"crawl_id": crawl["crawl_id"], **row}
+                for row in await dead_tasks(session, limit=limit)
+            ]
+    rows.sort(key=lambda r: (-r["died_at"], r["crawl_id"], r["id"]))
+    return rows[:limit]
 
 
 def _open(crawl: dict[str, Any]) -> bool:
@@ -191,6 +296,6 @@ async def status_view(
             raise CrawlNotFound(crawl_id)
         one = await crawl_status(session, lease_ms)
         return one, settled(one)
-    fleet = await fleet_status(frontier)
+    fleet = await fleet_status(frontier, lease_ms)
     crawls = cast(list[dict[str, Any]], fleet["crawls"])
     return fleet, all(settled(c) for c in crawls)

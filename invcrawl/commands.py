@@ -320,3 +320,21 @@ def cmd_reshard(config: Config) -> int:
         file=sys.stderr,
     )
     return EXIT_OK
+
+
+# -- dashboard ----------------------------------------------------------------------------------
+
+
+def cmd_dashboard(config: Config) -> int:
+    """Serve the read-only web dashboard of the fleet (dashboard/)."""
+    from dashboard.server import access_secret, run_dashboard  # noqa: PLC0415
+
+    secret = access_secret(config)  # a bind beyond loopback without a token: refused
+    with redis_for(config, create=False) as live:
+        try:
+            return run_dashboard(live, secret)
+        except OSError as exc:
+            raise UserError(
+                f"cannot serve the dashboard on {live.dashboard_bind}:{live.dashboard_port}: "
+                f"{exc.strerror or exc}"
+            ) from None

@@ -47,9 +47,14 @@ def test_the_frontier_never_imports_scrapy_or_the_processes() -> None:
     assert offenders("frontier", forbidden) == {}
 
 
-@pytest.mark.parametrize("package", ["common", "frontier", "producer", "consumer"])
+@pytest.mark.parametrize("package", ["common", "frontier", "producer", "consumer", "dashboard"])
 def test_nothing_below_the_cli_imports_it(package: str) -> None:
     assert offenders(package, {"invcrawl"}) == {}
+
+
+def test_the_dashboard_reads_through_the_frontier_only() -> None:
+    forbidden = {"scrapy", "scrapy_redis", "twisted", "producer", "consumer", "invcrawl"}
+    assert offenders("dashboard", forbidden) == {}
 
 
 def test_the_consumer_never_imports_the_producer() -> None:

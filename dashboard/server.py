@@ -1,0 +1,309 @@
+"""The dashboard's web server (aiohttp): one static page, its data as JSON and as a
+server-sent event stream, and an optional token the page asks for.
+
+One :class:`Sampler` per process reads the fleet view every ``interval`` seconds (the
+same :func:`frontier.status.status_view` as ``invcrawl status --json``) and serialises it
+once; every open page gets that same snapshot, so the load on Redis does not grow with
+the number of viewers. The process only ever reads Redis (a test checks every command it
+sends), and its throughput history lives in its own memory.
+
+Routes: ``GET /`` the page; ``GET /api/status`` the latest snapshot (JSON);
+``GET /api/events`` the snapshots as server-sent events; ``POST /api/login`` trades the
+token for a session cookie; ``GET /healthz``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import hashlib
+import hmac
+import ipaddress
+import json
+import logging
+import re
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from importlib import resources
+from typing import Any
+from urllib.parse import urlsplit
+
+from aiohttp import web
+from redis.exceptions import RedisError
+
+from common.config import Config, ConfigError
+from dashboard.snapshot import Throughput, mask_url, take
+from frontier.connection import connect
+from frontier.session import Frontier
+
+log = logging.getLogger(__name__)
+
+COOKIE = "invcrawl_dashboard"
+INTERVAL_S = 1.0  # the page is updated at most this often (the issue asks <= 2 s)
+KEEPALIVE_S = 15.0
+SAMPLER: web.AppKey[Sampler] = web.AppKey("sampler")
+SECRET: web.AppKey[str | None] = web.AppKey("secret")
+PAGE: web.AppKey[tuple[bytes, str]] = web.AppKey("page")
+STREAMS: web.AppKey[set[asyncio.Task[Any]]] = web.AppKey("streams")
+
+
+# -- who may look ----------------------------------------------------------------------
+
+
+def is_loopback(bind: str) -> bool:
+    if bind == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(bind.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def access_secret(config: Config) -> str | None:
+    """What the page asks for: ``--token``; else, on a bind beyond loopback, the password
+    of the Redis user of ``--redis`` (a reader user: ``redis://reader:PASSWORD@...``).
+    A bind beyond loopback without either is refused."""
+    if config.dashboard_token:
+        return config.dashboard_token
+    if is_loopback(config.dashboard_bind):
+        return None
+    parts = urlsplit(config.redis or "")
+    if parts.username and parts.username != "default" and parts.password:
+        return parts.password
+    raise ConfigError(
+        f"--bind {config.dashboard_bind} makes the dashboard reachable from other machines: "
+        "give it a token to ask for (INVCRAWL_DASHBOARD_TOKEN or --token), or connect as a "
+        "Redis reader user (--redis redis://USER:PASSWORD@...), whose password it asks for"
+    )
+
+
+def session_value(secret: str) -> str:
+    """The cookie that proves the token was given (never the token itself)."""
+    return hmac.new(secret.encode(), b"invcrawl-dashboard-session", hashlib.sha256).hexdigest()
+
+
+def authorised(request: web.Request) -> bool:
+    secret = request.app[SECRET]
+    if secret is None:
+        return True
+    bearer = request.headers.get("Authorization", "")
+    if bearer.startswith("Bearer ") and hmac.compare_digest(bearer[7:].encode(), secret.encode()):
+        return True
+    cookie = request.cookies.get(COOKIE, "")
+    return hmac.compare_digest(cookie.encode(), session_value(secret).encode())
+
+
+# -- the sampler -------------------------------------------------------------------------
+
+
+class Sampler:
+    """Reads the fleet view every ``interval`` seconds; pages wait on :meth:`next`."""
+
+    def __init__(
+        self, frontier: Frontier, redis_url: str, lease_ms: int, interval: float = INTERVAL_S
+    ) -> None:
+        self.frontier = frontier
+        self.redis_url = redis_url
+        self.lease_ms = lease_ms
+        self.interval = interval
+        self.throughput = Throughput()
+        self.body = b""
+        self.version = 0
+        self._changed = asyncio.Condition()
+
+    async def sample(self) -> None:
+        try:
+            data = await take(self.frontier, self.redis_url, self.lease_ms, self.throughput)
+        except (RedisError, OSError) as exc:
+            log.warning("reading the status failed: %s", exc)
+            data = {"error": f"cannot read Redis at {mask_url(self.redis_url)}: {exc}"}
+        async with self._changed:
+            self.body = json.dumps(data, separators=(",", ":")).encode()
+            self.version += 1
+            self._changed.notify_all()
+
+    async def run(self) -> None:
+        while True:
+            await self.sample()
+            await asyncio.sleep(self.interval)
+
+    async def next(self, after: int, timeout: float) -> tuple[bytes, int] | None:
+        """The first snapshot newer than version ``after``; None after ``timeout``."""
+        async with self._changed:
+            try:
+                await asyncio.wait_for(
+                    self._changed.wait_for(lambda: self.version > after), timeout
+                )
+            except TimeoutError:
+                return None
+            return self.body, self.version
+
+
+# -- the routes ----------------------------------------------------------------------------
+
+
+def load_page() -> tuple[bytes, str]:
+    """The page, and the Content-Security-Policy that allows its one inline script."""
+    html = resources.files("dashboard").joinpath("static/index.html").read_bytes()
+    scripts = re.findall(rb"<script>(.*?)</script>", html, re.S)
+    hashes = " ".join(
+        "'sha256-" + base64.b64encode(hashlib.sha256(s).digest()).decode() + "'" for s in scripts
+    )
+    csp = (
+        f"default-src 'none'; script-src {hashes}; style-src 'unsafe-inline'; "
+        "connect-src 'self'; img-src 'self' data:; form-action 'self'; "
+        "frame-ancestors 'none'; base-uri 'none'"
+    )
+    return html, csp
+
+
+async def index(request: web.Request) -> web.Response:
+    html, csp = request.app[PAGE]
+    return web.Response(
+        body=html,
+        content_type="text/html",
+        charset="utf-8",
+        headers={"Content-Security-Policy": csp, "Cache-Control": "no-cache"},
+    )
+
+
+async def status(request: web.Request) -> web.Response:
+    sampler = request.app[SAMPLER]
+    got = await sampler.next(0, KEEPALIVE_S)  # waits only before the first snapshot
+    if got is None:
+        raise web.HTTPServiceUnavailable(text="no status read yet")
+    return web.Response(body=got[0], content_type="application/json")
+
+
+async def events(request: web.Request) -> web.StreamResponse:
+    sampler = request.app[SAMPLER]
+    response = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"}
+    )
+    await response.prepare(request)
+    await response.write(b"retry: 2000\n\n")
+    version = 0
+    task = asyncio.current_task()
+    assert task is not None
+    request.app[STREAMS].add(task)  # cancelled at shutdown: streams never end by themselves
+    try:
+        while True:
+            got = await sampler.next(version, KEEPALIVE_S)
+            if got is None:
+                await response.write(b": keepalive\n\n")
+                continue
+            body, version = got
+            await response.write(b"data: " + body + b"\n\n")
+    except ConnectionResetError:
+        return response
+    finally:
+        request.app[STREAMS].discard(task)
+
+
+async def login(request: web.Request) -> web.Response:
+    secret = request.app[SECRET]
+    try:
+        given = str((await request.json()).get("token", ""))
+    except (ValueError, AttributeError):
+        given = ""
+    if secret is None:
+        return web.json_response({"ok": True})
+    if not hmac.compare_digest(given.encode(), secret.encode()):
+        await asyncio.sleep(0.5)  # slows guessing down
+        return web.json_response({"ok": False}, status=401)
+    response = web.json_response({"ok": True})
+    response.set_cookie(COOKIE, session_value(secret), httponly=True, samesite="Strict")
+    return response
+
+
+async def healthz(_: web.Request) -> web.Response:
+    return web.Response(text="ok\n")
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Token check on the data routes; headers that keep the page to itself."""
+    open_paths = ("/", "/healthz", "/api/login")
+    if request.path not in open_paths and not authorised(request):
+        response: web.StreamResponse = web.json_response({"error": "token needed"}, status=401)
+    else:
+        response = await handler(request)
+    response.headers.setdefault("Cache-Control", "no-store")
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["X-Frame-Options"] = "DENY"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    return response
+
+
+def build_app(sampler: Sampler, secret: str | None) -> web.Application:
+    """The application; it starts and stops ``sampler`` with itself."""
+    app = web.Application(middlewares=[guard])
+    app[SAMPLER] = sampler
+    app[SECRET] = secret
+    app[PAGE] = load_page()
+    app[STREAMS] = set()
+    app.router.add_get("/", index)
+    app.router.add_get("/api/status", status)
+    app.router.add_get("/api/events", events)
+    app.router.add_post("/api/login", login)
+    app.router.add_get("/healthz", healthz)
+
+    async def sampling(_: web.Application) -> Any:
+        task = asyncio.create_task(sampler.run())
+        yield
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    async def end_streams(app: web.Application) -> None:
+        streams: set[asyncio.Task[Any]] = app[STREAMS]
+        for task in list(streams):
+            task.cancel()
+
+    app.cleanup_ctx.append(sampling)
+    app.on_shutdown.append(end_streams)
+    return app
+
+
+# -- running it ------------------------------------------------------------------------------
+
+
+async def serve(config: Config, secret: str | None) -> None:
+    """Serve until SIGINT or SIGTERM."""
+    assert config.redis
+    frontier = Frontier(connect(config.redis))
+    sampler = Sampler(frontier, config.redis, config.lease_ms)
+    runner = web.AppRunner(
+        build_app(sampler, secret), access_log=None, handle_signals=False, shutdown_timeout=1.0
+    )
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, config.dashboard_bind, config.dashboard_port)
+        await site.start()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        for host, port in (a[:2] for a in runner.addresses):
+            shown = f"[{host}]" if ":" in host else host
+            print(
+                f"invcrawl dashboard: http://{shown}:{port}/ (Redis {mask_url(config.redis)}"
+                f"{', token required' if secret else ''})",
+                file=sys.stderr,
+                flush=True,
+            )
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+        await frontier.aclose()
+
+
+def run_dashboard(config: Config, secret: str | None) -> int:
+    """Serve the dashboard until SIGINT or SIGTERM (an OSError: it could not listen)."""
+    asyncio.run(serve(config, secret))
+    return 0

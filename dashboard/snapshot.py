@@ -1,0 +1,132 @@
+"""What the dashboard page shows, built from the fleet view of ``invcrawl status --json``
+(:func:`frontier.status.status_view`, the one code path for both) plus a throughput
+history kept in this process's memory: the dashboard never writes to Redis.
+
+Pure apart from :func:`take`, which reads the status. Nothing here shows a secret: the
+Redis URL and every site or page URL pass through :func:`mask_url`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from frontier.session import Frontier
+from frontier.status import status_view
+
+MASK = "***"
+SECRET_PARAMS = frozenset({"password", "pass", "passwd", "token", "secret", "auth", "key"})
+
+
+def mask_url(url: str | None) -> str | None:
+    """``url`` with its password (``user:PASSWORD@``) and secret query parameters
+    (``?password=...``) replaced by ``***``; anything unparsable becomes ``***``."""
+    if not url:
+        return url
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            userinfo, _, hostport = netloc.rpartition("@")
+            user, colon, _password = userinfo.partition(":")
+            # user:password@ keeps the user; a lone userinfo may be a password: masked
+            netloc = f"{user}:{MASK}@{hostport}" if colon else f"{MASK}@{hostport}"
+        query = parts.query
+        if query:
+            pairs = parse_qsl(query, keep_blank_values=True)
+            query = urlencode(
+                [(k, MASK if k.lower() in SECRET_PARAMS else v) for k, v in pairs], safe="*"
+            )
+        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    except ValueError:
+        return MASK
+
+
+class Throughput:
+    """Pages per second per crawl over the last ``window_s`` seconds, from successive
+    status snapshots (``pages_done`` deltas), in ``bucket_s`` buckets. Only the ``top``
+    busiest crawls of the window get a series of their own; the rest are summed."""
+
+    def __init__(self, window_s: int = 300, bucket_s: int = 2, top: int = 8) -> None:
+        self.window_ms = window_s * 1000
+        self.bucket_ms = bucket_s * 1000
+        self.top = top
+        self._last: dict[str, int] = {}
+        self._samples: deque[tuple[int, dict[str, int]]] = deque()  # (server ms, deltas)
+
+    def add(self, server_ms: int, crawls: Iterable[dict[str, Any]]) -> None:
+        done = {c["crawl_id"]: int(c["pages_done"]) for c in crawls}
+        deltas = {
+            crawl: count - self._last[crawl]
+            for crawl, count in done.items()
+            if crawl in self._last and count > self._last[crawl]
+        }
+        self._last = done
+        self._samples.append((server_ms, deltas))
+        while self._samples and self._samples[0][0] <= server_ms - self.window_ms:
+            self._samples.popleft()
+
+    def view(self) -> dict[str, Any]:
+        """``{bucket_s, end, series: [{crawl_id, rates}], other}``: ``rates[i]`` is the
+        rate of the bucket ending ``(n-1-i)·bucket_s`` seconds before ``end``."""
+        n = self.window_ms // self.bucket_ms
+        if not self._samples:
+            return {"bucket_s": self.bucket_ms / 1000, "end": None, "series": [], "other": []}
+        end = self._samples[-1][0]
+        totals: dict[str, int] = {}
+        per_bucket: list[dict[str, int]] = [{} for _ in range(n)]
+        for at, deltas in self._samples:
+            index = n - 1 - (end - at) // self.bucket_ms
+            if index < 0:
+                continue
+            for crawl, delta in deltas.items():
+                per_bucket[index][crawl] = per_bucket[index].get(crawl, 0) + delta
+                totals[crawl] = totals.get(crawl, 0) + delta
+        ranked = sorted(totals, key=lambda c: (-totals[c], c))
+        shown, rest = ranked[: self.top], set(ranked[self.top :])
+        seconds = self.bucket_ms / 1000
+
+        def rates(crawls: set[str]) -> list[float]:
+            return [
+                round(sum(v for c, v in bucket.items() if c in crawls) / seconds, 2)
+                for bucket in per_bucket
+            ]
+
+        return {
+            "bucket_s": seconds,
+            "end": end,
+            "series": [{"crawl_id": c, "rates": rates({c})} for c in shown],
+            "other": rates(rest) if rest else [],
+        }
+
+
+def page_data(fleet: dict[str, Any], redis_url: str, throughput: Throughput) -> dict[str, Any]:
+    """The page's data from one fleet view: the crawls without their raw counters (the
+    page shows items by status), every URL masked, and the throughput history."""
+    crawls = []
+    for crawl in fleet["crawls"]:
+        row = {k: v for k, v in crawl.items() if k != "counters"}
+        row["site"] = mask_url(row.get("site"))
+        crawls.append(row)
+    dead = [{**row, "url": mask_url(row.get("url"))} for row in fleet.get("dead_letters", [])]
+    return {
+        **fleet,
+        "crawls": crawls,
+        "dead_letters": dead,
+        "redis": mask_url(redis_url),
+        "generated_at": int(time.time() * 1000),
+        "throughput": throughput.view(),
+        "error": None,
+    }
+
+
+async def take(
+    frontier: Frontier, redis_url: str, lease_ms: int, throughput: Throughput
+) -> dict[str, Any]:
+    """One snapshot: the fleet view of ``status --json``, sampled into ``throughput``."""
+    fleet, _ = await status_view(frontier, None, lease_ms)
+    throughput.add(int(fleet["server_time"]), fleet["crawls"])
+    return page_data(fleet, redis_url, throughput)
