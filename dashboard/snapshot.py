@@ -12,7 +12,7 @@ import time
 from collections import deque
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from frontier.session import Frontier
 from frontier.status import status_view
@@ -40,7 +40,9 @@ def mask_url(url: str | None) -> str | None:
             query = urlencode(
                 [(k, MASK if k.lower() in SECRET_PARAMS else v) for k, v in pairs], safe="*"
             )
-        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+        head = f"{parts.scheme}://" if "://" in url else f"{parts.scheme}:"
+        tail = (f"?{query}" if query else "") + (f"#{parts.fragment}" if parts.fragment else "")
+        return head + netloc + parts.path + tail
     except ValueError:
         return MASK
 
