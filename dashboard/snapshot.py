@@ -58,8 +58,11 @@ class Throughput:
         self.top = top
         self._last: dict[str, int] = {}
         self._samples: deque[tuple[int, dict[str, int]]] = deque()  # (server ms, deltas)
+        self.since: int | None = None  # the first sample: the history starts there
 
     def add(self, server_ms: int, crawls: Iterable[dict[str, Any]]) -> None:
+        if self.since is None:
+            self.since = server_ms
         done = {c["crawl_id"]: int(c["pages_done"]) for c in crawls}
         deltas = {
             crawl: count - self._last[crawl]
@@ -72,11 +75,13 @@ class Throughput:
             self._samples.popleft()
 
     def view(self) -> dict[str, Any]:
-        """``{bucket_s, end, series: [{crawl_id, rates}], other}``: ``rates[i]`` is the
-        rate of the bucket ending ``(n-1-i)·bucket_s`` seconds before ``end``."""
+        """``{bucket_s, buckets, since, end, series: [{crawl_id, rates}], other}``:
+        ``rates[i]`` is the rate of the bucket ending ``(buckets-1-i)·bucket_s`` seconds
+        before ``end``; ``since`` is the first sample (no history before it)."""
         n = self.window_ms // self.bucket_ms
+        head = {"bucket_s": self.bucket_ms / 1000, "buckets": n, "since": self.since}
         if not self._samples:
-            return {"bucket_s": self.bucket_ms / 1000, "end": None, "series": [], "other": []}
+            return {**head, "end": None, "series": [], "other": []}
         end = self._samples[-1][0]
         totals: dict[str, int] = {}
         per_bucket: list[dict[str, int]] = [{} for _ in range(n)]
@@ -98,7 +103,7 @@ class Throughput:
             ]
 
         return {
-            "bucket_s": seconds,
+            **head,
             "end": end,
             "series": [{"crawl_id": c, "rates": rates({c})} for c in shown],
             "other": rates(rest) if rest else [],
