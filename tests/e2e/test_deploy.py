@@ -24,6 +24,8 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +44,7 @@ from support.crawl import (
     check_accounting,
     dedupe_jsonl,
     fully_assigned,
+    wait_for,
 )
 from support.httpserver import serve
 
@@ -51,7 +54,7 @@ DEPLOY = REPO / "deploy"
 COMPOSE = DEPLOY / "docker-compose.yml"
 DOCKERFILE = DEPLOY / "Dockerfile"
 DOCS = REPO / "docs" / "deploy.md"
-APP_SERVICES = ("producer", "consumer", "status", "export")
+APP_SERVICES = ("producer", "consumer", "status", "export", "dashboard")
 OPTION_VARS = {o.env for o in OPTIONS}
 # Variables of the compose file itself (images, Redis server, export mount).
 COMPOSE_ONLY_VARS = {
@@ -145,9 +148,17 @@ def test_compose_keeps_its_promises() -> None:
     # Replicas must not stop when a crawl completes (burst) or be tied to one crawl.
     assert "INVCRAWL_CRAWL_ID" not in consumer["environment"]
     assert "INVCRAWL_BURST" not in consumer["environment"]
-    for name in ("status", "export"):
+    for name in ("status", "export", "dashboard"):
         assert services[name]["profiles"] == ["tools"], name
         assert services[name]["command"] == [name]
+    # The dashboard: on the host's loopback only; beyond its container's loopback, so it
+    # asks for a token (and refuses to start without one).
+    dashboard = services["dashboard"]
+    for port in dashboard["ports"]:
+        published = port if isinstance(port, str) else f"{port['host_ip']}:{port['published']}"
+        assert str(published).startswith("127.0.0.1:"), port
+    assert dashboard["environment"]["INVCRAWL_DASHBOARD_BIND"] == "0.0.0.0"
+    assert "INVCRAWL_DASHBOARD_TOKEN" in dashboard["environment"]
 
 
 def test_every_variable_is_documented() -> None:
@@ -292,8 +303,9 @@ def test_build_context_and_package(tmp_path: Path) -> None:
         check=False,
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    lua = {p.name for p in (build / "common" / "lua").glob("*.lua")}
-    assert lua == {p.name for p in (REPO / "common" / "lua").glob("*.lua")}
+    lua = {p.name for p in (build / "frontier" / "lua").glob("*.lua")}
+    assert lua and lua == {p.name for p in (REPO / "frontier" / "lua").glob("*.lua")}
+    assert (build / "dashboard" / "static" / "index.html").is_file(), "the dashboard's page"
     (entry_points,) = meta.glob("*.egg-info/entry_points.txt")
     assert "invcrawl = invcrawl.cli:main" in entry_points.read_text()
     # The built tree alone runs the CLI (the image's `invcrawl --help`).
@@ -481,7 +493,41 @@ def test_compose_rehearsal(tmp_path: Path) -> None:
             assert lines == len(items) == site.entries
             assert {key for key, _ in items} == site.keys
             check_accounting(harness.redis, "compose", site.keys).assert_ok()
+            rehearse_dashboard(rehearsal, harness)
         finally:
             print("\n".join(["", "compose rehearsal transcript:", *rehearsal.transcript]))
             harness.close()
             server.stop()
+
+
+def rehearse_dashboard(rehearsal: Rehearsal, harness: Harness) -> None:
+    """The dashboard as compose starts it (every interface of its container): refused
+    without its token; with it (on a free port here), it serves the finished crawl to a
+    client that gives the token, and to no other."""
+    refused = rehearsal.run("dashboard")
+    assert refused.returncode == 2 and "INVCRAWL_DASHBOARD_TOKEN" in refused.stderr
+    env = {**rehearsal.env("dashboard"), "INVCRAWL_DASHBOARD_PORT": "0"}
+    env["INVCRAWL_DASHBOARD_TOKEN"] = "rehearsal-token"
+    rehearsal.transcript.append(f"[dashboard] {rehearsal.describe('dashboard')} (with a token) &")
+    proc = harness.spawn("dashboard", rehearsal.argv("dashboard"), env=env)
+    port = wait_for(
+        lambda: (m := re.search(r"http://0\.0\.0\.0:(\d+)/", proc.output())) and m[1],
+        30,
+        "the dashboard to listen",
+        diagnose=proc.tail,
+    )
+    url = f"http://127.0.0.1:{port}/api/status"
+    with pytest.raises(urllib.error.HTTPError) as anonymous:
+        urllib.request.urlopen(url, timeout=10)
+    assert anonymous.value.code == 401
+    request = urllib.request.Request(url, headers={"Authorization": "Bearer rehearsal-token"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        data = json.loads(response.read())
+    assert [(c["crawl_id"], c["state"]) for c in data["crawls"]] == [("compose", "finished")]
+    assert "rehearsal-token" not in json.dumps(data)
+    rehearsal.transcript.append(
+        f"[dashboard] GET /api/status: 401 without the token; with it: {len(data['crawls'])} "
+        f"crawl, {data['crawls'][0]['state']}"
+    )
+    proc.terminate()
+    assert proc.wait(10) == 0, proc.tail()
