@@ -26,6 +26,7 @@ import re
 import signal
 import sys
 from collections.abc import Awaitable, Callable
+from html import escape as html_escape
 from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
@@ -47,6 +48,7 @@ SAMPLER: web.AppKey[Sampler] = web.AppKey("sampler")
 SECRET: web.AppKey[str | None] = web.AppKey("secret")
 PAGE: web.AppKey[tuple[bytes, str]] = web.AppKey("page")
 STREAMS: web.AppKey[set[asyncio.Task[Any]]] = web.AppKey("streams")
+FOCUS: web.AppKey[str | None] = web.AppKey("focus")
 
 
 # -- who may look ----------------------------------------------------------------------
@@ -119,14 +121,22 @@ class Sampler:
         except (RedisError, OSError) as exc:
             log.warning("reading the status failed: %s", exc)
             data = {"error": f"cannot read Redis at {mask_url(self.redis_url)}: {exc}"}
+        except Exception as exc:  # a bug must not stop the page's updates for good
+            log.exception("building the status failed")
+            data = {"error": f"the dashboard could not build the status: {exc!r}"}
         async with self._changed:
             self.body = json.dumps(data, separators=(",", ":")).encode()
             self.version += 1
             self._changed.notify_all()
 
     async def run(self) -> None:
+        task = asyncio.current_task()
         while True:
             await self.sample()
+            # A cancellation that lands inside a Redis call can come out of redis-py as
+            # its TimeoutError, which sample() reports: stop all the same.
+            if task is not None and task.cancelling():
+                raise asyncio.CancelledError
             await asyncio.sleep(self.interval)
 
     async def next(self, after: int, timeout: float) -> tuple[bytes, int] | None:
@@ -161,6 +171,10 @@ def load_page() -> tuple[bytes, str]:
 
 async def index(request: web.Request) -> web.Response:
     html, csp = request.app[PAGE]
+    focus = request.app[FOCUS]
+    if focus:  # --crawl-id: the page opens filtered on it
+        meta = f'<meta name="invcrawl-filter" content="{html_escape(focus)}">'
+        html = html.replace(b"</head>", meta.encode() + b"\n</head>", 1)
     return web.Response(
         body=html,
         content_type="text/html",
@@ -240,9 +254,11 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     return response
 
 
-def build_app(sampler: Sampler, secret: str | None) -> web.Application:
-    """The application; it starts and stops ``sampler`` with itself."""
+def build_app(sampler: Sampler, secret: str | None, focus: str | None = None) -> web.Application:
+    """The application; it starts and stops ``sampler`` with itself. ``focus``: the
+    filter the page opens with."""
     app = web.Application(middlewares=[guard])
+    app[FOCUS] = focus
     app[SAMPLER] = sampler
     app[SECRET] = secret
     app[PAGE] = load_page()
@@ -279,7 +295,10 @@ async def serve(config: Config, secret: str | None) -> None:
     frontier = Frontier(connect(config.redis))
     sampler = Sampler(frontier, config.redis, config.lease_ms)
     runner = web.AppRunner(
-        build_app(sampler, secret), access_log=None, handle_signals=False, shutdown_timeout=1.0
+        build_app(sampler, secret, config.crawl_id),
+        access_log=None,
+        handle_signals=False,
+        shutdown_timeout=1.0,
     )
     await runner.setup()
     try:

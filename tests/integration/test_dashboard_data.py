@@ -112,10 +112,10 @@ def populate(client: redis.Redis) -> dict[str, Any]:
 
 @asynccontextmanager
 async def dashboard(
-    url: str, secret: str | None = None, interval: float = 0.05
+    url: str, secret: str | None = None, interval: float = 0.05, focus: str | None = None
 ) -> AsyncIterator[TestClient[Any, Any]]:
     frontier = Frontier(connect(url))
-    app = build_app(Sampler(frontier, url, 30_000, interval=interval), secret)
+    app = build_app(Sampler(frontier, url, 30_000, interval=interval), secret, focus)
     client = TestClient(TestServer(app))
     await client.start_server()
     try:
@@ -299,3 +299,12 @@ def test_five_hundred_crawls(redis_url: str, sync_redis: redis.Redis) -> None:
     page, seconds = run(job())
     assert len(page["crawls"]) == 500 and page["totals"]["open"] == 250
     assert seconds < 1.0, f"one snapshot of 500 crawls took {seconds:.2f}s"
+
+
+def test_crawl_id_opens_the_page_filtered(redis_url: str) -> None:
+    async def job() -> str:
+        async with dashboard(redis_url, focus='docs.x"<y') as client:
+            return await (await client.get("/")).text()
+
+    page = run(job())
+    assert '<meta name="invcrawl-filter" content="docs.x&quot;&lt;y">' in page
