@@ -19,51 +19,12 @@ from conftest import run
 
 from dashboard.server import SAMPLER, Sampler, build_app
 from frontier.connection import connect
-from frontier.keys import CRAWLS, HOSTS, CrawlKeys, HostKeys
+from frontier.keys import HOSTS, HostKeys
 from frontier.session import Frontier
 from frontier.status import status_view
+from support.fleetdata import add_crawl, now_ms
 
 READER, READER_PASSWORD = "dash-reader", "s3cret-reader-pw"
-
-
-def now_ms(client: redis.Redis) -> int:
-    seconds, micros = client.time()
-    return int(seconds) * 1000 + int(micros) // 1000
-
-
-def add_crawl(
-    client: redis.Redis,
-    crawl_id: str,
-    state: str,
-    *,
-    tasks: int = 10,
-    done: int = 0,
-    started_ago_s: float = 10,
-    **meta: Any,
-) -> CrawlKeys:
-    k = CrawlKeys(crawl_id)
-    now = now_ms(client)
-    fields = {
-        "state": state,
-        "producer": "done" if state != "producing" else "running",
-        "site": f"https://{crawl_id}.example/docs/",
-        "slots": 2,
-        "max_slots": 2,
-        "tasks": tasks,
-        "entries": tasks * 3,
-        "created_at": now - int(started_ago_s * 1000) - 500,
-        "started_at": now - int(started_ago_s * 1000),
-        **meta,
-    }
-    if state == "finished":
-        fields["finished_at"] = now - 1000
-    client.hset(k.meta, mapping=fields)
-    client.hset(
-        k.stats,
-        mapping={"pages_done": done, "status:ok": done * 3 - 1, "status:anchor_missing": 1},
-    )
-    client.sadd(CRAWLS, crawl_id)
-    return k
 
 
 def populate(client: redis.Redis) -> dict[str, Any]:
