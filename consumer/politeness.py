@@ -36,6 +36,9 @@ MAX_WAIT = 5.0
 # extracting a page) would start its request late, too close to the host's next start:
 # it is handed back and asked for again. Only where a delay between starts is in force.
 STALE_GRANT = 0.010
+# A host cannot block the fleet for longer than this with one Retry-After (a hostile or
+# broken header such as ``Retry-After: 99999999``); it can answer 429 again afterwards.
+MAX_BLOCK = 3600.0
 
 
 class HostBusy(Exception):
@@ -183,7 +186,7 @@ class HostPermitMiddleware:
             header = response.headers.get(b"Retry-After")
             retry_after = parse_retry_after(header.decode("latin-1") if header else None)
             if retry_after:
-                await gate.block(origin, retry_after, f"HTTP {response.status}")
+                await gate.block(origin, min(retry_after, MAX_BLOCK), f"HTTP {response.status}")
         return response
 
     async def process_exception(self, request: Any, exception: BaseException) -> None:
