@@ -76,6 +76,10 @@ class Config:
     dlq_action: str = "list"
     task_ids: tuple[str, ...] = ()
     all_tasks: bool = False
+    refresh: bool = False
+    force: bool = False
+    every: float | None = None
+    since: str | None = None
 
     @property
     def lease_ms(self) -> int:
@@ -129,6 +133,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("status", "show crawls, progress, per-slot queues, consumers, rate and ETA"),
     Command("export", "write the latest version of every item as JSON Lines"),
+    Command("changes", "print added, changed and removed items (JSON Lines) since a cursor"),
     Command("dlq", "list or redrive dead-lettered pages"),
     Command("reshard", "move queued and delayed tasks to a new slot count"),
     Command("report", "extraction coverage per domain:role (statuses, empty signatures/docs)"),
@@ -206,6 +211,22 @@ def _partition(text: str) -> str:
     match = re.match(r"^(\d+)/(\d+)$", text)
     if not match or not (0 <= int(match[1]) < int(match[2])):
         raise ValueError(f"expected i/n with 0 <= i < n (e.g. 1/4), got {text!r}")
+    return text
+
+
+def _duration(text: str) -> float:
+    """Seconds from ``90``, ``90s``, ``15m``, ``6h`` or ``1d``."""
+    match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$", text)
+    if not match or float(match[1]) <= 0:
+        raise ValueError(f"expected a duration such as 90s, 15m, 6h or 1d, got {text!r}")
+    return float(match[1]) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[match[2]]
+
+
+def _cursor(text: str) -> str:
+    if not re.match(r"^(0|\d+-\d+|\$)$", text):
+        raise ValueError(
+            f"expected a cursor printed by `invcrawl changes` (e.g. 1732400000000-0), got {text!r}"
+        )
     return text
 
 
@@ -482,7 +503,7 @@ OPTIONS: tuple[Option, ...] = (
         "output",
         Path,
         "JSON Lines output file (crawl: one site only; default <crawl-id>.jsonl in --out-dir)",
-        frozenset({"crawl", "export"}),
+        frozenset({"crawl", "export", "changes"}),
         ("-o", "--output"),
         metavar="FILE",
     ),
@@ -496,9 +517,39 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "follow",
         _bool,
-        "keep reading new and updated items through a consumer group",
-        frozenset({"export"}),
+        "keep reading new and updated items (export: through a consumer group)",
+        frozenset({"export", "changes"}),
         switch=True,
+    ),
+    Option(
+        "refresh",
+        _bool,
+        "re-check a finished crawl: conditional GETs, only changed items, removed keys",
+        frozenset({"crawl", "produce"}),
+        switch=True,
+        inherited=True,
+    ),
+    Option(
+        "force",
+        _bool,
+        "with --refresh: fetch and extract every page again (no validators)",
+        frozenset({"crawl", "produce"}),
+        switch=True,
+        inherited=True,
+    ),
+    Option(
+        "every",
+        _duration,
+        "keep running and refresh every crawl on this period, jittered (e.g. 6h)",
+        frozenset({"crawl"}),
+        metavar="DURATION",
+    ),
+    Option(
+        "since",
+        _cursor,
+        "print the changes after this cursor (default: from the start)",
+        frozenset({"changes"}),
+        metavar="CURSOR",
     ),
     Option(
         "group",

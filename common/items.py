@@ -48,6 +48,7 @@ class PageOutcome(StrEnum):
     NOT_FOUND = "not_found"  # HTTP 404/410 or a missing file: items ``page_not_found``
     SKIPPED = "skipped"  # a generated page, or robots.txt: items ``skipped``
     OFFSITE = "offsite"  # outside the site: items ``offsite``
+    UNCHANGED = "unchanged"  # a refresh found it unchanged (304 or same body): no items
 
 
 # Fields whose change makes an item "updated". Crawl-level fields (crawl, project,

@@ -18,6 +18,7 @@ from twisted.python.failure import Failure
 from common.config import Config
 from common.extract import Target, extract_page
 from common.items import ItemStatus, PageOutcome, build_item, status_items
+from common.validators import response_validators
 from consumer.failures import classify_exception, classify_status
 from consumer.politeness import HostBusy
 from consumer.worker import Upstream, Worker, new_stat_sink
@@ -34,6 +35,7 @@ class PageResult:
     claim: Claim
     outcome: PageOutcome
     items: list[dict[str, Any]] = field(default_factory=list)
+    validators: str = ""  # what the next refresh revalidates the page with ("" = none)
 
     def __repr__(self) -> str:  # Scrapy logs items; keep it to one short line
         return f"<PageResult {self.claim.task.url} {self.outcome} items={len(self.items)}>"
@@ -84,6 +86,7 @@ class PageSpider(Spider):
                 continue
             yield Request(
                 task.download_url,
+                headers=task.validators.conditional_headers() if task.validators else None,
                 callback=self.parse_page,
                 errback=self.page_failed,
                 dont_filter=True,  # a retried page must be fetched again
@@ -92,6 +95,9 @@ class PageSpider(Spider):
 
     async def parse_page(self, response: Response) -> list[PageResult]:
         claim: Claim = response.meta[CLAIM]
+        known = claim.task.validators
+        if response.status == 304 and known:  # a refresh's conditional GET: unchanged
+            return [PageResult(claim, PageOutcome.UNCHANGED, [], known.encode())]
         outcome = classify_status(response.status, _header(response, b"Retry-After"))
         if outcome.kind == "not_found":
             return [self._status_result(claim, outcome.reason)]
@@ -99,11 +105,20 @@ class PageSpider(Spider):
             await self.worker.fail(claim, outcome)
             return []
         try:
-            items = self.extract(claim, response)
+            body = inflate_gzip(response.body, self.max_page_bytes)
+            validators = response_validators(
+                _header(response, b"ETag"),
+                _header(response, b"Last-Modified"),
+                body,
+                claim.task.entries_digest,
+            )
+            if known and known.body_hash == validators.body_hash:  # same bytes: no extraction
+                return [PageResult(claim, PageOutcome.UNCHANGED, [], validators.encode())]
+            items = self.extract(claim, response, body)
         except Exception as exc:
             await self.worker.fail_with_exception(claim, exc)
             return []
-        return [PageResult(claim, PageOutcome.FETCHED, items)]
+        return [PageResult(claim, PageOutcome.FETCHED, items, validators.encode())]
 
     async def page_failed(self, failure: Failure) -> list[PageResult]:
         claim: Claim = failure.request.meta[CLAIM]  # type: ignore[attr-defined]
@@ -118,7 +133,7 @@ class PageSpider(Spider):
         await self.worker.fail(claim, outcome)
         return []
 
-    def extract(self, claim: Claim, response: Response) -> list[dict[str, Any]]:
+    def extract(self, claim: Claim, response: Response, body: bytes) -> list[dict[str, Any]]:
         task = claim.task
         crawl = self.worker.crawl_info(claim)
         targets = [Target(e.name, e.domain, e.role, e.anchor, e.dispname) for e in task.entries]
@@ -126,7 +141,6 @@ class PageSpider(Spider):
         # which is meaningless for a gzip file served as is (it guesses "ascii" and the
         # page parses truncated); without one the extractor reads <meta charset>.
         encoding = declared_charset(response)
-        body = inflate_gzip(response.body, self.max_page_bytes)
         # Links are re-based on the page's canonical URL unless the server redirected.
         base = task.url if response.url == task.download_url else response.url
         contents = extract_page(body, base, targets, encoding=encoding)

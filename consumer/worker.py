@@ -328,13 +328,17 @@ class Worker:
     # -- settling ------------------------------------------------------------------------
 
     async def commit(
-        self, claim: Claim, items: Sequence[Mapping[str, Any]], outcome: PageOutcome
+        self,
+        claim: Claim,
+        items: Sequence[Mapping[str, Any]],
+        outcome: PageOutcome,
+        validators: str = "",
     ) -> CommitResult | None:
         served = self.crawls[claim.crawl_id]
         prepared = [prepare(item, served.buckets) for item in items]
         try:
             result = await self.outages.call(
-                lambda: served.session.commit(claim, prepared, outcome),
+                lambda: served.session.commit(claim, prepared, outcome, validators),
                 deadline=self._settle_deadline(claim),
             )
         finally:

@@ -208,7 +208,11 @@ class CrawlSession:
         return claims
 
     async def commit(
-        self, claim: Claim, items: Sequence[PreparedItem], outcome: PageOutcome
+        self,
+        claim: Claim,
+        items: Sequence[PreparedItem],
+        outcome: PageOutcome,
+        validators: str = "",
     ) -> CommitResult:
         k = self.keys
         fixed = {
@@ -221,9 +225,10 @@ class CrawlSession:
             "errors": k.errors,
             "items": k.items,
             "inflight": k.inflight(claim.slot),
+            "pages": k.pages,
         }
         buckets = KeyIndex(len(fixed))
-        args: list[Any] = [claim.task.id, claim.token, outcome.value, len(items)]
+        args: list[Any] = [claim.task.id, claim.token, outcome.value, len(items), validators]
         for item in items:
             bucket = buckets.add(k.isum(item.bucket))
             args += [bucket, item.field, item.value, item.key, item.status, item.data]

@@ -74,6 +74,10 @@ def _summary(
         "started_at": started or None,
         "finished_at": int(meta.get("finished_at") or 0) or None,
         "error": meta.get("error") or None,
+        "refresh_round": int(meta.get("round") or 0),
+        "last_refresh_at": int(meta.get("refresh_started_at") or 0) or None,
+        "next_refresh_at": int(meta.get("next_refresh_at") or 0) or None,
+        "items_removed": counters.get("items_removed", 0),
     }
 
 

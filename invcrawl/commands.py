@@ -282,6 +282,28 @@ def cmd_export(config: Config) -> int:
     return EXIT_OK
 
 
+def cmd_changes(config: Config) -> int:
+    """The change feed as JSON Lines; the cursor to resume from goes to stderr."""
+    from frontier.changes import read_changes  # noqa: PLC0415
+    from frontier.export import open_output  # noqa: PLC0415
+
+    async def job(frontier: Frontier) -> tuple[int, str]:
+        session = await resolve_crawl(frontier, config)
+        with open_output(config.output) as out:
+
+            def emit(event: dict[str, Any]) -> None:
+                out.write(json.dumps(event, ensure_ascii=False) + "\n")
+                if config.follow:
+                    out.flush()
+
+            return await read_changes(session, config.since, emit, follow=config.follow)
+
+    with redis_for(config, create=False) as live:
+        count, cursor = with_frontier(live, job)
+    print(f"{count} change(s); resume with --since {cursor}", file=sys.stderr)
+    return EXIT_OK
+
+
 def cmd_dlq(config: Config) -> int:
     from frontier import admin  # noqa: PLC0415
 

@@ -2,6 +2,8 @@
 consumer processes (the first also produces every crawl) and respawns crashed ones,
 shows progress, writes one JSON Lines file per crawl as items arrive, and prints a
 summary. Running it again resumes: committed pages are never fetched again.
+``--refresh`` re-checks finished crawls (``frontier/refresh.py``); ``--every`` repeats
+that on a period.
 
 A site whose inventory cannot be read (404, not an inventory) is reported in one line
 (the producer records the error in the crawl's meta, where this reads it) and the other
@@ -11,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
+import random
 import signal
 import sys
 import time
@@ -21,6 +25,7 @@ from typing import Any
 from common.config import OPTIONS, Config
 from frontier.connection import connect
 from frontier.export import IncrementalExport
+from frontier.refresh import Refresh
 from frontier.session import CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
 from frontier.status import crawl_summary
@@ -47,7 +52,45 @@ def child_argv(config: Config, command: str, *extra: str) -> list[str]:
 
 
 def run_crawl(config: Config, sites: list[tuple[str, str]]) -> int:
-    return asyncio.run(CrawlRun(config, sites).run())
+    """One crawl (or refresh) of every site; with ``--every``, then a refresh of them all
+    on that period (jittered by 10%), until interrupted."""
+    code = asyncio.run(CrawlRun(config, sites).run())
+    if config.every is None or code == EXIT_INTERRUPTED:
+        return code
+    config = dataclasses.replace(config, refresh=True)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        while True:
+            delay = config.every * random.uniform(0.9, 1.1)
+            asyncio.run(_mark_next_refresh(config, sites, delay))
+            print(f"next refresh in {duration(delay)}", file=sys.stderr, flush=True)
+            time.sleep(delay)
+            code = asyncio.run(CrawlRun(config, sites).run())
+            if code == EXIT_INTERRUPTED:
+                return code
+    except KeyboardInterrupt:
+        asyncio.run(_mark_next_refresh(config, sites, None))
+        return EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+async def _mark_next_refresh(
+    config: Config, sites: list[tuple[str, str]], delay: float | None
+) -> None:
+    """Where ``status`` shows it: when each crawl's next scheduled refresh is due."""
+    frontier = Frontier(connect(config.redis or ""))
+    try:
+        now = await frontier.crawl(sites[0][1]).server_ms()
+        for _, crawl_id in sites:
+            at = None if delay is None else now + int(delay * 1000)
+            await Refresh(frontier.crawl(crawl_id)).mark_next(at)
+    finally:
+        await frontier.aclose()
 
 
 class CrawlRun:
@@ -68,6 +111,7 @@ class CrawlRun:
         self.reported: set[str] = set()  # crawls whose producer error was shown
         self.summaries: dict[str, dict[str, Any]] = {}
         self.exports: dict[str, IncrementalExport] = {}
+        self.before: dict[str, dict[str, int]] = {}  # item counters before a refresh
         mode = config.progress
         self.progress = ("bar" if sys.stderr.isatty() else "lines") if mode == "auto" else mode
 
@@ -88,6 +132,8 @@ class CrawlRun:
         sessions = {c: frontier.crawl(c) for c in self.crawl_ids}
         written: dict[str, int] = {}
         try:
+            if self.config.refresh:
+                await self.start_refresh(sessions)
             # Items are written out while the crawl runs (this process is otherwise idle),
             # so that the end of a crawl only has the last ones left to read.
             for crawl_id, session in sessions.items():
@@ -122,6 +168,17 @@ class CrawlRun:
                 export.abandon()
             await frontier.aclose()
         return self.conclude(written, time.monotonic() - started)
+
+    async def start_refresh(self, sessions: dict[str, CrawlSession]) -> None:
+        """Start the refresh round of every finished crawl before any consumer starts (a
+        consumer would otherwise see them finished and leave); the producer then resumes
+        these rounds. Counters are remembered to report this round's changes."""
+        for crawl_id, session in sessions.items():
+            before = await crawl_summary(session)
+            self.before[crawl_id] = before["counters"]
+            round_ = await Refresh(session).start_round()
+            if round_.started:
+                self.say(f"crawl {crawl_id}: refresh round {round_.number}")
 
     def conclude(self, written: dict[str, int], seconds: float) -> int:
         failed = [c for c, s in self.summaries.items() if s["state"] != CrawlState.FINISHED]
@@ -267,6 +324,23 @@ class CrawlRun:
             f"  items    {s['items']}: " + ", ".join(f"{k} {v}" for k, v in by.items()) + "\n"
             f"  output   {written} items written to {output}"
         )
+        if s["crawl_id"] in self.before:
+            was, now = self.before[s["crawl_id"]], s["counters"]
+            changed = {
+                event: now.get(counter, 0) - was.get(counter, 0)
+                for event, counter in (
+                    ("added", "items_new"),
+                    ("changed", "items_updated"),
+                    ("removed", "items_removed"),
+                )
+            }
+            pages = s["counters"]
+            self.say(
+                "  refresh  "
+                + ", ".join(f"{k} {v}" for k, v in changed.items())
+                + f"; pages unchanged {pages.get('pages:unchanged', 0)}, "
+                f"fetched {pages.get('pages:fetched', 0)} (`invcrawl changes` lists them)"
+            )
 
     def say(self, text: str) -> None:
         print(text, file=sys.stderr, flush=True)

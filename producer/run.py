@@ -67,6 +67,12 @@ class Capture:
     def __init__(self) -> None:
         self.fetched: Fetched | None = None
 
+    async def conditional_headers(self) -> dict[str, str]:
+        return {}
+
+    async def stored_inventory(self) -> bytes | None:
+        return None
+
     async def __call__(self, fetched: Fetched) -> None:
         self.fetched = fetched
 

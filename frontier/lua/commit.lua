@@ -2,18 +2,19 @@
 -- fenced by the lease token. Items are deduplicated by key digest + checksum: an item
 -- whose checksum is unchanged adds no stream entry.
 --
--- KEYS  meta stats task lease tries reaped errors items inflight:<slot>,
+-- KEYS  meta stats task lease tries reaped errors items inflight:<slot> pages,
 --       then the isum:<b> bucket hashes used by this page's items
--- ARGV  task id, token, page outcome (fetched|not_found|skipped|offsite), item count,
+-- ARGV  task id, token, page outcome (fetched|not_found|skipped|offsite|unchanged), item
+--       count, the page's refresh validators JSON ('' = none: forget any stored),
 --       then 6 values per item: KEYS index of its bucket, key digest,
 --       checksum12..status letter, item key, status, item JSON
 --
 -- Returns {code, new, updated, unchanged}; code 1 = committed, 0 = fenced (the token is
 -- not the current lease holder's), -1 = fenced because the lease deadline has passed.
 local meta, stats, task, lease, tries, reaped = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local errors, items, inflight = KEYS[7], KEYS[8], KEYS[9]
-local id, token, outcome, count = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
-local FIXED_ARGS = 4
+local errors, items, inflight, pages = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local id, token, outcome, count, validators = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
+local FIXED_ARGS = 5
 
 local now = now_ms()
 if redis.call('HGET', lease, id) ~= token then
@@ -60,6 +61,11 @@ end
 
 for status, n in pairs(delta) do
   if n ~= 0 then redis.call('HINCRBY', stats, 'status:' .. status, n) end
+end
+if validators ~= '' then
+  redis.call('HSET', pages, id, validators)
+else
+  redis.call('HDEL', pages, id)
 end
 redis.call('ZREM', inflight, id)
 redis.call('HDEL', lease, id)

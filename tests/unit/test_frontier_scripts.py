@@ -17,6 +17,7 @@ from conftest import run
 from common.items import STATUS_LETTER, ItemStatus
 from common.tasks import Task, TaskEntry
 from frontier import admin
+from frontier.refresh import Refresh
 from frontier.scripts import LUA_DIR, StaleLayout, key_names, load, script_names
 from frontier.session import CrawlSession, Frontier
 from frontier.states import TRANSITIONS, CrawlState
@@ -140,6 +141,8 @@ async def _by(script: str, session: CrawlSession, client: Any) -> None:
         assert await session.is_complete()
     elif script == "redrive":
         assert await admin.redrive(session, None) == 1
+    elif script == "refresh":
+        assert (await Refresh(session).start_round()).started
     else:
         raise AssertionError(script)
 
