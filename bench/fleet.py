@@ -215,6 +215,14 @@ def render(results: list[Result], sites: list[Site], host_limit: int) -> str:
             f"{ratio:>7} {peak:>8} {done:>22}"
             + ("  (noisy)" if r.other_cpu > 0.25 * r.wall else "")
         )
+    lines += ["", "CPU-s per process (all processes of a role summed)"]
+    for r in results:
+        roles: dict[str, float] = defaultdict(float)
+        for proc in r.procs:
+            roles[proc.role] += proc.cpu
+        lines.append(
+            f"  {r.label:<22} " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(roles.items()))
+        )
     lines.append("")
     lines.append(
         "targets: max/host <= the limit for invcrawl; CPU-s per 1,000 pages <= 1.2x (a); "

@@ -141,7 +141,10 @@ class Worker:
                 if not upstream_busy and self._all_done():
                     return
                 free = self.config.concurrency - len(self.held)
-                if free <= 0 or self._isolated():
+                # With pages in hand, claim once a quarter of the room is free: one claim
+                # (a Redis round trip and a script run) then brings several pages, not one.
+                wanted = max(1, self.config.concurrency // 4) if self.held else 1
+                if free < wanted or self._isolated():
                     await self._sleep(1.0)
                     continue
                 claims = await self._claim_turn(free)
