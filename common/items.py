@@ -29,6 +29,7 @@ class ItemStatus(StrEnum):
     PAGE_NOT_FOUND = "page_not_found"
     SKIPPED = "skipped"
     OFFSITE = "offsite"
+    FAILED = "failed"  # its page was dead-lettered (the dead letter's reason)
 
 
 STATUSES = tuple(ItemStatus)
@@ -38,6 +39,7 @@ STATUS_LETTER: Mapping[str, str] = {
     ItemStatus.PAGE_NOT_FOUND: "n",
     ItemStatus.SKIPPED: "s",
     ItemStatus.OFFSITE: "f",
+    ItemStatus.FAILED: "x",
 }
 
 

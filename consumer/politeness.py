@@ -61,8 +61,12 @@ class HostGate:
         delay: float,
         lease: float,
         outages: Outages,
+        max_wait: float = MAX_WAIT,
     ) -> None:
         self.hosts = hosts
+        # A consumer hands a page whose host is not free within this back to Redis; the
+        # producer, which has nothing else to do, waits longer for its inventory.
+        self.max_wait = max_wait
         self.consumer_id = consumer_id
         self.limit = limit
         self.delay_ms = int(delay * 1000)
@@ -76,11 +80,12 @@ class HostGate:
         self._seq = itertools.count(1)
         self._unavailable_until: dict[str, float] = {}  # monotonic
 
-    async def acquire(self, origin: str, max_wait: float = MAX_WAIT) -> str:
+    async def acquire(self, origin: str, max_wait: float | None = None) -> str:
         """A permit for one request on ``origin``; waits (without blocking the loop) while
         the host is full or its next start is not due; raises :class:`HostBusy` when
         the wait would exceed ``max_wait``."""
         token = f"{self.consumer_id}:{next(self._seq)}"
+        max_wait = self.max_wait if max_wait is None else max_wait
         waited = 0.0
         while True:
             asked = time.monotonic()

@@ -19,12 +19,13 @@ import secrets
 import socket
 import time
 import traceback
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from common.config import Config
 from common.items import CrawlInfo, PageOutcome, bucket_count, prepare
+from consumer.dead_pages import record_dead_pages
 from consumer.failures import Outcome, backoff_delay
 from consumer.outages import Outages, StatSink
 from consumer.politeness import HostGate
@@ -60,6 +61,7 @@ class ServedCrawl:
     slots: SlotPolicy
     listed_at: float | None  # its score in the registry when seen (None: pinned)
     origin: str | None  # the host its pages are on (None: a local site)
+    dead_recorded: set[str] = field(default_factory=set)  # dead pages given failed items
 
 
 class Worker:
@@ -251,6 +253,12 @@ class Worker:
             served = self.crawls.get(crawl_id)
             if served is None or crawl_id in held:
                 continue
+
+            def record(s: ServedCrawl = served) -> Awaitable[int]:
+                return record_dead_pages(s.session, s.info, s.buckets, s.dead_recorded)
+
+            # Before completion, so that the finished crawl has them: consumer/dead_pages.py
+            await self.outages.call(record, give_up_when_stopping=True)
             complete = await self.outages.call(
                 served.session.is_complete, give_up_when_stopping=True
             )

@@ -235,6 +235,19 @@ class CrawlSession:
         code, new, updated, unchanged = await self.scripts.run("commit", fixed, args, buckets.keys)
         return CommitResult(code == 1, new, updated, unchanged, expired=code == -1)
 
+    async def dead_items(self, task_id: str, items: Sequence[PreparedItem]) -> bool:
+        """Write the ``failed`` items of a dead-lettered page (False: it is not dead any
+        more, e.g. redriven meanwhile)."""
+        k = self.keys
+        fixed = {"stats": k.stats, "items": k.items, "dlq": k.dlq}
+        buckets = KeyIndex(len(fixed))
+        args: list[Any] = [task_id, len(items)]
+        for item in items:
+            args += [buckets.add(k.isum(item.bucket)), item.field, item.value, item.key]
+            args += [item.status, item.data]
+        written, *_ = await self.scripts.run("dead_items", fixed, args, buckets.keys)
+        return bool(written)
+
     async def fail(
         self,
         claim: Claim,

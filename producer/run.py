@@ -23,6 +23,9 @@ from consumer.settings import base_settings
 from producer.spider import Fetched, InventoryJob, InventorySpider, Sink
 
 log = logging.getLogger("invcrawl.producer")
+# How long the inventory request waits for its host's turn (consumers may hold every
+# permit of the host, or a 429 may block it) before the site is reported as failed.
+PRODUCER_MAX_WAIT = 300.0
 
 
 def quiet_download_errors() -> None:
@@ -112,6 +115,7 @@ def produce(config: Config, sites: Sequence[tuple[str, str]]) -> list[Produced]:
         delay=config.host_delay,
         lease=config.lease,
         outages=Outages(lambda name, n: None, lambda: False),
+        max_wait=PRODUCER_MAX_WAIT,
     )
     errors = fetch_inventories(config, jobs, gate)
     return [

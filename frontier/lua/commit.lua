@@ -27,41 +27,7 @@ if not deadline or tonumber(deadline) < now then
   return {-1, 0, 0, 0}
 end
 
--- Item statuses by their one-letter code (common.items.ItemStatus; a test compares them).
-local status_of = {o = 'ok', a = 'anchor_missing', n = 'page_not_found', s = 'skipped',
-                   f = 'offsite'}
-local new, updated, unchanged = 0, 0, 0
--- Status counter changes are summed here and written once per status after the loop:
--- one HINCRBY per item would be ~30 per page (and, replicated by effects, as many AOF records).
-local delta = {}
-for i = 0, count - 1 do
-  local base = FIXED_ARGS + 1 + 6 * i
-  local bucket = KEYS[tonumber(ARGV[base])]
-  local field, value, key = ARGV[base + 1], ARGV[base + 2], ARGV[base + 3]
-  local status, data = ARGV[base + 4], ARGV[base + 5]
-  local old = redis.call('HGET', bucket, field)
-  if old == value then
-    unchanged = unchanged + 1
-  else
-    local kind = 'new'
-    if old then
-      kind = 'update'
-      updated = updated + 1
-      local was = status_of[string.sub(old, -1)]
-      delta[was] = (delta[was] or 0) - 1
-    else
-      new = new + 1
-    end
-    delta[status] = (delta[status] or 0) + 1
-    redis.call('HSET', bucket, field, value)
-    redis.call('XADD', items, '*', 'key', key, 'sum', string.sub(value, 1, 12),
-               'kind', kind, 'task', id, 'data', data)
-  end
-end
-
-for status, n in pairs(delta) do
-  if n ~= 0 then redis.call('HINCRBY', stats, 'status:' .. status, n) end
-end
+local new, updated, unchanged = write_items(items, stats, id, FIXED_ARGS + 1, count)
 if validators ~= '' then
   redis.call('HSET', pages, id, validators)
 else
@@ -76,8 +42,5 @@ redis.call('HDEL', errors, id)
 redis.call('HINCRBY', stats, 'commits', 1)
 redis.call('HINCRBY', stats, 'pages_done', 1)
 redis.call('HINCRBY', stats, 'pages:' .. outcome, 1)
-if new > 0 then redis.call('HINCRBY', stats, 'items_new', new) end
-if updated > 0 then redis.call('HINCRBY', stats, 'items_updated', updated) end
-if unchanged > 0 then redis.call('HINCRBY', stats, 'items_unchanged', unchanged) end
 redis.call('HSET', meta, 'last_commit_at', now)
 return {1, new, updated, unchanged}

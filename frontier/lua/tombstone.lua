@@ -13,8 +13,6 @@ local stats, items, pages = KEYS[1], KEYS[2], KEYS[3]
 local page_count = tonumber(ARGV[1])
 local FIXED_ARGS = 1
 
-local status_of = {o = 'ok', a = 'anchor_missing', n = 'page_not_found', s = 'skipped',
-                   f = 'offsite'}
 for i = FIXED_ARGS + 1, FIXED_ARGS + page_count do
   redis.call('HDEL', pages, ARGV[i])
 end
@@ -25,7 +23,7 @@ for base = FIXED_ARGS + page_count + 1, #ARGV, 3 do
   local field, key = ARGV[base + 1], ARGV[base + 2]
   local old = redis.call('HGET', bucket, field)
   if old then
-    local was = status_of[string.sub(old, -1)]
+    local was = STATUS_OF[string.sub(old, -1)]
     delta[was] = (delta[was] or 0) - 1
     redis.call('HDEL', bucket, field)
     redis.call('XADD', items, '*', 'key', key, 'sum', '', 'kind', 'removed', 'task', '',

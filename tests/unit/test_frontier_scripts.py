@@ -91,8 +91,8 @@ def test_a_stale_layout_is_one_typed_answer_and_recovered_in_one_place() -> None
 
 
 def test_commit_status_table_matches_the_item_statuses() -> None:
-    body = (LUA_DIR / "commit.lua").read_text()
-    table = dict(re.findall(r"(\w) = '(\w+)'", body.split("local status_of = {")[1].split("}")[0]))
+    body = (LUA_DIR / "_prelude.lua").read_text()
+    table = dict(re.findall(r"(\w) = '(\w+)'", body.split("local STATUS_OF = {")[1].split("}")[0]))
     assert table == {letter: str(status) for status, letter in STATUS_LETTER.items()}
     assert set(STATUS_LETTER) == set(ItemStatus)
 
