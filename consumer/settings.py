@@ -43,6 +43,10 @@ def base_settings(config: Config) -> dict[str, Any]:
             "consumer.politeness.HostPermitMiddleware": 950,
         },
         "TELNETCONSOLE_ENABLED": False,
+        # Scrapy 2.19's remote control runs Python code sent to an HTTP port of every
+        # process (token in a file of the user's profile): never in a crawler fleet. It
+        # also cost start-up (aiohttp) and shut-down (its server's stop).
+        "REMOTE_CONTROL_ENABLED": False,
         "LOG_LEVEL": config.log_level,
         "LOGSTATS_INTERVAL": 60.0,
         **scrapy_redis_settings(config.redis),

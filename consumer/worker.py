@@ -154,8 +154,11 @@ class Worker:
                     yield claim
                 if not upstream_busy:
                     await self._retire_complete()
-                if not claims:
-                    await self._sleep(min(self.rotation.next_ready_in(), DISCOVER_EVERY))
+                    if self._all_done():  # at once, not after an idle sleep
+                        return
+                if not claims:  # until a crawl is worth asking again, or the next look
+                    discover_in = self._next_discovery - time.monotonic()
+                    await self._sleep(min(self.rotation.next_ready_in(), max(0.0, discover_in)))
         except Exception as exc:
             self.fatal = f"{type(exc).__name__}: {exc}"
             raise
@@ -431,6 +434,10 @@ class Worker:
 
     def _settled(self, claim: Claim) -> None:
         self.held.pop((claim.crawl_id, claim.task.id), None)
+        if not any(crawl_id == claim.crawl_id for crawl_id, _ in self.held):
+            # Its last page in hand: check the crawl for completion now, not after its
+            # idle backoff (up to a second at the end of every crawl, measured).
+            self._emptied.append(claim.crawl_id)
         self._wake.set()
 
     def _settle_deadline(self, claim: Claim) -> float:
