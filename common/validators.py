@@ -47,13 +47,17 @@ class Validators:
         return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
 
     def conditional_headers(self) -> dict[str, str]:
-        """The request headers of a conditional GET (none when the server gave none)."""
-        headers = {}
-        if self.etag:
-            headers["If-None-Match"] = self.etag
-        if self.last_modified:
-            headers["If-Modified-Since"] = self.last_modified
-        return headers
+        return conditional_headers(self.etag, self.last_modified)
+
+
+def conditional_headers(etag: str | None, last_modified: str | None) -> dict[str, str]:
+    """The request headers of a conditional GET (none when the server gave none)."""
+    headers = {}
+    if etag:
+        headers["If-None-Match"] = etag
+    if last_modified:
+        headers["If-Modified-Since"] = last_modified
+    return headers
 
 
 def decode_validators(value: str | bytes | None) -> Validators | None:

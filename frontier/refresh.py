@@ -19,7 +19,7 @@ from redis.client import NEVER_DECODE
 
 from common.items import key_digest
 from common.tasks import Task
-from common.validators import decode_validators
+from common.validators import conditional_headers, decode_validators
 from frontier.scripts import KeyIndex
 from frontier.session import CrawlSession
 
@@ -42,12 +42,7 @@ class StoredInventory:
     def conditional_headers(self) -> dict[str, str]:
         if self.body is None:  # nothing to reuse on a 304: ask for the whole file
             return {}
-        headers = {}
-        if self.etag:
-            headers["If-None-Match"] = self.etag
-        if self.last_modified:
-            headers["If-Modified-Since"] = self.last_modified
-        return headers
+        return conditional_headers(self.etag, self.last_modified)
 
 
 class Refresh:
