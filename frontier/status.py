@@ -78,6 +78,7 @@ def _summary(
         "last_refresh_at": int(meta.get("refresh_started_at") or 0) or None,
         "next_refresh_at": int(meta.get("next_refresh_at") or 0) or None,
         "items_removed": counters.get("items_removed", 0),
+        "server_time": now,
     }
 
 

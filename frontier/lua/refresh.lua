@@ -23,7 +23,7 @@ round = redis.call('HINCRBY', meta, 'round', 1)
 redis.call('HINCRBY', meta, 'refreshes', 1)
 redis.call('HSET', meta, 'state', 'producing', 'producer', 'running',
            'refresh_started_at', now_ms())
-redis.call('HDEL', meta, 'finished_at', 'started_at', 'error')
+redis.call('HDEL', meta, 'finished_at', 'started_at', 'error', 'next_refresh_at')
 redis.call('DEL', seen, task, tries, reaped, errors, dlq, dlq_why)
 -- Per-round page counters (progress, outcomes); item counters are totals and stay.
 local fields = redis.call('HKEYS', stats)

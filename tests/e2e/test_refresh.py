@@ -252,3 +252,40 @@ def test_changes_cli_errors_are_one_line(tmp_path: Path) -> None:
     with RedisServer(tmp_path / "redis") as server:
         bad = invcrawl("changes", "--redis", server.url, "--since", "yesterday", cwd=tmp_path)
         assert bad.code == 2 and "cursor" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_every_refreshes_on_its_period_and_status_shows_it(
+    site: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`crawl --every 3s`: a first crawl, then refresh rounds on the period, the next one
+    announced in the crawl's meta and in `status`; SIGINT ends it with 130."""
+    _, html = site
+    with RedisServer(tmp_path / "redis") as server, serve(html, validators="etag") as http:
+        argv = [sys.executable, "-m", "invcrawl", "crawl", http.url, "--redis", server.url]
+        argv += ["--crawl-id", CRAWL, "--consumers", "1", "--every", "3s", "--progress", "none"]
+        argv += ["-o", str(tmp_path / "out.jsonl")]
+        proc = subprocess.Popen(
+            argv, cwd=tmp_path, env=clean_env(), stderr=subprocess.PIPE, text=True
+        )
+        client = redis.Redis.from_url(server.url, decode_responses=True)
+        try:
+            meta = CrawlKeys(CRAWL).meta
+            wait_for(lambda: int(client.hget(meta, "round") or 0) >= 2, 60, "two refresh rounds")
+            wait_for(  # between two rounds
+                lambda: (
+                    client.hget(meta, "next_refresh_at")
+                    and client.hget(meta, "state") == "finished"
+                ),
+                30,
+                "the next refresh",
+            )
+            status = invcrawl("status", "--redis", server.url, "--crawl-id", CRAWL, cwd=tmp_path)
+            assert "refresh  round" in status.stdout and " next in " in status.stdout, status.stdout
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+            client.close()
+    assert proc.returncode == 130, err[-2000:]
+    assert err.count("next refresh in") >= 2
+    assert live_keys(tmp_path) >= {"py:function:alpha.parse"}
