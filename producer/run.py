@@ -24,8 +24,9 @@ from producer.spider import Fetched, InventoryJob, InventorySpider, Sink
 
 log = logging.getLogger("invcrawl.producer")
 # How long the inventory request waits for its host's turn (consumers may hold every
-# permit of the host, or a 429 may block it) before the site is reported as failed.
-PRODUCER_MAX_WAIT = 300.0
+# permit of the host, or a 429 may block it), or for Redis through an outage, before the
+# site is reported as failed.
+PRODUCER_MAX_WAIT = 120.0
 
 
 def quiet_download_errors() -> None:
@@ -108,13 +109,16 @@ def produce(config: Config, sites: Sequence[tuple[str, str]]) -> list[Produced]:
         InventoryJob(inventory_url(site), sink)
         for (site, _), sink in zip(sites, sinks, strict=True)
     ]
+    # A producer has no pages to hand back: through a Redis outage it waits, but not
+    # forever (a forked producer whose Redis is gone would otherwise never exit).
+    outages = Outages(lambda name, n: None, lambda: outages.lasting() > PRODUCER_MAX_WAIT)
     gate = HostGate(
         frontier.hosts,
         f"producer-{os.getpid()}",
         limit=config.host_concurrency,
         delay=config.host_delay,
         lease=config.lease,
-        outages=Outages(lambda name, n: None, lambda: False),
+        outages=outages,
         max_wait=PRODUCER_MAX_WAIT,
     )
     errors = fetch_inventories(config, jobs, gate)
