@@ -21,6 +21,8 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from common.secrets import mask_url
+
 CRAWL_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
@@ -190,7 +192,7 @@ def _sites(text: str) -> tuple[str, ...]:
 def _redis_url(text: str) -> str:
     if not re.match(r"^(redis|rediss|unix)://", text):
         raise ValueError(
-            f"invalid Redis URL {text!r}: expected redis://host:port/db, rediss://... "
+            f"invalid Redis URL {mask_url(text)!r}: expected redis://host:port/db, rediss://... "
             "or unix:///path/to/socket"
         )
     return text

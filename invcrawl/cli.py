@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from common.config import COMMANDS, OPTIONS, ConfigError, Option, load_config
+from common.secrets import install_log_masking
 from invcrawl.errors import EXIT_INTERRUPTED, EXIT_USAGE, fail
 
 
@@ -74,6 +75,7 @@ def cli_values(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    install_log_masking()  # no password of a Redis or proxy URL in any log line
     args = build_parser().parse_args(argv)
     try:
         config = load_config(cli_values(args))

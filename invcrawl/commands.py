@@ -17,6 +17,7 @@ from redis.exceptions import RedisError
 
 from common.config import Config, ConfigError
 from common.inventory import InventoryError, inventory_to_dict
+from common.secrets import mask_secrets, mask_url
 from common.site import SiteError, inventory_url, parse_sites_file, plan_sites
 from frontier.connection import connect
 from frontier.scripts import StaleLayout
@@ -87,7 +88,9 @@ def preflight(url: str) -> None:
     except ValueError as exc:
         raise UserError(str(exc)) from None
     except (RedisError, OSError) as exc:
-        raise UserError(f"cannot connect to Redis at {url}: {exc}") from None
+        raise UserError(
+            f"cannot connect to Redis at {mask_url(url)}: {mask_secrets(str(exc))}"
+        ) from None
 
 
 def with_frontier(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:

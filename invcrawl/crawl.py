@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import os
 import signal
 import sys
 import time
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from common.config import OPTIONS, Config
+from common.secrets import has_password
 from frontier.connection import connect
 from frontier.export import IncrementalExport
 from frontier.session import CrawlSession, Frontier
@@ -38,12 +40,22 @@ def child_argv(config: Config, command: str, *extra: str) -> list[str]:
         if not option.inherited or command not in option.commands:
             continue
         value = getattr(config, option.name)
+        if option.name == "redis" and value and has_password(value):
+            continue  # never on a command line (`ps` shows it): see child_env
         if option.switch is not None:
             if value == option.switch:
                 argv.append(option.flag)
         elif value is not None:
             argv += [option.flag, str(value)]
     return argv + list(extra)
+
+
+def child_env(config: Config) -> dict[str, str] | None:
+    """The environment of a child process: a Redis URL with a password goes there
+    rather than on the command line, where any user of the machine could read it."""
+    if not (config.redis and has_password(config.redis)):
+        return None
+    return {**os.environ, "INVCRAWL_REDIS": config.redis}
 
 
 def run_crawl(config: Config, sites: list[tuple[str, str]]) -> int:
@@ -167,7 +179,7 @@ class CrawlRun:
             argv = child_argv(self.config, "consume", "--burst", "--crawl-id", pinned)
         log = open(self.log_dir / f"consumer-{index}.log", "ab")  # noqa: SIM115
         self.procs[index] = await asyncio.create_subprocess_exec(
-            *argv, stdout=asyncio.subprocess.DEVNULL, stderr=log
+            *argv, stdout=asyncio.subprocess.DEVNULL, stderr=log, env=child_env(self.config)
         )
         log.close()
 
