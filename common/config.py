@@ -78,6 +78,11 @@ class Config:
     dlq_action: str = "list"
     task_ids: tuple[str, ...] = ()
     all_tasks: bool = False
+    redis_wait: float = 60.0
+    redis_ca: Path | None = None
+    redis_cert: Path | None = None
+    redis_key: Path | None = None
+    allow_hosts: tuple[str, ...] = ()
 
     @property
     def lease_ms(self) -> int:
@@ -209,6 +214,14 @@ def _partition(text: str) -> str:
     if not match or not (0 <= int(match[1]) < int(match[2])):
         raise ValueError(f"expected i/n with 0 <= i < n (e.g. 1/4), got {text!r}")
     return text
+
+
+def _hosts(text: str) -> tuple[str, ...]:
+    hosts = tuple(h.strip().lower() for h in re.split(r"[\s,]+", text) if h.strip())
+    for host in hosts:
+        if not re.match(r"^[a-z0-9._\-\[\]:]+$", host):
+            raise ValueError(f"expected host names (e.g. cdn.example.org), got {host!r}")
+    return hosts
 
 
 def _task_ids(text: str) -> tuple[str, ...]:
@@ -538,6 +551,49 @@ OPTIONS: tuple[Option, ...] = (
         "refuse inventories inflating beyond this",
         frozenset({"crawl", "produce", "inventory"}),
         metavar="MB",
+        inherited=True,
+    ),
+    Option(
+        "redis_wait",
+        _non_negative_float,
+        "at start-up, retry connecting to Redis with backoff for up to this many seconds "
+        "(0: fail at once)",
+        _REDIS,
+        metavar="SECONDS",
+        inherited=True,
+    ),
+    Option(
+        "redis_ca",
+        Path,
+        "CA certificate file that signed the Redis server's certificate (rediss:// URLs)",
+        _REDIS,
+        metavar="FILE",
+        inherited=True,
+    ),
+    Option(
+        "redis_cert",
+        Path,
+        "client certificate file for Redis over TLS (with --redis-key)",
+        _REDIS,
+        metavar="FILE",
+        inherited=True,
+    ),
+    Option(
+        "redis_key",
+        Path,
+        "private key file of --redis-cert",
+        _REDIS,
+        metavar="FILE",
+        inherited=True,
+    ),
+    Option(
+        "allow_hosts",
+        _hosts,
+        "other hosts pages may be fetched from or redirect to, comma-separated (e.g. a "
+        "docs CDN); by default only the site's own origin",
+        _RUNNERS,
+        ("--allow-host",),
+        metavar="HOST[,HOST]",
         inherited=True,
     ),
 )

@@ -10,6 +10,7 @@ with what it had not acknowledged (at-least-once; dedupe by ``key`` + ``checksum
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import sys
@@ -126,7 +127,8 @@ class IncrementalExport:
         return len(self.keys)
 
     def abandon(self) -> None:
-        self.out.close()
+        with contextlib.suppress(OSError):  # a full disk fails the final flush too
+            self.out.close()
         self.tmp.unlink(missing_ok=True)
 
 

@@ -11,6 +11,7 @@ EXIT_FAILED = 1  # the job ran and failed (e.g. the inventory could not be fetch
 EXIT_USAGE = 2  # the user asked for something impossible (bad flag, bad URL...)
 EXIT_DEAD_PAGES = 3  # the crawl finished with dead-lettered pages
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a killed pipe writer
 
 
 class UserError(Exception):
