@@ -48,7 +48,7 @@ def redis_url(config: Config, url: str | None = None) -> str:
     parts = urlsplit(url)
     if parts.scheme != "rediss":
         flags = ", ".join("--" + n.replace("_", "-") for n in given)
-        raise ConfigError(f"{flags} need(s) a rediss:// Redis URL, got {mask_url(url)}")
+        raise ConfigError(f"{flags} need(s) a rediss:// Redis URL, got {display_url(url)}")
     if config.redis_key and not config.redis_cert:
         raise ConfigError("--redis-key needs --redis-cert")
     query = dict(parse_qsl(parts.query, keep_blank_values=True))
@@ -61,6 +61,14 @@ def redis_url(config: Config, url: str | None = None) -> str:
             raise ConfigError(f"{flag} {path}: no such file")
         query.setdefault(param, str(path.resolve()))
     return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def display_url(url: str) -> str:
+    """``url`` as messages show it: password masked, without the TLS file parameters
+    folded in by :func:`redis_url` (the flags say those)."""
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query) if not k.startswith("ssl_")]
+    return mask_url(urlunsplit(parts._replace(query=urlencode(query))))
 
 
 def permanent(exc: BaseException) -> bool:
@@ -88,25 +96,24 @@ async def wait_for_redis(
         try:
             await client.ping()
             if waited:
-                say(f"Redis at {mask_url(url)} is up")
+                say(f"Redis at {display_url(url)} is up")
             return
         except (RedisError, OSError) as exc:
             error = mask_secrets(str(exc)) or type(exc).__name__
             if permanent(exc) or not (is_transient(exc) or isinstance(exc, RedisError)):
                 raise RedisUnavailable(
-                    f"cannot connect to Redis at {mask_url(url)}: {error}"
+                    f"cannot connect to Redis at {display_url(url)}: {error}"
                 ) from None
             left = deadline - clock()
             if left <= 0:
                 after = f" after waiting {wait:g}s" if wait > 0 else ""
                 raise RedisUnavailable(
-                    f"cannot connect to Redis at {mask_url(url)}{after}: {error}"
+                    f"cannot connect to Redis at {display_url(url)}{after}: {error}"
                 ) from None
             if not waited:
                 waited = True
-                say(
-                    f"waiting for Redis at {mask_url(url)} (up to {wait:g}s, --redis-wait): {error}"
-                )
+                shown = display_url(url)
+                say(f"waiting for Redis at {shown} (up to {wait:g}s, --redis-wait): {error}")
             await asyncio.sleep(min(delay, left))
             delay = min(delay * 2, 2.0)
         finally:
