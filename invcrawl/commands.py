@@ -13,6 +13,8 @@ import sys
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
+from redis.exceptions import NoPermissionError
+
 from common.config import Config, ConfigError
 from common.inventory import InventoryError, inventory_to_dict
 from common.secrets import mask_secrets
@@ -44,6 +46,11 @@ def run(command: str, config: Config) -> int:
         return handler(config)
     except CrawlNotFound as exc:
         return fail(f"no crawl {exc} in this Redis (see `invcrawl status`)", EXIT_USAGE)
+    except NoPermissionError as exc:  # an ACL user without the rights of this command
+        return fail(
+            f"Redis refused a command to this user: {exc} (deploy/redis/users.acl.in "
+            "lists what each invcrawl user may do)"
+        )
     except USER_ERRORS as exc:
         return fail(
             str(exc), EXIT_USAGE if isinstance(exc, (ConfigError, SiteError)) else EXIT_FAILED
