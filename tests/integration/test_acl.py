@@ -20,7 +20,8 @@ import redis
 
 from frontier.server import free_port
 from support.cli import REPO, clean_env, invcrawl
-from support.crawl import build_site
+from support.crawl import Site, build_site
+from support.httpserver import serve
 from support.redisproc import LoggedRedisServer, system_redis_server
 
 pytestmark = pytest.mark.e2e
@@ -115,14 +116,20 @@ def test_a_crawl_with_least_privilege_users(tmp_path: Path, acl_redis: LoggedRed
     site = build_site(tmp_path / "site", pages=8)
     work = tmp_path / "work"
     work.mkdir()
+    with serve(site.root) as http:  # over HTTP: host permits and robots.txt go through Redis
+        _crawl_and_check(tmp_path, work, site, acl_redis, http.url)
 
+
+def _crawl_and_check(
+    tmp_path: Path, work: Path, site: Site, acl_redis: LoggedRedisServer, site_url: str
+) -> None:
     # Nobody gets in without a user: the default user is off.
     anonymous = redis.Redis(port=acl_redis.port)
     with pytest.raises(redis.exceptions.AuthenticationError):
         anonymous.ping()
     assert redis.Redis(port=acl_redis.port, username="invcrawl-health", password="x").ping()
 
-    produced = invcrawl("produce", str(site.root), "--redis", url(acl_redis, "producer"), cwd=work)
+    produced = invcrawl("produce", site_url, "--redis", url(acl_redis, "producer"), cwd=work)
     assert produced.code == 0, produced.stderr
     consumed = invcrawl(
         "consume", "--burst", "--redis", url(acl_redis, "consumer"), cwd=work, timeout=120
