@@ -21,6 +21,8 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from common.secrets import mask_url
+
 CRAWL_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
@@ -80,6 +82,11 @@ class Config:
     force: bool = False
     every: float | None = None
     since: str | None = None
+    redis_wait: float = 60.0
+    redis_ca: Path | None = None
+    redis_cert: Path | None = None
+    redis_key: Path | None = None
+    allow_hosts: tuple[str, ...] = ()
 
     @property
     def lease_ms(self) -> int:
@@ -195,7 +202,7 @@ def _sites(text: str) -> tuple[str, ...]:
 def _redis_url(text: str) -> str:
     if not re.match(r"^(redis|rediss|unix)://", text):
         raise ValueError(
-            f"invalid Redis URL {text!r}: expected redis://host:port/db, rediss://... "
+            f"invalid Redis URL {mask_url(text)!r}: expected redis://host:port/db, rediss://... "
             "or unix:///path/to/socket"
         )
     return text
@@ -228,6 +235,14 @@ def _cursor(text: str) -> str:
             f"expected a cursor printed by `invcrawl changes` (e.g. 1732400000000-0), got {text!r}"
         )
     return text
+
+
+def _hosts(text: str) -> tuple[str, ...]:
+    hosts = tuple(h.strip().lower() for h in re.split(r"[\s,]+", text) if h.strip())
+    for host in hosts:
+        if not re.match(r"^[a-z0-9._\-\[\]:]+$", host):
+            raise ValueError(f"expected host names (e.g. cdn.example.org), got {host!r}")
+    return hosts
 
 
 def _task_ids(text: str) -> tuple[str, ...]:
@@ -587,6 +602,49 @@ OPTIONS: tuple[Option, ...] = (
         "refuse inventories inflating beyond this",
         frozenset({"crawl", "produce", "inventory"}),
         metavar="MB",
+        inherited=True,
+    ),
+    Option(
+        "redis_wait",
+        _non_negative_float,
+        "at start-up, retry connecting to Redis with backoff for up to this many seconds "
+        "(0: fail at once)",
+        _REDIS,
+        metavar="SECONDS",
+        inherited=True,
+    ),
+    Option(
+        "redis_ca",
+        Path,
+        "CA certificate file that signed the Redis server's certificate (rediss:// URLs)",
+        _REDIS,
+        metavar="FILE",
+        inherited=True,
+    ),
+    Option(
+        "redis_cert",
+        Path,
+        "client certificate file for Redis over TLS (with --redis-key)",
+        _REDIS,
+        metavar="FILE",
+        inherited=True,
+    ),
+    Option(
+        "redis_key",
+        Path,
+        "private key file of --redis-cert",
+        _REDIS,
+        metavar="FILE",
+        inherited=True,
+    ),
+    Option(
+        "allow_hosts",
+        _hosts,
+        "other hosts pages may be fetched from or redirect to, comma-separated (e.g. a "
+        "docs CDN); by default only the site's own origin",
+        _RUNNERS,
+        ("--allow-host",),
+        metavar="HOST[,HOST]",
         inherited=True,
     ),
 )

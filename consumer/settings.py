@@ -63,6 +63,16 @@ def consumer_settings(config: Config) -> dict[str, Any]:
             # it start 100 asyncio tasks per page (scraper._parallel_asyncio).
             "CONCURRENT_ITEMS": 1,
             "ITEM_PIPELINES": {"consumer.pipelines.CommitPipeline": 100},
+            # Redirects within the site only, and no connection to loopback, private or
+            # metadata addresses unless the site is there (consumer/redirects.py,
+            # consumer/addresses.py).
+            "INVCRAWL_ALLOW_HOSTS": list(config.allow_hosts),
+            "TWISTED_DNS_RESOLVER": "consumer.addresses.GuardedResolver",
+            "DOWNLOADER_MIDDLEWARES": {
+                **settings["DOWNLOADER_MIDDLEWARES"],
+                "consumer.addresses.AddressGuardMiddleware": 50,
+                "consumer.redirects.SiteRedirectMiddleware": 590,
+            },
         }
     )
     return settings

@@ -19,7 +19,8 @@ from common.config import Config
 from common.extract import Target, extract_page
 from common.items import ItemStatus, PageOutcome, build_item, status_items
 from common.validators import response_validators
-from consumer.failures import classify_exception, classify_status
+from consumer import addresses, redirects
+from consumer.failures import Outcome, classify_exception, classify_status
 from consumer.politeness import HostBusy
 from consumer.worker import Upstream, Worker, new_stat_sink
 from frontier.session import Claim, Frontier
@@ -98,6 +99,12 @@ class PageSpider(Spider):
         known = claim.task.validators
         if response.status == 304 and known:  # a refresh's conditional GET: unchanged
             return [PageResult(claim, PageOutcome.UNCHANGED, [], known.encode())]
+        if response.meta.get(redirects.OFFSITE):  # redirected off the site: not followed
+            reason = response.meta[redirects.OFFSITE]
+            return [self._status_result(claim, reason, PageOutcome.OFFSITE)]
+        if response.meta.get(redirects.DEAD):
+            await self.worker.fail(claim, Outcome("dead", response.meta[redirects.DEAD]))
+            return []
         outcome = classify_status(response.status, _header(response, b"Retry-After"))
         if outcome.kind == "not_found":
             return [self._status_result(claim, outcome.reason)]
@@ -124,6 +131,10 @@ class PageSpider(Spider):
         claim: Claim = failure.request.meta[CLAIM]  # type: ignore[attr-defined]
         if isinstance(failure.value, HostBusy):  # its host is blocked or busy for a while
             await self.worker.postpone(claim, failure.value.wait)
+            return []
+        refused = addresses.POLICY.refusal_of(failure.request.url)  # type: ignore[attr-defined]
+        if refused:  # an address we must not connect to: never retried
+            await self.worker.fail(claim, Outcome("dead", refused))
             return []
         outcome = classify_exception(failure.value)
         if outcome.kind == "skipped":
@@ -156,6 +167,7 @@ class PageSpider(Spider):
         status = {
             PageOutcome.NOT_FOUND: ItemStatus.PAGE_NOT_FOUND,
             PageOutcome.SKIPPED: ItemStatus.SKIPPED,
+            PageOutcome.OFFSITE: ItemStatus.OFFSITE,
         }[outcome]
         items = status_items(self.worker.crawl_info(claim), claim.task, status, reason)
         return PageResult(claim, outcome, items)

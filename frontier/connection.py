@@ -19,6 +19,8 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import BusyLoadingError, ConnectionError, ResponseError, TimeoutError
 
+from common.secrets import mask_secrets, mask_url
+
 # Errors that mean "Redis is unreachable or restarting": back off and try again.
 TRANSIENT_REDIS_ERRORS: tuple[type[BaseException], ...] = (
     ConnectionError,
@@ -45,7 +47,7 @@ def connect(url: str) -> Redis:
     try:
         return Redis.from_url(url, **redis_params())
     except ValueError as exc:
-        raise ValueError(f"invalid Redis URL {url!r}: {exc}") from None
+        raise ValueError(f"invalid Redis URL {mask_url(url)!r}: {mask_secrets(str(exc))}") from None
 
 
 def scrapy_redis_settings(url: str | None) -> dict[str, Any]:

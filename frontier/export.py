@@ -147,7 +147,8 @@ class IncrementalExport:
         return len(self.keys)
 
     def abandon(self) -> None:
-        self.out.close()
+        with contextlib.suppress(OSError):  # a full disk fails the final flush too
+            self.out.close()
         self.tmp.unlink(missing_ok=True)
 
 

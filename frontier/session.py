@@ -22,6 +22,7 @@ from typing import Any, TypeVar, cast
 from redis.asyncio import Redis
 
 from common.items import PageOutcome, PreparedItem
+from common.secrets import mask_secrets
 from common.sharding import slot_for
 from common.tasks import Task, decode_task, encode_task
 from frontier.hosts import Hosts
@@ -174,7 +175,9 @@ class CrawlSession:
         await self.registry.add(self.crawl_id)
         return CrawlState(
             await self.scripts.run(
-                "produce_failed", {"meta": self.keys.meta}, [error, *_pairs(fields)]
+                "produce_failed",
+                {"meta": self.keys.meta},
+                [mask_secrets(error), *_pairs(fields)],
             )
         )
 
@@ -277,7 +280,7 @@ class CrawlSession:
                 claim.token,
                 int(delay_ms),
                 max_tries,
-                json.dumps(error, ensure_ascii=False),
+                mask_secrets(json.dumps(error, ensure_ascii=False)),
                 "1" if dead_now else "0",
                 layout.slots,
             ]

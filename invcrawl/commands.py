@@ -13,16 +13,19 @@ import sys
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
-from redis.exceptions import RedisError
+from redis.exceptions import NoPermissionError
 
 from common.config import Config, ConfigError
 from common.inventory import InventoryError, inventory_to_dict
+from common.secrets import mask_secrets
 from common.site import SiteError, inventory_url, parse_sites_file, plan_sites
 from frontier.connection import connect
 from frontier.scripts import StaleLayout
 from frontier.server import RedisServerError, embedded_redis
 from frontier.session import CrawlNotFound, CrawlSession, Frontier
+from frontier.startup import RedisUnavailable, redis_url, wait_for_redis
 from invcrawl.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UserError, fail
+from invcrawl.outputs import check_crawl_outputs, check_output_file, write_failed
 
 T = TypeVar("T")
 
@@ -43,6 +46,11 @@ def run(command: str, config: Config) -> int:
         return handler(config)
     except CrawlNotFound as exc:
         return fail(f"no crawl {exc} in this Redis (see `invcrawl status`)", EXIT_USAGE)
+    except NoPermissionError as exc:  # an ACL user without the rights of this command
+        return fail(
+            f"Redis refused a command to this user: {exc} (deploy/redis/users.acl.in "
+            "lists what each invcrawl user may do)"
+        )
     except USER_ERRORS as exc:
         return fail(
             str(exc), EXIT_USAGE if isinstance(exc, (ConfigError, SiteError)) else EXIT_FAILED
@@ -57,8 +65,9 @@ def redis_for(config: Config, *, create: bool) -> Iterator[Config]:
     """Yield the config with ``redis`` set: the given URL, or the embedded server of
     ``--data-dir`` (started if needed; ``create=False`` refuses to start an empty one)."""
     if config.redis:
-        preflight(config.redis)
-        yield config
+        live = dataclasses.replace(config, redis=redis_url(config))  # TLS options
+        preflight(live.redis or "", config.redis_wait)
+        yield live
         return
     data_dir = config.data_dir
     has_data = (data_dir / "appendonlydir").exists() or (data_dir / "appendonly.aof").exists()
@@ -68,26 +77,23 @@ def redis_for(config: Config, *, create: bool) -> Iterator[Config]:
             "--redis URL, or run `invcrawl crawl SITE` first"
         )
     with embedded_redis(data_dir, config.fsync) as url:
-        preflight(url)
+        preflight(url, 0)
         yield dataclasses.replace(config, redis=url)
 
 
-def preflight(url: str) -> None:
-    """Fail fast, in one line, when Redis is unreachable or the URL is invalid."""
+def preflight(url: str, wait: float) -> None:
+    """Check Redis answers before any work starts, retrying for up to ``wait`` seconds
+    (a Redis restarting beside us); fail in one line when it does not or cannot."""
 
-    async def ping() -> None:
-        client = connect(url)
-        try:
-            await client.ping()
-        finally:
-            await client.aclose()
+    def say(text: str) -> None:
+        print(f"invcrawl: {text}", file=sys.stderr, flush=True)
 
     try:
-        asyncio.run(ping())
+        asyncio.run(wait_for_redis(url, wait, say))
     except ValueError as exc:
+        raise UserError(mask_secrets(str(exc))) from None
+    except RedisUnavailable as exc:
         raise UserError(str(exc)) from None
-    except (RedisError, OSError) as exc:
-        raise UserError(f"cannot connect to Redis at {url}: {exc}") from None
 
 
 def with_frontier(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:
@@ -222,6 +228,7 @@ def cmd_crawl(config: Config) -> int:
             f"-o names one output file, but {len(sites)} sites were given: use --out-dir DIR "
             "(one <crawl-id>.jsonl each)"
         )
+    check_crawl_outputs(config)  # before anything is crawled
     with redis_for(config, create=True) as live:
         return run_crawl(live, sites)
 
@@ -275,8 +282,16 @@ def cmd_export(config: Config) -> int:
             return await follow_items(session, config.output, config.group)
         return await export_items(session, config.output)
 
+    check_output_file(config.output)
     with redis_for(config, create=False) as live:
-        count = with_frontier(live, job)
+        try:
+            count = with_frontier(live, job)
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError | ConnectionError | TimeoutError):
+                raise
+            if config.output is not None and str(config.output) != "-":
+                config.output.with_name(config.output.name + ".part").unlink(missing_ok=True)
+            raise write_failed(config.output, exc, "nothing was changed in Redis") from None
     if not live.follow:
         print(f"{count} items written to {live.output or 'stdout'}", file=sys.stderr)
     return EXIT_OK

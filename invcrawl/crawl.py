@@ -15,6 +15,8 @@ import asyncio
 import contextlib
 import dataclasses
 import hashlib
+import logging
+import os
 import random
 import signal
 import sys
@@ -23,16 +25,22 @@ from pathlib import Path
 from typing import Any
 
 from common.config import OPTIONS, Config
+from common.secrets import has_password
 from frontier.connection import connect
 from frontier.export import IncrementalExport
 from frontier.refresh import Refresh
 from frontier.session import CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
 from frontier.status import crawl_summary
-from invcrawl.errors import EXIT_DEAD_PAGES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from invcrawl.errors import EXIT_DEAD_PAGES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
+from invcrawl.outputs import write_failed
 from invcrawl.render import duration, fleet_progress_line, progress_line
 
 MAX_RESPAWNS = 20
+KEPT = (
+    "the crawl is kept in Redis: free some space and run the same command again to write the file"
+)
+log = logging.getLogger("invcrawl.crawl")
 
 
 def child_argv(config: Config, command: str, *extra: str) -> list[str]:
@@ -43,12 +51,25 @@ def child_argv(config: Config, command: str, *extra: str) -> list[str]:
         if not option.inherited or command not in option.commands:
             continue
         value = getattr(config, option.name)
+        if option.name == "redis" and value and has_password(value):
+            continue  # never on a command line (`ps` shows it): see child_env
         if option.switch is not None:
             if value == option.switch:
                 argv.append(option.flag)
+        elif isinstance(value, tuple):
+            if value:
+                argv += [option.flag, ",".join(value)]
         elif value is not None:
             argv += [option.flag, str(value)]
     return argv + list(extra)
+
+
+def child_env(config: Config) -> dict[str, str] | None:
+    """The environment of a child process: a Redis URL with a password goes there
+    rather than on the command line, where any user of the machine could read it."""
+    if not (config.redis and has_password(config.redis)):
+        return None
+    return {**os.environ, "INVCRAWL_REDIS": config.redis}
 
 
 def run_crawl(config: Config, sites: list[tuple[str, str]]) -> int:
@@ -146,7 +167,13 @@ class CrawlRun:
             # needs its producer done, so none can finish a half-enqueued crawl.
             for index in range(self.config.consumers):
                 await self.spawn(index, produce=index == 0)
-            await self.supervise(sessions)
+            try:
+                await self.supervise(sessions)
+            except UserError:  # the output cannot be written: stop, keep the crawl
+                if self.progress == "bar":
+                    sys.stderr.write("\n")
+                await self.stop_consumers()
+                raise
             if self.interrupted:
                 self.say("\ninterrupted: run the same command again to resume")
                 return EXIT_INTERRUPTED
@@ -157,12 +184,19 @@ class CrawlRun:
                     if export:
                         export.abandon()
                     continue
-                if export:
-                    written[crawl_id] = await export.finish()
-                else:
-                    from frontier.export import export_items  # noqa: PLC0415
+                try:
+                    if export:
+                        written[crawl_id] = await export.finish()
+                    else:
+                        from frontier.export import export_items  # noqa: PLC0415
 
-                    written[crawl_id] = await export_items(session, self.output_of(crawl_id))
+                        written[crawl_id] = await export_items(session, self.output_of(crawl_id))
+                except OSError as exc:
+                    if export:
+                        export.abandon()
+                    if isinstance(exc, BrokenPipeError):
+                        raise
+                    raise write_failed(self.output_of(crawl_id), exc, KEPT) from None
         finally:
             for export in self.exports.values():
                 export.abandon()
@@ -224,7 +258,7 @@ class CrawlRun:
             argv = child_argv(self.config, "consume", "--burst", "--crawl-id", pinned)
         log = open(self.log_dir / f"consumer-{index}.log", "ab")  # noqa: SIM115
         self.procs[index] = await asyncio.create_subprocess_exec(
-            *argv, stdout=asyncio.subprocess.DEVNULL, stderr=log
+            *argv, stdout=asyncio.subprocess.DEVNULL, stderr=log, env=child_env(self.config)
         )
         log.close()
 
@@ -244,8 +278,7 @@ class CrawlRun:
                 elif self.progress == "lines" and now - last_line >= 5:
                     self.say(line)
                     last_line = now
-                for export in self.exports.values():
-                    await export.pull()
+            await self._pull_exports()
             for index, proc in list(self.procs.items()):
                 if proc.returncode is None:
                     continue
@@ -264,6 +297,19 @@ class CrawlRun:
                 await self.spawn(index, produce=produce)
         if self.progress == "bar":
             sys.stderr.write("\n")
+
+    async def _pull_exports(self) -> None:
+        """Append the newly committed items to the output files. A write that fails (a
+        full disk) ends the run with one line; Redis errors are retried next turn."""
+        for crawl_id, export in self.exports.items():
+            try:
+                await export.pull()
+            except OSError as exc:
+                if isinstance(exc, ConnectionError | TimeoutError):
+                    continue
+                raise write_failed(self.output_of(crawl_id), exc, KEPT) from None
+            except Exception as exc:
+                log.debug("export of %s: %s", crawl_id, exc)
 
     def _progress_line(self) -> str:
         if len(self.summaries) == 1:

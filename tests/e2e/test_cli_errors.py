@@ -77,7 +77,7 @@ def test_invalid_redis_url_is_a_usage_error(site_dir: Path, tmp_path: Path) -> N
 def test_redis_refusing_connections(site_dir: Path, tmp_path: Path) -> None:
     url = f"redis://127.0.0.1:{free_port()}/0"
     for command in ("produce", "consume", "status", "crawl"):
-        args = [command, "--redis", url]
+        args = [command, "--redis", url, "--redis-wait", "0"]
         if command in ("produce", "crawl"):
             args.append(str(site_dir / "empty"))
         result = invcrawl(*args, cwd=tmp_path)

@@ -61,15 +61,31 @@ COMPOSE_ONLY_VARS = {
     "INVCRAWL_EXPORT_DIR",
     "INVCRAWL_EXPORT_USER",
     "INVCRAWL_SITES_DIR",
+    "INVCRAWL_REDIS_ADDRESS",
+    "INVCRAWL_REDIS_PRODUCER_PASSWORD",
+    "INVCRAWL_REDIS_CONSUMER_PASSWORD",
+    "INVCRAWL_REDIS_READER_PASSWORD",
+    "INVCRAWL_REDIS_EXPORTER_PASSWORD",
+}
+# The Redis users' passwords (required by the compose file) for these checks.
+ROLES = {"producer": "producer", "consumer": "consumer", "status": "reader", "export": "exporter"}
+PASSWORDS = {
+    f"INVCRAWL_REDIS_{role.upper()}_PASSWORD": f"{role}-test-password-0123"
+    for role in ROLES.values()
 }
 docker_compose = shutil.which("docker-compose")
 needs_compose = pytest.mark.skipif(docker_compose is None, reason="docker-compose not installed")
 
 
-def compose_config(env: dict[str, str] | None = None, *extra: str) -> dict[str, Any]:
-    """``docker-compose config``: validates the file and resolves every variable."""
+def compose_config(
+    env: dict[str, str] | None = None, *extra: str, passwords: bool = True
+) -> dict[str, Any]:
+    """``docker-compose config``: validates the file and resolves every variable (with
+    the Redis users' passwords of :data:`PASSWORDS` unless ``passwords`` is false)."""
     assert docker_compose
     base = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp")}
+    if passwords and "--env-file" not in extra:
+        base.update(PASSWORDS)
     proc = subprocess.run(
         [docker_compose, "-f", str(COMPOSE), *extra, "config"],
         capture_output=True,
@@ -108,7 +124,22 @@ def test_compose_file_validates() -> None:
     example = compose_config({}, "--env-file", str(DEPLOY / ".env.example"))
     producer = example["services"]["producer"]["environment"]
     assert producer["INVCRAWL_SITES"].startswith("https://")
-    assert producer["INVCRAWL_REDIS"] == "redis://redis:6379/0"
+    assert producer["INVCRAWL_REDIS"] == "redis://invcrawl-producer:CHANGE-ME@redis:6379/0"
+
+
+@needs_compose
+def test_compose_refuses_to_run_without_the_redis_passwords() -> None:
+    assert docker_compose
+    proc = subprocess.run(
+        [docker_compose, "-f", str(COMPOSE), "config"],
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp")},
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode != 0
+    assert "PASSWORD" in proc.stderr and "set it in deploy/.env" in proc.stderr, proc.stderr
 
 
 @needs_compose
@@ -123,6 +154,13 @@ def test_compose_keeps_its_promises() -> None:
     assert flags["--appendfsync"] in ("always", "everysec")
     assert flags["--maxmemory-policy"] == "noeviction"
     assert redis["healthcheck"]["test"][0] in ("CMD", "CMD-SHELL")
+    # Least privilege: the ACL file is rendered by deploy/redis/start.sh (mounted), and
+    # every app service logs in as its own user.
+    assert redis["entrypoint"] == ["/bin/sh", "/etc/invcrawl/redis/start.sh"]
+    assert any(str(v).endswith("/etc/invcrawl/redis:ro") for v in redis["volumes"][1:]) or any(
+        isinstance(v, dict) and v.get("target") == "/etc/invcrawl/redis" for v in redis["volumes"]
+    )
+    assert set(PASSWORDS) <= set(redis["environment"])
     volume = redis["volumes"][0]
     source = volume["source"] if isinstance(volume, dict) else volume.split(":")[0]
     assert source in compose_config().get("volumes", {}), "a named volume"
@@ -134,7 +172,10 @@ def test_compose_keeps_its_promises() -> None:
         service = services[name]
         assert service["depends_on"] == {"redis": {"condition": "service_healthy"}}, name
         assert "container_name" not in service, f"{name} could not be scaled"
-        assert service["environment"]["INVCRAWL_REDIS"] == "redis://redis:6379/0"
+        role = ROLES[name]
+        password = PASSWORDS[f"INVCRAWL_REDIS_{role.upper()}_PASSWORD"]
+        expected = f"redis://invcrawl-{role}:{password}@redis:6379/0"
+        assert service["environment"]["INVCRAWL_REDIS"] == expected, name
         for var in service["environment"]:
             assert var in OPTION_VARS, f"{name}: {var} is not an invcrawl option"
     assert services["producer"]["command"][0] == "produce"
@@ -343,7 +384,7 @@ class Rehearsal:
             "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
         }
         for key, value in self.services[name].get("environment", {}).items():
-            env[key] = str(value).replace("redis://redis:6379", f"redis://127.0.0.1:{self.port}")
+            env[key] = str(value).replace("@redis:6379", f"@127.0.0.1:{self.port}")
         return env
 
     def cwd(self, name: str) -> Path:
@@ -415,7 +456,15 @@ def test_compose_rehearsal(tmp_path: Path) -> None:
             }
         )["services"]
         redis = services["redis"]
-        server = RedisServer(tmp_path / "redis", extra=redis_args(redis))
+        # The users of deploy/redis (as the redis service's entry point renders them),
+        # plus the test's own observer: the default user, on here only (the harness
+        # reads every key and CONFIG).
+        acl = tmp_path / "users.acl"
+        render = ["sh", str(DEPLOY / "redis" / "start.sh"), "render", str(acl)]
+        subprocess.run(render, env={**os.environ, **PASSWORDS}, check=True)
+        with acl.open("a") as users:
+            users.write("user default on nopass ~* &* +@all\n")
+        server = RedisServer(tmp_path / "redis", extra=[*redis_args(redis), "--aclfile", str(acl)])
         server.start()
         harness = Harness(server.url, "compose", tmp_path / "work")
         rehearsal = Rehearsal(services, server.port, tmp_path / "root", harness)

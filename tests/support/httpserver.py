@@ -5,9 +5,10 @@ address (127.0.0.2, 127.0.0.3... are distinct hosts). ``faults`` maps a request 
 action so that tests can make pages fail the way real hosts do: ``"500"`` / ``"503"`` /
 ``"429"`` (a status; ``"429:2"`` with ``Retry-After: 2``), ``"reset"`` (the TCP
 connection is closed abruptly, with an RST), ``"hang"`` (no answer until the client
-times out) and ``"delay:<ms>"`` (the page is served after a pause: slow hosts keep
-consumers busy). Every request is logged with its start and end time as the server saw
-them (:attr:`StaticServer.log`), for politeness checks.
+times out), ``"delay:<ms>"`` (the page is served after a pause: slow hosts keep
+consumers busy) and ``"redirect:<status>:<location>"``. Every request is logged with
+its start and end time as the server saw them (:attr:`StaticServer.log`), for
+politeness checks.
 
 ``validators`` chooses how the server answers conditional requests: ``"http"`` (the
 default of Python's server: ``Last-Modified`` and ``If-Modified-Since``), ``"etag"`` (also
@@ -105,6 +106,13 @@ class _Handler(SimpleHTTPRequestHandler):
         if action == "hang":
             time.sleep(self.server.hang_seconds)
             self.close_connection = True
+            return
+        if action.startswith("redirect:"):  # "redirect:302:<location>"
+            status, _, location = action[9:].partition(":")
+            self.send_response(int(status))
+            self.send_header("Location", location)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
             return
         status, _, retry_after = action.partition(":")
         self.send_response(int(status))
