@@ -73,7 +73,8 @@ def test_redirects_within_the_site_only(
         assert statuses[module] == {"offsite"}, (module, statuses)
         reasons = {i["reason"] for i in items if module in i["name"]}
         assert all(target in r for r in reasons), reasons
-    assert "mod0005" not in statuses  # dead: no items
+    assert statuses["mod0005"] == {"failed"}  # dead: its entries are `failed` items
+    assert all("redirect loop" in i["reason"] for i in items if "mod0005" in i["name"])
     (crawl,) = sync_redis.smembers("invcrawl:crawls")
     (why,) = sync_redis.hvals(f"invcrawl:{{{crawl}}}:dlq:why")
     assert "redirect loop" in json.loads(why)["reason"]
