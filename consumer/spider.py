@@ -19,6 +19,7 @@ from common.config import Config
 from common.extract import Target, extract_page
 from common.items import ItemStatus, PageOutcome, build_item, status_items
 from consumer import addresses, redirects
+from consumer.budget import ExtractionTimeout, budget
 from consumer.failures import Outcome, classify_exception, classify_status
 from consumer.politeness import HostBusy
 from consumer.worker import Upstream, Worker, new_stat_sink
@@ -106,7 +107,11 @@ class PageSpider(Spider):
             await self.worker.fail(claim, outcome)
             return []
         try:
-            items = self.extract(claim, response)
+            with budget(self.worker.config.extract_budget):
+                items = self.extract(claim, response)
+        except ExtractionTimeout as exc:  # a hostile or pathological page
+            await self.worker.fail(claim, Outcome("retry", str(exc)))
+            return []
         except Exception as exc:
             await self.worker.fail_with_exception(claim, exc)
             return []
