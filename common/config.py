@@ -87,6 +87,7 @@ class Config:
     redis_cert: Path | None = None
     redis_key: Path | None = None
     allow_hosts: tuple[str, ...] = ()
+    extract_budget: float = 15.0
 
     @property
     def lease_ms(self) -> int:
@@ -645,6 +646,15 @@ OPTIONS: tuple[Option, ...] = (
         _RUNNERS,
         ("--allow-host",),
         metavar="HOST[,HOST]",
+        inherited=True,
+    ),
+    Option(
+        "extract_budget",
+        _non_negative_float,
+        "seconds extracting one page may take (keep it below --lease); a page past it is "
+        "retried, then dead-lettered (0: no limit)",
+        _RUNNERS,
+        metavar="SECONDS",
         inherited=True,
     ),
 )

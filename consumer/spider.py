@@ -20,6 +20,7 @@ from common.extract import Target, extract_page
 from common.items import ItemStatus, PageOutcome, build_item, status_items
 from common.validators import response_validators
 from consumer import addresses, redirects
+from consumer.budget import ExtractionTimeout, budget
 from consumer.failures import Outcome, classify_exception, classify_status
 from consumer.politeness import HostBusy
 from consumer.worker import Upstream, Worker, new_stat_sink
@@ -121,7 +122,11 @@ class PageSpider(Spider):
             )
             if known and known.body_hash == validators.body_hash:  # same bytes: no extraction
                 return [PageResult(claim, PageOutcome.UNCHANGED, [], validators.encode())]
-            items = self.extract(claim, response, body)
+            with budget(self.worker.config.extract_budget):
+                items = self.extract(claim, response, body)
+        except ExtractionTimeout as exc:  # a hostile or pathological page
+            await self.worker.fail(claim, Outcome("retry", str(exc)))
+            return []
         except Exception as exc:
             await self.worker.fail_with_exception(claim, exc)
             return []
