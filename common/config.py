@@ -78,6 +78,9 @@ class Config:
     dlq_action: str = "list"
     task_ids: tuple[str, ...] = ()
     all_tasks: bool = False
+    bind: str = "127.0.0.1"
+    port: int = 8780
+    dashboard_token: str | None = None
     refresh: bool = False
     force: bool = False
     every: float | None = None
@@ -141,6 +144,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("status", "show crawls, progress, per-slot queues, consumers, rate and ETA"),
     Command("export", "write the latest version of every item as JSON Lines"),
+    Command("dashboard", "serve a read-only live web page of every crawl, host and consumer"),
     Command("changes", "print added, changed and removed items (JSON Lines) since a cursor"),
     Command("dlq", "list or redrive dead-lettered pages"),
     Command("reshard", "move queued and delayed tasks to a new slot count"),
@@ -536,6 +540,22 @@ OPTIONS: tuple[Option, ...] = (
         "keep reading new and updated items (export: through a consumer group)",
         frozenset({"export", "changes"}),
         switch=True,
+    ),
+    Option(
+        "bind",
+        str,
+        "address the dashboard listens on (anything but loopback requires --token)",
+        frozenset({"dashboard"}),
+        metavar="ADDRESS",
+    ),
+    Option("port", _positive_int, "port of the dashboard", frozenset({"dashboard"}), metavar="N"),
+    Option(
+        "dashboard_token",
+        str,
+        "token the dashboard asks for (Authorization: Bearer, or ?token=)",
+        frozenset({"dashboard"}),
+        ("--token",),
+        metavar="TOKEN",
     ),
     Option(
         "refresh",

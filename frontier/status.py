@@ -21,23 +21,35 @@ from frontier.states import CrawlState, ProducerState
 HOST_RECENT_MS = 60_000  # a host is shown while busy, blocked or used within this
 
 
-async def _alive(
+async def _consumers(
     session: CrawlSession, beats: list[tuple[str, float]], now: int, default_lease_ms: int
-) -> list[str]:
-    """Consumers whose last heartbeat is within three of *their own* leases (a consumer
-    beats every lease/3), whatever lease the process asking for the status uses."""
+) -> list[dict[str, Any]]:
+    """Every consumer that beat on this crawl: its host, pid, slots, pages held, last
+    heartbeat, and whether it is alive: last heartbeat within three of *its own* leases (a
+    consumer beats every lease/3), whatever lease the process asking for the status uses."""
     if not beats:
         return []
     infos = await session.redis.hmget(session.keys.cinfo, [c for c, _ in beats])
-    alive = []
-    for (consumer, beat), info in zip(beats, infos, strict=True):
+    out = []
+    for (consumer, beat), raw in zip(beats, infos, strict=True):
         try:
-            lease_ms = int(json.loads(info or "").get("lease_ms") or default_lease_ms)
+            info = json.loads(raw or "")
         except (TypeError, ValueError):
-            lease_ms = default_lease_ms
-        if now - beat <= 3 * lease_ms:
-            alive.append(consumer)
-    return alive
+            info = {}
+        info = info if isinstance(info, dict) else {}
+        lease_ms = int(info.get("lease_ms") or default_lease_ms)
+        out.append(
+            {
+                "id": consumer,
+                "host": info.get("host"),
+                "pid": info.get("pid"),
+                "slots": info.get("slots") or [],
+                "held": info.get("held"),
+                "last_beat": int(beat),
+                "alive": now - beat <= 3 * lease_ms,
+            }
+        )
+    return out
 
 
 def _summary(
@@ -115,6 +127,7 @@ async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> dict[st
         pipe.get(k.owner(slot))
     replies = await pipe.execute()
     stream_len, beats, open_tasks, dead_ids = replies[:4]
+    consumers = await _consumers(session, beats, now, lease_ms)
     dead_per_slot: dict[int, int] = {}
     for task_id in dead_ids:
         slot = slot_for(task_id, slots or 1)
@@ -140,7 +153,8 @@ async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> dict[st
         "stream_entries": stream_len,
         "slots": slots,
         "per_slot": per_slot,
-        "consumers_alive": sorted(await _alive(session, beats, now, lease_ms)),
+        "consumers_alive": sorted(c["id"] for c in consumers if c["alive"]),
+        "consumers": consumers,
     }
 
 

@@ -319,6 +319,30 @@ def cmd_changes(config: Config) -> int:
     return EXIT_OK
 
 
+def cmd_dashboard(config: Config) -> int:
+    """The read-only web dashboard (invcrawl/dashboard.py), until interrupted."""
+    from aiohttp import web  # noqa: PLC0415
+
+    from invcrawl.dashboard import build_app, check_bind  # noqa: PLC0415
+
+    check_bind(config.bind, config.dashboard_token)
+    with redis_for(config, create=False) as live:
+        app = build_app(Frontier(connect(live.redis or "")), live)
+        host = f"[{config.bind}]" if ":" in config.bind else config.bind
+        print(
+            f"invcrawl dashboard on http://{host}:{config.port}/ (read-only; Ctrl-C stops it)",
+            file=sys.stderr,
+            flush=True,
+        )
+        try:
+            web.run_app(app, host=config.bind, port=config.port, print=None, access_log=None)
+        except OSError as exc:
+            raise UserError(
+                f"cannot listen on {config.bind}:{config.port}: {exc.strerror}"
+            ) from None
+    return EXIT_OK
+
+
 def cmd_dlq(config: Config) -> int:
     from frontier import admin  # noqa: PLC0415
 

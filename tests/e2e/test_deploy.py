@@ -51,11 +51,12 @@ DEPLOY = REPO / "deploy"
 COMPOSE = DEPLOY / "docker-compose.yml"
 DOCKERFILE = DEPLOY / "Dockerfile"
 DOCS = REPO / "docs" / "deploy.md"
-APP_SERVICES = ("producer", "consumer", "status", "export")
+APP_SERVICES = ("producer", "consumer", "status", "export", "dashboard")
 OPTION_VARS = {o.env for o in OPTIONS}
 # Variables of the compose file itself (images, Redis server, export mount).
 COMPOSE_ONLY_VARS = {
     "INVCRAWL_IMAGE",
+    "INVCRAWL_DASHBOARD_PORT",
     "INVCRAWL_REDIS_IMAGE",
     "INVCRAWL_REDIS_MAXMEMORY",
     "INVCRAWL_EXPORT_DIR",
@@ -68,7 +69,13 @@ COMPOSE_ONLY_VARS = {
     "INVCRAWL_REDIS_EXPORTER_PASSWORD",
 }
 # The Redis users' passwords (required by the compose file) for these checks.
-ROLES = {"producer": "producer", "consumer": "consumer", "status": "reader", "export": "exporter"}
+ROLES = {
+    "producer": "producer",
+    "consumer": "consumer",
+    "status": "reader",
+    "export": "exporter",
+    "dashboard": "reader",
+}
 PASSWORDS = {
     f"INVCRAWL_REDIS_{role.upper()}_PASSWORD": f"{role}-test-password-0123"
     for role in ROLES.values()
@@ -189,6 +196,14 @@ def test_compose_keeps_its_promises() -> None:
     for name in ("status", "export"):
         assert services[name]["profiles"] == ["tools"], name
         assert services[name]["command"] == [name]
+    dashboard = services["dashboard"]
+    assert dashboard["profiles"] == ["tools"]
+    assert dashboard["command"][0] == "dashboard"
+    # published on the host's loopback only
+    assert all(
+        str(p.get("host_ip", p) if isinstance(p, dict) else p).startswith("127.0.0.1")
+        for p in dashboard["ports"]
+    ), dashboard["ports"]
 
 
 def test_every_variable_is_documented() -> None:
