@@ -9,9 +9,9 @@ It reads ``objects.inv`` through Scrapy (as the producer does), plans the crawl 
 page with the producer's own ``tasks_from_plan``, fetches every page once and runs the
 project's extraction exactly as the consumer spider does (``common.extract.extract_page``
 + ``common.items.build_item``, gzip bodies inflated, links re-based on the page URL),
-and writes one JSON line per item with the serialisation the commit path uses
-(``common.items.prepare(item).data``, the JSON the consumer sends to Redis and the export
-writes back).
+and writes one JSON line per item as the export writes it (orjson of the item; the
+consumer also compresses it for Redis, ``common/codec.py``, a cost the spider does not
+pay).
 
 Fairness (see docs/performance.md): the Scrapy settings are the consumer's own
 (``consumer.run.consumer_settings``: concurrency 8 per process and per domain, robots.txt
@@ -35,6 +35,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
 from scrapy import Request, Spider, signals
 from scrapy.crawler import AsyncCrawlerProcess
 from scrapy.exceptions import DontCloseSpider
@@ -44,7 +45,7 @@ from twisted.python.failure import Failure
 from common.config import load_config
 from common.extract import Target, extract_page
 from common.inventory import parse_inventory
-from common.items import CrawlInfo, build_item, prepare, status_items
+from common.items import CrawlInfo, build_item, status_items
 from common.plan import plan_crawl
 from common.site import inventory_url
 from common.tasks import Task
@@ -169,7 +170,7 @@ class JsonLinesPipeline:
         write = self.out.write
         for data in item["items"]:
             self.statuses[data["status"]] += 1
-            write(prepare(data, 1).data + "\n")
+            write(orjson.dumps(data).decode("utf-8") + "\n")
         return item
 
 

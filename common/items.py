@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from common.codec import stored_item
 from common.tasks import Task, TaskEntry
 
 
@@ -110,7 +111,7 @@ class PreparedItem:
     field: str  # key digest within the bucket
     value: str  # checksum[:12] + status letter
     status: str
-    data: str  # item JSON
+    data: str  # item JSON as stored in the stream (common/codec.py: compressed)
 
 
 def bucket_count(entries: int) -> int:
@@ -171,5 +172,5 @@ def prepare(item: Mapping[str, Any], buckets: int) -> PreparedItem:
         field=field,
         value=item["checksum"][:12] + STATUS_LETTER[item["status"]],
         status=item["status"],
-        data=orjson.dumps(item).decode("utf-8"),
+        data=stored_item(orjson.dumps(item)),
     )

@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable
 from typing import Any, cast
 
+from common.codec import item_json
 from frontier.export import CHUNK, Entry, read_after
 from frontier.session import CrawlSession
 
@@ -25,7 +26,7 @@ def change_event(entry_id: str, fields: dict[str, str]) -> dict[str, Any]:
         "event": EVENT_OF_KIND.get(fields.get("kind", ""), "changed"),
         "key": fields["key"],
         "cursor": entry_id,
-        "item": json.loads(fields["data"]),
+        "item": json.loads(item_json(fields["data"])),
     }
 
 

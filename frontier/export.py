@@ -20,6 +20,7 @@ from typing import IO, cast
 
 from redis.exceptions import ResponseError
 
+from common.codec import item_json
 from frontier.session import CrawlSession
 
 CHUNK = 1000
@@ -60,7 +61,7 @@ async def iter_latest(session: CrawlSession) -> AsyncIterator[str]:
         if fields.get("kind") == REMOVED:
             continue
         if latest is None or latest.get(fields["key"]) == entry_id:
-            yield fields["data"]
+            yield item_json(fields["data"])
 
 
 @contextlib.contextmanager
@@ -132,7 +133,7 @@ class IncrementalExport:
                     self.stale = True
                     break
                 self.keys.add(key)
-                self.out.write(fields["data"] + "\n")
+                self.out.write(item_json(fields["data"]) + "\n")
                 added += 1
             self.after = "(" + batch[-1][0]
         return added
@@ -204,7 +205,7 @@ async def follow_items(
             if not entries:
                 continue
             for _, fields in entries:
-                out.write(fields["data"] + "\n")
+                out.write(item_json(fields["data"]) + "\n")
             out.flush()
             if out is not sys.stdout:
                 os.fsync(out.fileno())

@@ -20,6 +20,7 @@ from typing import Any
 
 import redis
 
+from common.codec import item_json
 from frontier.keys import CrawlKeys
 
 
@@ -51,7 +52,7 @@ def read_items(client: redis.Redis, crawl_id: str) -> list[StreamItem]:
                     fields["sum"],
                     fields["kind"],
                     fields["task"],
-                    json.loads(fields["data"]),
+                    json.loads(item_json(fields["data"])),
                 )
             )
         start = "(" + _text(batch[-1][0])
