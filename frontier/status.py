@@ -149,12 +149,36 @@ async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> dict[st
         )
     return {
         **summary,
+        "redis_memory": await crawl_memory(session, int(meta.get("buckets") or 0)),
         "pages_open": open_tasks - summary["pages_dead"],
         "stream_entries": stream_len,
         "slots": slots,
         "per_slot": per_slot,
         "consumers_alive": sorted(c["id"] for c in consumers if c["alive"]),
         "consumers": consumers,
+    }
+
+
+async def crawl_memory(session: CrawlSession, buckets: int) -> dict[str, int]:
+    """Redis memory of one crawl's big keys, bytes (MEMORY USAGE, sampled: cheap enough
+    for every status refresh): the item stream, the dedup buckets (a few measured, times
+    their count), task payloads, and what refresh keeps (validators, inventory)."""
+    k = session.keys
+    sampled = list(range(min(buckets, 8)))
+    pipe = session.redis.pipeline(transaction=False)
+    for key in (k.items, k.task, k.pages, k.inventory):
+        pipe.memory_usage(key, samples=5)
+    for b in sampled:
+        pipe.memory_usage(k.isum(b), samples=5)
+    replies = [int(r or 0) for r in await pipe.execute()]
+    stream, tasks, pages, inventory = replies[:4]
+    dedup = sum(replies[4:]) * buckets // len(sampled) if sampled else 0
+    return {
+        "items_stream": stream,
+        "dedup": dedup,
+        "tasks": tasks,
+        "refresh": pages + inventory,
+        "total": stream + dedup + tasks + pages + inventory,
     }
 
 

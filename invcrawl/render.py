@@ -108,6 +108,13 @@ def render_status(s: dict[str, Any]) -> str:
             for name in ("claims", "retries", "reaped", "fenced", "redriven")
         ],
     )
+    if s.get("redis_memory"):
+        mem = s["redis_memory"]
+        lines += wrap(
+            "memory   ",
+            [f"{mib(mem['total'])} in Redis"]
+            + [f" {k.replace('_', ' ')} {mib(v)}" for k, v in mem.items() if k != "total"],
+        )
     if s.get("refresh_round") or s.get("next_refresh_at"):
         lines += wrap("refresh  ", refresh_parts(s, s.get("server_time")))
     if s.get("error"):
@@ -235,3 +242,7 @@ def refresh_parts(s: dict[str, Any], now_ms: int | None) -> list[str]:
         parts.append(f"{label} {when}")
     parts.append(f" removed {s.get('items_removed', 0)}")
     return parts
+
+
+def mib(n: int) -> str:
+    return f"{n / 1024 / 1024:.1f} MiB" if n >= 1024 * 1024 else f"{n / 1024:.0f} KiB"
