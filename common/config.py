@@ -45,6 +45,7 @@ class Config:
     sites: tuple[str, ...] = ()
     sites_file: Path | None = None
     redis: str | None = None
+    redis_cluster: bool = False
     crawl_id: str | None = None
     slots: int = 16
     consumer_slots: str = "auto"
@@ -352,6 +353,14 @@ OPTIONS: tuple[Option, ...] = (
         "Redis URL; without it an embedded redis-server is started in --data-dir",
         _REDIS,
         metavar="URL",
+        inherited=True,
+    ),
+    Option(
+        "redis_cluster",
+        _bool,
+        "--redis names a node of a Redis Cluster (each crawl's keys live on one shard)",
+        _REDIS,
+        switch=True,
         inherited=True,
     ),
     Option(

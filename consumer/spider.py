@@ -24,6 +24,7 @@ from consumer.budget import ExtractionTimeout, budget
 from consumer.failures import Outcome, classify_exception, classify_status
 from consumer.politeness import HostBusy
 from consumer.worker import Upstream, Worker, new_stat_sink
+from frontier.connection import connect
 from frontier.session import Claim, Frontier
 
 CLAIM = "invcrawl_claim"
@@ -61,9 +62,15 @@ class PageSpider(Spider):
         upstream: Upstream | None = None,
         **kwargs: Any,
     ) -> PageSpider:
-        # The process's one Redis client: scrapy-redis builds it from REDIS_URL/REDIS_PARAMS.
+        # The process's one Redis client: scrapy-redis builds it from REDIS_URL/REDIS_PARAMS
+        # (a cluster client, which scrapy-redis cannot build, comes from frontier/connection).
+        client = (
+            connect(config.redis or "", cluster=True)
+            if config.redis_cluster
+            else get_redis_from_settings(crawler.settings)
+        )
         worker = Worker(
-            Frontier(get_redis_from_settings(crawler.settings)),
+            Frontier(client),
             config,
             stat=new_stat_sink(lambda: crawler.stats),
             upstream=upstream,

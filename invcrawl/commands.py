@@ -64,6 +64,10 @@ def run(command: str, config: Config) -> int:
 def redis_for(config: Config, *, create: bool) -> Iterator[Config]:
     """Yield the config with ``redis`` set: the given URL, or the embedded server of
     ``--data-dir`` (started if needed; ``create=False`` refuses to start an empty one)."""
+    if config.redis_cluster and not config.redis:
+        raise UserError(
+            "--redis-cluster needs --redis URL of a cluster node (the embedded Redis is one server)"
+        )
     if config.redis:
         live = dataclasses.replace(config, redis=redis_url(config))  # TLS options
         preflight(live.redis or "", config.redis_wait)
@@ -101,7 +105,7 @@ def with_frontier(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:
     assert config.redis
 
     async def main() -> T:
-        frontier = Frontier(connect(config.redis or ""))
+        frontier = Frontier(connect(config.redis or "", config.redis_cluster))
         try:
             return await job(frontier)
         finally:
@@ -327,7 +331,7 @@ def cmd_dashboard(config: Config) -> int:
 
     check_bind(config.bind, config.dashboard_token)
     with redis_for(config, create=False) as live:
-        app = build_app(Frontier(connect(live.redis or "")), live)
+        app = build_app(Frontier(connect(live.redis or "", live.redis_cluster)), live)
         host = f"[{config.bind}]" if ":" in config.bind else config.bind
         print(
             f"invcrawl dashboard on http://{host}:{config.port}/ (read-only; Ctrl-C stops it)",

@@ -104,7 +104,7 @@ async def _mark_next_refresh(
     config: Config, sites: list[tuple[str, str]], delay: float | None
 ) -> None:
     """Where ``status`` shows it: when each crawl's next scheduled refresh is due."""
-    frontier = Frontier(connect(config.redis or ""))
+    frontier = Frontier(connect(config.redis or "", config.redis_cluster))
     try:
         now = await frontier.crawl(sites[0][1]).server_ms()
         for _, crawl_id in sites:
@@ -149,7 +149,7 @@ class CrawlRun:
             loop.add_signal_handler(sig, self._interrupt)
         what = self.sites[0][0] if len(self.sites) == 1 else f"{len(self.sites)} sites"
         self.say(f"crawl {', '.join(self.crawl_ids)[:60]}: reading the inventory of {what}")
-        frontier = Frontier(connect(self.config.redis or ""))
+        frontier = Frontier(connect(self.config.redis or "", self.config.redis_cluster))
         sessions = {c: frontier.crawl(c) for c in self.crawl_ids}
         written: dict[str, int] = {}
         try:

@@ -103,7 +103,7 @@ def produce(config: Config, sites: Sequence[tuple[str, str]]) -> list[Produced]:
     from producer.enqueue import RedisSink  # noqa: PLC0415
 
     assert config.redis
-    frontier = Frontier(connect(config.redis))  # the process's one client
+    frontier = Frontier(connect(config.redis, config.redis_cluster))  # the process's one client
     sinks = [RedisSink(frontier, crawl_id, config, site) for site, crawl_id in sites]
     jobs = [
         InventoryJob(inventory_url(site), sink)
