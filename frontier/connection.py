@@ -12,7 +12,7 @@ explicitly, with backoff, where that is safe (docs/delivery.md).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.retry import Retry
@@ -61,8 +61,8 @@ def connect(url: str, cluster: bool = False) -> Redis:
             params = redis_params()
             for name in ("health_check_interval", "retry_on_timeout"):  # not cluster options
                 params.pop(name)
-            client: Any = RedisCluster.from_url(url, **params)
-            return client  # the same command API as Redis (redis-py's async cluster)
+            # The same command API as Redis (redis-py's async cluster client).
+            return cast(Redis, RedisCluster.from_url(url, **params))
         return Redis.from_url(url, **redis_params())
     except ValueError as exc:
         raise ValueError(f"invalid Redis URL {mask_url(url)!r}: {mask_secrets(str(exc))}") from None
