@@ -152,6 +152,8 @@ def _sites(config: Config) -> list[tuple[str, str]]:
             raise UserError(f"cannot read --sites {config.sites_file}: {exc.strerror}") from None
     if len(config.crawl_ids) > 1:
         raise UserError("--crawl-id names one crawl; several sites get one crawl id each")
+    for site in sites:  # a missing directory or a bad URL is a usage error, whatever the flags
+        inventory_url(site)
     return plan_sites(sites, config.crawl_id)
 
 

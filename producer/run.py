@@ -18,7 +18,7 @@ from typing import Any
 from scrapy.crawler import AsyncCrawlerProcess
 
 from common.config import Config
-from common.site import inventory_url
+from common.site import SiteError, inventory_url
 from consumer.settings import base_settings
 from producer.spider import Fetched, InventoryJob, InventorySpider, Sink
 
@@ -105,10 +105,7 @@ def produce(config: Config, sites: Sequence[tuple[str, str]]) -> list[Produced]:
     assert config.redis
     frontier = Frontier(connect(config.redis, config.redis_cluster))  # the process's one client
     sinks = [RedisSink(frontier, crawl_id, config, site) for site, crawl_id in sites]
-    jobs = [
-        InventoryJob(inventory_url(site), sink)
-        for (site, _), sink in zip(sites, sinks, strict=True)
-    ]
+    jobs = [_job(site, sink) for (site, _), sink in zip(sites, sinks, strict=True)]
     # A producer has no pages to hand back: through a Redis outage it waits, but not
     # forever (a forked producer whose Redis is gone would otherwise never exit).
     outages = Outages(lambda name, n: None, lambda: outages.lasting() > PRODUCER_MAX_WAIT)
@@ -126,6 +123,15 @@ def produce(config: Config, sites: Sequence[tuple[str, str]]) -> list[Produced]:
         Produced(site, crawl_id, sink.tasks, sink.added, error)
         for (site, crawl_id), sink, error in zip(sites, sinks, errors, strict=True)
     ]
+
+
+def _job(site: str, sink: Sink) -> InventoryJob:
+    """A site that names no inventory (a missing directory...) fails alone, recorded in
+    Redis like a 404 (the spider skips it); the other sites go on."""
+    try:
+        return InventoryJob(inventory_url(site), sink)
+    except SiteError as exc:
+        return InventoryJob(site, sink, error=str(exc))
 
 
 class ForkedProducer:

@@ -99,6 +99,8 @@ class InventorySpider(Spider):
 
     async def start(self) -> AsyncIterator[Any]:
         for job in self.jobs:
+            if job.error is not None:  # no inventory to fetch: failed when the spider closes
+                continue
             try:
                 headers = await job.sink.conditional_headers()
             except Exception as exc:  # Redis down: the job ends in its one line

@@ -66,6 +66,10 @@ def test_unreachable_site(tmp_path: Path) -> None:
 def test_missing_local_directory_is_a_usage_error(tmp_path: Path) -> None:
     result = invcrawl("crawl", str(tmp_path / "nope"), cwd=tmp_path)
     assert_one_line_error(result, 2, "no such file or directory")
+    # with a crawl id too (it once reached the producer, whose consumer was respawned
+    # without end while the other consumer waited for the crawl forever)
+    result = invcrawl("crawl", str(tmp_path / "nope"), "--crawl-id", "x", cwd=tmp_path, timeout=60)
+    assert_one_line_error(result, 2, "no such file or directory")
 
 
 def test_invalid_redis_url_is_a_usage_error(site_dir: Path, tmp_path: Path) -> None:
