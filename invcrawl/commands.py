@@ -65,7 +65,7 @@ def redis_for(config: Config, *, create: bool) -> Iterator[Config]:
     """Yield the config with ``redis`` set: the given URL, or the embedded server of
     ``--data-dir`` (started if needed; ``create=False`` refuses to start an empty one)."""
     if config.redis_cluster and not config.redis:
-        raise UserError(
+        raise ConfigError(
             "--redis-cluster needs --redis URL of a cluster node (the embedded Redis is one server)"
         )
     if config.redis:

@@ -22,12 +22,11 @@ from typing import Any
 
 from aiohttp import web
 
-from common.config import Config
+from common.config import Config, ConfigError
 from common.secrets import mask_url
 from frontier import admin
 from frontier.session import CrawlNotFound, Frontier
 from frontier.status import status_view
-from invcrawl.errors import UserError
 
 FRONTIER: web.AppKey[Frontier] = web.AppKey("frontier", Frontier)
 JSON = "application/json"
@@ -44,7 +43,7 @@ def check_bind(bind: str, token: str | None) -> None:
     except ValueError:
         loopback = host == "localhost"
     if not loopback:
-        raise UserError(
+        raise ConfigError(
             f"--bind {bind} exposes the dashboard beyond this machine: also give --token "
             "(or INVCRAWL_DASHBOARD_TOKEN), which the page then asks for"
         )

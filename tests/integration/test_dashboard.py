@@ -12,13 +12,12 @@ import redis
 from aiohttp.test_utils import TestClient, TestServer
 from conftest import run
 
-from common.config import Config
+from common.config import Config, ConfigError
 from common.tasks import Task, TaskEntry
 from frontier.connection import connect
 from frontier.session import Frontier
 from frontier.status import status_view
 from invcrawl.dashboard import build_app, check_bind
-from invcrawl.errors import UserError
 
 pytestmark = pytest.mark.integration
 
@@ -115,6 +114,6 @@ def test_only_loopback_binds_without_a_token() -> None:
     for bind in ("127.0.0.1", "::1", "localhost", "127.0.0.2"):
         check_bind(bind, None)
     for bind in ("0.0.0.0", "192.168.1.5", "::"):
-        with pytest.raises(UserError, match="--token"):
+        with pytest.raises(ConfigError, match="--token"):
             check_bind(bind, None)
         check_bind(bind, "secret")
