@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -21,10 +22,29 @@ from frontier.server import find_redis_server, free_port
 REDIS_SERVER = shutil.which("redis-server", path="/usr/bin:/usr/local/bin") or find_redis_server()
 
 
+def bus_safe_port() -> int:
+    """A free port whose cluster bus port (port + 10000) is valid and free too: a node
+    on a port above 55535 cannot start."""
+    while True:
+        port = free_port()
+        if port + 10000 > 65535:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port + 10000))
+            except OSError:
+                continue
+        return port
+
+
 class Cluster:
     def __init__(self, root: Path, masters: int = 3) -> None:
         self.root = root
-        self.ports = [free_port() for _ in range(masters)]
+        self.ports: list[int] = []
+        while len(self.ports) < masters:
+            port = bus_safe_port()
+            if port not in self.ports:
+                self.ports.append(port)
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
 
     @property
