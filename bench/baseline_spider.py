@@ -1,16 +1,17 @@
-"""Baseline (a) of ``bench/crawl.py``: a plain single-process Scrapy spider doing the
-same work as an invcrawl crawl, without Redis.
+"""Baseline (a) of ``bench/crawl.py`` and ``bench/fleet.py``: a plain single-process
+Scrapy spider doing the same work as an invcrawl crawl, without Redis.
 
     python bench/baseline_spider.py http://127.0.0.1:8000/ -o out.jsonl
+    python bench/baseline_spider.py URL1 URL2 ... -o out.jsonl   # one site after another
 
 It reads ``objects.inv`` through Scrapy (as the producer does), plans the crawl with
 ``common.inventory.parse_inventory`` + ``common.plan.plan_crawl`` and groups entries by
 page with the producer's own ``tasks_from_plan``, fetches every page once and runs the
 project's extraction exactly as the consumer spider does (``common.extract.extract_page``
 + ``common.items.build_item``, gzip bodies inflated, links re-based on the page URL),
-and writes one JSON line per item with the serialisation the commit path uses
-(``common.items.prepare(item).data``, the JSON the consumer sends to Redis and the export
-writes back).
+and writes one JSON line per item as the export writes it (orjson of the item; the
+consumer also compresses it for Redis, ``common/codec.py``, a cost the spider does not
+pay).
 
 Fairness (see docs/performance.md): the Scrapy settings are the consumer's own
 (``consumer.run.consumer_settings``: concurrency 8 per process and per domain, robots.txt
@@ -34,15 +35,17 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import IO, Any
 
-from scrapy import Request, Spider
+import orjson
+from scrapy import Request, Spider, signals
 from scrapy.crawler import AsyncCrawlerProcess
+from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from common.config import load_config
 from common.extract import Target, extract_page
 from common.inventory import parse_inventory
-from common.items import CrawlInfo, build_item, prepare, status_items
+from common.items import CrawlInfo, build_item, status_items
 from common.plan import plan_crawl
 from common.site import inventory_url
 from common.tasks import Task
@@ -60,9 +63,9 @@ class PageItems(dict):  # type: ignore[type-arg]
 class BaselineSpider(Spider):
     name = "invcrawl-baseline"
 
-    def __init__(self, inventory_url: str, **kwargs: Any) -> None:
+    def __init__(self, inventory_urls: list[str], **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.inventory_url = inventory_url
+        self.pending = list(inventory_urls)  # sites not started yet: one after another
         self.crawl: CrawlInfo | None = None
         self.counts: Counter[str] = Counter()
         self.statuses: dict[str, int] = {}
@@ -72,16 +75,27 @@ class BaselineSpider(Spider):
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> BaselineSpider:
         spider: BaselineSpider = super().from_crawler(crawler, *args, **kwargs)
         spider.max_page_bytes = crawler.settings.getint("DOWNLOAD_MAXSIZE") or spider.max_page_bytes
+        crawler.signals.connect(spider.next_site, signal=signals.spider_idle)
         return spider
 
+    def inventory_request(self) -> Request:
+        return Request(self.pending.pop(0), callback=self.parse_inventory, dont_filter=True)
+
     async def start(self) -> AsyncIterator[Any]:
-        yield Request(self.inventory_url, callback=self.parse_inventory, dont_filter=True)
+        yield self.inventory_request()
+
+    def next_site(self) -> None:
+        """The current site is done (Scrapy is idle): start the next one, if any."""
+        if self.pending:
+            self.crawler.engine.crawl(self.inventory_request())
+            raise DontCloseSpider
 
     def parse_inventory(self, response: Response) -> list[Any]:
         inventory = parse_inventory(response.body)
         plan = plan_crawl(inventory, response.url)
         self.crawl = CrawlInfo("baseline", inventory.project, inventory.version)
-        self.counts["entries"] = plan.entries
+        self.counts["entries"] += plan.entries
+        self.counts["sites"] += 1
         out: list[Any] = []
         for task in tasks_from_plan(plan):
             self.counts["pages"] += 1
@@ -156,13 +170,13 @@ class JsonLinesPipeline:
         write = self.out.write
         for data in item["items"]:
             self.statuses[data["status"]] += 1
-            write(prepare(data, 1).data + "\n")
+            write(orjson.dumps(data).decode("utf-8") + "\n")
         return item
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("site", help="docs base URL (or objects.inv URL)")
+    parser.add_argument("sites", nargs="+", help="docs base URLs (or objects.inv URLs)")
     parser.add_argument("-o", "--output", type=Path, default=Path("baseline.jsonl"))
     parser.add_argument(
         "--concurrency", type=int, default=None, help="pages in flight (default: the consumer's, 8)"
@@ -176,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     process = AsyncCrawlerProcess(settings)
     crawler = process.create_crawler(BaselineSpider)
-    process.crawl(crawler, inventory_url=inventory_url(args.site))
+    process.crawl(crawler, inventory_urls=[inventory_url(site) for site in args.sites])
     process.start()
     spider = crawler.spider
     assert isinstance(spider, BaselineSpider)

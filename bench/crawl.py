@@ -366,6 +366,9 @@ class Bench:
                 str(consumers),
                 "--concurrency",
                 str(self.args.concurrency),
+                # the spider's per-domain limit is its concurrency: the same politeness
+                "--host-concurrency",
+                str(self.args.concurrency),
                 "--redis",
                 server.url,
                 "--crawl-id",

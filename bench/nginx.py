@@ -27,7 +27,6 @@ pid {prefix}/nginx.pid;
 error_log {prefix}/error.log warn;
 events {{ worker_connections 1024; }}
 http {{
-    access_log off;
     sendfile on;
     tcp_nopush on;
     keepalive_requests 100000;
@@ -39,8 +38,10 @@ http {{
     fastcgi_temp_path {prefix}/tmp;
     uwsgi_temp_path {prefix}/tmp;
     scgi_temp_path {prefix}/tmp;
+    log_format timing '$msec $request_time $server_addr $status $request_uri';
+    {access_log}
     server {{
-        listen 127.0.0.1:{port};
+        {listen}
         root {root};
         gzip_static always;
         gunzip on;
@@ -64,13 +65,26 @@ def find_nginx() -> str:
 
 
 @contextlib.contextmanager
-def serve(root: Path) -> Iterator[str]:
-    """Yield the base URL of ``root`` served by a private nginx; stop it afterwards."""
+def serve(
+    root: Path, hosts: tuple[str, ...] = ("127.0.0.1",), access_log: Path | None = None
+) -> Iterator[str]:
+    """Yield the base URL of ``root`` served by a private nginx on the first of ``hosts``
+    (the same port on every loopback address of ``hosts``: distinct hosts to a crawler);
+    stop it afterwards. ``access_log``: one line per request, ``$msec $request_time
+    $server_addr $status $request_uri`` (end time and duration: overlaps per host)."""
     prefix = Path(tempfile.mkdtemp(prefix="invcrawl-nginx-"))
     (prefix / "tmp").mkdir()
     port = free_port()
     conf = prefix / "nginx.conf"
-    conf.write_text(CONF.format(prefix=prefix, port=port, root=Path(root).resolve()))
+    conf.write_text(
+        CONF.format(
+            prefix=prefix,
+            port=port,
+            root=Path(root).resolve(),
+            listen=" ".join(f"listen {host}:{port};" for host in hosts),
+            access_log=f"access_log {access_log} timing;" if access_log else "access_log off;",
+        )
+    )
     proc = subprocess.Popen(
         [find_nginx(), "-c", str(conf), "-p", str(prefix)],
         stdout=subprocess.DEVNULL,

@@ -21,6 +21,8 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from common.secrets import mask_url
+
 CRAWL_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
@@ -43,6 +45,7 @@ class Config:
     sites: tuple[str, ...] = ()
     sites_file: Path | None = None
     redis: str | None = None
+    redis_cluster: bool = False
     crawl_id: str | None = None
     slots: int = 16
     consumer_slots: str = "auto"
@@ -76,9 +79,19 @@ class Config:
     dlq_action: str = "list"
     task_ids: tuple[str, ...] = ()
     all_tasks: bool = False
-    dashboard_bind: str = "127.0.0.1"
-    dashboard_port: int = 8780
+    bind: str = "127.0.0.1"
+    port: int = 8780
     dashboard_token: str | None = field(default=None, repr=False)  # a secret
+    refresh: bool = False
+    force: bool = False
+    every: float | None = None
+    since: str | None = None
+    redis_wait: float = 60.0
+    redis_ca: Path | None = None
+    redis_cert: Path | None = None
+    redis_key: Path | None = None
+    allow_hosts: tuple[str, ...] = ()
+    extract_budget: float = 15.0
 
     @property
     def lease_ms(self) -> int:
@@ -132,11 +145,12 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("status", "show crawls, progress, per-slot queues, consumers, rate and ETA"),
     Command("export", "write the latest version of every item as JSON Lines"),
+    Command("dashboard", "serve a read-only live web page of every crawl, host and consumer"),
+    Command("changes", "print added, changed and removed items (JSON Lines) since a cursor"),
     Command("dlq", "list or redrive dead-lettered pages"),
     Command("reshard", "move queued and delayed tasks to a new slot count"),
     Command("report", "extraction coverage per domain:role (statuses, empty signatures/docs)"),
     Command("inventory", "load and summarise an objects.inv (no Redis)", redis=False),
-    Command("dashboard", "serve a read-only live web page of every crawl, host and consumer"),
 )
 COMMAND_NAMES = frozenset(c.name for c in COMMANDS)
 _REDIS = frozenset(c.name for c in COMMANDS if c.redis)
@@ -194,7 +208,7 @@ def _sites(text: str) -> tuple[str, ...]:
 def _redis_url(text: str) -> str:
     if not re.match(r"^(redis|rediss|unix)://", text):
         raise ValueError(
-            f"invalid Redis URL {text!r}: expected redis://host:port/db, rediss://... "
+            f"invalid Redis URL {mask_url(text)!r}: expected redis://host:port/db, rediss://... "
             "or unix:///path/to/socket"
         )
     return text
@@ -211,6 +225,30 @@ def _partition(text: str) -> str:
     if not match or not (0 <= int(match[1]) < int(match[2])):
         raise ValueError(f"expected i/n with 0 <= i < n (e.g. 1/4), got {text!r}")
     return text
+
+
+def _duration(text: str) -> float:
+    """Seconds from ``90``, ``90s``, ``15m``, ``6h`` or ``1d``."""
+    match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$", text)
+    if not match or float(match[1]) <= 0:
+        raise ValueError(f"expected a duration such as 90s, 15m, 6h or 1d, got {text!r}")
+    return float(match[1]) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[match[2]]
+
+
+def _cursor(text: str) -> str:
+    if not re.match(r"^(0|\d+-\d+|\$)$", text):
+        raise ValueError(
+            f"expected a cursor printed by `invcrawl changes` (e.g. 1732400000000-0), got {text!r}"
+        )
+    return text
+
+
+def _hosts(text: str) -> tuple[str, ...]:
+    hosts = tuple(h.strip().lower() for h in re.split(r"[\s,]+", text) if h.strip())
+    for host in hosts:
+        if not re.match(r"^[a-z0-9._\-\[\]:]+$", host):
+            raise ValueError(f"expected host names (e.g. cdn.example.org), got {host!r}")
+    return hosts
 
 
 def _task_ids(text: str) -> tuple[str, ...]:
@@ -322,6 +360,14 @@ OPTIONS: tuple[Option, ...] = (
         "Redis URL; without it an embedded redis-server is started in --data-dir",
         _REDIS,
         metavar="URL",
+        inherited=True,
+    ),
+    Option(
+        "redis_cluster",
+        _bool,
+        "--redis names a node of a Redis Cluster (each crawl's keys live on one shard)",
+        _REDIS,
+        switch=True,
         inherited=True,
     ),
     Option(
@@ -493,7 +539,7 @@ OPTIONS: tuple[Option, ...] = (
         "output",
         Path,
         "JSON Lines output file (crawl: one site only; default <crawl-id>.jsonl in --out-dir)",
-        frozenset({"crawl", "export"}),
+        frozenset({"crawl", "export", "changes"}),
         ("-o", "--output"),
         metavar="FILE",
     ),
@@ -507,9 +553,63 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "follow",
         _bool,
-        "keep reading new and updated items through a consumer group",
-        frozenset({"export"}),
+        "keep reading new and updated items (export: through a consumer group)",
+        frozenset({"export", "changes"}),
         switch=True,
+    ),
+    Option(
+        "bind",
+        str,
+        "address the dashboard listens on (anything but loopback requires --token, or a "
+        "Redis user that can only read in --redis)",
+        frozenset({"dashboard"}),
+        metavar="ADDRESS",
+    ),
+    Option(
+        "port",
+        _port,
+        "port of the dashboard (0: any free port)",
+        frozenset({"dashboard"}),
+        metavar="N",
+    ),
+    Option(
+        "dashboard_token",
+        str,
+        "token the dashboard page asks for (or send Authorization: Bearer TOKEN); prefer "
+        "the variable: flags show in ps",
+        frozenset({"dashboard"}),
+        ("--token",),
+        metavar="TOKEN",
+    ),
+    Option(
+        "refresh",
+        _bool,
+        "re-check a finished crawl: conditional GETs, only changed items, removed keys",
+        frozenset({"crawl", "produce"}),
+        switch=True,
+        inherited=True,
+    ),
+    Option(
+        "force",
+        _bool,
+        "with --refresh: fetch and extract every page again (no validators)",
+        frozenset({"crawl", "produce"}),
+        switch=True,
+        inherited=True,
+    ),
+    Option(
+        "every",
+        _duration,
+        "keep running and refresh every crawl on this period, jittered (e.g. 6h)",
+        frozenset({"crawl"}),
+        metavar="DURATION",
+    ),
+    Option(
+        "since",
+        _cursor,
+        "print the changes after this cursor (default: from the start)",
+        frozenset({"changes"}),
+        metavar="CURSOR",
     ),
     Option(
         "group",
@@ -550,28 +650,56 @@ OPTIONS: tuple[Option, ...] = (
         inherited=True,
     ),
     Option(
-        "dashboard_bind",
-        str,
-        "address the dashboard listens on (other than loopback: --token is required)",
-        frozenset({"dashboard"}),
-        ("--bind",),
-        metavar="ADDRESS",
+        "redis_wait",
+        _non_negative_float,
+        "at start-up, retry connecting to Redis with backoff for up to this many seconds "
+        "(0: fail at once)",
+        _REDIS,
+        metavar="SECONDS",
+        inherited=True,
     ),
     Option(
-        "dashboard_port",
-        _port,
-        "TCP port of the dashboard (0: any free port)",
-        frozenset({"dashboard"}),
-        ("--port",),
-        metavar="PORT",
+        "redis_ca",
+        Path,
+        "CA certificate file that signed the Redis server's certificate (rediss:// URLs)",
+        _REDIS,
+        metavar="FILE",
+        inherited=True,
     ),
     Option(
-        "dashboard_token",
-        str,
-        "token the dashboard page asks for (prefer the variable: flags show in ps)",
-        frozenset({"dashboard"}),
-        ("--token",),
-        metavar="TOKEN",
+        "redis_cert",
+        Path,
+        "client certificate file for Redis over TLS (with --redis-key)",
+        _REDIS,
+        metavar="FILE",
+        inherited=True,
+    ),
+    Option(
+        "redis_key",
+        Path,
+        "private key file of --redis-cert",
+        _REDIS,
+        metavar="FILE",
+        inherited=True,
+    ),
+    Option(
+        "allow_hosts",
+        _hosts,
+        "other hosts pages may be fetched from or redirect to, comma-separated (e.g. a "
+        "docs CDN); by default only the site's own origin",
+        _RUNNERS,
+        ("--allow-host",),
+        metavar="HOST[,HOST]",
+        inherited=True,
+    ),
+    Option(
+        "extract_budget",
+        _non_negative_float,
+        "seconds extracting one page may take (keep it below --lease); a page past it is "
+        "retried, then dead-lettered (0: no limit)",
+        _RUNNERS,
+        metavar="SECONDS",
+        inherited=True,
     ),
 )
 

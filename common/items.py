@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from common.codec import stored_item
 from common.tasks import Task, TaskEntry
 
 
@@ -29,6 +30,7 @@ class ItemStatus(StrEnum):
     PAGE_NOT_FOUND = "page_not_found"
     SKIPPED = "skipped"
     OFFSITE = "offsite"
+    FAILED = "failed"  # its page was dead-lettered (the dead letter's reason)
 
 
 STATUSES = tuple(ItemStatus)
@@ -38,6 +40,7 @@ STATUS_LETTER: Mapping[str, str] = {
     ItemStatus.PAGE_NOT_FOUND: "n",
     ItemStatus.SKIPPED: "s",
     ItemStatus.OFFSITE: "f",
+    ItemStatus.FAILED: "x",
 }
 
 
@@ -48,6 +51,7 @@ class PageOutcome(StrEnum):
     NOT_FOUND = "not_found"  # HTTP 404/410 or a missing file: items ``page_not_found``
     SKIPPED = "skipped"  # a generated page, or robots.txt: items ``skipped``
     OFFSITE = "offsite"  # outside the site: items ``offsite``
+    UNCHANGED = "unchanged"  # a refresh found it unchanged (304 or same body): no items
 
 
 # Fields whose change makes an item "updated". Crawl-level fields (crawl, project,
@@ -107,7 +111,7 @@ class PreparedItem:
     field: str  # key digest within the bucket
     value: str  # checksum[:12] + status letter
     status: str
-    data: str  # item JSON
+    data: str  # item JSON as stored in the stream (common/codec.py: compressed)
 
 
 def bucket_count(entries: int) -> int:
@@ -168,5 +172,5 @@ def prepare(item: Mapping[str, Any], buckets: int) -> PreparedItem:
         field=field,
         value=item["checksum"][:12] + STATUS_LETTER[item["status"]],
         status=item["status"],
-        data=orjson.dumps(item).decode("utf-8"),
+        data=stored_item(orjson.dumps(item)),
     )

@@ -8,8 +8,10 @@ A task is one page of the site with every inventory entry that points at it::
 ``status`` is ``fetch`` for pages to download, or ``skipped`` / ``offsite`` for pages
 that are never fetched (their entries still become items, so every inventory entry is
 accounted for). ``fetch_url`` is present only when it differs from ``url`` (a
-``file://`` directory page). The slot is deliberately *not* stored: it is derived from
-the id and the crawl's current slot count, so resharding never rewrites payloads.
+``file://`` directory page). ``val`` (refresh tasks only) holds the page's validators
+from its last fetch (``common/validators.py``). The slot is deliberately *not* stored:
+it is derived from the id and the crawl's current slot count, so resharding never
+rewrites payloads.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any
+
+from common.validators import Validators, decode_validators, entries_digest
 
 TASK_VERSION = 1
 
@@ -47,6 +51,7 @@ class Task:
     status: str = "fetch"
     reason: str | None = None
     fetch_url: str | None = None
+    validators: Validators | None = None  # a refresh's conditional GET
 
     @property
     def download_url(self) -> str:
@@ -54,6 +59,10 @@ class Task:
 
     def entry_url(self, entry: TaskEntry) -> str:
         return f"{self.url}#{entry.anchor}" if entry.anchor else self.url
+
+    @property
+    def entries_digest(self) -> str:
+        return entries_digest((e.key, e.anchor) for e in self.entries)
 
 
 def encode_task(task: Task) -> str:
@@ -70,6 +79,8 @@ def encode_task(task: Task) -> str:
         doc["reason"] = task.reason
     if task.fetch_url and task.fetch_url != task.url:
         doc["fetch_url"] = task.fetch_url
+    if task.validators:
+        doc["val"] = task.validators.encode()
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -91,6 +102,7 @@ def decode_task(payload: str | bytes) -> Task:
             status=str(doc.get("status", "fetch")),
             reason=doc.get("reason"),
             fetch_url=doc.get("fetch_url"),
+            validators=decode_validators(doc.get("val")),
         )
     except (ValueError, KeyError, TypeError) as exc:
         raise TaskFormatError(f"malformed task payload: {exc}") from None

@@ -53,6 +53,10 @@ class Outages:
             self.over()
             return result
 
+    def lasting(self) -> float:
+        """Seconds the current outage has lasted (0 when Redis is up)."""
+        return 0.0 if self._since is None else time.monotonic() - self._since
+
     def note(self, exc: BaseException) -> None:
         if self._since is None:
             self._since = time.monotonic()

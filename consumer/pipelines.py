@@ -23,5 +23,5 @@ class CommitPipeline:
             return item
         spider = self.crawler.spider
         assert isinstance(spider, PageSpider)
-        await spider.worker.commit(item.claim, item.items, item.outcome)
+        await spider.worker.commit(item.claim, item.items, item.outcome, item.validators)
         return item

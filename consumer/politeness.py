@@ -36,6 +36,9 @@ MAX_WAIT = 5.0
 # extracting a page) would start its request late, too close to the host's next start:
 # it is handed back and asked for again. Only where a delay between starts is in force.
 STALE_GRANT = 0.010
+# A host cannot block the fleet for longer than this with one Retry-After (a hostile or
+# broken header such as ``Retry-After: 99999999``); it can answer 429 again afterwards.
+MAX_BLOCK = 3600.0
 
 
 class HostBusy(Exception):
@@ -58,8 +61,12 @@ class HostGate:
         delay: float,
         lease: float,
         outages: Outages,
+        max_wait: float = MAX_WAIT,
     ) -> None:
         self.hosts = hosts
+        # A consumer hands a page whose host is not free within this back to Redis; the
+        # producer, which has nothing else to do, waits longer for its inventory.
+        self.max_wait = max_wait
         self.consumer_id = consumer_id
         self.limit = limit
         self.delay_ms = int(delay * 1000)
@@ -73,11 +80,12 @@ class HostGate:
         self._seq = itertools.count(1)
         self._unavailable_until: dict[str, float] = {}  # monotonic
 
-    async def acquire(self, origin: str, max_wait: float = MAX_WAIT) -> str:
+    async def acquire(self, origin: str, max_wait: float | None = None) -> str:
         """A permit for one request on ``origin``; waits (without blocking the loop) while
         the host is full or its next start is not due; raises :class:`HostBusy` when
         the wait would exceed ``max_wait``."""
         token = f"{self.consumer_id}:{next(self._seq)}"
+        max_wait = self.max_wait if max_wait is None else max_wait
         waited = 0.0
         while True:
             asked = time.monotonic()
@@ -183,7 +191,7 @@ class HostPermitMiddleware:
             header = response.headers.get(b"Retry-After")
             retry_after = parse_retry_after(header.decode("latin-1") if header else None)
             if retry_after:
-                await gate.block(origin, retry_after, f"HTTP {response.status}")
+                await gate.block(origin, min(retry_after, MAX_BLOCK), f"HTTP {response.status}")
         return response
 
     async def process_exception(self, request: Any, exception: BaseException) -> None:

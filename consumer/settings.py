@@ -43,6 +43,10 @@ def base_settings(config: Config) -> dict[str, Any]:
             "consumer.politeness.HostPermitMiddleware": 950,
         },
         "TELNETCONSOLE_ENABLED": False,
+        # Scrapy 2.19's remote control runs Python code sent to an HTTP port of every
+        # process (token in a file of the user's profile): never in a crawler fleet. It
+        # also cost start-up (aiohttp) and shut-down (its server's stop).
+        "REMOTE_CONTROL_ENABLED": False,
         "LOG_LEVEL": config.log_level,
         "LOGSTATS_INTERVAL": 60.0,
         **scrapy_redis_settings(config.redis),
@@ -59,6 +63,16 @@ def consumer_settings(config: Config) -> dict[str, Any]:
             # it start 100 asyncio tasks per page (scraper._parallel_asyncio).
             "CONCURRENT_ITEMS": 1,
             "ITEM_PIPELINES": {"consumer.pipelines.CommitPipeline": 100},
+            # Redirects within the site only, and no connection to loopback, private or
+            # metadata addresses unless the site is there (consumer/redirects.py,
+            # consumer/addresses.py).
+            "INVCRAWL_ALLOW_HOSTS": list(config.allow_hosts),
+            "TWISTED_DNS_RESOLVER": "consumer.addresses.GuardedResolver",
+            "DOWNLOADER_MIDDLEWARES": {
+                **settings["DOWNLOADER_MIDDLEWARES"],
+                "consumer.addresses.AddressGuardMiddleware": 50,
+                "consumer.redirects.SiteRedirectMiddleware": 590,
+            },
         }
     )
     return settings

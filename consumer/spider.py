@@ -18,9 +18,13 @@ from twisted.python.failure import Failure
 from common.config import Config
 from common.extract import Target, extract_page
 from common.items import ItemStatus, PageOutcome, build_item, status_items
-from consumer.failures import classify_exception, classify_status
+from common.validators import response_validators
+from consumer import addresses, redirects
+from consumer.budget import ExtractionTimeout, budget
+from consumer.failures import Outcome, classify_exception, classify_status
 from consumer.politeness import HostBusy
 from consumer.worker import Upstream, Worker, new_stat_sink
+from frontier.connection import connect
 from frontier.session import Claim, Frontier
 
 CLAIM = "invcrawl_claim"
@@ -34,6 +38,7 @@ class PageResult:
     claim: Claim
     outcome: PageOutcome
     items: list[dict[str, Any]] = field(default_factory=list)
+    validators: str = ""  # what the next refresh revalidates the page with ("" = none)
 
     def __repr__(self) -> str:  # Scrapy logs items; keep it to one short line
         return f"<PageResult {self.claim.task.url} {self.outcome} items={len(self.items)}>"
@@ -57,9 +62,15 @@ class PageSpider(Spider):
         upstream: Upstream | None = None,
         **kwargs: Any,
     ) -> PageSpider:
-        # The process's one Redis client: scrapy-redis builds it from REDIS_URL/REDIS_PARAMS.
+        # The process's one Redis client: scrapy-redis builds it from REDIS_URL/REDIS_PARAMS
+        # (a cluster client, which scrapy-redis cannot build, comes from frontier/connection).
+        client = (
+            connect(config.redis or "", cluster=True)
+            if config.redis_cluster
+            else get_redis_from_settings(crawler.settings)
+        )
         worker = Worker(
-            Frontier(get_redis_from_settings(crawler.settings)),
+            Frontier(client),
             config,
             stat=new_stat_sink(lambda: crawler.stats),
             upstream=upstream,
@@ -84,6 +95,7 @@ class PageSpider(Spider):
                 continue
             yield Request(
                 task.download_url,
+                headers=task.validators.conditional_headers() if task.validators else None,
                 callback=self.parse_page,
                 errback=self.page_failed,
                 dont_filter=True,  # a retried page must be fetched again
@@ -92,6 +104,15 @@ class PageSpider(Spider):
 
     async def parse_page(self, response: Response) -> list[PageResult]:
         claim: Claim = response.meta[CLAIM]
+        known = claim.task.validators
+        if response.status == 304 and known:  # a refresh's conditional GET: unchanged
+            return [PageResult(claim, PageOutcome.UNCHANGED, [], known.encode())]
+        if response.meta.get(redirects.OFFSITE):  # redirected off the site: not followed
+            reason = response.meta[redirects.OFFSITE]
+            return [self._status_result(claim, reason, PageOutcome.OFFSITE)]
+        if response.meta.get(redirects.DEAD):
+            await self.worker.fail(claim, Outcome("dead", response.meta[redirects.DEAD]))
+            return []
         outcome = classify_status(response.status, _header(response, b"Retry-After"))
         if outcome.kind == "not_found":
             return [self._status_result(claim, outcome.reason)]
@@ -99,16 +120,33 @@ class PageSpider(Spider):
             await self.worker.fail(claim, outcome)
             return []
         try:
-            items = self.extract(claim, response)
+            body = inflate_gzip(response.body, self.max_page_bytes)
+            validators = response_validators(
+                _header(response, b"ETag"),
+                _header(response, b"Last-Modified"),
+                body,
+                claim.task.entries_digest,
+            )
+            if known and known.body_hash == validators.body_hash:  # same bytes: no extraction
+                return [PageResult(claim, PageOutcome.UNCHANGED, [], validators.encode())]
+            with budget(self.worker.config.extract_budget):
+                items = self.extract(claim, response, body)
+        except ExtractionTimeout as exc:  # a hostile or pathological page
+            await self.worker.fail(claim, Outcome("retry", str(exc)))
+            return []
         except Exception as exc:
             await self.worker.fail_with_exception(claim, exc)
             return []
-        return [PageResult(claim, PageOutcome.FETCHED, items)]
+        return [PageResult(claim, PageOutcome.FETCHED, items, validators.encode())]
 
     async def page_failed(self, failure: Failure) -> list[PageResult]:
         claim: Claim = failure.request.meta[CLAIM]  # type: ignore[attr-defined]
         if isinstance(failure.value, HostBusy):  # its host is blocked or busy for a while
             await self.worker.postpone(claim, failure.value.wait)
+            return []
+        refused = addresses.POLICY.refusal_of(failure.request.url)  # type: ignore[attr-defined]
+        if refused:  # an address we must not connect to: never retried
+            await self.worker.fail(claim, Outcome("dead", refused))
             return []
         outcome = classify_exception(failure.value)
         if outcome.kind == "skipped":
@@ -118,7 +156,7 @@ class PageSpider(Spider):
         await self.worker.fail(claim, outcome)
         return []
 
-    def extract(self, claim: Claim, response: Response) -> list[dict[str, Any]]:
+    def extract(self, claim: Claim, response: Response, body: bytes) -> list[dict[str, Any]]:
         task = claim.task
         crawl = self.worker.crawl_info(claim)
         targets = [Target(e.name, e.domain, e.role, e.anchor, e.dispname) for e in task.entries]
@@ -126,7 +164,6 @@ class PageSpider(Spider):
         # which is meaningless for a gzip file served as is (it guesses "ascii" and the
         # page parses truncated); without one the extractor reads <meta charset>.
         encoding = declared_charset(response)
-        body = inflate_gzip(response.body, self.max_page_bytes)
         # Links are re-based on the page's canonical URL unless the server redirected.
         base = task.url if response.url == task.download_url else response.url
         contents = extract_page(body, base, targets, encoding=encoding)
@@ -142,6 +179,7 @@ class PageSpider(Spider):
         status = {
             PageOutcome.NOT_FOUND: ItemStatus.PAGE_NOT_FOUND,
             PageOutcome.SKIPPED: ItemStatus.SKIPPED,
+            PageOutcome.OFFSITE: ItemStatus.OFFSITE,
         }[outcome]
         items = status_items(self.worker.crawl_info(claim), claim.task, status, reason)
         return PageResult(claim, outcome, items)

@@ -19,18 +19,19 @@ import secrets
 import socket
 import time
 import traceback
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from common.config import Config
 from common.items import CrawlInfo, PageOutcome, bucket_count, prepare
+from consumer.dead_pages import record_dead_pages
 from consumer.failures import Outcome, backoff_delay
+from consumer.heartbeat import beat_crawl, heartbeat_loop
 from consumer.outages import Outages, StatSink
 from consumer.politeness import HostGate
 from consumer.scheduling import CrawlRotation
 from consumer.slots import SlotPolicy
-from frontier.connection import is_transient
 from frontier.hosts import origin_of
 from frontier.session import Claim, CommitResult, CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
@@ -60,6 +61,7 @@ class ServedCrawl:
     slots: SlotPolicy
     listed_at: float | None  # its score in the registry when seen (None: pinned)
     origin: str | None  # the host its pages are on (None: a local site)
+    dead_recorded: set[str] = field(default_factory=set)  # dead pages given failed items
 
 
 class Worker:
@@ -141,7 +143,10 @@ class Worker:
                 if not upstream_busy and self._all_done():
                     return
                 free = self.config.concurrency - len(self.held)
-                if free <= 0 or self._isolated():
+                # With pages in hand, claim once a quarter of the room is free: one claim
+                # (a Redis round trip and a script run) then brings several pages, not one.
+                wanted = max(1, self.config.concurrency // 4) if self.held else 1
+                if free < wanted or self._isolated():
                     await self._sleep(1.0)
                     continue
                 claims = await self._claim_turn(free)
@@ -149,8 +154,11 @@ class Worker:
                     yield claim
                 if not upstream_busy:
                     await self._retire_complete()
-                if not claims:
-                    await self._sleep(min(self.rotation.next_ready_in(), DISCOVER_EVERY))
+                    if self._all_done():  # at once, not after an idle sleep
+                        return
+                if not claims:  # until a crawl is worth asking again, or the next look
+                    discover_in = self._next_discovery - time.monotonic()
+                    await self._sleep(min(self.rotation.next_ready_in(), max(0.0, discover_in)))
         except Exception as exc:
             self.fatal = f"{type(exc).__name__}: {exc}"
             raise
@@ -248,6 +256,12 @@ class Worker:
             served = self.crawls.get(crawl_id)
             if served is None or crawl_id in held:
                 continue
+
+            def record(s: ServedCrawl = served) -> Awaitable[int]:
+                return record_dead_pages(s.session, s.info, s.buckets, s.dead_recorded)
+
+            # Before completion, so that the finished crawl has them: consumer/dead_pages.py
+            await self.outages.call(record, give_up_when_stopping=True)
             complete = await self.outages.call(
                 served.session.is_complete, give_up_when_stopping=True
             )
@@ -307,9 +321,9 @@ class Worker:
         if origin:  # listed for status at once (the heartbeat keeps it listed)
             now = await self.outages.call(self.frontier.registry.server_ms) or 0
             await self.outages.call(lambda: self.frontier.hosts.register([origin], now))
-        await self.outages.call(lambda: self._beat_crawl(served))
+        await self.outages.call(lambda: beat_crawl(self, served))
         if self._heartbeat is None or self._heartbeat.done():
-            self._heartbeat = asyncio.ensure_future(self._heartbeat_loop())
+            self._heartbeat = asyncio.ensure_future(heartbeat_loop(self))
         log.info("consumer %s serving crawl %s (%d slots)", self.id, crawl_id, layout.slots)
 
     async def _detach(self, served: ServedCrawl, finished: bool) -> None:
@@ -328,17 +342,21 @@ class Worker:
     # -- settling ------------------------------------------------------------------------
 
     async def commit(
-        self, claim: Claim, items: Sequence[Mapping[str, Any]], outcome: PageOutcome
+        self,
+        claim: Claim,
+        items: Sequence[Mapping[str, Any]],
+        outcome: PageOutcome,
+        validators: str = "",
     ) -> CommitResult | None:
         served = self.crawls[claim.crawl_id]
         prepared = [prepare(item, served.buckets) for item in items]
         try:
             result = await self.outages.call(
-                lambda: served.session.commit(claim, prepared, outcome),
+                lambda: served.session.commit(claim, prepared, outcome, validators),
                 deadline=self._settle_deadline(claim),
             )
         finally:
-            self._settled(claim)
+            self.settled(claim)
         if result is None:
             return None
         if result.committed:
@@ -379,7 +397,7 @@ class Worker:
                 deadline=self._settle_deadline(claim),
             )
         finally:
-            self._settled(claim)
+            self.settled(claim)
         if result:
             self.stat(f"invcrawl/{result}", 1)
             level = logging.WARNING if result == "dead" else logging.INFO
@@ -405,7 +423,7 @@ class Worker:
                 deadline=self._settle_deadline(claim),
             )
         finally:
-            self._settled(claim)
+            self.settled(claim)
 
     async def fail_with_exception(self, claim: Claim, exc: BaseException) -> None:
         """An unexpected error in our own code is deterministic: dead-letter at once with
@@ -414,80 +432,20 @@ class Worker:
         log.error("extraction failed on %s", claim.task.url, exc_info=exc)
         await self.fail(claim, Outcome("dead", f"internal error: {text[:500]}"), dead_now=True)
 
-    def _settled(self, claim: Claim) -> None:
+    def settled(self, claim: Claim) -> None:
+        """The claim is no longer ours (committed, failed, released, lease lost or
+        abandoned): make room for the next claims."""
         self.held.pop((claim.crawl_id, claim.task.id), None)
+        if not any(crawl_id == claim.crawl_id for crawl_id, _ in self.held):
+            # Its last page in hand: check the crawl for completion now, not after its
+            # idle backoff (up to a second at the end of every crawl, measured).
+            self._emptied.append(claim.crawl_id)
         self._wake.set()
 
     def _settle_deadline(self, claim: Claim) -> float:
         # Keep trying to settle through a Redis outage; after the hard deadline plus a
         # lease the result would be fenced anyway and the task is reaped instead.
         return claim.claimed_at + self.config.task_deadline + self.config.lease
-
-    # -- heartbeat -----------------------------------------------------------------------
-
-    async def _heartbeat_loop(self) -> None:
-        interval = max(0.2, self.config.lease / 3)
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                await self.hosts.renew()
-                origins = {s.origin for s in self.crawls.values() if s.origin}
-                await self.frontier.hosts.register(
-                    origins, await self.frontier.registry.server_ms()
-                )
-            except Exception as exc:
-                if not is_transient(exc):
-                    log.exception("heartbeat of the host permits failed")
-                self.outages.note(exc)
-                continue
-            for served in list(self.crawls.values()):
-                try:
-                    await self._beat_crawl(served)
-                except Exception as exc:
-                    if is_transient(exc):
-                        self.outages.note(exc)
-                        break
-                    log.exception("heartbeat of crawl %s failed", served.session.crawl_id)
-
-    async def _beat_crawl(self, served: ServedCrawl) -> None:
-        """Renew this consumer's leases on one crawl, refresh its slots, reap."""
-        session, crawl_id = served.session, served.session.crawl_id
-        now = time.monotonic()
-        renew = []
-        for claim in [c for (cid, _), c in self.held.items() if cid == crawl_id]:
-            if now - claim.claimed_at > self.config.task_deadline:
-                # Hard deadline: stop renewing; the lease expires and the task is reaped.
-                log.warning(
-                    "%s exceeded the %.0fs task deadline; abandoning it",
-                    claim.task.url,
-                    self.config.task_deadline,
-                )
-                self.stat("invcrawl/abandoned", 1)
-                self._settled(claim)
-            else:
-                renew.append(claim)
-        info = {
-            "host": socket.gethostname(),
-            "pid": os.getpid(),
-            "started": self.started,
-            "slots": served.slots.owned,
-            "held": len(renew),
-            "lease_ms": self.config.lease_ms,  # status judges liveness by the beat's own lease
-        }
-        for task_id in await session.renew(self.id, renew, self.config.lease_ms, info):
-            lost = self.held.get((crawl_id, task_id))
-            if lost:
-                log.warning("lease of %s lost", lost.task.url)
-                self.stat("invcrawl/leases_lost", 1)
-                self._settled(lost)
-        await served.slots.refresh()
-        for slot in served.slots.reap_order():
-            requeued, dead = await session.reap(slot, served.max_tries)
-            if requeued or dead:
-                log.info("reaped %s slot %d: %d requeued, %d dead", crawl_id, slot, requeued, dead)
-                self.stat("invcrawl/reaped", requeued + dead)
-                self.rotation.wake(crawl_id)
-        self.outages.over()
 
 
 def new_stat_sink(get_stats: Callable[[], Any]) -> StatSink:

@@ -8,8 +8,9 @@ the number of viewers. The process only ever reads Redis (a test checks every co
 sends), and its throughput history lives in its own memory.
 
 Routes: ``GET /`` the page; ``GET /api/status`` the latest snapshot (JSON);
-``GET /api/events`` the snapshots as server-sent events; ``POST /api/login`` trades the
-token for a session cookie; ``GET /healthz``.
+``GET /api/events`` the snapshots as server-sent events; ``GET /api/crawl/{id}`` one
+crawl in detail (``status --crawl-id ID --json`` with its dead letters), read on demand;
+``POST /api/login`` trades the token for a session cookie; ``GET /healthz``.
 """
 
 from __future__ import annotations
@@ -35,9 +36,10 @@ from aiohttp import web
 from redis.exceptions import RedisError
 
 from common.config import Config, ConfigError
-from dashboard.snapshot import Throughput, mask_url, take
+from common.secrets import mask_secrets, mask_url
+from dashboard.snapshot import Throughput, crawl_detail, take
 from frontier.connection import connect
-from frontier.session import Frontier
+from frontier.session import CrawlNotFound, Frontier
 
 log = logging.getLogger(__name__)
 
@@ -69,13 +71,13 @@ def access_secret(config: Config) -> str | None:
     A bind beyond loopback without either is refused."""
     if config.dashboard_token:
         return config.dashboard_token
-    if is_loopback(config.dashboard_bind):
+    if is_loopback(config.bind):
         return None
     parts = urlsplit(config.redis or "")
     if parts.username and parts.username != "default" and parts.password:
         return parts.password
     raise ConfigError(
-        f"--bind {config.dashboard_bind} makes the dashboard reachable from other machines: "
+        f"--bind {config.bind} makes the dashboard reachable from other machines: "
         "give it a token to ask for (INVCRAWL_DASHBOARD_TOKEN or --token), or connect as a "
         "Redis reader user (--redis redis://USER:PASSWORD@...), whose password it asks for"
     )
@@ -120,10 +122,10 @@ class Sampler:
             data = await take(self.frontier, self.redis_url, self.lease_ms, self.throughput)
         except (RedisError, OSError) as exc:
             log.warning("reading the status failed: %s", exc)
-            data = {"error": f"cannot read Redis at {mask_url(self.redis_url)}: {exc}"}
+            data = {"error": mask_secrets(f"cannot read Redis at {self.redis_url}: {exc}")}
         except Exception as exc:  # a bug must not stop the page's updates for good
             log.exception("building the status failed")
-            data = {"error": f"the dashboard could not build the status: {exc!r}"}
+            data = {"error": mask_secrets(f"the dashboard could not build the status: {exc!r}")}
         async with self._changed:
             self.body = json.dumps(data, separators=(",", ":")).encode()
             self.version += 1
@@ -189,6 +191,18 @@ async def status(request: web.Request) -> web.Response:
     if got is None:
         raise web.HTTPServiceUnavailable(text="no status read yet")
     return web.Response(body=got[0], content_type="application/json")
+
+
+async def crawl(request: web.Request) -> web.Response:
+    """One crawl in detail, read when asked (the page asks every 2 s while it shows it)."""
+    sampler = request.app[SAMPLER]
+    try:
+        data = await crawl_detail(
+            sampler.frontier, request.match_info["crawl_id"], sampler.lease_ms
+        )
+    except CrawlNotFound:
+        return web.json_response({"error": "no such crawl"}, status=404)
+    return web.json_response(data)
 
 
 async def events(request: web.Request) -> web.StreamResponse:
@@ -265,6 +279,7 @@ def build_app(sampler: Sampler, secret: str | None, focus: str | None = None) ->
     app[STREAMS] = set()
     app.router.add_get("/", index)
     app.router.add_get("/api/status", status)
+    app.router.add_get("/api/crawl/{crawl_id}", crawl)
     app.router.add_get("/api/events", events)
     app.router.add_post("/api/login", login)
     app.router.add_get("/healthz", healthz)
@@ -292,7 +307,7 @@ def build_app(sampler: Sampler, secret: str | None, focus: str | None = None) ->
 async def serve(config: Config, secret: str | None) -> None:
     """Serve until SIGINT or SIGTERM."""
     assert config.redis
-    frontier = Frontier(connect(config.redis))
+    frontier = Frontier(connect(config.redis, config.redis_cluster))
     sampler = Sampler(frontier, config.redis, config.lease_ms)
     runner = web.AppRunner(
         build_app(sampler, secret, config.crawl_id),
@@ -302,7 +317,7 @@ async def serve(config: Config, secret: str | None) -> None:
     )
     await runner.setup()
     try:
-        site = web.TCPSite(runner, config.dashboard_bind, config.dashboard_port)
+        site = web.TCPSite(runner, config.bind, config.port)
         await site.start()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

@@ -3,7 +3,8 @@
 history kept in this process's memory: the dashboard never writes to Redis.
 
 Pure apart from :func:`take`, which reads the status. Nothing here shows a secret: the
-Redis URL and every site or page URL pass through :func:`mask_url`.
+Redis URL, every site and page URL and every error text are masked
+(:mod:`common.secrets`).
 """
 
 from __future__ import annotations
@@ -12,39 +13,11 @@ import time
 from collections import deque
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from common.secrets import mask_secrets, mask_url
+from frontier.admin import dead_tasks
 from frontier.session import Frontier
 from frontier.status import status_view
-
-MASK = "***"
-SECRET_PARAMS = frozenset({"password", "pass", "passwd", "token", "secret", "auth", "key"})
-
-
-def mask_url(url: str | None) -> str | None:
-    """``url`` with its password (``user:PASSWORD@``) and secret query parameters
-    (``?password=...``) replaced by ``***``; anything unparsable becomes ``***``."""
-    if not url:
-        return url
-    try:
-        parts = urlsplit(url)
-        netloc = parts.netloc
-        if "@" in netloc:
-            userinfo, _, hostport = netloc.rpartition("@")
-            user, colon, _password = userinfo.partition(":")
-            # user:password@ keeps the user; a lone userinfo may be a password: masked
-            netloc = f"{user}:{MASK}@{hostport}" if colon else f"{MASK}@{hostport}"
-        query = parts.query
-        if query:
-            pairs = parse_qsl(query, keep_blank_values=True)
-            query = urlencode(
-                [(k, MASK if k.lower() in SECRET_PARAMS else v) for k, v in pairs], safe="*"
-            )
-        head = f"{parts.scheme}://" if "://" in url else f"{parts.scheme}:"
-        tail = (f"?{query}" if query else "") + (f"#{parts.fragment}" if parts.fragment else "")
-        return head + netloc + parts.path + tail
-    except ValueError:
-        return MASK
 
 
 class Throughput:
@@ -116,9 +89,13 @@ def page_data(fleet: dict[str, Any], redis_url: str, throughput: Throughput) -> 
     crawls = []
     for crawl in fleet["crawls"]:
         row = {k: v for k, v in crawl.items() if k != "counters"}
-        row["site"] = mask_url(row.get("site"))
+        row["site"] = _masked(row.get("site"))
+        row["error"] = _masked(row.get("error"))
         crawls.append(row)
-    dead = [{**row, "url": mask_url(row.get("url"))} for row in fleet.get("dead_letters", [])]
+    dead = [
+        {**row, "url": _masked(row.get("url")), "error": _masked(row.get("error"))}
+        for row in fleet.get("dead_letters", [])
+    ]
     return {
         **fleet,
         "crawls": crawls,
@@ -130,6 +107,10 @@ def page_data(fleet: dict[str, Any], redis_url: str, throughput: Throughput) -> 
     }
 
 
+def _masked(text: Any) -> Any:
+    return mask_secrets(text) if isinstance(text, str) else text
+
+
 async def take(
     frontier: Frontier, redis_url: str, lease_ms: int, throughput: Throughput
 ) -> dict[str, Any]:
@@ -137,3 +118,18 @@ async def take(
     fleet, _ = await status_view(frontier, None, lease_ms)
     throughput.add(int(fleet["server_time"]), fleet["crawls"])
     return page_data(fleet, redis_url, throughput)
+
+
+async def crawl_detail(frontier: Frontier, crawl_id: str, lease_ms: int) -> dict[str, Any]:
+    """One crawl as ``status --crawl-id ID --json`` shows it (slots, consumers), with
+    its dead letters and the command that redrives them; raises CrawlNotFound."""
+    data, _ = await status_view(frontier, crawl_id, lease_ms)
+    dead = await dead_tasks(frontier.crawl(crawl_id))
+    data.pop("counters", None)
+    data["site"] = _masked(data.get("site"))
+    data["error"] = _masked(data.get("error"))
+    data["dead_letters"] = [
+        {**row, "url": _masked(row.get("url")), "error": _masked(row.get("error"))} for row in dead
+    ]
+    data["redrive_command"] = f"invcrawl dlq redrive --all --crawl-id {crawl_id}"
+    return data

@@ -12,12 +12,21 @@ explicitly, with backoff, where that is safe (docs/delivery.md).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.exceptions import BusyLoadingError, ConnectionError, ResponseError, TimeoutError
+from redis.exceptions import (
+    BusyLoadingError,
+    ClusterDownError,
+    ConnectionError,
+    MasterDownError,
+    ResponseError,
+    TimeoutError,
+)
+
+from common.secrets import mask_secrets, mask_url
 
 # Errors that mean "Redis is unreachable or restarting": back off and try again.
 TRANSIENT_REDIS_ERRORS: tuple[type[BaseException], ...] = (
@@ -25,6 +34,8 @@ TRANSIENT_REDIS_ERRORS: tuple[type[BaseException], ...] = (
     TimeoutError,
     BusyLoadingError,
     OSError,
+    ClusterDownError,  # a shard failing over or restarting
+    MasterDownError,
 )
 
 
@@ -40,12 +51,21 @@ def redis_params() -> dict[str, Any]:
     }
 
 
-def connect(url: str) -> Redis:
-    """Create the process's client (lazy: no connection is opened yet)."""
+def connect(url: str, cluster: bool = False) -> Redis:
+    """Create the process's client (lazy: no connection is opened yet). ``cluster``
+    (``--redis-cluster``): ``url`` names any node of a Redis Cluster; every script and
+    pipeline of invcrawl touches one hash slot (frontier/keys.py), so the cluster client
+    routes each call to its shard and nothing else changes."""
     try:
+        if cluster:
+            params = redis_params()
+            for name in ("health_check_interval", "retry_on_timeout"):  # not cluster options
+                params.pop(name)
+            # The same command API as Redis (redis-py's async cluster client).
+            return cast(Redis, RedisCluster.from_url(url, **params))
         return Redis.from_url(url, **redis_params())
     except ValueError as exc:
-        raise ValueError(f"invalid Redis URL {url!r}: {exc}") from None
+        raise ValueError(f"invalid Redis URL {mask_url(url)!r}: {mask_secrets(str(exc))}") from None
 
 
 def scrapy_redis_settings(url: str | None) -> dict[str, Any]:

@@ -10,18 +10,21 @@ with what it had not acknowledged (at-least-once; dedupe by ``key`` + ``checksum
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import IO, cast
 
 from redis.exceptions import ResponseError
 
+from common.codec import item_json
 from frontier.session import CrawlSession
 
 CHUNK = 1000
+REMOVED = "removed"  # the stream ``kind`` of a tombstone (tombstone.lua)
 Entry = tuple[str, dict[str, str]]  # stream entry id, fields
 
 
@@ -48,12 +51,30 @@ async def latest_entry_ids(session: CrawlSession) -> dict[str, str]:
 
 
 async def iter_latest(session: CrawlSession) -> AsyncIterator[str]:
-    """The JSON of the latest version of every item, each once."""
-    updated = int(await session.redis.hget(session.keys.stats, "items_updated") or 0)
-    latest = await latest_entry_ids(session) if updated else None
+    """The JSON of the latest version of every live item, each once (a key whose latest
+    entry is a tombstone is left out)."""
+    updated, removed = await session.redis.hmget(
+        session.keys.stats, ["items_updated", "items_removed"]
+    )
+    latest = await latest_entry_ids(session) if int(updated or 0) or int(removed or 0) else None
     async for entry_id, fields in stream_entries(session):
+        if fields.get("kind") == REMOVED:
+            continue
         if latest is None or latest.get(fields["key"]) == entry_id:
-            yield fields["data"]
+            yield item_json(fields["data"])
+
+
+@contextlib.contextmanager
+def open_output(output: Path | None) -> Iterator[IO[str]]:
+    """Append to ``output`` (stdout for None or "-"), closing it afterwards."""
+    out = _open(output, "a")
+    try:
+        yield out
+    finally:
+        if out is sys.stdout:
+            out.flush()
+        else:
+            out.close()
 
 
 def _open(output: Path | None, mode: str) -> IO[str]:
@@ -85,8 +106,9 @@ class IncrementalExport:
     """``export_items`` done while the crawl runs (``invcrawl crawl``): ``pull`` appends
     the items committed since its last call to ``output``'s ``.part`` file, so that once
     the crawl is complete only the tail is left to read. The result is the same file:
-    if a key shows up twice (an item updated by a re-crawl), ``finish`` falls back to
-    the two-pass export, since the file must hold the latest version only."""
+    if a key shows up twice (an item updated by a re-crawl or a refresh) or a tombstone
+    does, ``finish`` falls back to the two-pass export, since the file must hold the
+    latest version of the live items only."""
 
     def __init__(self, session: CrawlSession, output: Path) -> None:
         self.session = session
@@ -107,11 +129,11 @@ class IncrementalExport:
                 break
             for _, fields in batch:
                 key = fields["key"]
-                if key in self.keys:
+                if key in self.keys or fields.get("kind") == REMOVED:
                     self.stale = True
                     break
                 self.keys.add(key)
-                self.out.write(fields["data"] + "\n")
+                self.out.write(item_json(fields["data"]) + "\n")
                 added += 1
             self.after = "(" + batch[-1][0]
         return added
@@ -126,7 +148,8 @@ class IncrementalExport:
         return len(self.keys)
 
     def abandon(self) -> None:
-        self.out.close()
+        with contextlib.suppress(OSError):  # a full disk fails the final flush too
+            self.out.close()
         self.tmp.unlink(missing_ok=True)
 
 
@@ -182,7 +205,7 @@ async def follow_items(
             if not entries:
                 continue
             for _, fields in entries:
-                out.write(fields["data"] + "\n")
+                out.write(item_json(fields["data"]) + "\n")
             out.flush()
             if out is not sys.stdout:
                 os.fsync(out.fileno())

@@ -22,7 +22,10 @@ key                                 type    holds
                                             (``frontier/states.py``), ``error``,
                                             ``created_at``, ``produced_at``, ``started_at``,
                                             ``finished_at``, ``failed_at`` (ms),
-                                            ``max_tries``, ``weight``
+                                            ``max_tries``, ``weight``; refresh:
+                                            ``round``, ``refreshes``, ``inv_etag``,
+                                            ``inv_last_modified``, ``refresh_started_at``,
+                                            ``refreshed_at``, ``next_refresh_at`` (ms)
 ``invcrawl:{C}:task``               HASH    task id -> task JSON (``docs/delivery.md``); deleted
                                             when the task is committed, kept while dead
 ``invcrawl:{C}:seen``               SET     task ids ever enqueued (idempotent enqueue, resume)
@@ -36,12 +39,19 @@ key                                 type    holds
 ``invcrawl:{C}:errors``             HASH    task id -> last error JSON (retries and DLQ)
 ``invcrawl:{C}:dlq``                ZSET    dead task id -> time of death, ms
 ``invcrawl:{C}:dlq:why``            HASH    dead task id -> JSON ``{reason, error, tries, at}``
-``invcrawl:{C}:items``              STREAM  one entry per new or changed item: fields ``key``,
-                                            ``sum``, ``kind`` (new/update), ``task``, ``data``
+``invcrawl:{C}:items``              STREAM  one entry per new, changed or removed item: fields
+                                            ``key``, ``sum``, ``kind`` (new/update/removed),
+                                            ``task``, ``data`` (a tombstone for removed)
+``invcrawl:{C}:pages``              HASH    task id -> the page's refresh validators JSON
+                                            (``common/validators.py``), from its last fetch
+``invcrawl:{C}:inventory``          STRING  the inventory (objects.inv bytes) the crawl was
+                                            last produced from: a refresh diffs against it
+                                            (removed keys) and reuses it on a 304
 ``invcrawl:{C}:isum:<b>``           HASH    item-key digest -> checksum + status letter,
                                             bucketed so each hash stays listpack-encoded
 ``invcrawl:{C}:stats``              HASH    counters: claims, commits, fenced, retries, reaped,
                                             dead, items_new, items_updated, items_unchanged,
+                                            items_removed,
                                             ``status:<s>``, pages_done, fence (token sequence)
 ``invcrawl:{C}:consumers``          ZSET    consumer id -> last heartbeat, ms
 ``invcrawl:{C}:ring``               ZSET    consumer id -> last heartbeat, ms, of the consumers
@@ -129,6 +139,14 @@ class CrawlKeys:
     @property
     def stats(self) -> str:
         return f"{self.base}:stats"
+
+    @property
+    def pages(self) -> str:
+        return f"{self.base}:pages"
+
+    @property
+    def inventory(self) -> str:
+        return f"{self.base}:inventory"
 
     @property
     def consumers(self) -> str:

@@ -117,6 +117,10 @@ class RedisServer:
             *self.extra,
         ]
 
+    def ready(self) -> bool:
+        """Whether the started server answers (a plain-text PING)."""
+        return ping(self.port)
+
     def start(self, timeout: float = 30.0) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         # A new session: Ctrl-C in the user's terminal must not kill Redis before the
@@ -134,7 +138,7 @@ class RedisServer:
                     f"redis-server exited with code {self.process.returncode} at start; "
                     f"see {self.logfile}: {self._log_tail()}"
                 )
-            if ping(self.port):
+            if self.ready():
                 return
             time.sleep(0.02)
         self.kill()

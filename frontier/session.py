@@ -22,6 +22,7 @@ from typing import Any, TypeVar, cast
 from redis.asyncio import Redis
 
 from common.items import PageOutcome, PreparedItem
+from common.secrets import mask_secrets
 from common.sharding import slot_for
 from common.tasks import Task, decode_task, encode_task
 from frontier.hosts import Hosts
@@ -174,7 +175,9 @@ class CrawlSession:
         await self.registry.add(self.crawl_id)
         return CrawlState(
             await self.scripts.run(
-                "produce_failed", {"meta": self.keys.meta}, [error, *_pairs(fields)]
+                "produce_failed",
+                {"meta": self.keys.meta},
+                [mask_secrets(error), *_pairs(fields)],
             )
         )
 
@@ -208,7 +211,11 @@ class CrawlSession:
         return claims
 
     async def commit(
-        self, claim: Claim, items: Sequence[PreparedItem], outcome: PageOutcome
+        self,
+        claim: Claim,
+        items: Sequence[PreparedItem],
+        outcome: PageOutcome,
+        validators: str = "",
     ) -> CommitResult:
         k = self.keys
         fixed = {
@@ -221,14 +228,28 @@ class CrawlSession:
             "errors": k.errors,
             "items": k.items,
             "inflight": k.inflight(claim.slot),
+            "pages": k.pages,
         }
         buckets = KeyIndex(len(fixed))
-        args: list[Any] = [claim.task.id, claim.token, outcome.value, len(items)]
+        args: list[Any] = [claim.task.id, claim.token, outcome.value, len(items), validators]
         for item in items:
             bucket = buckets.add(k.isum(item.bucket))
             args += [bucket, item.field, item.value, item.key, item.status, item.data]
         code, new, updated, unchanged = await self.scripts.run("commit", fixed, args, buckets.keys)
         return CommitResult(code == 1, new, updated, unchanged, expired=code == -1)
+
+    async def dead_items(self, task_id: str, items: Sequence[PreparedItem]) -> bool:
+        """Write the ``failed`` items of a dead-lettered page (False: it is not dead any
+        more, e.g. redriven meanwhile)."""
+        k = self.keys
+        fixed = {"stats": k.stats, "items": k.items, "dlq": k.dlq}
+        buckets = KeyIndex(len(fixed))
+        args: list[Any] = [task_id, len(items)]
+        for item in items:
+            args += [buckets.add(k.isum(item.bucket)), item.field, item.value, item.key]
+            args += [item.status, item.data]
+        written, *_ = await self.scripts.run("dead_items", fixed, args, buckets.keys)
+        return bool(written)
 
     async def fail(
         self,
@@ -259,7 +280,7 @@ class CrawlSession:
                 claim.token,
                 int(delay_ms),
                 max_tries,
-                json.dumps(error, ensure_ascii=False),
+                mask_secrets(json.dumps(error, ensure_ascii=False)),
                 "1" if dead_now else "0",
                 layout.slots,
             ]

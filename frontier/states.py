@@ -11,6 +11,9 @@ transitions below name the script of each); a test checks that every state liter
       ▼                     ▼  │                        │ added), redrive.lua    │
     failed ◄────────────────┘  └── failed               └────────────────────────┘
 
+A refresh (``refresh.lua``) takes a ``finished`` crawl back to ``producing`` for one more
+round: the producer enqueues every page again with its validators.
+
 A crawl that is ``running`` or ``finished`` keeps its state when a re-run of its
 producer fails: its tasks are still valid. ``producer`` is the state of the latest
 production run, independent of the crawl's: completion needs it ``done``.
@@ -49,6 +52,7 @@ TRANSITIONS: dict[tuple[CrawlState | None, CrawlState], tuple[str, ...]] = {
     # a re-run that added pages, or dead letters put back
     (CrawlState.FINISHED, CrawlState.RUNNING): ("produced", "redrive"),
     (CrawlState.RUNNING, CrawlState.FINISHED): ("complete",),
+    (CrawlState.FINISHED, CrawlState.PRODUCING): ("refresh",),  # a refresh round
 }
 
 

@@ -24,23 +24,35 @@ CONSUMER_RECENT_MS = 600_000  # the fleet view lists consumers that beat within 
 DEAD_LETTERS_SHOWN = 100  # the fleet view's latest dead letters
 
 
-async def _alive(
+async def _consumers(
     session: CrawlSession, beats: list[tuple[str, float]], now: int, default_lease_ms: int
-) -> list[str]:
-    """Consumers whose last heartbeat is within three of *their own* leases (a consumer
-    beats every lease/3), whatever lease the process asking for the status uses."""
+) -> list[dict[str, Any]]:
+    """Every consumer that beat on this crawl: its host, pid, slots, pages held, last
+    heartbeat, and whether it is alive: last heartbeat within three of *its own* leases (a
+    consumer beats every lease/3), whatever lease the process asking for the status uses."""
     if not beats:
         return []
     infos = await session.redis.hmget(session.keys.cinfo, [c for c, _ in beats])
-    alive = []
-    for (consumer, beat), info in zip(beats, infos, strict=True):
+    out = []
+    for (consumer, beat), raw in zip(beats, infos, strict=True):
         try:
-            lease_ms = int(json.loads(info or "").get("lease_ms") or default_lease_ms)
+            info = json.loads(raw or "")
         except (TypeError, ValueError):
-            lease_ms = default_lease_ms
-        if now - beat <= 3 * lease_ms:
-            alive.append(consumer)
-    return alive
+            info = {}
+        info = info if isinstance(info, dict) else {}
+        lease_ms = int(info.get("lease_ms") or default_lease_ms)
+        out.append(
+            {
+                "id": consumer,
+                "host": info.get("host"),
+                "pid": info.get("pid"),
+                "slots": info.get("slots") or [],
+                "held": info.get("held"),
+                "last_beat": int(beat),
+                "alive": now - beat <= 3 * lease_ms,
+            }
+        )
+    return out
 
 
 def _summary(
@@ -77,6 +89,11 @@ def _summary(
         "started_at": started or None,
         "finished_at": int(meta.get("finished_at") or 0) or None,
         "error": meta.get("error") or None,
+        "refresh_round": int(meta.get("round") or 0),
+        "last_refresh_at": int(meta.get("refresh_started_at") or 0) or None,
+        "next_refresh_at": int(meta.get("next_refresh_at") or 0) or None,
+        "items_removed": counters.get("items_removed", 0),
+        "server_time": now,
     }
 
 
@@ -113,6 +130,7 @@ async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> dict[st
         pipe.get(k.owner(slot))
     replies = await pipe.execute()
     stream_len, beats, open_tasks, dead_ids = replies[:4]
+    consumers = await _consumers(session, beats, now, lease_ms)
     dead_per_slot: dict[int, int] = {}
     for task_id in dead_ids:
         slot = slot_for(task_id, slots or 1)
@@ -134,11 +152,36 @@ async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> dict[st
         )
     return {
         **summary,
+        "redis_memory": await crawl_memory(session, int(meta.get("buckets") or 0)),
         "pages_open": open_tasks - summary["pages_dead"],
         "stream_entries": stream_len,
         "slots": slots,
         "per_slot": per_slot,
-        "consumers_alive": sorted(await _alive(session, beats, now, lease_ms)),
+        "consumers_alive": sorted(c["id"] for c in consumers if c["alive"]),
+        "consumers": consumers,
+    }
+
+
+async def crawl_memory(session: CrawlSession, buckets: int) -> dict[str, int]:
+    """Redis memory of one crawl's big keys, bytes (MEMORY USAGE, sampled: cheap enough
+    for every status refresh): the item stream, the dedup buckets (a few measured, times
+    their count), task payloads, and what refresh keeps (validators, inventory)."""
+    k = session.keys
+    sampled = list(range(min(buckets, 8)))
+    pipe = session.redis.pipeline(transaction=False)
+    for key in (k.items, k.task, k.pages, k.inventory):
+        pipe.memory_usage(key, samples=5)
+    for b in sampled:
+        pipe.memory_usage(k.isum(b), samples=5)
+    replies = [int(r or 0) for r in await pipe.execute()]
+    stream, tasks, pages, inventory = replies[:4]
+    dedup = sum(replies[4:]) * buckets // len(sampled) if sampled else 0
+    return {
+        "items_stream": stream,
+        "dedup": dedup,
+        "tasks": tasks,
+        "refresh": pages + inventory,
+        "total": stream + dedup + tasks + pages + inventory,
     }
 
 

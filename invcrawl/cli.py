@@ -9,12 +9,15 @@ traceback means a bug in invcrawl.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from common.config import COMMANDS, OPTIONS, ConfigError, Option, load_config
-from invcrawl.errors import EXIT_INTERRUPTED, EXIT_USAGE, fail
+from common.secrets import install_log_masking
+from invcrawl.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, fail
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,6 +77,7 @@ def cli_values(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    install_log_masking()  # no password of a Redis or proxy URL in any log line
     args = build_parser().parse_args(argv)
     try:
         config = load_config(cli_values(args))
@@ -82,10 +86,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     from invcrawl import commands  # noqa: PLC0415 - keep --help fast
 
     try:
-        return commands.run(args.command, config)
+        code = commands.run(args.command, config)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return code
     except KeyboardInterrupt:
         print("invcrawl: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return quiet_broken_pipe()
+
+
+def quiet_broken_pipe() -> int:
+    """The reader of standard output went away (``invcrawl ... | head``): end quietly
+    with the exit code of a pipe writer killed by SIGPIPE. SIGPIPE itself stays ignored
+    (a Redis socket closing must not kill the process); standard output is pointed at
+    /dev/null so that the interpreter's final flush does not complain."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":

@@ -13,16 +13,19 @@ import sys
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
-from redis.exceptions import RedisError
+from redis.exceptions import NoPermissionError
 
 from common.config import Config, ConfigError
 from common.inventory import InventoryError, inventory_to_dict
+from common.secrets import mask_secrets
 from common.site import SiteError, inventory_url, parse_sites_file, plan_sites
 from frontier.connection import connect
 from frontier.scripts import StaleLayout
 from frontier.server import RedisServerError, embedded_redis
 from frontier.session import CrawlNotFound, CrawlSession, Frontier
+from frontier.startup import RedisUnavailable, redis_url, wait_for_redis
 from invcrawl.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UserError, fail
+from invcrawl.outputs import check_crawl_outputs, check_output_file, write_failed
 
 T = TypeVar("T")
 
@@ -43,6 +46,11 @@ def run(command: str, config: Config) -> int:
         return handler(config)
     except CrawlNotFound as exc:
         return fail(f"no crawl {exc} in this Redis (see `invcrawl status`)", EXIT_USAGE)
+    except NoPermissionError as exc:  # an ACL user without the rights of this command
+        return fail(
+            f"Redis refused a command to this user: {exc} (deploy/redis/users.acl.in "
+            "lists what each invcrawl user may do)"
+        )
     except USER_ERRORS as exc:
         return fail(
             str(exc), EXIT_USAGE if isinstance(exc, (ConfigError, SiteError)) else EXIT_FAILED
@@ -56,9 +64,14 @@ def run(command: str, config: Config) -> int:
 def redis_for(config: Config, *, create: bool) -> Iterator[Config]:
     """Yield the config with ``redis`` set: the given URL, or the embedded server of
     ``--data-dir`` (started if needed; ``create=False`` refuses to start an empty one)."""
+    if config.redis_cluster and not config.redis:
+        raise ConfigError(
+            "--redis-cluster needs --redis URL of a cluster node (the embedded Redis is one server)"
+        )
     if config.redis:
-        preflight(config.redis)
-        yield config
+        live = dataclasses.replace(config, redis=redis_url(config))  # TLS options
+        preflight(live.redis or "", config.redis_wait)
+        yield live
         return
     data_dir = config.data_dir
     has_data = (data_dir / "appendonlydir").exists() or (data_dir / "appendonly.aof").exists()
@@ -68,26 +81,23 @@ def redis_for(config: Config, *, create: bool) -> Iterator[Config]:
             "--redis URL, or run `invcrawl crawl SITE` first"
         )
     with embedded_redis(data_dir, config.fsync) as url:
-        preflight(url)
+        preflight(url, 0)
         yield dataclasses.replace(config, redis=url)
 
 
-def preflight(url: str) -> None:
-    """Fail fast, in one line, when Redis is unreachable or the URL is invalid."""
+def preflight(url: str, wait: float) -> None:
+    """Check Redis answers before any work starts, retrying for up to ``wait`` seconds
+    (a Redis restarting beside us); fail in one line when it does not or cannot."""
 
-    async def ping() -> None:
-        client = connect(url)
-        try:
-            await client.ping()
-        finally:
-            await client.aclose()
+    def say(text: str) -> None:
+        print(f"invcrawl: {text}", file=sys.stderr, flush=True)
 
     try:
-        asyncio.run(ping())
+        asyncio.run(wait_for_redis(url, wait, say))
     except ValueError as exc:
+        raise UserError(mask_secrets(str(exc))) from None
+    except RedisUnavailable as exc:
         raise UserError(str(exc)) from None
-    except (RedisError, OSError) as exc:
-        raise UserError(f"cannot connect to Redis at {url}: {exc}") from None
 
 
 def with_frontier(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:
@@ -95,7 +105,7 @@ def with_frontier(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:
     assert config.redis
 
     async def main() -> T:
-        frontier = Frontier(connect(config.redis or ""))
+        frontier = Frontier(connect(config.redis or "", config.redis_cluster))
         try:
             return await job(frontier)
         finally:
@@ -142,6 +152,8 @@ def _sites(config: Config) -> list[tuple[str, str]]:
             raise UserError(f"cannot read --sites {config.sites_file}: {exc.strerror}") from None
     if len(config.crawl_ids) > 1:
         raise UserError("--crawl-id names one crawl; several sites get one crawl id each")
+    for site in sites:  # a missing directory or a bad URL is a usage error, whatever the flags
+        inventory_url(site)
     return plan_sites(sites, config.crawl_id)
 
 
@@ -222,6 +234,7 @@ def cmd_crawl(config: Config) -> int:
             f"-o names one output file, but {len(sites)} sites were given: use --out-dir DIR "
             "(one <crawl-id>.jsonl each)"
         )
+    check_crawl_outputs(config)  # before anything is crawled
     with redis_for(config, create=True) as live:
         return run_crawl(live, sites)
 
@@ -275,10 +288,40 @@ def cmd_export(config: Config) -> int:
             return await follow_items(session, config.output, config.group)
         return await export_items(session, config.output)
 
+    check_output_file(config.output)
     with redis_for(config, create=False) as live:
-        count = with_frontier(live, job)
+        try:
+            count = with_frontier(live, job)
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError | ConnectionError | TimeoutError):
+                raise
+            if config.output is not None and str(config.output) != "-":
+                config.output.with_name(config.output.name + ".part").unlink(missing_ok=True)
+            raise write_failed(config.output, exc, "nothing was changed in Redis") from None
     if not live.follow:
         print(f"{count} items written to {live.output or 'stdout'}", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_changes(config: Config) -> int:
+    """The change feed as JSON Lines; the cursor to resume from goes to stderr."""
+    from frontier.changes import read_changes  # noqa: PLC0415
+    from frontier.export import open_output  # noqa: PLC0415
+
+    async def job(frontier: Frontier) -> tuple[int, str]:
+        session = await resolve_crawl(frontier, config)
+        with open_output(config.output) as out:
+
+            def emit(event: dict[str, Any]) -> None:
+                out.write(json.dumps(event, ensure_ascii=False) + "\n")
+                if config.follow:
+                    out.flush()
+
+            return await read_changes(session, config.since, emit, follow=config.follow)
+
+    with redis_for(config, create=False) as live:
+        count, cursor = with_frontier(live, job)
+    print(f"{count} change(s); resume with --since {cursor}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -335,6 +378,5 @@ def cmd_dashboard(config: Config) -> int:
             return run_dashboard(live, secret)
         except OSError as exc:
             raise UserError(
-                f"cannot serve the dashboard on {live.dashboard_bind}:{live.dashboard_port}: "
-                f"{exc.strerror or exc}"
+                f"cannot listen on {live.bind}:{live.port}: {exc.strerror or exc}"
             ) from None

@@ -2,6 +2,8 @@
 consumer processes (the first also produces every crawl) and respawns crashed ones,
 shows progress, writes one JSON Lines file per crawl as items arrive, and prints a
 summary. Running it again resumes: committed pages are never fetched again.
+``--refresh`` re-checks finished crawls (``frontier/refresh.py``); ``--every`` repeats
+that on a period.
 
 A site whose inventory cannot be read (404, not an inventory) is reported in one line
 (the producer records the error in the crawl's meta, where this reads it) and the other
@@ -11,7 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
+import logging
+import os
+import random
 import signal
 import sys
 import time
@@ -19,15 +25,22 @@ from pathlib import Path
 from typing import Any
 
 from common.config import OPTIONS, Config
+from common.secrets import has_password
 from frontier.connection import connect
 from frontier.export import IncrementalExport
+from frontier.refresh import Refresh
 from frontier.session import CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
 from frontier.status import crawl_summary
-from invcrawl.errors import EXIT_DEAD_PAGES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from invcrawl.errors import EXIT_DEAD_PAGES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
+from invcrawl.outputs import write_failed
 from invcrawl.render import duration, fleet_progress_line, progress_line
 
 MAX_RESPAWNS = 20
+KEPT = (
+    "the crawl is kept in Redis: free some space and run the same command again to write the file"
+)
+log = logging.getLogger("invcrawl.crawl")
 
 
 def child_argv(config: Config, command: str, *extra: str) -> list[str]:
@@ -38,16 +51,67 @@ def child_argv(config: Config, command: str, *extra: str) -> list[str]:
         if not option.inherited or command not in option.commands:
             continue
         value = getattr(config, option.name)
+        if option.name == "redis" and value and has_password(value):
+            continue  # never on a command line (`ps` shows it): see child_env
         if option.switch is not None:
             if value == option.switch:
                 argv.append(option.flag)
+        elif isinstance(value, tuple):
+            if value:
+                argv += [option.flag, ",".join(value)]
         elif value is not None:
             argv += [option.flag, str(value)]
     return argv + list(extra)
 
 
+def child_env(config: Config) -> dict[str, str] | None:
+    """The environment of a child process: a Redis URL with a password goes there
+    rather than on the command line, where any user of the machine could read it."""
+    if not (config.redis and has_password(config.redis)):
+        return None
+    return {**os.environ, "INVCRAWL_REDIS": config.redis}
+
+
 def run_crawl(config: Config, sites: list[tuple[str, str]]) -> int:
-    return asyncio.run(CrawlRun(config, sites).run())
+    """One crawl (or refresh) of every site; with ``--every``, then a refresh of them all
+    on that period (jittered by 10%), until interrupted."""
+    code = asyncio.run(CrawlRun(config, sites).run())
+    if config.every is None or code == EXIT_INTERRUPTED:
+        return code
+    config = dataclasses.replace(config, refresh=True)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        while True:
+            delay = config.every * random.uniform(0.9, 1.1)
+            asyncio.run(_mark_next_refresh(config, sites, delay))
+            print(f"next refresh in {duration(delay)}", file=sys.stderr, flush=True)
+            time.sleep(delay)
+            code = asyncio.run(CrawlRun(config, sites).run())
+            if code == EXIT_INTERRUPTED:
+                return code
+    except KeyboardInterrupt:
+        asyncio.run(_mark_next_refresh(config, sites, None))
+        return EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+async def _mark_next_refresh(
+    config: Config, sites: list[tuple[str, str]], delay: float | None
+) -> None:
+    """Where ``status`` shows it: when each crawl's next scheduled refresh is due."""
+    frontier = Frontier(connect(config.redis or "", config.redis_cluster))
+    try:
+        now = await frontier.crawl(sites[0][1]).server_ms()
+        for _, crawl_id in sites:
+            at = None if delay is None else now + int(delay * 1000)
+            await Refresh(frontier.crawl(crawl_id)).mark_next(at)
+    finally:
+        await frontier.aclose()
 
 
 class CrawlRun:
@@ -68,6 +132,7 @@ class CrawlRun:
         self.reported: set[str] = set()  # crawls whose producer error was shown
         self.summaries: dict[str, dict[str, Any]] = {}
         self.exports: dict[str, IncrementalExport] = {}
+        self.before: dict[str, dict[str, int]] = {}  # item counters before a refresh
         mode = config.progress
         self.progress = ("bar" if sys.stderr.isatty() else "lines") if mode == "auto" else mode
 
@@ -84,10 +149,12 @@ class CrawlRun:
             loop.add_signal_handler(sig, self._interrupt)
         what = self.sites[0][0] if len(self.sites) == 1 else f"{len(self.sites)} sites"
         self.say(f"crawl {', '.join(self.crawl_ids)[:60]}: reading the inventory of {what}")
-        frontier = Frontier(connect(self.config.redis or ""))
+        frontier = Frontier(connect(self.config.redis or "", self.config.redis_cluster))
         sessions = {c: frontier.crawl(c) for c in self.crawl_ids}
         written: dict[str, int] = {}
         try:
+            if self.config.refresh:
+                await self.start_refresh(sessions)
             # Items are written out while the crawl runs (this process is otherwise idle),
             # so that the end of a crawl only has the last ones left to read.
             for crawl_id, session in sessions.items():
@@ -100,7 +167,13 @@ class CrawlRun:
             # needs its producer done, so none can finish a half-enqueued crawl.
             for index in range(self.config.consumers):
                 await self.spawn(index, produce=index == 0)
-            await self.supervise(sessions)
+            try:
+                await self.supervise(sessions)
+            except UserError:  # the output cannot be written: stop, keep the crawl
+                if self.progress == "bar":
+                    sys.stderr.write("\n")
+                await self.stop_consumers()
+                raise
             if self.interrupted:
                 self.say("\ninterrupted: run the same command again to resume")
                 return EXIT_INTERRUPTED
@@ -111,17 +184,35 @@ class CrawlRun:
                     if export:
                         export.abandon()
                     continue
-                if export:
-                    written[crawl_id] = await export.finish()
-                else:
-                    from frontier.export import export_items  # noqa: PLC0415
+                try:
+                    if export:
+                        written[crawl_id] = await export.finish()
+                    else:
+                        from frontier.export import export_items  # noqa: PLC0415
 
-                    written[crawl_id] = await export_items(session, self.output_of(crawl_id))
+                        written[crawl_id] = await export_items(session, self.output_of(crawl_id))
+                except OSError as exc:
+                    if export:
+                        export.abandon()
+                    if isinstance(exc, BrokenPipeError):
+                        raise
+                    raise write_failed(self.output_of(crawl_id), exc, KEPT) from None
         finally:
             for export in self.exports.values():
                 export.abandon()
             await frontier.aclose()
         return self.conclude(written, time.monotonic() - started)
+
+    async def start_refresh(self, sessions: dict[str, CrawlSession]) -> None:
+        """Start the refresh round of every finished crawl before any consumer starts (a
+        consumer would otherwise see them finished and leave); the producer then resumes
+        these rounds. Counters are remembered to report this round's changes."""
+        for crawl_id, session in sessions.items():
+            before = await crawl_summary(session)
+            self.before[crawl_id] = before["counters"]
+            round_ = await Refresh(session).start_round()
+            if round_.started:
+                self.say(f"crawl {crawl_id}: refresh round {round_.number}")
 
     def conclude(self, written: dict[str, int], seconds: float) -> int:
         failed = [c for c, s in self.summaries.items() if s["state"] != CrawlState.FINISHED]
@@ -167,7 +258,7 @@ class CrawlRun:
             argv = child_argv(self.config, "consume", "--burst", "--crawl-id", pinned)
         log = open(self.log_dir / f"consumer-{index}.log", "ab")  # noqa: SIM115
         self.procs[index] = await asyncio.create_subprocess_exec(
-            *argv, stdout=asyncio.subprocess.DEVNULL, stderr=log
+            *argv, stdout=asyncio.subprocess.DEVNULL, stderr=log, env=child_env(self.config)
         )
         log.close()
 
@@ -187,8 +278,7 @@ class CrawlRun:
                 elif self.progress == "lines" and now - last_line >= 5:
                     self.say(line)
                     last_line = now
-                for export in self.exports.values():
-                    await export.pull()
+            await self._pull_exports()
             for index, proc in list(self.procs.items()):
                 if proc.returncode is None:
                     continue
@@ -207,6 +297,19 @@ class CrawlRun:
                 await self.spawn(index, produce=produce)
         if self.progress == "bar":
             sys.stderr.write("\n")
+
+    async def _pull_exports(self) -> None:
+        """Append the newly committed items to the output files. A write that fails (a
+        full disk) ends the run with one line; Redis errors are retried next turn."""
+        for crawl_id, export in self.exports.items():
+            try:
+                await export.pull()
+            except OSError as exc:
+                if isinstance(exc, ConnectionError | TimeoutError):
+                    continue
+                raise write_failed(self.output_of(crawl_id), exc, KEPT) from None
+            except Exception as exc:
+                log.debug("export of %s: %s", crawl_id, exc)
 
     def _progress_line(self) -> str:
         if len(self.summaries) == 1:
@@ -267,6 +370,23 @@ class CrawlRun:
             f"  items    {s['items']}: " + ", ".join(f"{k} {v}" for k, v in by.items()) + "\n"
             f"  output   {written} items written to {output}"
         )
+        if s["crawl_id"] in self.before:
+            was, now = self.before[s["crawl_id"]], s["counters"]
+            changed = {
+                event: now.get(counter, 0) - was.get(counter, 0)
+                for event, counter in (
+                    ("added", "items_new"),
+                    ("changed", "items_updated"),
+                    ("removed", "items_removed"),
+                )
+            }
+            pages = s["counters"]
+            self.say(
+                "  refresh  "
+                + ", ".join(f"{k} {v}" for k, v in changed.items())
+                + f"; pages unchanged {pages.get('pages:unchanged', 0)}, "
+                f"fetched {pages.get('pages:fetched', 0)} (`invcrawl changes` lists them)"
+            )
 
     def say(self, text: str) -> None:
         print(text, file=sys.stderr, flush=True)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import sys
 
+from common.secrets import mask_secrets
+
 EXIT_OK = 0
 EXIT_FAILED = 1  # the job ran and failed (e.g. the inventory could not be fetched)
 EXIT_USAGE = 2  # the user asked for something impossible (bad flag, bad URL...)
 EXIT_DEAD_PAGES = 3  # the crawl finished with dead-lettered pages
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a killed pipe writer
 
 
 class UserError(Exception):
@@ -16,5 +19,5 @@ class UserError(Exception):
 
 
 def fail(message: str, code: int = EXIT_FAILED) -> int:
-    print(f"invcrawl: error: {message}", file=sys.stderr)
+    print(f"invcrawl: error: {mask_secrets(message)}", file=sys.stderr)
     return code

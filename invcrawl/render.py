@@ -108,6 +108,15 @@ def render_status(s: dict[str, Any]) -> str:
             for name in ("claims", "retries", "reaped", "fenced", "redriven")
         ],
     )
+    if s.get("redis_memory"):
+        mem = s["redis_memory"]
+        lines += wrap(
+            "memory   ",
+            [f"{mib(mem['total'])} in Redis"]
+            + [f" {k.replace('_', ' ')} {mib(v)}" for k, v in mem.items() if k != "total"],
+        )
+    if s.get("refresh_round") or s.get("next_refresh_at"):
+        lines += wrap("refresh  ", refresh_parts(s, s.get("server_time")))
     if s.get("error"):
         lines.append(f"error    {s['error']}"[:WIDTH])
     lines.append("")
@@ -216,3 +225,24 @@ def render_report(report: dict[str, Any]) -> str:
     for name, row in [*report["roles"].items(), ("TOTAL", report["totals"])]:
         lines.append(f"{name[:23]:<23}" + "".join(f"{row.get(c, 0):>7}" for c in cols))
     return "\n".join(lines)
+
+
+def refresh_parts(s: dict[str, Any], now_ms: int | None) -> list[str]:
+    """Refresh round, when the last one started and when the next is due (``--every``)."""
+    parts = [f"round {s.get('refresh_round') or 0}"]
+    for label, key in ((" last", "last_refresh_at"), (" next", "next_refresh_at")):
+        at = s.get(key)
+        if not at:
+            continue
+        if now_ms:
+            delta = (at - now_ms) / 1000
+            when = f"in {duration(delta)}" if delta >= 0 else f"{duration(-delta)} ago"
+        else:
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(at / 1000))
+        parts.append(f"{label} {when}")
+    parts.append(f" removed {s.get('items_removed', 0)}")
+    return parts
+
+
+def mib(n: int) -> str:
+    return f"{n / 1024 / 1024:.1f} MiB" if n >= 1024 * 1024 else f"{n / 1024:.0f} KiB"

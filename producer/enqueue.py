@@ -1,15 +1,21 @@
 """The Redis sink of the producer: record crawl metadata, enqueue one task per page
-(idempotently), and mark the producer done; or record why producing failed."""
+(idempotently), and mark the producer done; or record why producing failed.
+
+With ``--refresh`` it first starts a refresh round of a finished crawl
+(``frontier/refresh.py``): the inventory is fetched conditionally, every page task carries
+its validators (unless ``--force``), and keys gone from the inventory get tombstones."""
 
 from __future__ import annotations
 
 import logging
 
 from common.config import Config
+from common.inventory import InventoryError, parse_inventory
 from common.items import bucket_count
-from common.plan import Plan
+from common.plan import Plan, plan_crawl
 from common.site import local_fetch_url
 from common.tasks import Task, TaskEntry
+from frontier.refresh import Refresh, StoredInventory
 from frontier.session import Frontier
 from producer.spider import Fetched
 
@@ -53,12 +59,28 @@ class RedisSink:
         self.session = frontier.crawl(crawl_id)
         self.config = config
         self.site = site
+        self.refresh = Refresh(self.session)
+        self.stored = StoredInventory(None, None, None)
         self.added = 0
         self.tasks = 0
+        self.removed = 0
+        self.round: int | None = None  # the refresh round this run started or resumed
+
+    async def conditional_headers(self) -> dict[str, str]:
+        if not self.config.refresh:
+            return {}
+        self.round = (await self.refresh.start_round()).number
+        self.stored = await self.refresh.stored_inventory()
+        return self.stored.conditional_headers()
+
+    async def stored_inventory(self) -> bytes | None:
+        return self.stored.body
 
     async def __call__(self, fetched: Fetched) -> None:
         inv, plan = fetched.inventory, fetched.plan
         tasks = tasks_from_plan(plan)
+        if self.config.refresh and not self.config.force:
+            tasks = await self.refresh.with_validators(tasks)
         fields = {
             "site": self.site,
             "inventory_url": fetched.url,
@@ -76,6 +98,10 @@ class RedisSink:
             )
         self.added = await self.session.enqueue(tasks)
         self.tasks = len(tasks)
+        if self.config.refresh and not fetched.not_modified:
+            self.removed = await self._tombstone(plan, tasks, layout.buckets, fetched.url)
+        if not fetched.not_modified:
+            await self.refresh.save_inventory(fetched.body, fetched.etag, fetched.last_modified)
         await self.session.produced(
             {
                 "entries": plan.entries,
@@ -88,12 +114,34 @@ class RedisSink:
             self.added,
         )
         log.info(
-            "crawl %s: %d entries on %d pages, %d new tasks",
+            "crawl %s: %d entries on %d pages, %d new tasks%s",
             self.session.crawl_id,
             plan.entries,
             len(tasks),
             self.added,
+            f", refresh round {self.round}, {self.removed} removed" if self.round else "",
         )
+
+    async def _tombstone(self, plan: Plan, tasks: list[Task], buckets: int, url: str) -> int:
+        """Tombstones for the keys (and validators of the pages) that the inventory of the
+        last round had and this one has not."""
+        last = self.stored.body
+        if not last:
+            return 0
+        try:
+            old_plan = plan_crawl(
+                parse_inventory(last, max_inflated=self.config.max_inflated_mb << 20), url
+            )
+        except InventoryError as exc:  # the stored copy is unreadable: no removals known
+            log.warning(
+                "crawl %s: the last inventory cannot be read (%s)", self.session.crawl_id, exc
+            )
+            return 0
+        keys = {e.key for t in tasks for e in t.entries}
+        ids = {t.id for t in tasks}
+        removed_keys = {t.entry.key for p in old_plan.pages for t in p.targets} - keys
+        removed_pages = [p.task_id for p in old_plan.pages if p.task_id not in ids]
+        return await self.refresh.tombstone(removed_keys, removed_pages, buckets)
 
     async def failed(self, error: str) -> None:
         """Producing failed: say why where ``status`` and the crawl supervisor read it."""

@@ -18,11 +18,15 @@ from typing import Any
 from scrapy.crawler import AsyncCrawlerProcess
 
 from common.config import Config
-from common.site import inventory_url
+from common.site import SiteError, inventory_url
 from consumer.settings import base_settings
 from producer.spider import Fetched, InventoryJob, InventorySpider, Sink
 
 log = logging.getLogger("invcrawl.producer")
+# How long the inventory request waits for its host's turn (consumers may hold every
+# permit of the host, or a 429 may block it), or for Redis through an outage, before the
+# site is reported as failed.
+PRODUCER_MAX_WAIT = 120.0
 
 
 def quiet_download_errors() -> None:
@@ -67,6 +71,12 @@ class Capture:
     def __init__(self) -> None:
         self.fetched: Fetched | None = None
 
+    async def conditional_headers(self) -> dict[str, str]:
+        return {}
+
+    async def stored_inventory(self) -> bytes | None:
+        return None
+
     async def __call__(self, fetched: Fetched) -> None:
         self.fetched = fetched
 
@@ -93,25 +103,35 @@ def produce(config: Config, sites: Sequence[tuple[str, str]]) -> list[Produced]:
     from producer.enqueue import RedisSink  # noqa: PLC0415
 
     assert config.redis
-    frontier = Frontier(connect(config.redis))  # the process's one client
+    frontier = Frontier(connect(config.redis, config.redis_cluster))  # the process's one client
     sinks = [RedisSink(frontier, crawl_id, config, site) for site, crawl_id in sites]
-    jobs = [
-        InventoryJob(inventory_url(site), sink)
-        for (site, _), sink in zip(sites, sinks, strict=True)
-    ]
+    jobs = [_job(site, sink) for (site, _), sink in zip(sites, sinks, strict=True)]
+    # A producer has no pages to hand back: through a Redis outage it waits, but not
+    # forever (a forked producer whose Redis is gone would otherwise never exit).
+    outages = Outages(lambda name, n: None, lambda: outages.lasting() > PRODUCER_MAX_WAIT)
     gate = HostGate(
         frontier.hosts,
         f"producer-{os.getpid()}",
         limit=config.host_concurrency,
         delay=config.host_delay,
         lease=config.lease,
-        outages=Outages(lambda name, n: None, lambda: False),
+        outages=outages,
+        max_wait=PRODUCER_MAX_WAIT,
     )
     errors = fetch_inventories(config, jobs, gate)
     return [
         Produced(site, crawl_id, sink.tasks, sink.added, error)
         for (site, crawl_id), sink, error in zip(sites, sinks, errors, strict=True)
     ]
+
+
+def _job(site: str, sink: Sink) -> InventoryJob:
+    """A site that names no inventory (a missing directory...) fails alone, recorded in
+    Redis like a 404 (the spider skips it); the other sites go on."""
+    try:
+        return InventoryJob(inventory_url(site), sink)
+    except SiteError as exc:
+        return InventoryJob(site, sink, error=str(exc))
 
 
 class ForkedProducer:

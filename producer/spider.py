@@ -25,9 +25,20 @@ class Fetched:
     plan: Plan
     url: str  # final URL, after redirects
     sha256: str
+    body: bytes = b""  # objects.inv as served (kept for the next refresh)
+    etag: str | None = None
+    last_modified: str | None = None
+    not_modified: bool = False  # a refresh's conditional GET got 304: body is the stored one
 
 
 class Sink(Protocol):
+    async def conditional_headers(self) -> dict[str, str]:
+        """Headers of the inventory request (a refresh's If-None-Match...), after any
+        preparation the sink needs before the download."""
+
+    async def stored_inventory(self) -> bytes | None:
+        """The inventory to use when the server answers 304 Not Modified."""
+
     async def __call__(self, fetched: Fetched) -> None:
         """The inventory was read and planned."""
 
@@ -88,8 +99,16 @@ class InventorySpider(Spider):
 
     async def start(self) -> AsyncIterator[Any]:
         for job in self.jobs:
+            if job.error is not None:  # no inventory to fetch: failed when the spider closes
+                continue
+            try:
+                headers = await job.sink.conditional_headers()
+            except Exception as exc:  # Redis down: the job ends in its one line
+                job.error = f"cannot prepare the crawl of {job.url}: {exc}"
+                continue
             yield Request(
                 job.url,
+                headers=headers,
                 callback=self.parse_inventory,
                 errback=self.inventory_failed,
                 dont_filter=True,
@@ -99,7 +118,11 @@ class InventorySpider(Spider):
 
     async def parse_inventory(self, response: Response, job: InventoryJob) -> list[Any]:
         url = response.url
-        if response.status != 200:
+        body = response.body
+        not_modified = False
+        if response.status == 304 and (stored := await job.sink.stored_inventory()):
+            body, not_modified = stored, True
+        elif response.status != 200:
             hint = (
                 " (is SITE the docs root, where objects.inv lives?)"
                 if response.status == 404
@@ -108,7 +131,7 @@ class InventorySpider(Spider):
             job.error = f"HTTP {response.status} fetching {url}{hint}"
             return []
         try:
-            inventory = parse_inventory(response.body, max_inflated=self.max_inflated)
+            inventory = parse_inventory(body, max_inflated=self.max_inflated)
         except InventoryError as exc:
             job.error = f"{url}: {exc}"
             return []
@@ -116,13 +139,29 @@ class InventorySpider(Spider):
         if plan.entries == 0:
             job.error = f"{url}: the inventory has 0 entries; nothing to crawl"
             return []
-        await job.sink(Fetched(inventory, plan, url, hashlib.sha256(response.body).hexdigest()))
+        await job.sink(
+            Fetched(
+                inventory,
+                plan,
+                url,
+                hashlib.sha256(body).hexdigest(),
+                body,
+                _header(response, b"ETag"),
+                _header(response, b"Last-Modified"),
+                not_modified,
+            )
+        )
         job.done = True
         return []
 
     def inventory_failed(self, failure: Failure) -> None:
         job: InventoryJob = failure.request.cb_kwargs["job"]  # type: ignore[attr-defined]
         job.error = describe_failure(failure, job.url)
+
+
+def _header(response: Response, name: bytes) -> str | None:
+    value = response.headers.get(name)
+    return value.decode("latin-1") if value else None
 
 
 def describe_failure(failure: Failure, url: str) -> str:

@@ -103,7 +103,7 @@ class _PageExtractor:
         for t in targets:
             if t.anchor and not t.role.endswith("Param"):
                 self.names.setdefault(t.anchor, t.name)
-        self._content: dict[tuple[str, bool], dict[str, Any]] = {}
+        self._content: dict[tuple[str, bool, str], dict[str, Any]] = {}
         self._lower: dict[str, Element] | None = None
         self._holder_versions: dict[Element, list[dict[str, Any]]] = {}
 
@@ -127,7 +127,9 @@ class _PageExtractor:
 
     def extract(self, t: Target, loc: Located, status: str, reason: str | None) -> dict[str, Any]:
         exclude = loc.kind in ("object", "term") or t.role == "module"
-        key = (t.anchor if status == "ok" else "\x00" + t.anchor, exclude)
+        if t.role == "module" and loc.kind in ("section", "span"):
+            loc = self._module_intro(loc)
+        key = (t.anchor if status == "ok" else "\x00" + t.anchor, exclude, loc.kind)
         content = self._content.get(key)
         if content is None:  # first entry with this body: it gets the rendered dict itself
             out = self._content[key] = self._render(loc, t, exclude)
@@ -138,6 +140,22 @@ class _PageExtractor:
         out["title"] = self._title(loc, t)
         out["parent"] = self._parent(loc, t)
         return out
+
+    def _module_intro(self, loc: Located) -> Located:
+        """A module's own introduction: the prose of its section (or after its target)
+        up to the first object description or subsection; not its title, not the page."""
+        items = children_items(loc.element) if loc.kind == "section" else loc.body
+        intro: list[Element | str] = []
+        for item in items:
+            if isinstance(item, str):
+                intro.append(item)
+                continue
+            if item.tag in HEADINGS or item is loc.element:
+                continue
+            if is_section(item) or item in self.page.members or item in self.page.has_members:
+                break
+            intro.append(item)
+        return Located("span", loc.element, body=intro, section=loc.section)
 
     def _fallback(self, t: Target) -> tuple[Element | None, str]:
         """Best effort for an anchor that is not on the page (reported as anchor_missing)."""

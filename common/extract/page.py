@@ -24,7 +24,6 @@ _CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)"""
 
 
 _IDS = etree.XPath(".//*[@id]")
-_FIRST_H1 = etree.XPath("(//h1)[1]")
 
 _parsers = threading.local()  # lxml parsers must not be shared between threads
 
@@ -100,27 +99,91 @@ def _main_rank(el: Element) -> int:
     return 9  # a bare <article>: only if nothing better exists
 
 
+# Below this rank the content root is a theme landmark we trust; from it on it was found
+# from the document itself, and build() also cleans and indexes outside it.
+CONFIDENT = 5
+# Classes of the basic theme's layout (most hand-made themes extend it), innermost first.
+_LAYOUT_RANK = {"body": 5, "bodywrapper": 6, "documentwrapper": 7, "document": 8}
+_CHROME = ("header", "nav", "footer", "aside")
+
+
 def find_main(root: Element) -> Element:
+    return find_content(root)[0]
+
+
+def find_content(root: Element) -> tuple[Element, int]:
+    """The element holding the page's content, and how it was found (lower is surer):
+    a theme landmark (role=main, itemprop=articleBody, <main>, <article>: ranks 0-4); the
+    basic layout's ``div.body`` and its wrappers (5-8); else, for themes nobody here has
+    seen, the smallest element holding every top-level docutils section (10); else the
+    first ``<h1>`` that is not in a header or navigation (11); else ``<body>``. Never the
+    page header whose ``<h1>`` is the site name."""
     best: Element | None = None
-    best_rank = 10
+    best_rank = 99
     # Tag-filtered iteration instead of an XPath over every element (3-10x cheaper).
     for el in root.iter("div", "main", "article"):
         if el.tag == "div" and el.get("role") is None and el.get("itemprop") is None:
-            continue
-        rank = _main_rank(el)
+            cls = el.get("class")
+            rank = min((_LAYOUT_RANK.get(c, 99) for c in cls.split()), default=99) if cls else 99
+        else:
+            rank = _main_rank(el)
         if rank < best_rank:
             best, best_rank = el, rank
+    if best is not None and best_rank <= _LAYOUT_RANK["bodywrapper"]:
+        return best, best_rank
+    # (div.documentwrapper and div.document may hold the sidebar too: sections first.)
+    sections = _top_sections(root)
+    if sections:
+        return _common_ancestor(sections), 10
     if best is not None and best_rank < 9:
-        return best
-    h1 = _FIRST_H1(root)
-    if h1:
-        parent = h1[0].getparent()
-        if parent is not None:
-            return parent
+        return best, best_rank
+    for h1 in root.iter("h1"):
+        if not _in_chrome(h1):
+            parent = h1.getparent()
+            if parent is not None:
+                return parent, 11
     if best is not None:
-        return best
+        return best, best_rank
     body = root.find("body")
-    return body if body is not None else root
+    return (body if body is not None else root), 12
+
+
+def _top_sections(root: Element) -> list[Element]:
+    """docutils sections (``<section>``, or ``<div class="section">`` before Sphinx 4) that
+    are not inside another one, nor inside the page's header or navigation."""
+    found = []
+    for el in root.iter("section", "div"):
+        if el.tag == "div" and not has_class(el, "section"):
+            continue
+        if el.get("id") is None:
+            continue
+        if any(a.tag == "section" or has_class(a, "section") for a in el.iterancestors()):
+            continue
+        if not _in_chrome(el):
+            found.append(el)
+    return found
+
+
+def _in_chrome(el: Element) -> bool:
+    for anc in el.iterancestors():
+        if anc.tag in _CHROME or anc.get("role") in ("banner", "navigation", "contentinfo"):
+            return True
+        cls = anc.get("class")
+        if cls and any(c in ("header", "navbar", "sphinxsidebar", "related") for c in cls.split()):
+            return True
+    return False
+
+
+def _common_ancestor(elements: list[Element]) -> Element:
+    if len(elements) == 1:
+        parent = elements[0].getparent()
+        return parent if parent is not None else elements[0]
+    first = [elements[0], *elements[0].iterancestors()]
+    rest = [set(e.iterancestors()) for e in elements[1:]]
+    for anc in first[1:]:
+        if all(anc in r for r in rest):
+            return anc
+    return first[-1]
 
 
 _PERMALINK_HOLDERS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6", "dt", "caption", "figcaption"))
@@ -286,13 +349,17 @@ class Page:
 
 
 def build(root: Element, url: str, raw: bytes = b"") -> Page:
-    main = find_main(root)
+    main, rank = find_content(root)
+    # A content root found without a theme landmark may be too small: noise is cleaned and
+    # member descriptions are indexed over the whole page, so that permalinks, [source]
+    # links and nested members never leak into text wherever an anchor turns out to be.
+    scope = main if rank < CONFIDENT else root
     holders: list[Element] = []
     broken: list[Element] = []  # dts followed by a dl: libxml2 closed them early
     noise: list[Element] = []
     dts: list[Element] = []
     leaves: list[Element] = []
-    for el in main.iter(*_PASS_TAGS):
+    for el in scope.iter(*_PASS_TAGS):
         tag = el.tag
         if tag in _LEAVES:
             leaves.append(el)
@@ -310,7 +377,7 @@ def build(root: Element, url: str, raw: bytes = b"") -> Page:
         else:
             holders.append(el)
     _fix_nested_dl(broken)
-    _strip_noise(main, raw, holders, noise)
+    _strip_noise(scope, raw, holders, noise)
     members: set[Element] = set()
     for dt in dts:
         if dt.get("id") is not None:
@@ -323,7 +390,7 @@ def build(root: Element, url: str, raw: bytes = b"") -> Page:
             if anc in has_members:
                 break
             has_members.add(anc)
-            if anc is main:
+            if anc is scope:
                 break
     page = Page(
         root=root, main=main, url=url, has_members=has_members, members=members, leaves=leaves

@@ -70,11 +70,24 @@ def drop(el: Element) -> None:
     tail = el.tail
     if tail:
         prev = el.getprevious()
-        if prev is not None:
-            prev.tail = (prev.tail or "") + tail
-        else:
-            parent.text = (parent.text or "") + tail
+        try:
+            _move_tail(parent, prev, tail)
+        except ValueError:  # lxml parsed control characters it refuses to set back
+            _move_tail(parent, prev, _XML_INCOMPATIBLE.sub("", tail), clean=True)
     parent.remove(el)
+
+
+# Characters lxml accepts from the HTML parser but refuses in assigned text.
+_XML_INCOMPATIBLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _move_tail(parent: Element, prev: Element | None, tail: str, clean: bool = False) -> None:
+    if prev is not None:
+        head = prev.tail or ""
+        prev.tail = (_XML_INCOMPATIBLE.sub("", head) if clean else head) + tail
+    else:
+        head = parent.text or ""
+        parent.text = (_XML_INCOMPATIBLE.sub("", head) if clean else head) + tail
 
 
 def is_section(el: Element) -> bool:

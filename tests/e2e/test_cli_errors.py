@@ -66,6 +66,10 @@ def test_unreachable_site(tmp_path: Path) -> None:
 def test_missing_local_directory_is_a_usage_error(tmp_path: Path) -> None:
     result = invcrawl("crawl", str(tmp_path / "nope"), cwd=tmp_path)
     assert_one_line_error(result, 2, "no such file or directory")
+    # with a crawl id too (it once reached the producer, whose consumer was respawned
+    # without end while the other consumer waited for the crawl forever)
+    result = invcrawl("crawl", str(tmp_path / "nope"), "--crawl-id", "x", cwd=tmp_path, timeout=60)
+    assert_one_line_error(result, 2, "no such file or directory")
 
 
 def test_invalid_redis_url_is_a_usage_error(site_dir: Path, tmp_path: Path) -> None:
@@ -77,7 +81,7 @@ def test_invalid_redis_url_is_a_usage_error(site_dir: Path, tmp_path: Path) -> N
 def test_redis_refusing_connections(site_dir: Path, tmp_path: Path) -> None:
     url = f"redis://127.0.0.1:{free_port()}/0"
     for command in ("produce", "consume", "status", "crawl"):
-        args = [command, "--redis", url]
+        args = [command, "--redis", url, "--redis-wait", "0"]
         if command in ("produce", "crawl"):
             args.append(str(site_dir / "empty"))
         result = invcrawl(*args, cwd=tmp_path)

@@ -106,6 +106,20 @@ async def watch(url: str, tmp_path: Path, throttle: Throttle) -> None:
         shot = await browser.screenshot(ARTIFACTS / "dashboard.png")
         assert shot.startswith(b"\x89PNG") and len(shot) > 20_000
 
+        # one crawl in detail: its slots, consumers, dead letters and the redrive command
+        await browser.evaluate("document.querySelector('a.open[data-id=\"flaky\"]').click()")
+        detail = await until(
+            browser,
+            "document.querySelector('#detail:not([hidden]) [data-task]') && "
+            "document.querySelector('#detail').innerText",
+            30,
+            "the flaky crawl in detail",
+        )
+        assert "invcrawl dlq redrive --all --crawl-id flaky" in detail, detail
+        assert "Slots" in detail and "Dead letters (1)" in detail, detail
+        await browser.evaluate("document.querySelector('#closedetail').click()")
+        assert await browser.evaluate("document.querySelector('#detail').hidden")
+
         # a narrow screen: nothing wider than the viewport but the scrolling tables
         await browser.viewport(390, 844, mobile=True)
         await asyncio.sleep(0.5)

@@ -59,20 +59,43 @@ OPTION_VARS = {o.env for o in OPTIONS}
 # Variables of the compose file itself (images, Redis server, export mount).
 COMPOSE_ONLY_VARS = {
     "INVCRAWL_IMAGE",
+    "INVCRAWL_DASHBOARD_PORT",
     "INVCRAWL_REDIS_IMAGE",
     "INVCRAWL_REDIS_MAXMEMORY",
     "INVCRAWL_EXPORT_DIR",
     "INVCRAWL_EXPORT_USER",
     "INVCRAWL_SITES_DIR",
+    "INVCRAWL_REDIS_ADDRESS",
+    "INVCRAWL_REDIS_PRODUCER_PASSWORD",
+    "INVCRAWL_REDIS_CONSUMER_PASSWORD",
+    "INVCRAWL_REDIS_READER_PASSWORD",
+    "INVCRAWL_REDIS_EXPORTER_PASSWORD",
+}
+# The Redis users' passwords (required by the compose file) for these checks.
+ROLES = {
+    "producer": "producer",
+    "consumer": "consumer",
+    "status": "reader",
+    "export": "exporter",
+    "dashboard": "reader",
+}
+PASSWORDS = {
+    f"INVCRAWL_REDIS_{role.upper()}_PASSWORD": f"{role}-test-password-0123"
+    for role in ROLES.values()
 }
 docker_compose = shutil.which("docker-compose")
 needs_compose = pytest.mark.skipif(docker_compose is None, reason="docker-compose not installed")
 
 
-def compose_config(env: dict[str, str] | None = None, *extra: str) -> dict[str, Any]:
-    """``docker-compose config``: validates the file and resolves every variable."""
+def compose_config(
+    env: dict[str, str] | None = None, *extra: str, passwords: bool = True
+) -> dict[str, Any]:
+    """``docker-compose config``: validates the file and resolves every variable (with
+    the Redis users' passwords of :data:`PASSWORDS` unless ``passwords`` is false)."""
     assert docker_compose
     base = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp")}
+    if passwords and "--env-file" not in extra:
+        base.update(PASSWORDS)
     proc = subprocess.run(
         [docker_compose, "-f", str(COMPOSE), *extra, "config"],
         capture_output=True,
@@ -111,7 +134,22 @@ def test_compose_file_validates() -> None:
     example = compose_config({}, "--env-file", str(DEPLOY / ".env.example"))
     producer = example["services"]["producer"]["environment"]
     assert producer["INVCRAWL_SITES"].startswith("https://")
-    assert producer["INVCRAWL_REDIS"] == "redis://redis:6379/0"
+    assert producer["INVCRAWL_REDIS"] == "redis://invcrawl-producer:CHANGE-ME@redis:6379/0"
+
+
+@needs_compose
+def test_compose_refuses_to_run_without_the_redis_passwords() -> None:
+    assert docker_compose
+    proc = subprocess.run(
+        [docker_compose, "-f", str(COMPOSE), "config"],
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp")},
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode != 0
+    assert "PASSWORD" in proc.stderr and "set it in deploy/.env" in proc.stderr, proc.stderr
 
 
 @needs_compose
@@ -126,6 +164,13 @@ def test_compose_keeps_its_promises() -> None:
     assert flags["--appendfsync"] in ("always", "everysec")
     assert flags["--maxmemory-policy"] == "noeviction"
     assert redis["healthcheck"]["test"][0] in ("CMD", "CMD-SHELL")
+    # Least privilege: the ACL file is rendered by deploy/redis/start.sh (mounted), and
+    # every app service logs in as its own user.
+    assert redis["entrypoint"] == ["/bin/sh", "/etc/invcrawl/redis/start.sh"]
+    assert any(str(v).endswith("/etc/invcrawl/redis:ro") for v in redis["volumes"][1:]) or any(
+        isinstance(v, dict) and v.get("target") == "/etc/invcrawl/redis" for v in redis["volumes"]
+    )
+    assert set(PASSWORDS) <= set(redis["environment"])
     volume = redis["volumes"][0]
     source = volume["source"] if isinstance(volume, dict) else volume.split(":")[0]
     assert source in compose_config().get("volumes", {}), "a named volume"
@@ -137,7 +182,10 @@ def test_compose_keeps_its_promises() -> None:
         service = services[name]
         assert service["depends_on"] == {"redis": {"condition": "service_healthy"}}, name
         assert "container_name" not in service, f"{name} could not be scaled"
-        assert service["environment"]["INVCRAWL_REDIS"] == "redis://redis:6379/0"
+        role = ROLES[name]
+        password = PASSWORDS[f"INVCRAWL_REDIS_{role.upper()}_PASSWORD"]
+        expected = f"redis://invcrawl-{role}:{password}@redis:6379/0"
+        assert service["environment"]["INVCRAWL_REDIS"] == expected, name
         for var in service["environment"]:
             assert var in OPTION_VARS, f"{name}: {var} is not an invcrawl option"
     assert services["producer"]["command"][0] == "produce"
@@ -148,16 +196,17 @@ def test_compose_keeps_its_promises() -> None:
     # Replicas must not stop when a crawl completes (burst) or be tied to one crawl.
     assert "INVCRAWL_CRAWL_ID" not in consumer["environment"]
     assert "INVCRAWL_BURST" not in consumer["environment"]
-    for name in ("status", "export", "dashboard"):
+    for name in ("status", "export"):
         assert services[name]["profiles"] == ["tools"], name
         assert services[name]["command"] == [name]
-    # The dashboard: on the host's loopback only; beyond its container's loopback, so it
-    # asks for a token (and refuses to start without one).
     dashboard = services["dashboard"]
-    for port in dashboard["ports"]:
-        published = port if isinstance(port, str) else f"{port['host_ip']}:{port['published']}"
-        assert str(published).startswith("127.0.0.1:"), port
-    assert dashboard["environment"]["INVCRAWL_DASHBOARD_BIND"] == "0.0.0.0"
+    assert dashboard["profiles"] == ["tools"]
+    assert dashboard["command"][0] == "dashboard"
+    # published on the host's loopback only
+    assert all(
+        str(p.get("host_ip", p) if isinstance(p, dict) else p).startswith("127.0.0.1")
+        for p in dashboard["ports"]
+    ), dashboard["ports"]
     assert "INVCRAWL_DASHBOARD_TOKEN" in dashboard["environment"]
 
 
@@ -355,7 +404,7 @@ class Rehearsal:
             "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
         }
         for key, value in self.services[name].get("environment", {}).items():
-            env[key] = str(value).replace("redis://redis:6379", f"redis://127.0.0.1:{self.port}")
+            env[key] = str(value).replace("@redis:6379", f"@127.0.0.1:{self.port}")
         return env
 
     def cwd(self, name: str) -> Path:
@@ -427,7 +476,15 @@ def test_compose_rehearsal(tmp_path: Path) -> None:
             }
         )["services"]
         redis = services["redis"]
-        server = RedisServer(tmp_path / "redis", extra=redis_args(redis))
+        # The users of deploy/redis (as the redis service's entry point renders them),
+        # plus the test's own observer: the default user, on here only (the harness
+        # reads every key and CONFIG).
+        acl = tmp_path / "users.acl"
+        render = ["sh", str(DEPLOY / "redis" / "start.sh"), "render", str(acl)]
+        subprocess.run(render, env={**os.environ, **PASSWORDS}, check=True)
+        with acl.open("a") as users:
+            users.write("user default on nopass ~* &* +@all\n")
+        server = RedisServer(tmp_path / "redis", extra=[*redis_args(redis), "--aclfile", str(acl)])
         server.start()
         harness = Harness(server.url, "compose", tmp_path / "work")
         rehearsal = Rehearsal(services, server.port, tmp_path / "root", harness)
@@ -501,15 +558,14 @@ def test_compose_rehearsal(tmp_path: Path) -> None:
 
 
 def rehearse_dashboard(rehearsal: Rehearsal, harness: Harness) -> None:
-    """The dashboard as compose starts it (every interface of its container): refused
-    without its token; with it (on a free port here), it serves the finished crawl to a
-    client that gives the token, and to no other."""
-    refused = rehearsal.run("dashboard")
-    assert refused.returncode == 2 and "INVCRAWL_DASHBOARD_TOKEN" in refused.stderr
-    env = {**rehearsal.env("dashboard"), "INVCRAWL_DASHBOARD_PORT": "0"}
-    env["INVCRAWL_DASHBOARD_TOKEN"] = "rehearsal-token"
-    rehearsal.transcript.append(f"[dashboard] {rehearsal.describe('dashboard')} (with a token) &")
-    proc = harness.spawn("dashboard", rehearsal.argv("dashboard"), env=env)
+    """The dashboard as compose starts it: as the read-only Redis user, on every interface
+    of its container (here on a free port), serving the finished crawl only to a client
+    that gives its token."""
+    env = {**rehearsal.env("dashboard"), "INVCRAWL_DASHBOARD_TOKEN": "rehearsal-token"}
+    argv = ["0" if arg == "8780" else arg for arg in rehearsal.argv("dashboard")]
+    assert argv != rehearsal.argv("dashboard"), "the compose command names its port"
+    rehearsal.transcript.append(f"[dashboard] {rehearsal.describe('dashboard')} (a token) &")
+    proc = harness.spawn("dashboard", argv, env=env)
     port = wait_for(
         lambda: (m := re.search(r"http://0\.0\.0\.0:(\d+)/", proc.output())) and m[1],
         30,
@@ -523,8 +579,10 @@ def rehearse_dashboard(rehearsal: Rehearsal, harness: Harness) -> None:
     request = urllib.request.Request(url, headers={"Authorization": "Bearer rehearsal-token"})
     with urllib.request.urlopen(request, timeout=10) as response:
         data = json.loads(response.read())
+    assert data["error"] is None, data["error"]
     assert [(c["crawl_id"], c["state"]) for c in data["crawls"]] == [("compose", "finished")]
-    assert "rehearsal-token" not in json.dumps(data)
+    assert "rehearsal-token" not in json.dumps(data) and "reader-test-password" not in str(data)
+    assert data["redis"].startswith("redis://invcrawl-reader:***@")
     rehearsal.transcript.append(
         f"[dashboard] GET /api/status: 401 without the token; with it: {len(data['crawls'])} "
         f"crawl, {data['crawls'][0]['state']}"

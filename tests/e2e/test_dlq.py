@@ -61,7 +61,15 @@ def test_dead_page_listed_redriven_and_completed(tmp_path: Path) -> None:
             ).stdout
         )
         assert status["pages_dead"] == 1
-        assert status["items"] == entries - 6  # the dead page's entries are accounted there
+        # Every entry has an item: the dead page's 6 as `failed`, with the dead letter's reason.
+        assert status["items"] == entries
+        assert status["items_by_status"]["failed"] == 6
+        out = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text().splitlines()]
+        failed = [i for i in out if i["status"] == "failed"]
+        assert len(out) == entries and len(failed) == 6
+        assert {i["url"].split("#")[0] for i in failed} == {http.url + broken.lstrip("/")}
+        assert all(i["reason"] == "HTTP 403 (dead-lettered after 1 deliveries)" for i in failed)
+        assert all(i["doc"] in (None, "") and not i["signature"] for i in failed)
 
         failing["on"] = False
         redriven = invcrawl(
@@ -73,7 +81,7 @@ def test_dead_page_listed_redriven_and_completed(tmp_path: Path) -> None:
 
     items = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text().splitlines()]
     assert len(items) == len({i["key"] for i in items}) == entries
-    assert all(i["status"] in ("ok", "skipped") for i in items)
+    assert all(i["status"] in ("ok", "skipped") for i in items)  # the failed ones replaced
 
 
 def test_redrive_needs_ids_or_all(tmp_path: Path) -> None:

@@ -152,6 +152,7 @@ def test_status_json_of_a_paused_crawl(paused: Paused) -> None:
         "page_not_found",
         "skipped",
         "offsite",
+        "failed",
     }
     assert (
         s["items"]
@@ -573,8 +574,12 @@ def test_reshard_mid_crawl(redis_url: str, tmp_path: Path) -> None:
     ):
         h.produce(http.url, slots=8)
         consumers = [h.start_consumer(), h.start_consumer()]
-        wait_for(
-            lambda: h.stats().get("retries", 0) >= 1 and h.pages_done() >= 15,
+        wait_for(  # a retry still waiting in a delayed set (backoff >= 2 s), and progress
+            lambda: (
+                h.stats().get("retries", 0) >= 1
+                and h.pages_done() >= 15
+                and bool(queued_and_delayed(h.redis, h.keys, 8)[1])
+            ),
             60,
             "a retry and some progress",
             diagnose=h.logs,

@@ -22,6 +22,7 @@ from frontier.connection import connect
 from frontier.keys import HOSTS, HostKeys
 from frontier.session import Frontier
 from frontier.status import status_view
+from support.cli import REPO
 from support.fleetdata import add_crawl, now_ms
 
 READER, READER_PASSWORD = "dash-reader", "s3cret-reader-pw"
@@ -95,14 +96,13 @@ async def get_status(client: TestClient[Any, Any]) -> dict[str, Any]:
 
 @pytest.fixture
 def reader_url(redis_url: str, sync_redis: redis.Redis) -> Iterator[str]:
-    """The test server as a user that may only read (and ask the time, ping, select)."""
-    sync_redis.acl_setuser(
-        READER,
-        enabled=True,
-        passwords=[f"+{READER_PASSWORD}"],
-        keys=["*"],
-        commands=["+@read", "+@connection", "+time", "-@write"],
-    )
+    """The test server as the read-only user of the compose deployment: the rules of
+    ``invcrawl-reader`` in deploy/redis/users.acl.in, exactly (the dashboard's user)."""
+    acl = (REPO / "deploy" / "redis" / "users.acl.in").read_text()
+    (line,) = [ln for ln in acl.splitlines() if ln.startswith("user invcrawl-reader ")]
+    rules = line.split()[2:]
+    rules = [r.replace("@READER_PASSWORD@", READER_PASSWORD) for r in rules]
+    sync_redis.execute_command("ACL", "SETUSER", READER, *rules)
     yield redis_url.replace("redis://", f"redis://{READER}:{READER_PASSWORD}@", 1)
     sync_redis.acl_deluser(READER)
 

@@ -15,6 +15,7 @@ import pytest
 from conftest import run
 from redis.asyncio import Redis
 
+from common.codec import item_json
 from common.items import CrawlInfo, PageOutcome, build_item, prepare
 from common.sharding import slot_for
 from common.tasks import Task, TaskEntry
@@ -123,7 +124,7 @@ def test_commit_writes_items_and_acks_atomically(redis_url: str, sync_redis: Any
     entries = sync_redis.xrange("invcrawl:{t}:items")
     assert [e[1]["key"] for e in entries] == [e.key for e in task.entries]
     assert all(e[1]["kind"] == "new" and e[1]["task"] == task.id for e in entries)
-    assert json.loads(entries[0][1]["data"])["doc"] == "body mod.f1_0"
+    assert json.loads(item_json(entries[0][1]["data"]))["doc"] == "body mod.f1_0"
     assert sync_redis.zscore(f"invcrawl:{{t}}:inflight:{claim.slot}", task.id) is None
     assert not sync_redis.hexists("invcrawl:{t}:task", task.id)
     assert sync_redis.hget("invcrawl:{t}:stats", "status:ok") == "3"

@@ -167,9 +167,13 @@ def test_a_lost_lease_is_dropped_and_its_late_commit_fenced(
                 await asyncio.sleep(0.6)
                 assert (claim.crawl_id, claim.task.id) not in worker.held  # the beat saw it
                 results.append(await commit(worker, claim))
-                await client.hdel("invcrawl:{lost}:lease", claim.task.id)
-                await client.zrem(f"invcrawl:{{lost}}:inflight:{claim.slot}", claim.task.id)
-                await client.rpush(f"invcrawl:{{lost}}:q:{claim.slot}", claim.task.id)
+                # The other delivery gives it back, atomically as reap.lua would (a
+                # consumer checking completion in between must not see it nowhere).
+                pipe = client.pipeline(transaction=True)
+                pipe.hdel("invcrawl:{lost}:lease", claim.task.id)
+                pipe.zrem(f"invcrawl:{{lost}}:inflight:{claim.slot}", claim.task.id)
+                pipe.rpush(f"invcrawl:{{lost}}:q:{claim.slot}", claim.task.id)
+                await pipe.execute()
                 return
             results.append(await commit(worker, claim))
 

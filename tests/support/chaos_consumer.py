@@ -102,7 +102,11 @@ def install_ack_first() -> None:
         return claims
 
     async def commit(
-        self: CrawlSession, claim: Claim, items: Sequence[PreparedItem], outcome: PageOutcome
+        self: CrawlSession,
+        claim: Claim,
+        items: Sequence[PreparedItem],
+        outcome: PageOutcome,
+        validators: str = "",
     ) -> CommitResult:
         await append_items(self, claim, items, dedup=True)
         return CommitResult(committed=True, new=len(items))
@@ -115,13 +119,17 @@ def install_split() -> None:
     real_commit = CrawlSession.commit
 
     async def commit(
-        self: CrawlSession, claim: Claim, items: Sequence[PreparedItem], outcome: PageOutcome
+        self: CrawlSession,
+        claim: Claim,
+        items: Sequence[PreparedItem],
+        outcome: PageOutcome,
+        validators: str = "",
     ) -> CommitResult:
         await append_items(self, claim, items, dedup=False)  # BROKEN: items first...
         if items:
             crash_once_per_run()
         await asyncio.sleep(0.1)
-        return await real_commit(self, claim, [], outcome)  # ...the ack in another call
+        return await real_commit(self, claim, [], outcome, validators)  # ...the ack apart
 
     CrawlSession.commit = commit  # type: ignore[method-assign]
 

@@ -143,6 +143,7 @@ class Report:
     duplicates: int = 0
     lost: int = 0
     dead_pages: int = 0
+    failed_items: int = 0  # items of dead pages' entries (status failed)
     unexpected_exits: int = 0
     seconds: float = 0.0
     completed: bool = False
@@ -451,7 +452,8 @@ class Run:
         rep = self.report
         rep.items_written = acc.stream_entries
         rep.duplicates = acc.duplicate_entries
-        rep.items_expected = len(self.expected_keys) - acc.dead_entries
+        rep.items_expected = len(self.expected_keys)  # dead pages' entries: `failed` items
+        rep.failed_items = acc.by_status.get("failed", 0)
         rep.lost = len(acc.missing)
         rep.dead_pages = acc.dead_pages
         rep.executions = int(stats.get("claims", 0))
@@ -523,6 +525,7 @@ COLUMNS = (
     "duplicates",
     "lost",
     "dead_pages",
+    "failed_items",
     "seconds",
     "verdict",
 )
@@ -539,6 +542,7 @@ HEADERS = (
     "dups",
     "lost",
     "dead",
+    "failed",
     "secs",
     "verdict",
 )
@@ -549,7 +553,7 @@ def table(reports: list[Report]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(HEADERS))]
     lines = [
         "  ".join(
-            cell.ljust(w) if i in (0, 13) else cell.rjust(w)
+            cell.ljust(w) if i in (0, 14) else cell.rjust(w)
             for i, (cell, w) in enumerate(zip(row, widths, strict=True))
         )
         for row in rows

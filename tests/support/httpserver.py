@@ -5,14 +5,22 @@ address (127.0.0.2, 127.0.0.3... are distinct hosts). ``faults`` maps a request 
 action so that tests can make pages fail the way real hosts do: ``"500"`` / ``"503"`` /
 ``"429"`` (a status; ``"429:2"`` with ``Retry-After: 2``), ``"reset"`` (the TCP
 connection is closed abruptly, with an RST), ``"hang"`` (no answer until the client
-times out) and ``"delay:<ms>"`` (the page is served after a pause: slow hosts keep
-consumers busy). Every request is logged with its start and end time as the server saw
-them (:attr:`StaticServer.log`), for politeness checks.
+times out), ``"delay:<ms>"`` (the page is served after a pause: slow hosts keep
+consumers busy) and ``"redirect:<status>:<location>"``. Every request is logged with
+its start and end time as the server saw them (:attr:`StaticServer.log`), for
+politeness checks.
+
+``validators`` chooses how the server answers conditional requests: ``"http"`` (the
+default of Python's server: ``Last-Modified`` and ``If-Modified-Since``), ``"etag"`` (also
+an ``ETag`` from the file's bytes, honouring ``If-None-Match``), or ``"none"`` (no
+validator sent, every request answered in full).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import os
 import random
 import socket
 import struct
@@ -47,11 +55,42 @@ class _Handler(SimpleHTTPRequestHandler):
             with self.server.lock:
                 self.server.log.append(Request(self.path, started, time.monotonic(), self._status))
 
+    def end_headers(self) -> None:
+        if self.server.validators == "etag" and getattr(self, "_etag", None):
+            self.send_header("ETag", self._etag)
+        super().end_headers()
+
+    def send_header(self, keyword: str, value: str) -> None:
+        if self.server.validators == "none" and keyword == "Last-Modified":
+            return
+        super().send_header(keyword, value)
+
+    def _conditional(self) -> bool:
+        """Answer 304 when the client's validators match (True: answered)."""
+        self._etag = None
+        path = self.translate_path(self.path)
+        if os.path.isdir(path):
+            path = os.path.join(path, "index.html")
+        if self.server.validators == "none":
+            del self.headers["If-Modified-Since"]
+            return False
+        if self.server.validators != "etag" or not os.path.isfile(path):
+            return False
+        with open(path, "rb") as f:
+            self._etag = '"' + hashlib.sha256(f.read()).hexdigest()[:20] + '"'
+        if self.headers.get("If-None-Match") == self._etag:
+            self.send_response(304)
+            self.end_headers()
+            return True
+        del self.headers["If-Modified-Since"]  # If-None-Match wins (RFC 9110)
+        return False
+
     def _get(self) -> None:
         self.server.requests.append(self.path)
         action = self.server.fault(self.path) if self.server.fault else None
         if action is None:
-            super().do_GET()
+            if not self._conditional():
+                super().do_GET()
             return
         if action.startswith("delay:"):
             time.sleep(int(action[6:]) / 1000)
@@ -67,6 +106,13 @@ class _Handler(SimpleHTTPRequestHandler):
         if action == "hang":
             time.sleep(self.server.hang_seconds)
             self.close_connection = True
+            return
+        if action.startswith("redirect:"):  # "redirect:302:<location>"
+            status, _, location = action[9:].partition(":")
+            self.send_response(int(status))
+            self.send_header("Location", location)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
             return
         status, _, retry_after = action.partition(":")
         self.send_response(int(status))
@@ -90,8 +136,11 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, root: Path, fault: Fault | None, hang_seconds: float, host: str) -> None:
+    def __init__(
+        self, root: Path, fault: Fault | None, hang_seconds: float, host: str, validators: str
+    ) -> None:
         super().__init__((host, 0), partial(_Handler, directory=str(root)))
+        self.validators = validators
         self.fault = fault
         self.hang_seconds = hang_seconds
         self.requests: list[str] = []
@@ -110,8 +159,9 @@ class StaticServer:
         fault: Fault | None = None,
         hang_seconds: float = 5.0,
         host: str = "127.0.0.1",
+        validators: str = "http",
     ):
-        self._server = _Server(Path(root), fault, hang_seconds, host)
+        self._server = _Server(Path(root), fault, hang_seconds, host, validators)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -143,9 +193,13 @@ class StaticServer:
 
 @contextlib.contextmanager
 def serve(
-    root: Path, fault: Fault | None = None, hang_seconds: float = 5.0, host: str = "127.0.0.1"
+    root: Path,
+    fault: Fault | None = None,
+    hang_seconds: float = 5.0,
+    host: str = "127.0.0.1",
+    validators: str = "http",
 ) -> Iterator[StaticServer]:
-    server = StaticServer(root, fault, hang_seconds, host).start()
+    server = StaticServer(root, fault, hang_seconds, host, validators).start()
     try:
         yield server
     finally:

@@ -17,6 +17,7 @@ from conftest import run
 from common.items import STATUS_LETTER, ItemStatus
 from common.tasks import Task, TaskEntry
 from frontier import admin
+from frontier.refresh import Refresh
 from frontier.scripts import LUA_DIR, StaleLayout, key_names, load, script_names
 from frontier.session import CrawlSession, Frontier
 from frontier.states import TRANSITIONS, CrawlState
@@ -90,8 +91,8 @@ def test_a_stale_layout_is_one_typed_answer_and_recovered_in_one_place() -> None
 
 
 def test_commit_status_table_matches_the_item_statuses() -> None:
-    body = (LUA_DIR / "commit.lua").read_text()
-    table = dict(re.findall(r"(\w) = '(\w+)'", body.split("local status_of = {")[1].split("}")[0]))
+    body = (LUA_DIR / "_prelude.lua").read_text()
+    table = dict(re.findall(r"(\w) = '(\w+)'", body.split("local STATUS_OF = {")[1].split("}")[0]))
     assert table == {letter: str(status) for status, letter in STATUS_LETTER.items()}
     assert set(STATUS_LETTER) == set(ItemStatus)
 
@@ -140,6 +141,8 @@ async def _by(script: str, session: CrawlSession, client: Any) -> None:
         assert await session.is_complete()
     elif script == "redrive":
         assert await admin.redrive(session, None) == 1
+    elif script == "refresh":
+        assert (await Refresh(session).start_round()).started
     else:
         raise AssertionError(script)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import zlib
 from pathlib import Path
 
@@ -39,11 +40,31 @@ def make_inv(body: str, header: bytes = HEADER + ZLIB_LINE, level: int = 9) -> b
     return header + zlib.compress(body.encode("utf-8"), level)
 
 
+# CI sets this (.ci/run): there a missing corpus fails instead of skipping silently.
+REQUIRE_SHARED = os.environ.get("INVCRAWL_TESTS_REQUIRE_SHARED", "") not in ("", "0")
+
+
 def test_corpus_is_present() -> None:
-    assert len(CORPUS_FILES) >= 40, f"corpus not found under {CORPUS}"
+    """The corpus lives outside the repository (``shared/`` beside the checkout): a clone
+    elsewhere skips the corpus tests, naming the folder; CI turns that skip into a failure."""
+    if len(CORPUS_FILES) >= 40:
+        return
+    message = f"corpus not found: no folder {CORPUS} (shared/corpus/inventories)"
+    if REQUIRE_SHARED:
+        pytest.fail(message + "; INVCRAWL_TESTS_REQUIRE_SHARED is set, so this is an error")
+    pytest.skip(message)
 
 
-@pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: p.name)
+def corpus_params(files: list[Path]) -> list[object]:
+    """The corpus files as parameters; none: one parameter skipped (or failed in CI) with
+    the missing folder as its reason, rather than pytest's anonymous empty-set skip."""
+    if files:
+        return [pytest.param(p, id=p.name) for p in files]
+    reason = f"corpus not found: no folder {CORPUS} (test_corpus_is_present fails in CI)"
+    return [pytest.param(None, id="no-corpus", marks=pytest.mark.skip(reason=reason))]
+
+
+@pytest.mark.parametrize("path", corpus_params(CORPUS_FILES))
 def test_every_corpus_file_loads_or_is_rejected_clearly(path: Path) -> None:
     data = path.read_bytes()
     if not data:
@@ -73,7 +94,7 @@ def test_lines_are_the_same_whatever_the_split_chunk(monkeypatch: pytest.MonkeyP
     crafted = "a py:function 1 x.html#$ -\r\n\n\nb py:class 1 y.html -\n \nbroken line\n"
     datas = [make_inv(crafted), make_inv(crafted.rstrip("\n"))]
     datas += [HEADER + ZLIB_LINE + zlib.compress(b) for b in bodies if b]
-    assert len(datas) > 5
+    assert len(datas) > (5 if CORPUS_FILES else 1)
     for data in datas:
         whole = parse_inventory(data)
         for chunk in (1, 7, 64):
@@ -86,9 +107,7 @@ def test_lines_are_the_same_whatever_the_split_chunk(monkeypatch: pytest.MonkeyP
     assert crafted_inv.body_lines == 6 and len(crafted_inv.entries) == 2
 
 
-@pytest.mark.parametrize(
-    "path", [p for p in CORPUS_FILES if p.stat().st_size], ids=lambda p: p.name
-)
+@pytest.mark.parametrize("path", corpus_params([p for p in CORPUS_FILES if p.stat().st_size]))
 def test_corpus_entries_match_sphobjinv_where_it_can_read_them(path: Path) -> None:
     data = path.read_bytes()
     try:

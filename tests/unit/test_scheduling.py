@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 
-from consumer.scheduling import IDLE_MAX, IDLE_MIN, CrawlRotation
+from consumer.scheduling import IDLE_MAX, IDLE_MAX_BEFORE_START, IDLE_MIN, CrawlRotation
 
 
 class Clock:
@@ -46,6 +46,7 @@ def test_an_empty_crawl_backs_off_and_banks_no_credit() -> None:
     rotation = CrawlRotation(clock)
     rotation.add("a")
     rotation.add("b")
+    rotation.claimed("b", asked=1, got=1)  # started: its backoff may grow to IDLE_MAX
     rotation.claimed("b", asked=1, got=0)
     assert rotation.ready() == ["a"]
     assert dict(rotation.turns(3)) == {"a": 3}
@@ -60,6 +61,22 @@ def test_an_empty_crawl_backs_off_and_banks_no_credit() -> None:
     assert "b" in rotation.ready()
     rotation.claimed("b", asked=2, got=1)  # work again: no more backoff
     assert dict(rotation.turns(2)) == {"a": 1, "b": 1}
+
+
+def test_a_crawl_that_never_gave_a_task_is_asked_again_soon() -> None:
+    """Waiting for its producer's first pages: the backoff stays short."""
+    clock = Clock()
+    rotation = CrawlRotation(clock)
+    rotation.add("new")
+    for _ in range(10):
+        rotation.claimed("new", asked=1, got=0)
+    assert rotation.next_ready_in() <= IDLE_MAX_BEFORE_START
+    clock.now += IDLE_MAX_BEFORE_START
+    assert rotation.ready() == ["new"]
+    rotation.claimed("new", asked=1, got=1)
+    for _ in range(10):
+        rotation.claimed("new", asked=1, got=0)
+    assert rotation.next_ready_in() > IDLE_MAX_BEFORE_START  # started: the full backoff
 
 
 def test_removed_crawls_are_never_picked() -> None:

@@ -1,0 +1,293 @@
+"""Many sites on one frontier (issue "Many sites on one frontier"): 40 real documentation
+sites from Debian's doc packages, served by one nginx on 4 loopback hosts (127.0.0.1-4,
+the sites split round-robin), crawled by ``invcrawl crawl SITE...`` with 1, 2 and 4
+consumers, against (a) a single-process Scrapy spider crawling the same 40 sites one
+after another (``bench/baseline_spider.py URL...``) in the same run.
+
+    python bench/fleet.py                       # 40 sites, (a) then 1, 2, 4 consumers
+    python bench/fleet.py --sites 10 --consumers 2 --quick
+
+Per run: wall time, pages/s, CPU-s per 1,000 pages (every Python process of the run,
+measured at exit by the sitecustomize hook of bench/crawl.py, plus Redis), the largest
+number of requests in flight on one host as nginx saw them (from its access log: each
+request's end time and duration), and when the 5 smallest sites finished, as a share of
+the run. Figures, not asserts; results in docs/performance.md.
+
+Needs Debian's nginx and the doc packages of ../shared/corpus/debian-doc-packages.txt
+(those without an objects.inv are skipped; sphinx-doc and python3.11-doc fill in).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+sys.path[:0] = [str(REPO), str(BENCH)]
+
+from crawl import (  # noqa: E402
+    Bench,
+    Proc,
+    default_redis_server,
+    machine_busy,
+    nginx_pids,
+    proc_cpu,
+    proc_hwm,
+    read_hooks,
+    say,
+)
+from nginx import serve  # noqa: E402
+
+from common.inventory import parse_inventory  # noqa: E402
+from common.plan import plan_crawl  # noqa: E402
+from common.site import crawl_id_for  # noqa: E402
+from frontier.server import RedisServer  # noqa: E402
+
+DOC = Path("/usr/share/doc")
+PACKAGES = [REPO.parent / "shared" / "corpus" / "debian-doc-packages.txt"]
+FILL_IN = ["sphinx-doc", "python3.11-doc"]  # when a listed package ships no objects.inv
+HOSTS = ("127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4")
+
+
+@dataclass
+class Site:
+    package: str
+    root: Path  # the directory with objects.inv
+    pages: int  # pages to fetch
+    entries: int
+    url: str = ""
+
+    @property
+    def crawl_id(self) -> str:
+        return crawl_id_for(self.url)
+
+
+@dataclass
+class Result:
+    label: str
+    consumers: int
+    wall: float
+    pages: int
+    cpu: float
+    code: int
+    other_cpu: float
+    max_in_flight: dict[str, int] = field(default_factory=dict)
+    smallest_done: list[float] = field(default_factory=list)  # share of the run
+    procs: list[Proc] = field(default_factory=list)
+
+    @property
+    def cpu_per_1000(self) -> float:
+        return self.cpu / max(self.pages, 1) * 1000
+
+
+def package_names() -> list[str]:
+    for path in PACKAGES:
+        if path.exists():
+            return [
+                ln.strip()
+                for ln in path.read_text().splitlines()
+                if ln.strip() and not ln.startswith("#")
+            ]
+    raise SystemExit("no package list: ../shared/corpus/debian-doc-packages.txt")
+
+
+def find_sites(count: int) -> list[Site]:
+    sites = []
+    for package in [*package_names(), *FILL_IN]:
+        found = sorted((DOC / package).rglob("objects.inv"), key=lambda p: len(p.parts))
+        if not found:
+            continue
+        root = found[0].parent
+        inv = parse_inventory(found[0].read_bytes())
+        plan = plan_crawl(inv, found[0].resolve().as_uri())
+        sites.append(Site(package, root, plan.fetch_pages, plan.entries))
+        if len(sites) == count:
+            break
+    if len(sites) < count:
+        say(f"note: {len(sites)} sites with an objects.inv found (asked for {count})")
+    return sites
+
+
+def in_flight_per_host(log: Path, since: float, until: float) -> dict[str, int]:
+    """The most requests in flight at once on each host, from nginx's access log."""
+    events: dict[str, list[tuple[float, int]]] = defaultdict(list)
+    with contextlib.suppress(FileNotFoundError), open(log) as f:
+        for line in f:
+            end_s, duration, host, _status, _uri = line.split(maxsplit=4)
+            # nginx logs both at 1 ms resolution: a request is taken to span the whole
+            # millisecond(s) it could have run in, so the peak is an upper bound.
+            end = float(end_s)
+            start = end - float(duration) - 0.001
+            if since <= start <= until:
+                events[host] += [(start, 1), (end, -1)]
+    peaks = {}
+    for host, evs in events.items():
+        level = peak = 0
+        for _, step in sorted(evs, key=lambda e: (e[0], e[1])):  # ends before starts
+            level += step
+            peak = max(peak, level)
+        peaks[host] = peak
+    return peaks
+
+
+def run_one(
+    bench: Bench, label: str, consumers: int, *, sites: list[Site], log: Path, args: Any
+) -> Result:
+    run_dir = bench.workdir / f"run-{label}"
+    (run_dir / "rusage").mkdir(parents=True)
+    urls = [s.url for s in sites]
+    server = None
+    if consumers == 0:
+        argv = [sys.executable, str(BENCH / "baseline_spider.py"), *urls, "-o", "out.jsonl"]
+    else:
+        server = RedisServer(run_dir / "redis", binary=args.redis_server)
+        server.start()
+        argv = [
+            sys.executable, "-m", "invcrawl", "crawl", *urls,
+            "--consumers", str(consumers), "--redis", server.url,
+            "--host-concurrency", str(args.host_concurrency),
+            "--progress", "none", "--data-dir", str(run_dir / "data"),
+            "--out-dir", str(run_dir / "out"),
+        ]  # fmt: skip
+    try:
+        nginx0 = sum(proc_cpu(p) for p in nginx_pids())
+        busy0 = machine_busy()
+        redis0 = proc_cpu(server.process.pid) if server and server.process else 0.0
+        started = time.time()
+        code, wall, tree_cpu = bench.run_process(argv, run_dir, args.timeout)
+        ended = time.time()
+        procs = read_hooks(run_dir / "rusage")
+        cpu = max(tree_cpu, sum(p.cpu for p in procs))
+        smallest: list[float] = []
+        if server and server.process:
+            redis_cpu = proc_cpu(server.process.pid) - redis0
+            procs.append(Proc("redis", redis_cpu, proc_hwm(server.process.pid)))
+            cpu += redis_cpu
+            import redis
+
+            client = redis.Redis.from_url(server.url, decode_responses=True)
+            for site in sorted(sites, key=lambda s: s.pages)[:5]:
+                done = client.hget(f"invcrawl:{{{site.crawl_id}}}:meta", "finished_at")
+                smallest.append((int(done) / 1000 - started) / wall if done else float("nan"))
+            client.close()
+        nginx = sum(proc_cpu(p) for p in nginx_pids()) - nginx0
+        other = max(0.0, machine_busy() - busy0 - cpu - nginx)
+    finally:
+        if server:
+            server.stop()
+    pages = sum(s.pages for s in sites)
+    result = Result(
+        label, consumers, wall, pages, cpu, code, other,
+        in_flight_per_host(log, started, ended), smallest, procs,
+    )  # fmt: skip
+    if code != 0:
+        say(f"  warning: {label} exited with {code}:")
+        say((run_dir / "stderr.log").read_text(errors="replace")[-1500:])
+    return result
+
+
+def render(results: list[Result], sites: list[Site], host_limit: int) -> str:
+    base = next((r for r in results if r.consumers == 0), None)
+    lines = [
+        f"{len(sites)} sites, {sum(s.pages for s in sites)} pages, "
+        f"{sum(s.entries for s in sites)} entries, on {len(HOSTS)} hosts; "
+        f"--host-concurrency {host_limit}; {os.cpu_count()} CPUs",
+        "",
+        f"{'run':<22} {'wall s':>7} {'pages/s':>8} {'CPU-s/1k':>9} {'vs (a)':>7} "
+        f"{'max/host':>8} {'5 smallest done at':>22}",
+    ]
+    for r in results:
+        ratio = f"{r.cpu_per_1000 / base.cpu_per_1000:.2f}x" if base else "-"
+        peak = max(r.max_in_flight.values(), default=0)
+        done = " ".join(f"{x:.0%}" for x in r.smallest_done) or "-"
+        lines.append(
+            f"{r.label:<22} {r.wall:>7.1f} {r.pages / r.wall:>8.1f} {r.cpu_per_1000:>9.2f} "
+            f"{ratio:>7} {peak:>8} {done:>22}"
+            + ("  (noisy)" if r.other_cpu > 0.25 * r.wall else "")
+        )
+    lines += ["", "CPU-s per process (all processes of a role summed)"]
+    for r in results:
+        roles: dict[str, float] = defaultdict(float)
+        for proc in r.procs:
+            roles[proc.role] += proc.cpu
+        lines.append(
+            f"  {r.label:<22} " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(roles.items()))
+        )
+    lines.append("")
+    lines.append(
+        "targets: max/host <= the limit for invcrawl; CPU-s per 1,000 pages <= 1.2x (a); "
+        "the 5 smallest sites done within the first 20% of the run"
+    )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sites", type=int, default=40, help="how many sites (default 40)")
+    parser.add_argument("--consumers", default="1,2,4", help="consumer counts (default 1,2,4)")
+    parser.add_argument("--no-baseline", action="store_true", help="skip (a)")
+    parser.add_argument("--host-concurrency", type=int, default=4)
+    parser.add_argument("--timeout", type=float, default=1800)
+    parser.add_argument("--redis-server", default=None)
+    parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    parser.add_argument("--quick", action="store_true", help="no wait for an idle machine")
+    args = parser.parse_args(argv)
+    args.redis_server = args.redis_server or default_redis_server()
+    sites = find_sites(args.sites)
+    for i, site in enumerate(sites):
+        host = HOSTS[i % len(HOSTS)]
+        site.url = f"http://{host}:PORT/{site.root.relative_to(DOC)}/"
+    workdir = Path(tempfile.mkdtemp(prefix="invcrawl-fleet-"))
+    bench_args = argparse.Namespace(
+        redis_server=args.redis_server, concurrency=8, wait_idle=0.0,
+        timeout=args.timeout, keep=True,
+    )  # fmt: skip
+    bench = Bench(bench_args, workdir)
+    log = workdir / "access.log"
+    results: list[Result] = []
+    with serve(DOC, HOSTS, log) as url:
+        port = url.rsplit(":", 1)[1].strip("/")
+        for site in sites:
+            site.url = site.url.replace("PORT", port)
+        plan = [(0, "(a) spider, one by one")] if not args.no_baseline else []
+        plan += [(int(n), f"invcrawl, {n} consumer(s)") for n in args.consumers.split(",")]
+        for consumers, label in plan:
+            say(f"{label}: {len(sites)} sites ...")
+            result = run_one(bench, label, consumers, sites=sites, log=log, args=args)
+            say(
+                f"  {result.wall:.1f} s, {result.pages / result.wall:.1f} pages/s, "
+                f"{result.cpu_per_1000:.2f} CPU-s/1k pages, max in flight per host "
+                f"{max(result.max_in_flight.values(), default=0)}"
+            )
+            results.append(result)
+    print(render(results, sites, args.host_concurrency))
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {
+                    "sites": [(s.package, s.pages, s.entries, s.url) for s in sites],
+                    "results": [
+                        {**{k: v for k, v in r.__dict__.items() if k != "procs"},
+                         "cpu_per_1000": r.cpu_per_1000}
+                        for r in results
+                    ],
+                },
+                indent=2,
+            )
+        )  # fmt: skip
+    say(f"work dir: {workdir}")
+    return 0 if all(r.code == 0 for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

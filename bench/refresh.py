@@ -1,0 +1,205 @@
+"""Refresh cost (issue "Keep it fresh"): the CPython 3.11 docs from Debian's
+python3.11-doc, copied to a scratch directory and served by nginx (``gzip_static on``),
+crawled once by ``invcrawl crawl``, then refreshed three times in the same run:
+
+1. the site unchanged (every page revalidated: nginx answers 304 to its ETag);
+2. 5 pages touched: 4 only get a new mtime (a rebuild that rewrote identical files: nginx
+   sends a new ETag, the body hash settles them) and 1 gets one function's text edited;
+3. ``--refresh --force`` (every page fetched and extracted again, for scale).
+
+Per run: wall time, the share of the first crawl's wall time, pages revalidated (304 or
+same body) and extracted, the change events appended (``invcrawl changes``), and what
+Redis holds for refresh per page (``invcrawl:{C}:pages`` and ``invcrawl:{C}:inventory``
+via MEMORY USAGE). Figures, not asserts; results in docs/performance.md.
+
+    python bench/refresh.py [--consumers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+sys.path[:0] = [str(REPO), str(BENCH)]
+
+from nginx import serve  # noqa: E402
+
+from frontier.keys import CrawlKeys  # noqa: E402
+from frontier.server import RedisServer  # noqa: E402
+
+SITE = Path("/usr/share/doc/python3.11/html")
+CRAWL = "cpython-refresh"
+EDITED = "library/json.html"  # one function's text changes here
+TOUCHED = ("library/os.path.html", "library/re.html", "library/string.html", "tutorial/index.html")
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INVCRAWL_")}
+    env["PYTHONPATH"] = str(REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "invcrawl", *argv],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def crawl(url: str, redis_url: str, work: Path, consumers: int, *extra: str) -> tuple[float, str]:
+    started = time.monotonic()
+    argv = ["crawl", url, "--redis", redis_url, "--crawl-id", CRAWL, "--consumers", str(consumers)]
+    done = run([*argv, "-o", str(work / "out.jsonl"), "--progress", "none", *extra], work)
+    wall = time.monotonic() - started
+    if done.returncode != 0:
+        raise SystemExit(f"crawl failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return wall, done.stderr
+
+
+def events_since(redis_url: str, work: Path, cursor: str) -> tuple[dict[str, int], str]:
+    done = run(["changes", "--redis", redis_url, "--crawl-id", CRAWL, "--since", cursor], work)
+    counts: dict[str, int] = {}
+    keys = []
+    for line in done.stdout.splitlines():
+        event = json.loads(line)
+        counts[event["event"]] = counts.get(event["event"], 0) + 1
+        keys.append(event["key"])
+    counts["keys"] = keys  # type: ignore[assignment]
+    return counts, done.stderr.rsplit("--since ", 1)[1].strip()
+
+
+def pages_line(stderr: str) -> str:
+    match = re.search(r"pages unchanged (\d+), fetched (\d+)", stderr)
+    return f"{match[1]} unchanged, {match[2]} extracted" if match else "-"
+
+
+def edit_site(root: Path) -> None:
+    now = time.time() + 5
+    for rel in TOUCHED:
+        os.utime(root / rel, (now, now))
+    page = root / EDITED
+    text = page.read_text(encoding="utf-8")
+    edited = text.replace(
+        "Serialize <em>obj</em> as a JSON formatted stream",
+        "Serialize <em>obj</em> as a JSON-formatted stream",
+        1,
+    )
+    if edited == text:
+        raise SystemExit(f"the edit did not apply to {EDITED}")
+    page.write_text(edited, encoding="utf-8")
+    os.utime(page, (now, now))
+
+
+def refresh_with_running_consumers(url: str, redis_url: str, work: Path, consumers: int) -> float:
+    """A long-running deployment (compose): consumers serve every open crawl all along; a
+    refresh is only `produce --refresh` and the consumers' work, timed until finished."""
+    import redis
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INVCRAWL_")}
+    env["PYTHONPATH"] = str(REPO)
+    argv = [sys.executable, "-m", "invcrawl", "consume", "--redis", redis_url]
+    procs = [
+        subprocess.Popen(argv, cwd=work, env=env, stderr=subprocess.DEVNULL)
+        for _ in range(consumers)
+    ]
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        time.sleep(3)  # started and idle
+        started = time.monotonic()
+        done = run(["produce", url, "--redis", redis_url, "--crawl-id", CRAWL, "--refresh"], work)
+        if done.returncode != 0:
+            raise SystemExit(f"produce --refresh failed:\n{done.stderr[-2000:]}")
+        while client.hget(CrawlKeys(CRAWL).meta, "state") != "finished":
+            time.sleep(0.02)
+        return time.monotonic() - started
+    finally:
+        client.close()
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait()
+
+
+def memory_per_page(redis_url: str) -> tuple[float, float, int]:
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    k = CrawlKeys(CRAWL)
+    pages = int(client.hlen(k.pages))
+    validators = int(client.memory_usage(k.pages, samples=0) or 0)
+    inventory = int(client.memory_usage(k.inventory, samples=0) or 0)
+    client.close()
+    return validators / max(pages, 1), inventory / max(pages, 1), pages
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--consumers", type=int, default=2)
+    args = parser.parse_args(argv)
+    if not (SITE / "objects.inv").exists():
+        raise SystemExit(f"needs Debian's python3.11-doc ({SITE})")
+    work = Path(tempfile.mkdtemp(prefix="invcrawl-refresh-"))
+    work.chmod(0o755)  # nginx's workers read the copy
+    root = work / "site"
+    shutil.copytree(SITE, root, symlinks=False)
+    for rel in (EDITED, *TOUCHED):  # served plain, so that the edit is what nginx sends
+        (root / (rel + ".gz")).unlink(missing_ok=True)
+    rows = []
+    with RedisServer(work / "redis") as server, serve(root) as url:
+        say("first crawl ...")
+        first, _ = crawl(url, server.url, work, args.consumers)
+        _, cursor = events_since(server.url, work, "0")
+        rows.append(("first crawl", first, "-", "-"))
+        say("refresh, unchanged ...")
+        wall, err = crawl(url, server.url, work, args.consumers, "--refresh")
+        events, cursor = events_since(server.url, work, cursor)
+        rows.append(("refresh, unchanged", wall, pages_line(err), events))
+        edit_site(root)
+        say("refresh, 5 pages touched ...")
+        wall, err = crawl(url, server.url, work, args.consumers, "--refresh")
+        events, cursor = events_since(server.url, work, cursor)
+        rows.append(("refresh, 5 pages touched", wall, pages_line(err), events))
+        say("refresh --force ...")
+        wall, err = crawl(url, server.url, work, args.consumers, "--refresh", "--force")
+        forced, cursor = events_since(server.url, work, cursor)
+        rows.append(("refresh --force", wall, pages_line(err), forced))
+        say("refresh, unchanged, consumers already running ...")
+        wall = refresh_with_running_consumers(url, server.url, work, args.consumers)
+        events, cursor = events_since(server.url, work, cursor)
+        rows.append(("refresh, consumers running", wall, "(produce --refresh)", events))
+        validators, inventory, pages = memory_per_page(server.url)
+    print(f"CPython 3.11 docs over nginx, {args.consumers} consumers, {os.cpu_count()} CPUs")
+    print(f"{'run':<26} {'wall s':>7} {'of first':>9}  {'pages':<32} events")
+    for label, wall, pages_text, ev in rows:
+        share = f"{wall / first:.0%}"
+        text = (
+            "-" if ev == "-" else ", ".join(f"{k} {v}" for k, v in ev.items() if k != "keys") or "0"
+        )
+        print(f"{label:<26} {wall:>7.2f} {share:>9}  {pages_text:<32} {text}")
+    touched = rows[2][3]
+    if isinstance(touched, dict):
+        print(f"events of the 5-page refresh: {sorted(touched.get('keys', []))}")
+    print(
+        f"Redis for refresh: {validators:.0f} B/page of validators ({pages} pages), "
+        f"{inventory:.0f} B/page for the stored objects.inv"
+    )
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

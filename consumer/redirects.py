@@ -1,0 +1,102 @@
+"""Redirects of page requests, followed only within the site.
+
+A page answering 3xx is followed when the target is on the site's origin (scheme, host
+and port of the crawl's final inventory URL), or is the same host upgraded from http to
+https, or is on a host of ``--allow-host`` (e.g. a docs CDN): a moved page, a dirhtml
+page without its trailing slash, http to https. A redirect anywhere else is not
+followed: the page completes with status ``offsite`` and a reason naming the target,
+so a page of the crawled site cannot send the crawler to another host (loopback, a
+private address, another port). More than :data:`MAX_REDIRECTS` hops, or a loop, is a
+dead letter.
+
+Scrapy's own ``RedirectMiddleware`` never sees page requests (they carry
+``handle_httpstatus_all``); it still follows robots.txt redirects, whose targets the
+address policy of :mod:`consumer.addresses` guards.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from w3lib.url import safe_url_string
+
+from frontier.hosts import origin_of
+
+CLAIM = "invcrawl_claim"  # consumer.spider.CLAIM (not imported: the spider imports Scrapy)
+HOPS = "invcrawl_redirects"  # the URLs a page request was redirected through
+OFFSITE = "invcrawl_offsite"  # why a page is offsite: set on the response's request
+DEAD = "invcrawl_redirect_dead"  # why a redirect chain is a dead letter
+MAX_REDIRECTS = 10
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+SCHEMES = ("http", "https")
+
+
+def site_origin(request: Any, spider: Any) -> str | None:
+    """The origin of the site a page request belongs to (None: not a page request, or
+    a local site)."""
+    claim = request.meta.get(CLAIM)
+    worker = getattr(spider, "worker", None)
+    if claim is None or worker is None:
+        return None
+    served = worker.crawls.get(claim.crawl_id)
+    return served.origin if served is not None else None
+
+
+def redirect_allowed(site: str | None, target: str, allow_hosts: frozenset[str]) -> bool:
+    """Whether a redirect to ``target`` stays on the site (module docstring)."""
+    parts = urlsplit(target)
+    if parts.scheme not in SCHEMES or not parts.hostname:
+        return False
+    target_origin = origin_of(target)
+    if site is None or target_origin is None:
+        return False
+    if target_origin == site:
+        return True
+    host = parts.hostname.lower()
+    site_parts = urlsplit(site)
+    if (
+        host == (site_parts.hostname or "").lower()
+        and site_parts.scheme == "http"
+        and target_origin == f"https://{site_parts.netloc.rsplit(':', 1)[0]}:443"
+        and site_parts.port == 80
+    ):
+        return True  # http -> https on the same host, default ports
+    return host in allow_hosts
+
+
+class SiteRedirectMiddleware:
+    """Downloader middleware following page redirects within the site only."""
+
+    def __init__(self, crawler: Any, allow_hosts: frozenset[str]) -> None:
+        self.crawler = crawler
+        self.allow_hosts = allow_hosts
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> SiteRedirectMiddleware:
+        hosts = crawler.settings.getlist("INVCRAWL_ALLOW_HOSTS")
+        return cls(crawler, frozenset(h.lower() for h in hosts))
+
+    def process_response(self, request: Any, response: Any) -> Any:
+        if CLAIM not in request.meta or response.status not in REDIRECT_STATUSES:
+            return response
+        location = response.headers.get(b"Location")
+        if not location:
+            return response  # a 3xx without a target: classified like any other status
+        target = safe_url_string(urljoin(request.url, location.decode("latin-1")))
+        hops: list[str] = list(request.meta.get(HOPS, []))
+        if target in hops or target == request.url or len(hops) >= MAX_REDIRECTS:
+            request.meta[DEAD] = (
+                f"redirect loop or more than {MAX_REDIRECTS} redirects "
+                f"(HTTP {response.status} to {target})"
+            )
+            return response
+        site = site_origin(request, self.crawler.spider)
+        if not redirect_allowed(site, target, self.allow_hosts):
+            request.meta[OFFSITE] = (
+                f"HTTP {response.status} redirects off the site ({site}) to {target}"
+            )
+            return response
+        meta = {**request.meta, HOPS: [*hops, request.url]}
+        meta.pop("download_slot", None)
+        return request.replace(url=target, meta=meta, dont_filter=True)

@@ -1,0 +1,38 @@
+-- tombstone.lua: a refresh found item keys (and pages) gone from the inventory. Each
+-- removed key that still has an item gets exactly one tombstone in the item stream
+-- (kind `removed`) and leaves the dedup hash, so its status counter drops and a later
+-- return counts as new; a key already removed is skipped, so a resumed refresh adds no
+-- second tombstone. Pages gone from the inventory lose their validators.
+--
+-- KEYS  stats items pages, then the isum:<b> bucket hashes used by this batch
+-- ARGV  page count, page ids..., then 3 values per key: KEYS index of its bucket,
+--       key digest, item key
+--
+-- Returns the number of tombstones written.
+local stats, items, pages = KEYS[1], KEYS[2], KEYS[3]
+local page_count = tonumber(ARGV[1])
+local FIXED_ARGS = 1
+
+for i = FIXED_ARGS + 1, FIXED_ARGS + page_count do
+  redis.call('HDEL', pages, ARGV[i])
+end
+local removed = 0
+local delta = {}
+for base = FIXED_ARGS + page_count + 1, #ARGV, 3 do
+  local bucket = KEYS[tonumber(ARGV[base])]
+  local field, key = ARGV[base + 1], ARGV[base + 2]
+  local old = redis.call('HGET', bucket, field)
+  if old then
+    local was = STATUS_OF[string.sub(old, -1)]
+    delta[was] = (delta[was] or 0) - 1
+    redis.call('HDEL', bucket, field)
+    redis.call('XADD', items, '*', 'key', key, 'sum', '', 'kind', 'removed', 'task', '',
+               'data', cjson.encode({key = key, status = 'removed'}))
+    removed = removed + 1
+  end
+end
+for status, n in pairs(delta) do
+  redis.call('HINCRBY', stats, 'status:' .. status, n)
+end
+if removed > 0 then redis.call('HINCRBY', stats, 'items_removed', removed) end
+return removed

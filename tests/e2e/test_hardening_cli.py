@@ -1,0 +1,215 @@
+"""What a careless user can do to a run: secrets in URLs, unwritable outputs, a closed
+pipe, a full disk, Redis still starting. Each ends in one line (or quietly), never a
+traceback, with Redis left as the table in docs/deploy.md ("Bad inputs") says."""
+
+from __future__ import annotations
+
+import json
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+from frontier.server import RedisServer, free_port
+from support.cli import Result, clean_env, invcrawl
+from support.crawl import build_site
+from support.redisproc import LoggedRedisServer
+
+pytestmark = pytest.mark.e2e
+
+
+def one_line(result: Result, code: int, fragment: str) -> str:
+    assert result.code == code, (result.code, result.stderr)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert len(result.error_lines) == 1, result.stderr
+    assert fragment in result.error_lines[0], result.error_lines[0]
+    return result.error_lines[0]
+
+
+def test_redis_password_is_masked_everywhere(tmp_path: Path) -> None:
+    url = f"redis://user:s3cret@127.0.0.1:{free_port()}/0"
+    for args in (
+        ["status", "--redis", url, "--redis-wait", "0"],
+        ["status", "--redis", url, "--redis-wait", "0.5"],  # the "waiting" line too
+        ["status", "--redis", url.replace("/0", ":x/0")],  # an invalid port
+        ["status", "--redis", "mysql://user:s3cret@h/0"],  # argparse's own error
+    ):
+        result = invcrawl(*args, cwd=tmp_path)
+        assert result.code in (1, 2), result.stderr
+        assert "s3cret" not in result.stderr + result.stdout, result.stderr
+        assert "user:***@" in result.stderr and "Traceback" not in result.stderr
+    env = clean_env(INVCRAWL_REDIS=url, INVCRAWL_REDIS_WAIT="0")
+    result = invcrawl("status", cwd=tmp_path, env=env)
+    assert "s3cret" not in result.stderr and "user:***@" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("output", "fragment"),
+    [
+        ("/no/such/dir/out.jsonl", "no such directory /no/such/dir"),
+        ("{tmp}", "it is a directory"),
+        ("/etc/hostname/out.jsonl", "is not a directory"),
+        ("/proc/out.jsonl", "cannot write -o /proc/out.jsonl"),
+    ],
+)
+def test_unwritable_output_is_refused_before_crawling(
+    tmp_path: Path, redis_url: str, sync_redis: redis.Redis, output: str, fragment: str
+) -> None:
+    site = build_site(tmp_path / "site", pages=2)
+    output = output.format(tmp=tmp_path)
+    result = invcrawl("crawl", str(site.root), "-o", output, "--redis", redis_url, cwd=tmp_path)
+    one_line(result, 2, fragment)
+    assert sync_redis.dbsize() == 0  # nothing was produced, nothing crawled
+    result = invcrawl("export", "-o", output, "--redis", redis_url, cwd=tmp_path)
+    one_line(result, 2, fragment)
+
+
+def test_unwritable_out_dir_is_refused(tmp_path: Path) -> None:
+    site = build_site(tmp_path / "site", pages=2)
+    result = invcrawl("crawl", str(site.root), "--out-dir", "/proc/nope", cwd=tmp_path)
+    one_line(result, 2, "cannot create --out-dir /proc/nope")
+    assert not (tmp_path / ".invcrawl").exists()  # no embedded Redis was even started
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    site = build_site(tmp_path / "site", pages=400, functions=3)
+    for args in (["inventory", str(site.root)], ["inventory", str(site.root), "--json"]):
+        proc = subprocess.run(
+            f"{sys.executable} -m invcrawl {' '.join(args)} | head -c 10; "
+            'echo " code=${PIPESTATUS[0]}"',
+            shell=True,
+            executable="/bin/bash",
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=clean_env(),
+            timeout=60,
+            check=False,
+        )
+        assert proc.stderr == "", proc.stderr
+        code = int(proc.stdout.rsplit("code=", 1)[1])
+        assert code in (0, 141), proc.stdout  # 0: it all fit in the pipe before head left
+
+
+def test_a_closed_pipe_on_export(tmp_path: Path, redis_url: str) -> None:
+    site = build_site(tmp_path / "site", pages=60, functions=3)
+    done = invcrawl("crawl", str(site.root), "--redis", redis_url, "--consumers", "1", cwd=tmp_path)
+    assert done.code == 0, done.stderr
+    proc = subprocess.run(
+        f"{sys.executable} -m invcrawl export --redis {redis_url} -o - | head -n 1 >/dev/null; "
+        'echo "code=${PIPESTATUS[0]}"',
+        shell=True,
+        executable="/bin/bash",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=clean_env(),
+        timeout=60,
+        check=False,
+    )
+    assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr, proc.stderr
+    assert proc.stdout.strip() in ("code=141", "code=0"), proc.stdout
+
+
+def _limit_file_size(limit: int):  # type: ignore[no-untyped-def]
+    def apply() -> None:
+        # A write beyond `limit` bytes fails with EFBIG, as a full disk fails with ENOSPC
+        # (SIGXFSZ ignored, so the write returns the error instead of killing).
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+def test_a_full_disk_keeps_the_crawl_and_a_rerun_completes_the_file(
+    tmp_path: Path, redis_url: str, sync_redis: redis.Redis
+) -> None:
+    site = build_site(tmp_path / "site", pages=30, functions=3)
+    out = tmp_path / "out" / "items.jsonl"
+    out.parent.mkdir()
+    argv = [sys.executable, "-m", "invcrawl", "crawl", str(site.root), "-o", str(out)]
+    argv += ["--redis", redis_url, "--consumers", "1"]
+    proc = subprocess.run(
+        argv,
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=_limit_file_size(16 * 1024),
+        check=False,
+    )
+    result = Result(proc.returncode, proc.stdout, proc.stderr)
+    line = one_line(result, 1, f"cannot write {out}")
+    assert "run the same command again" in line
+    assert not out.exists()
+    assert not out.with_name(out.name + ".part").exists()  # removed: it freed the space
+    (crawl,) = sync_redis.smembers("invcrawl:crawls")
+    assert sync_redis.hget(f"invcrawl:{{{crawl}}}:meta", "state") in ("running", "finished")
+    again = invcrawl(*argv[3:], cwd=tmp_path)
+    assert again.code == 0, again.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {r["key"] for r in rows} == site.keys and len(rows) == site.entries
+
+
+def test_export_to_a_full_device(tmp_path: Path, redis_url: str) -> None:
+    site = build_site(tmp_path / "site", pages=5)
+    done = invcrawl("crawl", str(site.root), "--redis", redis_url, "--consumers", "1", cwd=tmp_path)
+    assert done.code == 0, done.stderr
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "invcrawl", "export", "--redis", redis_url],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env=clean_env(),
+            timeout=60,
+            check=False,
+        )
+    one_line(Result(proc.returncode, "", proc.stderr), 1, "no space left on device")
+
+
+def test_commands_wait_for_a_redis_that_is_starting(tmp_path: Path) -> None:
+    """Started before Redis, a consumer waits (saying so once) instead of exiting 1."""
+    site = build_site(tmp_path / "site", pages=3)
+    port = free_port()
+    url = f"redis://127.0.0.1:{port}/0"
+    server = RedisServer(tmp_path / "redis", port=port)
+    starter = threading.Timer(2.0, server.start)
+    starter.start()
+    try:
+        began = time.monotonic()
+        produced = invcrawl("produce", str(site.root), "--redis", url, cwd=tmp_path)
+        assert produced.code == 0, produced.stderr
+        assert time.monotonic() - began >= 1.5
+        assert produced.stderr.count("waiting for Redis") == 1, produced.stderr
+        assert "Redis at " in produced.stderr and "is up" in produced.stderr
+        consumed = invcrawl("consume", "--burst", "--redis", url, cwd=tmp_path)
+        assert consumed.code == 0, consumed.stderr
+        assert "waiting" not in consumed.stderr
+    finally:
+        starter.join()
+        server.stop()
+    began = time.monotonic()
+    result = invcrawl("consume", "--redis", url, "--redis-wait", "1.5", cwd=tmp_path)
+    one_line(result, 1, "after waiting 1.5s")
+    assert 1.4 <= time.monotonic() - began < 20
+
+
+def test_status_never_shows_a_password(tmp_path: Path) -> None:
+    """`status` of a server that needs a password: the URL it shows is masked."""
+    port = free_port()
+    with LoggedRedisServer(tmp_path / "redis", port=port, extra=["--requirepass", "s3cret"]):
+        url = f"redis://:s3cret@127.0.0.1:{port}/0"
+        result = invcrawl("status", "--redis", url, cwd=tmp_path)
+        assert "s3cret" not in result.stdout + result.stderr
+        wrong = invcrawl("status", "--redis", url.replace("s3cret", "wrong"), cwd=tmp_path)
+        line = one_line(wrong, 1, "cannot connect to Redis at redis://:***@127.0.0.1")
+        assert "wrong" not in line.split("127.0.0.1")[0]

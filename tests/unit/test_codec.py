@@ -1,0 +1,45 @@
+"""Item bodies in the stream (common/codec.py): compressed both ways, old plain values
+and tombstones still read, and the stored form is text the UTF-8 client can carry."""
+
+from __future__ import annotations
+
+import orjson
+from hypothesis import given
+from hypothesis import strategies as st
+
+from common.codec import MIN_BYTES, item_json, stored_item
+from common.items import prepare
+
+ITEM = {
+    "key": "py:function:json.dumps",
+    "status": "ok",
+    "doc": "Serialize obj to a JSON formatted str using this conversion table. " * 20,
+    "checksum": "0123456789abcdef",
+}
+
+
+def test_a_real_sized_item_is_stored_compressed_and_read_back() -> None:
+    data = orjson.dumps(ITEM)
+    stored = stored_item(data)
+    assert stored.startswith("Z") and len(stored) < len(data) / 3
+    assert stored.isascii()
+    assert item_json(stored) == data.decode()
+
+
+def test_short_items_plain_values_and_tombstones_read_as_is() -> None:
+    short = b'{"key":"k","status":"skipped"}'
+    assert len(short) < MIN_BYTES and stored_item(short) == short.decode()
+    assert item_json('{"key": "k", "status": "removed"}') == '{"key": "k", "status": "removed"}'
+
+
+def test_prepare_stores_compressed_and_keeps_the_checksum_of_the_json() -> None:
+    prepared = prepare(ITEM, 4)
+    assert prepared.data.startswith("Z")
+    assert orjson.loads(item_json(prepared.data)) == ITEM
+    assert prepared.value.startswith(ITEM["checksum"][:12])
+
+
+@given(st.text(min_size=0, max_size=3000))
+def test_round_trip_of_any_text(text: str) -> None:
+    data = orjson.dumps({"doc": text})
+    assert item_json(stored_item(data)) == data.decode()
