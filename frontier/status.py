@@ -1,5 +1,5 @@
 """Read-side views: what ``invcrawl status`` shows (and ``--json`` prints), the crawl
-supervisor's progress, and later the dashboard. Reads only; never changes state.
+supervisor's progress, and the dashboard. Reads only; never changes state.
 
 * :func:`crawl_summary`: one crawl's figures from a few keys (meta, stats, dead letters):
   cheap enough to compute for every crawl of a fleet every second.
