@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable
 from html import escape as html_escape
 from importlib import resources
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from aiohttp import web
 from redis.exceptions import RedisError
@@ -75,7 +75,7 @@ def access_secret(config: Config) -> str | None:
         return None
     parts = urlsplit(config.redis or "")
     if parts.username and parts.username != "default" and parts.password:
-        return parts.password
+        return unquote(parts.password)  # as Redis knows it (redis-py unquotes it too)
     raise ConfigError(
         f"--bind {config.bind} makes the dashboard reachable from other machines: "
         "give it a token to ask for (INVCRAWL_DASHBOARD_TOKEN or --token), or connect as a "

@@ -69,6 +69,8 @@ def test_who_may_look() -> None:
         access_secret(load_config({"bind": "0.0.0.0"}, {}))
     reader = {"INVCRAWL_REDIS": "redis://reader:pw@redis:6379/0"}
     assert access_secret(load_config({"bind": "0.0.0.0"}, reader)) == "pw"
+    quoted = {"INVCRAWL_REDIS": "redis://reader:p%40ss%3Aw@redis:6379/0"}
+    assert access_secret(load_config({"bind": "0.0.0.0"}, quoted)) == "p@ss:w"
     default_user = {"INVCRAWL_REDIS": "redis://:pw@redis:6379/0"}
     with pytest.raises(ConfigError):
         access_secret(load_config({"bind": "0.0.0.0"}, default_user))
