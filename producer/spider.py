@@ -112,7 +112,9 @@ class InventorySpider(Spider):
                 callback=self.parse_inventory,
                 errback=self.inventory_failed,
                 dont_filter=True,
-                meta={"handle_httpstatus_all": True},
+                # the site the user gave: trusted by the address policy even on an
+                # internal address; a redirect elsewhere is checked (consumer/addresses)
+                meta={"handle_httpstatus_all": True, "invcrawl_site": job.url},
                 cb_kwargs={"job": job},
             )
 
@@ -164,11 +166,24 @@ def _header(response: Response, name: bytes) -> str | None:
     return value.decode("latin-1") if value else None
 
 
+def address_refusal(failure: Failure) -> str | None:
+    """Why consumer/addresses refused the failed request's address, if it did."""
+    from consumer import addresses  # noqa: PLC0415
+
+    if isinstance(failure.value, addresses.AddressRefused):
+        return str(failure.value)
+    request = getattr(failure, "request", None)
+    return addresses.POLICY.refusal_of(request.url) if request is not None else None
+
+
 def describe_failure(failure: Failure, url: str) -> str:
     """One line a user can act on, for a failed inventory download."""
     exc = failure.value
     name = type(exc).__name__
     text = str(exc)
+    refused = address_refusal(failure)
+    if refused:  # an address the policy refuses (a redirect into the local network)
+        return f"cannot fetch {url}: {refused}"
     if name == "IgnoreRequest" and "robots" in text.lower():
         return f"robots.txt forbids fetching {url} (pass --no-robots to ignore robots.txt)"
     if name in ("DNSLookupError", "CannotResolveHostError"):
