@@ -56,6 +56,9 @@ class InventoryJob:
     done: bool = False
 
 
+NON_REDIRECT_STATUSES = [s for s in range(100, 600) if s not in (301, 302, 303, 307, 308)]
+
+
 class InventorySpider(Spider):
     """Reads every inventory of its jobs concurrently (one Scrapy process for all the
     sites of a multi-site run); each job ends in its sink, or its error."""
@@ -114,7 +117,10 @@ class InventorySpider(Spider):
                 dont_filter=True,
                 # the site the user gave: trusted by the address policy even on an
                 # internal address; a redirect elsewhere is checked (consumer/addresses)
-                meta={"handle_httpstatus_all": True, "invcrawl_site": job.url},
+                # Every status reaches parse_inventory except redirects, which Scrapy's
+                # redirect middleware follows (http -> https, a moved docs root): the
+                # final URL is the base of the plan and of the site's redirect policy.
+                meta={"handle_httpstatus_list": NON_REDIRECT_STATUSES, "invcrawl_site": job.url},
                 cb_kwargs={"job": job},
             )
 
