@@ -9,7 +9,7 @@ The user name stays visible (it says which ACL user is meant), the password beco
 
 :class:`MaskingRecordFactory` applies the same masking to every log record of a
 process (Scrapy logs its overridden settings, which include ``REDIS_URL``, and
-exceptions may quote a URL).
+exceptions may quote a URL), when a handler formats it.
 """
 
 from __future__ import annotations
@@ -64,26 +64,35 @@ def has_password(url: str) -> bool:
     return mask_secrets(url) != url
 
 
+class MaskedLogRecord(logging.LogRecord):
+    """A log record whose message and exception text come out masked. Masking happens
+    when a handler formats the record, so records that no handler emits (Scrapy's
+    DEBUG lines under ``--log-level WARNING``) cost nothing more."""
+
+    def getMessage(self) -> str:
+        return mask_secrets(super().getMessage())
+
+    @property
+    def exc_text(self) -> str | None:
+        return self.__dict__.get("_masked_exc_text")
+
+    @exc_text.setter
+    def exc_text(self, value: str | None) -> None:
+        self.__dict__["_masked_exc_text"] = mask_secrets(value) if value else value
+
+
 class MaskingRecordFactory:
-    """A ``logging`` record factory that masks secrets in the formatted message and in
-    the exception text of every record (records are made only for enabled levels, so
-    the cost is one format per emitted line)."""
+    """A ``logging`` record factory making every record a :class:`MaskedLogRecord`."""
 
     def __init__(self, inner: Callable[..., logging.LogRecord]) -> None:
         self.inner = inner
 
     def __call__(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
         record = self.inner(*args, **kwargs)
-        try:
-            message = record.getMessage()
-        except Exception:  # a malformed record: leave it to logging's own error path
-            return record
-        masked = mask_secrets(message)
-        if masked != message or record.args:
-            record.msg, record.args = masked, None
-        if record.exc_info and record.exc_info[1] is not None:
-            text = logging.Formatter().formatException(record.exc_info)
-            record.exc_text = mask_secrets(text)
+        if type(record) is logging.LogRecord:  # (a custom record class is left alone)
+            exc_text = record.__dict__.pop("exc_text", None)
+            record.__class__ = MaskedLogRecord
+            record.exc_text = exc_text
         return record
 
 

@@ -14,6 +14,10 @@ at 169.254.169.254 hands out credentials). The rule:
 * anything else resolving to a non-public address is refused;
 * a metadata address is refused unless it is literally the site's own address.
 
+The producer's inventory request is guarded too: the site given by the user is trusted
+as above, but a redirect of its ``objects.inv`` to another host on an internal address
+is refused (the final inventory URL defines the site the consumers then trust).
+
 :class:`AddressPolicy` holds that state for the process (the DNS resolver is
 process-wide); :class:`GuardedResolver` applies it to every name Scrapy resolves, and
 :class:`AddressGuardMiddleware` to IP literals in URLs and registers each crawl's site
@@ -162,6 +166,9 @@ class GuardedResolver(CachingThreadedResolver):
         return d
 
 
+SITE_META = "invcrawl_site"  # the site of an inventory request (producer/spider.py)
+
+
 class AddressGuardMiddleware:
     """Downloader middleware (before robots.txt's): registers the crawl's site host
     before its first request, and refuses IP-literal URLs the policy refuses (they may
@@ -178,7 +185,8 @@ class AddressGuardMiddleware:
     def process_request(self, request: Any) -> None:
         from consumer.redirects import site_origin  # noqa: PLC0415 - no import cycle
 
-        site = site_origin(request, self.crawler.spider)
+        # a page's crawl, or the site whose inventory this is (kept through redirects)
+        site = site_origin(request, self.crawler.spider) or request.meta.get(SITE_META)
         if site:
             POLICY.add_site(site)
         host = urlsplit(request.url).hostname or ""

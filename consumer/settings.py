@@ -41,7 +41,12 @@ def base_settings(config: Config) -> dict[str, Any]:
             # a fleet-wide host permit right before each download, released as soon as
             # the response is in (consumer/politeness.py)
             "consumer.politeness.HostPermitMiddleware": 950,
+            # no connection to loopback, private or metadata addresses unless the site
+            # is there (consumer/addresses.py): pages, inventories and robots.txt alike
+            "consumer.addresses.AddressGuardMiddleware": 50,
         },
+        "TWISTED_DNS_RESOLVER": "consumer.addresses.GuardedResolver",
+        "INVCRAWL_ALLOW_HOSTS": list(config.allow_hosts),
         "TELNETCONSOLE_ENABLED": False,
         # Scrapy 2.19's remote control runs Python code sent to an HTTP port of every
         # process (token in a file of the user's profile): never in a crawler fleet. It
@@ -63,14 +68,9 @@ def consumer_settings(config: Config) -> dict[str, Any]:
             # it start 100 asyncio tasks per page (scraper._parallel_asyncio).
             "CONCURRENT_ITEMS": 1,
             "ITEM_PIPELINES": {"consumer.pipelines.CommitPipeline": 100},
-            # Redirects within the site only, and no connection to loopback, private or
-            # metadata addresses unless the site is there (consumer/redirects.py,
-            # consumer/addresses.py).
-            "INVCRAWL_ALLOW_HOSTS": list(config.allow_hosts),
-            "TWISTED_DNS_RESOLVER": "consumer.addresses.GuardedResolver",
+            # Page redirects within the site only (consumer/redirects.py).
             "DOWNLOADER_MIDDLEWARES": {
                 **settings["DOWNLOADER_MIDDLEWARES"],
-                "consumer.addresses.AddressGuardMiddleware": 50,
                 "consumer.redirects.SiteRedirectMiddleware": 590,
             },
         }

@@ -56,6 +56,9 @@ class InventoryJob:
     done: bool = False
 
 
+NON_REDIRECT_STATUSES = [s for s in range(100, 600) if s not in (301, 302, 303, 307, 308)]
+
+
 class InventorySpider(Spider):
     """Reads every inventory of its jobs concurrently (one Scrapy process for all the
     sites of a multi-site run); each job ends in its sink, or its error."""
@@ -112,7 +115,12 @@ class InventorySpider(Spider):
                 callback=self.parse_inventory,
                 errback=self.inventory_failed,
                 dont_filter=True,
-                meta={"handle_httpstatus_all": True},
+                # the site the user gave: trusted by the address policy even on an
+                # internal address; a redirect elsewhere is checked (consumer/addresses)
+                # Every status reaches parse_inventory except redirects, which Scrapy's
+                # redirect middleware follows (http -> https, a moved docs root): the
+                # final URL is the base of the plan and of the site's redirect policy.
+                meta={"handle_httpstatus_list": NON_REDIRECT_STATUSES, "invcrawl_site": job.url},
                 cb_kwargs={"job": job},
             )
 
@@ -164,11 +172,24 @@ def _header(response: Response, name: bytes) -> str | None:
     return value.decode("latin-1") if value else None
 
 
+def address_refusal(failure: Failure) -> str | None:
+    """Why consumer/addresses refused the failed request's address, if it did."""
+    from consumer import addresses  # noqa: PLC0415
+
+    if isinstance(failure.value, addresses.AddressRefused):
+        return str(failure.value)
+    request = getattr(failure, "request", None)
+    return addresses.POLICY.refusal_of(request.url) if request is not None else None
+
+
 def describe_failure(failure: Failure, url: str) -> str:
     """One line a user can act on, for a failed inventory download."""
     exc = failure.value
     name = type(exc).__name__
     text = str(exc)
+    refused = address_refusal(failure)
+    if refused:  # an address the policy refuses (a redirect into the local network)
+        return f"cannot fetch {url}: {refused}"
     if name == "IgnoreRequest" and "robots" in text.lower():
         return f"robots.txt forbids fetching {url} (pass --no-robots to ignore robots.txt)"
     if name in ("DNSLookupError", "CannotResolveHostError"):

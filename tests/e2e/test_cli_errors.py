@@ -134,3 +134,26 @@ def test_produce_consume_without_fork_says_what_to_run(site_dir: Path, tmp_path:
         argv = [sys.executable, "-c", program, "produce", http.url + "html-inv/", "--consume"]
         result = run([*argv, "--redis", server.url], cwd=REPO, timeout=60)
     assert_one_line_error(result, 1, "run `invcrawl produce` and `invcrawl consume` instead")
+
+
+def test_an_inventory_redirect_is_followed(tmp_path: Path) -> None:
+    """http://host/ answers objects.inv with a redirect to its moved docs root: the crawl
+    follows it and plans from the final URL."""
+    from support.synthsite import generate
+
+    entries = generate(tmp_path / "www" / "moved", pages=3, per_page=2)
+
+    def fault(path: str) -> str | None:
+        return "redirect:301:/moved/objects.inv" if path == "/objects.inv" else None
+
+    with serve(tmp_path / "www", fault) as http, RedisServer(tmp_path / "redis") as server:
+        out = tmp_path / "out.jsonl"
+        result = invcrawl(
+            "crawl", http.url, "--redis", server.url, "-o", str(out), "--consumers", "1",
+            "--progress", "none", cwd=tmp_path,
+        )  # fmt: skip
+    assert result.code == 0, result.stderr[-2000:]
+    items = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(items) == entries
+    assert all(i["url"].startswith(http.url + "moved/") for i in items)
+    assert {i["status"] for i in items} <= {"ok", "skipped"}

@@ -96,3 +96,35 @@ def test_allow_host_follows_a_redirect_to_another_host(tmp_path: Path, redis_url
     assert result.code == 0, result.stderr
     items = [json.loads(line) for line in out.read_text().splitlines()]
     assert {i["status"] for i in items} == {"ok"}
+
+
+@pytest.mark.parametrize("target_host", ["127.0.0.2", "localhost"])
+def test_redirects_of_inventories_and_robots_never_reach_the_local_network(
+    tmp_path: Path, target_host: str
+) -> None:
+    """The site the user gives is trusted even on loopback. Its objects.inv redirecting
+    to another internal host is followed only as far as the address policy allows:
+    refused (one line; a redirect within the site is followed, tests/e2e/
+    test_cli_errors.py), and its robots.txt redirecting there (Scrapy follows robots.txt
+    redirects) is refused too: the internal host sees no request, and the inventory is
+    still read."""
+    root = _site(tmp_path / "site")
+    with serve(root, host="127.0.0.2") as internal:
+        base = internal.url.replace("127.0.0.2", target_host)
+        rules = {"/objects.inv": f"redirect:302:{base}objects.inv"}
+        with serve(root, fault=rules.get) as site:
+            moved = invcrawl("inventory", site.url, cwd=tmp_path)
+        rules = {"/robots.txt": f"redirect:302:{base}robots.txt"}
+        with serve(root, fault=rules.get) as site:
+            robots = invcrawl("inventory", site.url, "--log-level", "INFO", cwd=tmp_path)
+        assert internal.requests == []
+    assert moved.code == 1 and "Traceback" not in moved.stderr, moved.stderr
+    (line,) = [ln for ln in moved.stderr.splitlines() if ln.startswith("invcrawl: error:")]
+    assert "refused" in line and "loopback" in line, line
+    assert robots.code == 0, robots.stderr
+    # Scrapy's stats: the redirected robots.txt request was refused by the address policy
+    # (an IP literal by the guard; a name by the resolver, which Twisted reports as a
+    # failed lookup)
+    refused = "AddressRefused" if target_host[0].isdigit() else "CannotResolveHostError"
+    assert "robotstxt/exception_count/<class '" in robots.stderr
+    assert refused in robots.stderr, robots.stderr[-2000:]

@@ -71,3 +71,20 @@ def test_log_records_are_masked(caplog: pytest.LogCaptureFixture) -> None:
         logging.setLogRecordFactory(previous)
     assert "s3cret" not in text
     assert "redis://u:***@h:1/0" in text and "bad url redis://u:***@h" in text
+
+
+def test_a_password_never_goes_on_a_child_command_line() -> None:
+    """`crawl` starts its consumers with the Redis URL in their environment when it has a
+    password (any user of the machine can read a command line)."""
+    from invcrawl.crawl import child_argv, child_env
+
+    config = load_config({"redis": "redis://invcrawl-consumer:s3cret@h:6379/0"}, {})
+    argv = child_argv(config, "consume")
+    assert not any("s3cret" in arg for arg in argv) and "--redis" not in argv
+    env = child_env(config)
+    assert env is not None and env["INVCRAWL_REDIS"] == config.redis
+    plain = load_config({"redis": "redis://h:6379/0", "allow_hosts": ("a.org", "b.org")}, {})
+    argv = child_argv(plain, "consume")
+    assert argv[argv.index("--redis") + 1] == "redis://h:6379/0"
+    assert argv[argv.index("--allow-host") + 1] == "a.org,b.org"
+    assert child_env(plain) is None
