@@ -33,6 +33,7 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
+from urllib.parse import urlsplit
 from typing import IO, Any
 
 import orjson
@@ -182,7 +183,10 @@ def main(argv: list[str] | None = None) -> int:
         "--concurrency", type=int, default=None, help="pages in flight (default: the consumer's, 8)"
     )
     args = parser.parse_args(argv)
-    config = load_config({"concurrency": args.concurrency})
+    # The sites are the user's own choice, as for ``invcrawl crawl``: their hosts pass
+    # the address guard (consumer/addresses.py) even on loopback.
+    hosts = tuple(sorted({urlsplit(site).hostname or "" for site in args.sites} - {""}))
+    config = load_config({"concurrency": args.concurrency, "allow_hosts": hosts})
     settings = consumer_settings(config)
     settings.pop("REDIS_URL", None)
     settings["ITEM_PIPELINES"] = {JsonLinesPipeline: 100}
