@@ -1,4 +1,5 @@
-"""``bench/crawl.py --quick`` runs end to end and prints every row of its table.
+"""``bench/crawl.py --quick`` and ``bench/scale.py --quick`` run end to end and print every
+row of their tables.
 
 A smoke test of the harness only: it checks that each section and row is printed with
 numbers, never what the numbers are (timings depend on the machine and its load).
@@ -6,6 +7,7 @@ numbers, never what the numbers are (timings depend on the machine and its load)
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -83,3 +85,50 @@ def test_quick_bench_prints_every_row(tmp_path: Path) -> None:
     assert not missing, f"rows missing {missing} from:\n{proc.stdout}"
     assert "warning:" not in proc.stderr, proc.stderr[-3000:]  # every crawl exited 0
     assert (tmp_path / "bench.json").is_file()
+
+
+CPYTHON_DOCS = Path("/usr/share/doc/python3.11/html")
+
+N = NUMBER
+SCALE_ROWS = [
+    r"^Scale: 20 crawls of .* \d+ pages, \d+ entries; nginx on 4 loopback hosts",
+    # wall, pages/s, CPU-s/1k, CPUs, other, items, written, dead 0, peak MiB, B/item x3
+    rf"^one redis, 4c, all\s+{N}\s+{N}\s+{N}\s+{N}\s+{N}(\s+\d+){{2}}\s+0(\s+\d+){{4}}",
+    rf"^cluster \(3\), 4c, all\s+{N}\s+{N}\s+{N}\s+{N}\s+{N}(\s+\d+){{2}}\s+0(\s+\d+){{4}}",
+    rf"^\s+one redis, 4c, all\s+consumer {N}, crawl {N}, producer {N}, redis {N}",
+    rf"^\s+cluster \(3\), 4c, all\s+consumer {N}, .*redis1 {N}, redis2 {N}, redis3 {N}",
+    r"^\s+one redis, 4c, all\s+all \d+; \w+ [\d.]+ \(\d+ us\)",
+    r"^\s+cluster \(3\), 4c, all\s+shard 1: \d+ crawls, \d+ items, peak \d+, after \d+ "
+    r"\(\d+ B/item\).*shard 3:",
+    rf"^\s+cluster / one redis pages/s, 4c, all: {N} \(target >= 0\.90\)",
+    r"^\s+Redis B/item after, all: \d+-\d+",
+]
+
+
+@pytest.mark.realdocs
+@pytest.mark.timeout(300)
+def test_quick_scale_bench_prints_every_row(tmp_path: Path) -> None:
+    """``bench/scale.py --quick``: 20 crawls on one Redis and on a 3-master cluster."""
+    if not (CPYTHON_DOCS / "objects.inv").is_file():
+        pytest.skip("needs Debian's python3.11-doc package (/usr/share/doc/python3.11/html)")
+    if not (shutil.which("nginx") or Path("/usr/sbin/nginx").exists()):
+        pytest.skip("needs nginx")
+    if not (shutil.which("redis-cli") or Path("/usr/bin/redis-cli").exists()):
+        pytest.skip("needs redis-cli (redis-tools) to create the cluster")
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "scale.py"), "--quick",
+         "--json", str(tmp_path / "scale.json")],
+        check=False, capture_output=True, text=True, timeout=280, cwd=tmp_path,
+        env=clean_env(),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    missing = [row for row in SCALE_ROWS if not any(re.search(row, line) for line in lines)]
+    assert not missing, f"rows missing {missing} from:\n{proc.stdout}"
+    assert "warning:" not in proc.stderr, proc.stderr[-3000:]
+    figures = json.loads((tmp_path / "scale.json").read_text())
+    results = figures["results"]
+    # every planned entry became exactly one item on both backends (no loss, no duplicate)
+    entries = sum(e for _url, _pages, e in figures["crawls"])
+    assert [(r["items"], r["written"]) for r in results] == [(entries, entries)] * len(results)
