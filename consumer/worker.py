@@ -120,6 +120,8 @@ class Worker:
             except Exception as exc:  # the lease will expire and be reaped instead
                 log.warning("could not release %s: %s", claim.task.id, exc)
         self.held.clear()
+        with contextlib.suppress(Exception):  # else they expire after one lease
+            await self.hosts.close()
         for served in list(self.crawls.values()):
             try:
                 await served.slots.leave()
