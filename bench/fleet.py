@@ -150,7 +150,7 @@ def run_one(
     if consumers == 0:
         argv = [sys.executable, str(BENCH / "baseline_spider.py"), *urls, "-o", "out.jsonl"]
     else:
-        server = RedisServer(run_dir / "redis", binary=args.redis_server)
+        server = RedisServer(run_dir / "redis", binary=args.redis_server, fsync=args.run_fsync)
         server.start()
         argv = [
             sys.executable, "-m", "invcrawl", "crawl", *urls,
@@ -203,7 +203,7 @@ def render(results: list[Result], sites: list[Site], host_limit: int) -> str:
         f"{sum(s.entries for s in sites)} entries, on {len(HOSTS)} hosts; "
         f"--host-concurrency {host_limit}; {os.cpu_count()} CPUs",
         "",
-        f"{'run':<22} {'wall s':>7} {'pages/s':>8} {'CPU-s/1k':>9} {'vs (a)':>7} "
+        f"{'run':<32} {'wall s':>7} {'pages/s':>8} {'CPU-s/1k':>9} {'vs (a)':>7} "
         f"{'max/host':>8} {'5 smallest done at':>22}",
     ]
     for r in results:
@@ -211,7 +211,7 @@ def render(results: list[Result], sites: list[Site], host_limit: int) -> str:
         peak = max(r.max_in_flight.values(), default=0)
         done = " ".join(f"{x:.0%}" for x in r.smallest_done) or "-"
         lines.append(
-            f"{r.label:<22} {r.wall:>7.1f} {r.pages / r.wall:>8.1f} {r.cpu_per_1000:>9.2f} "
+            f"{r.label:<32} {r.wall:>7.1f} {r.pages / r.wall:>8.1f} {r.cpu_per_1000:>9.2f} "
             f"{ratio:>7} {peak:>8} {done:>22}"
             + ("  (noisy)" if r.other_cpu > 0.25 * r.wall else "")
         )
@@ -221,7 +221,7 @@ def render(results: list[Result], sites: list[Site], host_limit: int) -> str:
         for proc in r.procs:
             roles[proc.role] += proc.cpu
         lines.append(
-            f"  {r.label:<22} " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(roles.items()))
+            f"  {r.label:<32} " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(roles.items()))
         )
     lines.append("")
     lines.append(
@@ -236,6 +236,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sites", type=int, default=40, help="how many sites (default 40)")
     parser.add_argument("--consumers", default="1,2,4", help="consumer counts (default 1,2,4)")
     parser.add_argument("--no-baseline", action="store_true", help="skip (a)")
+    parser.add_argument(
+        "--fsync",
+        default="always",
+        help="Redis appendfsync policies to run invcrawl with (default always; e.g. always,everysec)",
+    )
     parser.add_argument("--host-concurrency", type=int, default=4)
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--redis-server", default=None)
@@ -259,10 +264,16 @@ def main(argv: list[str] | None = None) -> int:
         port = url.rsplit(":", 1)[1].strip("/")
         for site in sites:
             site.url = site.url.replace("PORT", port)
-        plan = [(0, "(a) spider, one by one")] if not args.no_baseline else []
-        plan += [(int(n), f"invcrawl, {n} consumer(s)") for n in args.consumers.split(",")]
-        for consumers, label in plan:
+        plan = [(0, "always", "(a) spider, one by one")] if not args.no_baseline else []
+        for fsync in args.fsync.split(","):
+            tag = "" if fsync == "always" else f", {fsync}"
+            plan += [
+                (int(n), fsync, f"invcrawl, {n} consumer(s){tag}")
+                for n in args.consumers.split(",")
+            ]
+        for consumers, fsync, label in plan:
             say(f"{label}: {len(sites)} sites ...")
+            args.run_fsync = fsync
             result = run_one(bench, label, consumers, sites=sites, log=log, args=args)
             say(
                 f"  {result.wall:.1f} s, {result.pages / result.wall:.1f} pages/s, "

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from frontier.connection import is_transient
 
 if TYPE_CHECKING:
-    from consumer.worker import ServedCrawl, Worker
+    from consumer.discovery import ServedCrawl
+    from consumer.worker import Worker
 
 log = logging.getLogger("invcrawl.consumer")
 

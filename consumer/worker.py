@@ -20,25 +20,20 @@ import socket
 import time
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from common.config import Config
-from common.items import CrawlInfo, PageOutcome, bucket_count, prepare
+from common.items import CrawlInfo, PageOutcome, prepare
 from consumer.dead_pages import record_dead_pages
+from consumer.discovery import ServedCrawl, detach, discover
 from consumer.failures import Outcome, backoff_delay
-from consumer.heartbeat import beat_crawl, heartbeat_loop
 from consumer.outages import Outages, StatSink
 from consumer.politeness import HostGate
 from consumer.scheduling import CrawlRotation
-from consumer.slots import SlotPolicy
-from frontier.hosts import origin_of
-from frontier.session import Claim, CommitResult, CrawlSession, Frontier
-from frontier.states import CrawlState, ProducerState
+from frontier.session import Claim, CommitResult, Frontier
+from frontier.states import ProducerState
 
 log = logging.getLogger("invcrawl.consumer")
-
-DISCOVER_EVERY = 1.0  # seconds between looks for new crawls (when not pinned)
 
 
 class Upstream(Protocol):
@@ -48,20 +43,6 @@ class Upstream(Protocol):
     def poll(self) -> tuple[bool, str | None]:
         """(finished, error line)."""
         ...
-
-
-@dataclass(slots=True)
-class ServedCrawl:
-    """A crawl this consumer serves."""
-
-    session: CrawlSession
-    info: CrawlInfo
-    buckets: int
-    max_tries: int  # a property of the crawl (its producer's), so all consumers agree
-    slots: SlotPolicy
-    listed_at: float | None  # its score in the registry when seen (None: pinned)
-    origin: str | None  # the host its pages are on (None: a local site)
-    dead_recorded: set[str] = field(default_factory=set)  # dead pages given failed items
 
 
 class Worker:
@@ -120,6 +101,8 @@ class Worker:
             except Exception as exc:  # the lease will expire and be reaped instead
                 log.warning("could not release %s: %s", claim.task.id, exc)
         self.held.clear()
+        with contextlib.suppress(Exception):  # else they expire after one lease
+            await self.hosts.close()
         for served in list(self.crawls.values()):
             try:
                 await served.slots.leave()
@@ -139,7 +122,7 @@ class Worker:
         try:
             while not self.stopping:
                 upstream_busy = await self._poll_upstream()
-                await self._discover()
+                await discover(self)
                 if not upstream_busy and self._all_done():
                     return
                 free = self.config.concurrency - len(self.held)
@@ -266,78 +249,12 @@ class Worker:
                 served.session.is_complete, give_up_when_stopping=True
             )
             if complete:
-                await self._detach(served, finished=True)
+                await detach(self, served, finished=True)
 
     async def _sleep(self, seconds: float) -> None:
         self._wake.clear()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._wake.wait(), timeout=max(seconds, 0.01))
-
-    # -- which crawls ----------------------------------------------------------------------
-
-    async def _discover(self) -> None:
-        now = time.monotonic()
-        if now < self._next_discovery:
-            return
-        self._next_discovery = now + (0.1 if self._pinned else DISCOVER_EVERY)
-        if self._pinned:
-            wanted: Mapping[str, float | None] = {
-                c: None for c in self._pinned if c not in self._completed
-            }
-        else:
-            wanted = await self.outages.call(self.frontier.registry.active) or {}
-        for crawl_id, listed_at in wanted.items():
-            if crawl_id not in self.crawls:
-                await self._attach(crawl_id, listed_at)
-
-    async def _attach(self, crawl_id: str, listed_at: float | None) -> None:
-        session = self.frontier.crawl(crawl_id)
-        meta = await self.outages.call(session.meta) or {}
-        state = CrawlState(meta["state"]) if meta.get("state") else None
-        if state is not None and not state.open and self.upstream is None:
-            if listed_at is not None:
-                await self.outages.call(lambda: self.frontier.registry.retire(crawl_id, listed_at))
-            if self._pinned:  # finished, or failed to produce: nothing to do for it
-                self._completed.add(crawl_id)
-            return
-        if not meta.get("slots"):
-            if self._pinned:  # usually being produced right now: look again soon
-                log.debug("waiting for crawl %s to be created by a producer", crawl_id)
-            return
-        layout = await self.outages.call(session.refresh_layout)
-        assert layout is not None
-        served = ServedCrawl(
-            session=session,
-            info=CrawlInfo(crawl_id, meta.get("project") or None, meta.get("version") or None),
-            buckets=int(meta.get("buckets") or bucket_count(int(meta.get("entries") or 1))),
-            max_tries=int(meta.get("max_tries") or self.config.max_tries),
-            slots=SlotPolicy(session, self.id, self.config, layout.slots),
-            listed_at=listed_at,
-            origin=origin_of(meta.get("inventory_url") or ""),
-        )
-        self.crawls[crawl_id] = served
-        self.rotation.add(crawl_id, int(meta.get("weight") or 1))
-        origin = served.origin
-        if origin:  # listed for status at once (the heartbeat keeps it listed)
-            now = await self.outages.call(self.frontier.registry.server_ms) or 0
-            await self.outages.call(lambda: self.frontier.hosts.register([origin], now))
-        await self.outages.call(lambda: beat_crawl(self, served))
-        if self._heartbeat is None or self._heartbeat.done():
-            self._heartbeat = asyncio.ensure_future(heartbeat_loop(self))
-        log.info("consumer %s serving crawl %s (%d slots)", self.id, crawl_id, layout.slots)
-
-    async def _detach(self, served: ServedCrawl, finished: bool) -> None:
-        crawl_id = served.session.crawl_id
-        self.rotation.remove(crawl_id)
-        del self.crawls[crawl_id]
-        if finished:
-            self._completed.add(crawl_id)
-            if served.listed_at is not None:
-                listed_at = served.listed_at
-                await self.outages.call(lambda: self.frontier.registry.retire(crawl_id, listed_at))
-        with contextlib.suppress(Exception):
-            await served.slots.leave()
-        log.info("crawl %s complete; consumer %s leaves it", crawl_id, self.id)
 
     # -- settling ------------------------------------------------------------------------
 

@@ -14,9 +14,7 @@ items), ``fail.lua`` / ``reap.lua`` (retry or dead-letter) or ``release.lua``.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 from redis.asyncio import Redis
@@ -30,43 +28,12 @@ from frontier.keys import CrawlKeys
 from frontier.registry import Registry
 from frontier.scripts import KeyIndex, Scripts, StaleLayout
 from frontier.states import CrawlState
+from frontier.values import Claim, CommitResult, CrawlNotFound, Layout
 
 ENQUEUE_BATCH = 500
 STALE_RETRIES = 5
 T = TypeVar("T")
-
-
-class CrawlNotFound(LookupError):
-    pass
-
-
-@dataclass(slots=True)
-class Claim:
-    """A leased task as the consumer holds it."""
-
-    crawl_id: str
-    task: Task
-    token: str
-    deliveries: int
-    slot: int
-    suspect: bool
-    claimed_at: float = field(default_factory=time.monotonic)
-
-
-@dataclass(frozen=True, slots=True)
-class CommitResult:
-    committed: bool
-    new: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    expired: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Layout:
-    slots: int
-    max_slots: int
-    buckets: int
+__all__ = ["Claim", "CommitResult", "CrawlNotFound", "CrawlSession", "Frontier", "Layout"]
 
 
 class Frontier:

@@ -117,6 +117,7 @@ def produce(config: Config, sites: Sequence[tuple[str, str]]) -> list[Produced]:
         lease=config.lease,
         outages=outages,
         max_wait=PRODUCER_MAX_WAIT,
+        reuse=False,  # it exits when its inventories are in: nothing to keep a permit for
     )
     errors = fetch_inventories(config, jobs, gate)
     return [

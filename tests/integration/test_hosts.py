@@ -9,8 +9,12 @@ from typing import Any
 
 from conftest import run
 
+from consumer import politeness
+from consumer.outages import Outages
+from consumer.politeness import HostGate
 from frontier.connection import connect
 from frontier.hosts import Hosts
+from frontier.keys import HostKeys
 from frontier.session import Frontier
 
 HOST = "http://127.0.0.1:8000"
@@ -107,3 +111,95 @@ def test_robots_is_shared_and_fetched_by_one_consumer(redis_url: str) -> None:
     locks, before, after = on_redis(redis_url, job)
     assert locks == [True, False, False] and before is None
     assert after == {"status": 200, "body": "User-agent: *\n"}
+
+
+def _gate(frontier: Frontier, delay: float = 0.0, reuse: bool = True) -> Any:
+
+    stats: dict[str, int] = {}
+
+    def stat(name: str, n: int) -> None:
+        stats[name] = stats.get(name, 0) + n
+
+    gate = HostGate(
+        frontier.hosts,
+        "c1",
+        limit=2,
+        delay=delay,
+        lease=30.0,
+        outages=Outages(stat, lambda: False),
+        reuse=reuse,
+    )
+    return gate, stats
+
+
+def test_a_permit_is_reused_by_the_next_request_then_given_back(redis_url: str) -> None:
+    """Without a delay in force, a finished request's permit goes to this consumer's next
+    request to the host without a Redis round trip; unused, it is back in Redis within
+    SPARE_IDLE; never past REUSE_WINDOW; a block or close gives spares back at once."""
+
+    async def main() -> Any:
+        frontier = Frontier(connect(redis_url))
+        gate, stats = _gate(frontier)
+        permits = frontier.hosts.redis
+        key = HostKeys(HOST).permits
+        try:
+            first = await gate.acquire(HOST)
+            await gate.release(HOST, first)
+            in_redis_while_spare = await permits.zcard(key)
+            second = await gate.acquire(HOST)  # the spare one
+            await gate.release(HOST, second)
+            await asyncio.sleep(politeness.SPARE_IDLE + 0.05)
+            after_idle = await permits.zcard(key)
+            third = await gate.acquire(HOST)
+            gate._granted_at[third] -= politeness.REUSE_WINDOW  # granted long ago
+            await gate.release(HOST, third)  # past the window: given back at once
+            after_window = await permits.zcard(key)
+            fourth = await gate.acquire(HOST)
+            await gate.release(HOST, fourth)
+            await gate.block(HOST, 0.2, "HTTP 429")  # a block drops the spare at once
+            after_block = await permits.zcard(key)
+            await asyncio.sleep(0.25)
+            fifth = await gate.acquire(HOST)
+            await gate.release(HOST, fifth)
+            await gate.close()
+            after_close = await permits.zcard(key)
+            return (
+                first,
+                second,
+                third,
+                in_redis_while_spare,
+                after_idle,
+                after_window,
+                after_block,
+                after_close,
+                stats,
+            )
+        finally:
+            await frontier.aclose()
+
+    first, second, third, spare, idle, window, block, close, stats = run(main())
+    assert second == first and third != first
+    assert spare == 1  # a spare permit still counts against the host's limit
+    assert (idle, window, block, close) == (0, 0, 0, 0)
+    assert stats["invcrawl/host_permits_reused"] == 1
+    assert stats["invcrawl/host_permits"] == 4
+
+
+def test_no_reuse_where_a_delay_is_in_force_or_for_a_producer(redis_url: str) -> None:
+    async def main() -> Any:
+        frontier = Frontier(connect(redis_url))
+        try:
+            tokens = []
+            for delay, reuse in ((0.05, True), (0.0, False)):
+                gate, _ = _gate(frontier, delay=delay, reuse=reuse)
+                first = await gate.acquire(HOST)
+                await gate.release(HOST, first)
+                tokens.append((first, await gate.acquire(HOST)))
+                await gate.release(HOST, tokens[-1][1])
+            return tokens, await frontier.hosts.redis.zcard(HostKeys(HOST).permits)
+        finally:
+            await frontier.aclose()
+
+    tokens, left = run(main())
+    assert all(a != b for a, b in tokens)
+    assert left == 0
