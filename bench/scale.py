@@ -208,14 +208,16 @@ class Backend:
                 return ports[int(master[1])]
         raise LookupError(slot)
 
-    def cpu(self) -> list[float]:
-        """utime + stime of each server and of its reaped children (AOF rewrites)."""
+    def cpu(self, children_only: bool = False) -> list[float]:
+        """utime + stime of each server and of its reaped children (AOF rewrites), or of
+        the children only."""
         out = []
         for s in self.servers:
             pid = s.process.pid if s.process else 0
             try:
                 fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                out.append(sum(int(f) for f in fields[11:15]) / CLK_TCK)
+                first = 13 if children_only else 11
+                out.append(sum(int(f) for f in fields[first:15]) / CLK_TCK)
             except OSError:
                 out.append(0.0)
         return out
@@ -283,6 +285,7 @@ class Result:
     tree_cpu: float = 0.0  # os.wait4 of `invcrawl crawl`: itself + reaped descendants
     procs: list[Proc] = field(default_factory=list)
     redis_cpu: list[float] = field(default_factory=list)  # per server
+    rewrite_cpu: list[float] = field(default_factory=list)  # its AOF rewrite children
     redis_hwm: list[int] = field(default_factory=list)
     base: list[int] = field(default_factory=list)
     peak: list[int] = field(default_factory=list)  # per server, above base
@@ -352,6 +355,7 @@ def run_one(
         nginx = nginx_pids()
         nginx0 = sum(proc_cpu(p) for p in nginx)
         redis0 = backend.cpu()
+        rewrite0 = backend.cpu(children_only=True)
         busy0 = machine_busy()
         own0 = time.process_time()
         sampler.start()
@@ -363,6 +367,9 @@ def run_one(
         result.code, result.wall = code, wall
         result.nginx_cpu = sum(proc_cpu(p) for p in nginx) - nginx0
         result.redis_cpu = [b - a for a, b in zip(redis0, backend.cpu(), strict=True)]
+        result.rewrite_cpu = [
+            b - a for a, b in zip(rewrite0, backend.cpu(children_only=True), strict=True)
+        ]
         result.redis_hwm = [proc_hwm(s.process.pid) if s.process else 0 for s in backend.servers]
         result.procs = read_hooks(run_dir / "rusage")
         result.tree_cpu = tree_cpu
@@ -465,7 +472,10 @@ def render(results: list[Result], crawls: list[Crawl], args: Any) -> str:
             f"redis{i + 1 if len(r.redis_cpu) > 1 else ''} {c:.1f}"
             for i, c in enumerate(r.redis_cpu)
         ]
-        parts.append(f"nginx {r.nginx_cpu:.1f}, harness {r.harness_cpu:.1f}")
+        parts.append(
+            f"(AOF rewrites {sum(r.rewrite_cpu):.1f}), nginx {r.nginx_cpu:.1f}, "
+            f"harness {r.harness_cpu:.1f}"
+        )
         top = sorted((p.cpu for p in r.procs if p.role == "consumer"), reverse=True)
         lines.append(
             f"  {r.label:<26} " + ", ".join(parts)
@@ -510,8 +520,10 @@ def render(results: list[Result], crawls: list[Crawl], args: Any) -> str:
             ]
             if ones and clus:
                 ratio = (sum(clus) / len(clus)) / (sum(ones) / len(ones))
+                pairs = ", ".join(f"{c / o:.2f}" for o, c in zip(ones, clus, strict=False))
                 lines.append(
                     f"  cluster / one redis pages/s, {n}c, {retain}: {ratio:.2f} (target >= 0.90)"
+                    + (f"; run by run {pairs}" if len(ones) > 1 else "")
                 )
         after = [sum(r.after) / r.items for r in results if r.retain == retain and r.items]
         if after:
