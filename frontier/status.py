@@ -242,7 +242,7 @@ async def fleet_status(
 async def fleet_consumers(
     frontier: Frontier, crawl_ids: list[str], now: int, default_lease_ms: int
 ) -> list[dict[str, Any]]:
-    """Every consumer that beat on some crawl within :data:`CONSUMER_RECENT_MS`, once,
+    """Every consumer that beat (on some crawl, or idle) within :data:`CONSUMER_RECENT_MS`, once,
     with what it holds per crawl: ``{id, host, pid, started, last_beat, alive, held,
     crawls: {crawl id: {slots, held, last_beat}}}``, by id. A consumer is ``alive`` while
     its last heartbeat is within three of its own leases."""
@@ -292,6 +292,24 @@ async def fleet_consumers(
             entry["held"] += held
             entry["last_beat"] = max(entry["last_beat"], int(beat))
             entry["alive"] = entry["alive"] or now - beat <= 3 * lease
+    # Every consumer process also beats the fleet list, serving a crawl or idle.
+    for consumer, beat, info in await frontier.registry.fleet(now - CONSUMER_RECENT_MS):
+        lease = int(info.get("lease_ms") or default_lease_ms)
+        entry = out.setdefault(
+            consumer,
+            {
+                "id": consumer,
+                "host": info.get("host"),
+                "pid": info.get("pid"),
+                "started": info.get("started"),
+                "last_beat": 0,
+                "alive": False,
+                "held": 0,
+                "crawls": {},
+            },
+        )
+        entry["last_beat"] = max(entry["last_beat"], beat)
+        entry["alive"] = entry["alive"] or now - beat <= 3 * lease
     return [out[c] for c in sorted(out)]
 
 
