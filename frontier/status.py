@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from common.items import STATUSES
 from common.sharding import slot_for
+from frontier.retention import history
 from frontier.session import CrawlNotFound, CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
 
@@ -93,6 +94,7 @@ def _summary(
         "last_refresh_at": int(meta.get("refresh_started_at") or 0) or None,
         "next_refresh_at": int(meta.get("next_refresh_at") or 0) or None,
         "items_removed": counters.get("items_removed", 0),
+        "retain_items": meta.get("retain_items") or "all",
         "server_time": now,
     }
 
@@ -155,6 +157,7 @@ async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> dict[st
         "redis_memory": await crawl_memory(session, int(meta.get("buckets") or 0)),
         "pages_open": open_tasks - summary["pages_dead"],
         "stream_entries": stream_len,
+        "items_trimmed": (await history(session)).trimmed,
         "slots": slots,
         "per_slot": per_slot,
         "consumers_alive": sorted(c["id"] for c in consumers if c["alive"]),
