@@ -27,6 +27,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -89,8 +90,29 @@ def invcrawl(*args: str, env: dict[str, str] | None = None, log: Path | None = N
         ).returncode
 
 
+def export_all(url: str, workdir: Path, client: redis.Redis, env: dict[str, str] | None) -> None:
+    """``export --follow`` until the crawl's stream is empty (every entry acknowledged by
+    the one export group, then trimmed: ``--retain-items exported``)."""
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "invcrawl", "export", "--redis", url, "--crawl-id", CRAWL_ID,
+         "--follow", "-o", str(workdir / "exported.jsonl")],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while client.xlen(CrawlKeys(CRAWL_ID).items) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        follower.terminate()
+        follower.wait(timeout=60)
+
+
 def measure(
-    site: str, workdir: Path, env: dict[str, str] | None = None, binary: str | None = None
+    site: str,
+    workdir: Path,
+    env: dict[str, str] | None = None,
+    binary: str | None = None,
+    retain: str = "all",
 ) -> dict[str, Any]:
     server = RedisServer(workdir / "redis-memory", binary=binary)  # fsync: the default
     server.start()
@@ -100,8 +122,9 @@ def measure(
         keys = CrawlKeys(CRAWL_ID)
         empty = used_memory(client)
         code = invcrawl(
-            "produce", site, "--redis", server.url, "--crawl-id", CRAWL_ID, env=env, log=log
-        )
+            "produce", site, "--redis", server.url, "--crawl-id", CRAWL_ID,
+            "--retain-items", retain, env=env, log=log,
+        )  # fmt: skip
         if code != 0:
             raise RuntimeError(f"invcrawl produce failed ({code}): see {log}")
         produced = used_memory(client)
@@ -115,6 +138,9 @@ def measure(
         if code != 0:
             raise RuntimeError(f"invcrawl consume failed ({code}): see {log}")
         done = used_memory(client)
+        if retain == "exported":
+            export_all(server.url, workdir, client, env)
+        exported = used_memory(client)
         final = key_usage(client, CRAWL_ID)
         buckets = [keys.isum(b) for b in range(int(client.hget(keys.meta, "buckets") or 0))]
         items = sum(int(client.hlen(b)) for b in buckets)
@@ -151,6 +177,8 @@ def measure(
         "per_item_stream": stream["bytes"] / max(items, 1),
         "per_item_stream_used_memory": (done - without_stream) / max(items, 1),
         "per_item_done_used_memory": (done - empty) / max(items, 1),
+        "retain": retain,
+        "per_item_after_export_used_memory": (exported - empty) / max(items, 1),
         "aof_bytes": aof,
     }
 
@@ -178,6 +206,9 @@ def render(m: dict[str, Any]) -> str:
             f"(used_memory delta {m['per_item_stream_used_memory']:.0f})",
             f"  whole crawl state after the crawl     {m['per_item_done_used_memory']:9.0f} B/item "
             f"(AOF on disk {m['aof_bytes'] / max(m['items'], 1):.0f} B/item)",
+            f"  whole crawl state after export        "
+            f"{m['per_item_after_export_used_memory']:9.0f} B/item "
+            f"(--retain-items {m['retain']}; targets: all <= 2048, exported <= 100)",
         ]
     )
 
@@ -186,9 +217,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Redis memory per task and per item")
     parser.add_argument("site", help="docs base URL (or a local directory)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--retain",
+        choices=("all", "exported"),
+        default="all",
+        help="--retain-items of the crawl; exported: `export --follow` runs until the "
+        "stream is trimmed, then the memory left is measured",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="invcrawl-bench-memory-") as tmp:
-        result = measure(args.site, Path(tmp))
+        result = measure(args.site, Path(tmp), retain=args.retain)
     print(json.dumps(result) if args.json else render(result))
     return 0
 

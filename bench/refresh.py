@@ -104,9 +104,14 @@ def edit_site(root: Path) -> None:
     os.utime(page, (now, now))
 
 
-def refresh_with_running_consumers(url: str, redis_url: str, work: Path, consumers: int) -> float:
+def refresh_with_running_consumers(
+    url: str, redis_url: str, work: Path, consumers: int, access_log: Path
+) -> tuple[float, str]:
     """A long-running deployment (compose): consumers serve every open crawl all along; a
-    refresh is only `produce --refresh` and the consumers' work, timed until finished."""
+    refresh is only `produce --refresh` and the consumers' work, timed until finished.
+    Also where that time goes, from nginx's access log: the producer's start-up until
+    its objects.inv request, planning and enqueueing until the first page request, and
+    the revalidation of the pages."""
     import redis
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("INVCRAWL_")}
@@ -119,13 +124,28 @@ def refresh_with_running_consumers(url: str, redis_url: str, work: Path, consume
     client = redis.Redis.from_url(redis_url, decode_responses=True)
     try:
         time.sleep(3)  # started and idle
+        seen = len(access_log.read_text().splitlines())
+        started_at = time.time()
         started = time.monotonic()
         done = run(["produce", url, "--redis", redis_url, "--crawl-id", CRAWL, "--refresh"], work)
         if done.returncode != 0:
             raise SystemExit(f"produce --refresh failed:\n{done.stderr[-2000:]}")
         while client.hget(CrawlKeys(CRAWL).meta, "state") != "finished":
             time.sleep(0.02)
-        return time.monotonic() - started
+        wall = time.monotonic() - started
+        ends = [
+            float(line.split()[0]) - started_at
+            for line in access_log.read_text().splitlines()[seen:]
+        ]
+        phases = (
+            (
+                f"objects.inv requested at {ends[0]:.2f} s, first page at {ends[1]:.2f} s, "
+                f"{len(ends) - 1} pages revalidated by {ends[-1]:.2f} s, finished at {wall:.2f} s"
+            )
+            if len(ends) > 1
+            else "no requests logged"
+        )
+        return wall, phases
     finally:
         client.close()
         for proc in procs:
@@ -159,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     for rel in (EDITED, *TOUCHED):  # served plain, so that the edit is what nginx sends
         (root / (rel + ".gz")).unlink(missing_ok=True)
     rows = []
-    with RedisServer(work / "redis") as server, serve(root) as url:
+    access_log = work / "access.log"
+    with RedisServer(work / "redis") as server, serve(root, access_log=access_log) as url:
         say("first crawl ...")
         first, _ = crawl(url, server.url, work, args.consumers)
         _, cursor = events_since(server.url, work, "0")
@@ -178,7 +199,9 @@ def main(argv: list[str] | None = None) -> int:
         forced, cursor = events_since(server.url, work, cursor)
         rows.append(("refresh --force", wall, pages_line(err), forced))
         say("refresh, unchanged, consumers already running ...")
-        wall = refresh_with_running_consumers(url, server.url, work, args.consumers)
+        wall, phases = refresh_with_running_consumers(
+            url, server.url, work, args.consumers, access_log
+        )
         events, cursor = events_since(server.url, work, cursor)
         rows.append(("refresh, consumers running", wall, "(produce --refresh)", events))
         validators, inventory, pages = memory_per_page(server.url)
@@ -190,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
             "-" if ev == "-" else ", ".join(f"{k} {v}" for k, v in ev.items() if k != "keys") or "0"
         )
         print(f"{label:<26} {wall:>7.2f} {share:>9}  {pages_text:<32} {text}")
+    print(f"refresh with consumers running: {phases}")
     touched = rows[2][3]
     if isinstance(touched, dict):
         print(f"events of the 5-page refresh: {sorted(touched.get('keys', []))}")

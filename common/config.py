@@ -56,7 +56,8 @@ class Config:
     concurrency: int = 8
     host_concurrency: int = 4
     host_delay: float = 0.0
-    weight: int = 1
+    weight: int | None = None  # None: the crawl's own (1 for a new crawl)
+    retain_items: str | None = None  # None: the crawl's own ("all" for a new crawl)
     lease: float = 30.0
     task_deadline: float = 300.0
     max_tries: int = 5
@@ -71,6 +72,7 @@ class Config:
     out_dir: Path = field(default_factory=lambda: Path("."))
     follow: bool = False
     group: str = "export"
+    base: Path | None = None
     json: bool = False
     watch: bool = False
     progress: str = "auto"
@@ -451,10 +453,23 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "weight",
         _positive_int,
-        "share of the consumers' claims a new crawl gets against the others (default 1)",
+        "share of the consumers' claims the crawl gets against the others (kept by later "
+        "runs that do not give it)",
         frozenset({"crawl", "produce"}),
         metavar="N",
         inherited=True,
+        default_text="1",
+    ),
+    Option(
+        "retain_items",
+        _choice("all", "exported"),
+        "what the crawl keeps of its item stream: all (every version) or exported (an "
+        "entry until every export group has acknowledged it; the export files then hold "
+        "the items: docs/architecture.md); kept by later runs that do not give it",
+        frozenset({"crawl", "produce"}),
+        metavar="all|exported",
+        inherited=True,
+        default_text="all",
     ),
     Option(
         "lease",
@@ -617,6 +632,14 @@ OPTIONS: tuple[Option, ...] = (
         "consumer group name for --follow",
         frozenset({"export"}),
         metavar="NAME",
+    ),
+    Option(
+        "base",
+        Path,
+        "a crawl with --retain-items exported: its earlier complete export (e.g. the crawl's "
+        "output file), merged with what the stream still holds",
+        frozenset({"export"}),
+        metavar="FILE",
     ),
     Option(
         "json",

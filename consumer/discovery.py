@@ -5,7 +5,6 @@ the heartbeat's."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import time
@@ -14,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from common.items import CrawlInfo, bucket_count
-from consumer.heartbeat import beat_crawl, heartbeat_loop
+from consumer.heartbeat import beat_crawl
 from consumer.slots import SlotPolicy
 from frontier.hosts import origin_of
 from frontier.session import CrawlSession
@@ -93,8 +92,7 @@ async def attach(worker: Worker, crawl_id: str, listed_at: float | None) -> None
         now = await worker.outages.call(worker.frontier.registry.server_ms) or 0
         await worker.outages.call(lambda: worker.frontier.hosts.register([origin], now))
     await worker.outages.call(lambda: beat_crawl(worker, served))
-    if worker._heartbeat is None or worker._heartbeat.done():
-        worker._heartbeat = asyncio.ensure_future(heartbeat_loop(worker))
+    worker.start_heartbeat()
     log.info("consumer %s serving crawl %s (%d slots)", worker.id, crawl_id, layout.slots)
 
 

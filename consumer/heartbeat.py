@@ -22,12 +22,14 @@ log = logging.getLogger("invcrawl.consumer")
 
 
 async def heartbeat_loop(worker: Worker) -> None:
-    """Every lease/3: renew host permits and register hosts, then per crawl renew task
-    leases (abandoning tasks past the hard deadline), refresh slots and reap."""
+    """Every lease/3: list this consumer in the fleet, renew host permits and register
+    hosts, then per crawl renew task leases (abandoning tasks past the hard deadline),
+    refresh slots and reap."""
     interval = max(0.2, worker.config.lease / 3)
     while True:
         await asyncio.sleep(interval)
         try:
+            await beat_fleet(worker)
             await worker.hosts.renew()
             origins = {s.origin for s in worker.crawls.values() if s.origin}
             await worker.frontier.hosts.register(
@@ -46,6 +48,20 @@ async def heartbeat_loop(worker: Worker) -> None:
                     worker.outages.note(exc)
                     break
                 log.exception("heartbeat of crawl %s failed", served.session.crawl_id)
+
+
+async def beat_fleet(worker: Worker) -> None:
+    """List this consumer in the fleet (``invcrawl:fleet``), serving a crawl or idle, so
+    that ``status`` and the dashboard show idle consumers too."""
+    await worker.frontier.registry.beat_consumer(
+        worker.id,
+        {
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "started": worker.started,
+            "lease_ms": worker.config.lease_ms,
+        },
+    )
 
 
 async def beat_crawl(worker: Worker, served: ServedCrawl) -> None:

@@ -27,6 +27,7 @@ from common.items import CrawlInfo, PageOutcome, prepare
 from consumer.dead_pages import record_dead_pages
 from consumer.discovery import ServedCrawl, detach, discover
 from consumer.failures import Outcome, backoff_delay
+from consumer.heartbeat import beat_fleet, heartbeat_loop
 from consumer.outages import Outages, StatSink
 from consumer.politeness import HostGate
 from consumer.scheduling import CrawlRotation
@@ -110,6 +111,10 @@ class Worker:
                 log.debug("could not deregister from %s: %s", served.session.crawl_id, exc)
         await self.frontier.aclose()
 
+    def start_heartbeat(self) -> None:
+        if self._heartbeat is None or self._heartbeat.done():
+            self._heartbeat = asyncio.ensure_future(heartbeat_loop(self))
+
     def crawl_info(self, claim: Claim) -> CrawlInfo:
         return self.crawls[claim.crawl_id].info
 
@@ -120,6 +125,9 @@ class Worker:
         stopping, or when there is nothing left to serve (pinned crawls complete, or
         ``burst`` and every open crawl complete)."""
         try:
+            # Listed in the fleet at once, serving a crawl or not (status, dashboard).
+            await self.outages.call(lambda: beat_fleet(self), give_up_when_stopping=True)
+            self.start_heartbeat()
             while not self.stopping:
                 upstream_busy = await self._poll_upstream()
                 await discover(self)

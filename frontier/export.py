@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import socket
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 from typing import IO, cast
 
 from redis.exceptions import ResponseError
 
 from common.codec import item_json
+from frontier.retention import acknowledge_output, retains_all, trim_exported, trimmed_before
 from frontier.session import CrawlSession
 
 CHUNK = 1000
@@ -84,20 +86,84 @@ def _open(output: Path | None, mode: str) -> IO[str]:
     return open(output, mode, encoding="utf-8")
 
 
-async def export_items(session: CrawlSession, output: Path | None) -> int:
-    """Write the latest items atomically (temp file + rename); returns the count."""
+class HistoryTrimmed(Exception):
+    """The stream no longer holds every item (``--retain-items exported``) and no earlier
+    export to merge with was given."""
+
+
+async def merged_with(session: CrawlSession, base: Path | None) -> tuple[dict[str, str], str]:
+    """The latest JSON of every live item: ``base`` (an earlier complete export: one
+    item per line) updated by every entry the stream still holds, in stream order
+    (newer versions replace, tombstones remove). Also the last entry id read."""
+    latest: dict[str, str] = {}
+    if base is not None:
+        with open(base, encoding="utf-8") as lines:
+            for line in lines:
+                if line.strip():
+                    latest[json.loads(line)["key"]] = line.rstrip("\n")
+    last = ""
+    async for entry_id, fields in stream_entries(session):
+        last = entry_id
+        if fields.get("kind") == REMOVED:
+            latest.pop(fields["key"], None)
+        else:
+            latest.pop(fields["key"], None)  # moves to the end: stream order
+            latest[fields["key"]] = item_json(fields["data"])
+    return latest, last
+
+
+async def _needs_base(session: CrawlSession, base: Path | None, what: str) -> None:
+    trimmed = await trimmed_before(session)
+    if trimmed and (base is None or not base.exists()):
+        raise HistoryTrimmed(
+            f"crawl {session.crawl_id} keeps its items only until they are exported "
+            f"(--retain-items exported) and entries before {trimmed} were trimmed: {what}"
+        )
+
+
+async def export_items(session: CrawlSession, output: Path | None, base: Path | None = None) -> int:
+    """Write the latest items atomically (temp file + rename); returns the count. With
+    ``base`` (an earlier complete export of a crawl that keeps only unexported items):
+    that export updated by what the stream still holds."""
+    await _needs_base(session, base, "give its earlier complete export with --base FILE")
+    if base is not None and base.exists():
+        latest, _ = await merged_with(session, base)
+        return _write_all(latest.values(), output)
+    if output is None or str(output) == "-":
+        count = 0
+        async for data in iter_latest(session):
+            sys.stdout.write(data + "\n")
+            count += 1
+        sys.stdout.flush()
+        return count
+    count = 0
+    tmp = output.with_name(output.name + ".part")
+    with _open(tmp, "w") as out:
+        async for data in iter_latest(session):
+            out.write(data + "\n")
+            count += 1
+    os.replace(tmp, output)
+    return count
+
+
+def _write_all(lines: Iterable[str], output: Path | None, durable: bool = False) -> int:
+    """Write ``lines`` to ``output`` atomically (stdout for None or "-"); ``durable``:
+    fsynced before it replaces the old file (it is about to be the only copy)."""
     count = 0
     if output is None or str(output) == "-":
-        async for data in iter_latest(session):
+        for data in lines:
             sys.stdout.write(data + "\n")
             count += 1
         sys.stdout.flush()
         return count
     tmp = output.with_name(output.name + ".part")
     with _open(tmp, "w") as out:
-        async for data in iter_latest(session):
+        for data in lines:
             out.write(data + "\n")
             count += 1
+        out.flush()
+        if durable:
+            os.fsync(out.fileno())
     os.replace(tmp, output)
     return count
 
@@ -141,11 +207,36 @@ class IncrementalExport:
     async def finish(self) -> int:
         """Read the tail and move the file into place; returns the item count."""
         await self.pull()
-        self.out.close()
-        if self.stale:
-            return await export_items(self.session, self.output)
-        os.replace(self.tmp, self.output)
-        return len(self.keys)
+        if await retains_all(self.session):
+            self.out.close()
+            if self.stale:
+                return await export_items(self.session, self.output)
+            os.replace(self.tmp, self.output)
+            return len(self.keys)
+        # --retain-items exported: once acknowledged, the file is the only copy of the
+        # items: complete (merged with the previous output after a refresh) and fsynced
+        # before the group moves on and the stream is trimmed.
+        if self.stale or await trimmed_before(self.session):
+            self.out.close()
+            await _needs_base(
+                self.session,
+                self.output,
+                f"its earlier output {self.output} is gone (merge a copy of it with "
+                "`invcrawl export --base FILE`)",
+            )
+            latest, last = await merged_with(
+                self.session, self.output if self.output.exists() else None
+            )
+            count = _write_all(latest.values(), self.output, durable=True)
+        else:
+            self.out.flush()
+            os.fsync(self.out.fileno())
+            self.out.close()
+            os.replace(self.tmp, self.output)
+            count, last = len(self.keys), self.after[1:] if self.after != "-" else ""
+        if last:
+            await acknowledge_output(self.session, last)
+        return count
 
     def abandon(self) -> None:
         with contextlib.suppress(OSError):  # a full disk fails the final flush too
@@ -183,6 +274,7 @@ async def follow_items(
             raise
     consumer = f"{socket.gethostname()}-export"
     await _adopt_pending(session, group, consumer)
+    trim = not await retains_all(session)  # --retain-items exported
     count = 0
     pending_first = True
     out = _open(output, "a")
@@ -211,6 +303,8 @@ async def follow_items(
                 os.fsync(out.fileno())
             await session.redis.xack(key, group, *[entry_id for entry_id, _ in entries])
             count += len(entries)
+            if trim:  # what every export group now holds leaves Redis
+                await trim_exported(session)
     except (asyncio.CancelledError, KeyboardInterrupt):
         return count
     finally:

@@ -63,6 +63,10 @@ key                                 type    holds
 ``invcrawl:{C}:export:<group>``     --      consumer groups live on the items stream itself
 ``invcrawl:hosts``                  ZSET    hosts (``scheme://host:port``) consumers fetched
                                             from -> last time a consumer listed it, ms
+``invcrawl:fleet``                  ZSET    consumer id -> last heartbeat, ms, of every consumer
+                                            process, serving a crawl or idle
+``invcrawl:fleet:info``             HASH    consumer id -> JSON ``{host, pid, started,
+                                            lease_ms}``
 ``invcrawl:host:{H}:permits``       ZSET    permit token -> lease deadline, ms: requests in
                                             flight on host ``H``, fleet-wide
 ``invcrawl:host:{H}:state``         HASH    ``next_at`` (next start allowed), ``blocked_until``
@@ -83,7 +87,10 @@ PREFIX = "invcrawl"
 CRAWLS = f"{PREFIX}:crawls"
 ACTIVE = f"{PREFIX}:active"
 HOSTS = f"{PREFIX}:hosts"
-REGISTRY_KEYS = (CRAWLS, ACTIVE, HOSTS)  # outside any hash tag (frontier/registry.py)
+FLEET = f"{PREFIX}:fleet"
+FLEET_INFO = f"{PREFIX}:fleet:info"
+# outside any hash tag, each written by commands of its own (frontier/registry.py)
+REGISTRY_KEYS = (CRAWLS, ACTIVE, HOSTS, FLEET, FLEET_INFO)
 
 
 @dataclass(frozen=True, slots=True)

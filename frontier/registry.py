@@ -15,10 +15,13 @@ it), never missing while open.
 
 from __future__ import annotations
 
-from typing import cast
+import json
+from typing import Any, cast
 
-from frontier.keys import ACTIVE, CRAWLS
+from frontier.keys import ACTIVE, CRAWLS, FLEET, FLEET_INFO
 from frontier.scripts import Scripts
+
+FLEET_KEEP_MS = 24 * 3600 * 1000  # a consumer silent for this long leaves the fleet list
 
 
 class Registry:
@@ -50,3 +53,36 @@ class Registry:
         """Redis server time in milliseconds (the clock of every lease and timestamp)."""
         seconds, micros = await self.redis.time()
         return int(seconds) * 1000 + int(micros) // 1000
+
+    # -- the fleet: every consumer process, serving a crawl or idle ---------------------
+
+    async def beat_consumer(self, consumer_id: str, info: dict[str, Any]) -> None:
+        """A consumer's heartbeat for the fleet list (status, dashboard); also drops the
+        consumers silent for a day."""
+        now = await self.server_ms()
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zadd(FLEET, {consumer_id: now})
+        pipe.hset(FLEET_INFO, consumer_id, json.dumps(info))
+        pipe.zrangebyscore(FLEET, "-inf", now - FLEET_KEEP_MS)
+        *_, gone = await pipe.execute()
+        if gone:
+            await self.redis.zrem(FLEET, *gone)
+            await self.redis.hdel(FLEET_INFO, *gone)
+
+    async def fleet(self, since_ms: int) -> list[tuple[str, int, dict[str, Any]]]:
+        """(consumer id, last beat, info) of the consumers that beat since ``since_ms``."""
+        rows = cast(
+            list[tuple[str, float]],
+            await self.redis.zrangebyscore(FLEET, since_ms, "+inf", withscores=True),
+        )
+        if not rows:
+            return []
+        infos = await self.redis.hmget(FLEET_INFO, [consumer for consumer, _ in rows])
+        out = []
+        for (consumer, beat), raw in zip(rows, infos, strict=True):
+            try:
+                info = json.loads(raw or "{}")
+            except ValueError:
+                info = {}
+            out.append((consumer, int(beat), info if isinstance(info, dict) else {}))
+        return out

@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from common.items import STATUSES
 from common.sharding import slot_for
+from frontier.retention import history
 from frontier.session import CrawlNotFound, CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
 
@@ -93,6 +94,7 @@ def _summary(
         "last_refresh_at": int(meta.get("refresh_started_at") or 0) or None,
         "next_refresh_at": int(meta.get("next_refresh_at") or 0) or None,
         "items_removed": counters.get("items_removed", 0),
+        "retain_items": meta.get("retain_items") or "all",
         "server_time": now,
     }
 
@@ -155,6 +157,7 @@ async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> dict[st
         "redis_memory": await crawl_memory(session, int(meta.get("buckets") or 0)),
         "pages_open": open_tasks - summary["pages_dead"],
         "stream_entries": stream_len,
+        "items_trimmed": (await history(session)).trimmed,
         "slots": slots,
         "per_slot": per_slot,
         "consumers_alive": sorted(c["id"] for c in consumers if c["alive"]),
@@ -242,7 +245,7 @@ async def fleet_status(
 async def fleet_consumers(
     frontier: Frontier, crawl_ids: list[str], now: int, default_lease_ms: int
 ) -> list[dict[str, Any]]:
-    """Every consumer that beat on some crawl within :data:`CONSUMER_RECENT_MS`, once,
+    """Every consumer that beat (on some crawl, or idle) within :data:`CONSUMER_RECENT_MS`, once,
     with what it holds per crawl: ``{id, host, pid, started, last_beat, alive, held,
     crawls: {crawl id: {slots, held, last_beat}}}``, by id. A consumer is ``alive`` while
     its last heartbeat is within three of its own leases."""
@@ -292,6 +295,24 @@ async def fleet_consumers(
             entry["held"] += held
             entry["last_beat"] = max(entry["last_beat"], int(beat))
             entry["alive"] = entry["alive"] or now - beat <= 3 * lease
+    # Every consumer process also beats the fleet list, serving a crawl or idle.
+    for consumer, beat, info in await frontier.registry.fleet(now - CONSUMER_RECENT_MS):
+        lease = int(info.get("lease_ms") or default_lease_ms)
+        entry = out.setdefault(
+            consumer,
+            {
+                "id": consumer,
+                "host": info.get("host"),
+                "pid": info.get("pid"),
+                "started": info.get("started"),
+                "last_beat": 0,
+                "alive": False,
+                "held": 0,
+                "crawls": {},
+            },
+        )
+        entry["last_beat"] = max(entry["last_beat"], beat)
+        entry["alive"] = entry["alive"] or now - beat <= 3 * lease
     return [out[c] for c in sorted(out)]
 
 

@@ -280,13 +280,16 @@ def cmd_report(config: Config) -> int:
 
 
 def cmd_export(config: Config) -> int:
-    from frontier.export import export_items, follow_items  # noqa: PLC0415
+    from frontier.export import HistoryTrimmed, export_items, follow_items  # noqa: PLC0415
 
     async def job(frontier: Frontier) -> int:
         session = await resolve_crawl(frontier, config)
-        if config.follow:
-            return await follow_items(session, config.output, config.group)
-        return await export_items(session, config.output)
+        try:
+            if config.follow:
+                return await follow_items(session, config.output, config.group)
+            return await export_items(session, config.output, config.base)
+        except HistoryTrimmed as exc:
+            raise UserError(str(exc)) from None
 
     check_output_file(config.output)
     with redis_for(config, create=False) as live:
@@ -307,9 +310,19 @@ def cmd_changes(config: Config) -> int:
     """The change feed as JSON Lines; the cursor to resume from goes to stderr."""
     from frontier.changes import read_changes  # noqa: PLC0415
     from frontier.export import open_output  # noqa: PLC0415
+    from frontier.retention import entry_before, trimmed_before  # noqa: PLC0415
 
     async def job(frontier: Frontier) -> tuple[int, str]:
         session = await resolve_crawl(frontier, config)
+        trimmed = await trimmed_before(session)
+        if trimmed and entry_before(config.since or "0-0", trimmed):
+            # --retain-items exported: the entries before it were exported and dropped
+            what = f"--since {config.since}" if config.since else "the start of the feed"
+            raise UserError(
+                f"crawl {session.crawl_id} keeps its items only until they are exported "
+                f"(--retain-items exported): events before {trimmed} were trimmed, "
+                f"{what} is older; read from --since {trimmed} or from the export files"
+            )
         with open_output(config.output) as out:
 
             def emit(event: dict[str, Any]) -> None:

@@ -27,7 +27,7 @@ from typing import Any
 from common.config import OPTIONS, Config
 from common.secrets import has_password
 from frontier.connection import connect
-from frontier.export import IncrementalExport
+from frontier.export import HistoryTrimmed, IncrementalExport
 from frontier.refresh import Refresh
 from frontier.session import CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
@@ -94,6 +94,14 @@ def run_crawl(config: Config, sites: list[tuple[str, str]]) -> int:
         return EXIT_INTERRUPTED
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+async def finish_export(export: IncrementalExport) -> int:
+    try:
+        return await export.finish()
+    except HistoryTrimmed as exc:
+        export.abandon()
+        raise UserError(f"{exc}; the crawl is kept in Redis") from None
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:
@@ -186,7 +194,7 @@ class CrawlRun:
                     continue
                 try:
                     if export:
-                        written[crawl_id] = await export.finish()
+                        written[crawl_id] = await finish_export(export)
                     else:
                         from frontier.export import export_items  # noqa: PLC0415
 

@@ -115,6 +115,14 @@ def render_status(s: dict[str, Any]) -> str:
             [f"{mib(mem['total'])} in Redis"]
             + [f" {k.replace('_', ' ')} {mib(v)}" for k, v in mem.items() if k != "total"],
         )
+    lines += wrap(
+        "stream   ",
+        [
+            f"{s.get('stream_entries', 0)} entries",
+            f" retain {s.get('retain_items', 'all')}",
+            f" trimmed {s.get('items_trimmed', 0)}",
+        ],
+    )
     if s.get("refresh_round") or s.get("next_refresh_at"):
         lines += wrap("refresh  ", refresh_parts(s, s.get("server_time")))
     if s.get("error"):

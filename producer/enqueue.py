@@ -89,6 +89,11 @@ class RedisSink:
             "version": inv.version or "",
             "max_tries": self.config.max_tries,
         }
+        # A later run (a refresh) keeps the crawl's own unless given again.
+        if self.config.weight is not None:
+            fields["weight"] = self.config.weight
+        if self.config.retain_items is not None:
+            fields["retain_items"] = self.config.retain_items
         layout = await self.session.open(fields, self.config.slots, bucket_count(plan.entries))
         if layout.slots != self.config.slots:
             log.warning(

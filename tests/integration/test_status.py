@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 from typing import Any
 
 from conftest import run
 
+from common.config import Config
+from consumer.worker import Worker
 from frontier.connection import connect
 from frontier.session import Frontier
-from frontier.status import crawl_status
+from frontier.status import crawl_status, fleet_status
 
 
 def test_consumers_alive_by_their_own_lease(redis_url: str, sync_redis: Any) -> None:
@@ -33,3 +37,29 @@ def test_consumers_alive_by_their_own_lease(redis_url: str, sync_redis: Any) -> 
         return list(status["consumers_alive"])
 
     assert run(job()) == ["fresh", "slow"]
+
+
+def test_an_idle_consumer_is_listed_in_the_fleet(redis_url: str) -> None:
+    """A consumer that serves no crawl (none is open) still shows in the fleet status,
+    alive, with no crawls; one that stopped beating shows as not alive."""
+
+    async def job() -> list[dict[str, Any]]:
+        frontier = Frontier(connect(redis_url))
+        idle = Worker(Frontier(connect(redis_url)), Config(redis=redis_url, lease=0.6))
+        feed = asyncio.ensure_future(anext(idle.feed(), None))
+        await asyncio.sleep(0.5)  # more than one heartbeat (lease/3)
+        seen = await fleet_status(frontier, lease_ms=30_000)
+        idle.request_stop()
+        await feed
+        await idle.close()
+        await asyncio.sleep(2.0)  # three of its leases without a beat
+        later = await fleet_status(frontier, lease_ms=30_000)
+        await frontier.aclose()
+        return [seen, later, idle.id]  # type: ignore[list-item]
+
+    seen, later, consumer_id = run(job())
+    (entry,) = [c for c in seen["consumers"] if c["id"] == consumer_id]
+    assert entry["alive"] and entry["crawls"] == {} and entry["pid"] == os.getpid()
+    assert seen["totals"]["consumers_alive"] >= 1
+    (gone,) = [c for c in later["consumers"] if c["id"] == consumer_id]
+    assert not gone["alive"]
