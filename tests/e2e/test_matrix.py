@@ -34,6 +34,8 @@ from sites.expected import (
 )
 from sites.fixtures import built_sites_or_skip
 
+from support.markdown_check import stray_markers
+
 pytestmark = [pytest.mark.matrix, pytest.mark.e2e, pytest.mark.timeout(900)]
 
 COMBO_IDS = [c.id for c in COMBOS]
@@ -258,6 +260,9 @@ def check_site(site: BuiltSite) -> tuple[list[str], int]:
         role = f"{entry.domain}:{entry.role}"
         if role not in NO_SIGNATURE_ROLES and not norm_ws(got.get("signature")):
             out.append(f"{key}  [signature] empty for an object description")
+        stray = stray_markers(got.get("doc") or "", got.get("doc_markdown") or "")
+        if stray:
+            _mismatch(out, key, "doc_markdown renders (CommonMark)", "<no stray>", stray)
         for field in ("signature", "title", "doc", "doc_markdown"):
             value = got.get(field) or ""
             noise = [n for n in NOISE if n in value]

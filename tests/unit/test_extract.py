@@ -723,7 +723,7 @@ def test_page_batch_conversion_matches_paragraph_by_paragraph() -> None:
         "Use ` spaced ` and [ext](https://example.org/a?b=1&c=2).",
         "Role `` :ref:`label` `` with `nested` code.",
         "Empty [ then f](https://docs.example.org/en/latest/api/mod.html#e).",
-        "Next *a* *b* [**g**](https://docs.example.org/en/latest/up.html#g), "
+        "Next *ab* [**g**](https://docs.example.org/en/latest/up.html#g), "
         "[mail](mailto:x@y.org), [bare](https://docs.example.org/en/latest/api/mod.html).",
         "line one  \nline two & <three>",
         "Plain text only.",
