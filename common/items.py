@@ -87,7 +87,7 @@ EMPTY_CONTENT: Mapping[str, Any] = {
     "doc": "",
     "doc_markdown": "",
     "params": [],
-    "returns": None,
+    "returns": [],
     "raises": [],
     "versions": [],
 }

@@ -52,7 +52,7 @@ def _empty(status: str, reason: str | None) -> dict[str, Any]:
         "doc": None,
         "doc_markdown": None,
         "params": [],
-        "returns": None,
+        "returns": [],
         "raises": [],
         "versions": [],
     }

@@ -207,11 +207,13 @@ def _bare(name: str) -> str:
 
 def parse_fields(
     items: list[Element | str], sig_params: list[dict[str, Any]], return_hint: str | None
-) -> tuple[list[dict[str, Any]], dict[str, Any] | None, list[dict[str, Any]]]:
-    """Merge field lists into the signature params; return (params, returns, raises)."""
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """Merge field lists into the signature params; return (params, returns, raises).
+    ``returns`` lists every return value: named ones (numpydoc ``popt``, ``pcov``) each
+    with its own type, or the one unnamed value of ``:returns:``/``:rtype:``."""
     params = [dict(p) for p in sig_params]
     by_name = {_bare(p["name"]): p for p in params}
-    returns: dict[str, Any] | None = None
+    returns: list[dict[str, Any]] = []
     raises: list[dict[str, Any]] = []
     seen_params = False
     for label, body in field_lists(items):
@@ -241,19 +243,20 @@ def parse_fields(
                     p["type"] = p["type"] or type_
                     p["description"] = desc or p["description"]
         elif kind == "returns":
-            ret_type = next((t for _, t, _ in entries if t), None)
-            ret_desc = " ".join(d for _, _, d in entries if d) or None
-            if returns is None:
-                returns = {"type": ret_type, "description": ret_desc}
-            else:
-                returns["type"] = returns["type"] or ret_type
-                returns["description"] = returns["description"] or ret_desc
+            named = [e for e in entries if e[0]]
+            if named and len(named) == len(entries):  # numpydoc: one entry per value
+                returns += [
+                    {"name": name, "type": type_, "description": desc or None}
+                    for name, type_, desc in entries
+                ]
+            else:  # Sphinx's ":returns:" (one value): its text, typed by ":rtype:"
+                value = _unnamed(returns)
+                value["type"] = value["type"] or next((t for _, t, _ in entries if t), None)
+                joined = " ".join(d for _, _, d in entries if d) or None
+                value["description"] = value["description"] or joined
         elif kind == "rtype":
-            rtype = text(body) or None
-            if returns is None:
-                returns = {"type": rtype, "description": None}
-            else:
-                returns["type"] = rtype or returns["type"]
+            value = _unnamed(returns)
+            value["type"] = text(body) or value["type"]
         elif kind == "raises":
             for name, type_, desc in entries:
                 if name:
@@ -262,19 +265,27 @@ def parse_fields(
                     raises.append({"type": type_, "description": desc or None})
                 elif desc:
                     raises.append({"type": None, "description": desc})
-    if return_hint:
-        if returns is None:
-            returns = {"type": return_hint, "description": None}
-        elif not returns["type"]:
-            returns["type"] = return_hint
+    if return_hint and not any(r["type"] for r in returns):
+        _unnamed(returns)["type"] = return_hint
     return params, returns, raises
+
+
+def _unnamed(returns: list[dict[str, Any]]) -> dict[str, Any]:
+    """The one return value without a name (Sphinx's ":returns:"/":rtype:"), created
+    on first use."""
+    for value in returns:
+        if value["name"] is None:
+            return value
+    value = {"name": None, "type": None, "description": None}
+    returns.append(value)
+    return value
 
 
 def _guess(
     entries: list[tuple[str | None, str | None, str]],
     by_name: dict[str, Any],
     seen_params: bool,
-    returns: dict[str, Any] | None,
+    returns: list[dict[str, Any]],
 ) -> str | None:
     """Structure-based meaning of a field whose label is not in the table."""
     names = [n for n, _, _ in entries if n]
@@ -283,11 +294,11 @@ def _guess(
     if names and all(_EXC_NAME.search(n) for n in names):
         return "raises"
     if not names and entries:
-        if returns is None and seen_params:
+        if not returns and seen_params:
             return "returns"
         if (
-            returns is not None
-            and not returns["type"]
+            len(returns) == 1
+            and not returns[0]["type"]
             and len(entries) == 1
             and len(entries[0][2]) < 60
         ):

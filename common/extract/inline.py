@@ -47,8 +47,32 @@ BLANK_LINK = re.compile(r"<a\b[^>]*>\s*</a>")
 # Open and close tags are replaced separately by constant strings: on CPython 3.11 a replacement
 # template with group references runs Python code (re._parser.expand_template) for every match.
 _CODE_TAG = re.compile(r"</?(?:code|tt|kbd|samp)\b[^>]*>")
-_EMPH_TAG = re.compile(r"</?(?:em|i|cite|var|dfn)\b[^>]*>")
-_BOLD_TAG = re.compile(r"</?(?:strong|b)\b[^>]*>")
+_EMPH_OPEN = re.compile(r"<(?:em|i|cite|var|dfn)\b[^>]*>")
+_EMPH_CLOSE = re.compile(r"</(?:em|i|cite|var|dfn)>")
+_BOLD_OPEN = re.compile(r"<(?:strong|b)\b[^>]*>")
+_BOLD_CLOSE = re.compile(r"</(?:strong|b)>")
+# Emphasis is first written as sentinels and turned into Markdown markers once the text
+# around them is final (``emphasis``): a marker must hug non-blank text (CommonMark
+# leaves "* x *" literal), an emphasis of nothing but punctuation or blanks is dropped,
+# and one nested in the same kind is dropped ("****x**" otherwise).
+EM_OPEN, EM_CLOSE, STRONG_OPEN, STRONG_CLOSE = "\x03", "\x04", "\x05", "\x06"
+_SENTINEL = re.compile("([\x03-\x06])")
+# The common case, checked in one C pass: every emphasis is a non-nested pair around text
+# that starts and ends with a non-blank and holds a letter or digit; the sentinels then
+# simply become markers (``emphasis`` does the rest, in Python).
+_PLAIN_PAIR = "{o}(?=[^\x03-\x06]*?\\w)[^\\s\x03-\x06](?:[^\x03-\x06]*+(?<!\\s))?{c}"
+_WELL_FORMED = re.compile(
+    "(?:[^\x03-\x06]++|"
+    + _PLAIN_PAIR.format(o="\x03", c="\x04")
+    + "|"
+    + _PLAIN_PAIR.format(o="\x05", c="\x06")
+    + ")*+\\Z"
+)
+_MARK = {EM_OPEN: "*", STRONG_OPEN: "**"}
+_CLOSES = {EM_CLOSE: EM_OPEN, STRONG_CLOSE: STRONG_OPEN}
+# Literal "*" of the text (not inside a code span or a link destination) is escaped, so
+# that it can never pair with an emphasis marker.
+_PROTECTED = re.compile(r"(`+)(?:.*?[^`])?\1(?!`)|\]\([^)\s]*\)", re.S)
 _BR = re.compile(r"<br\b[^>]*>")
 # Names of the tags the passes of marks() act on (the trailing \b: "<b" is not "<br").
 _NAMES = re.compile(r"<(span|img|code|tt|kbd|samp|a|em|i|cite|var|dfn|strong|b|br)\b")
@@ -216,11 +240,9 @@ def marks(fragment: str, linker: Linker, batch: bool = False) -> str:
             else:
                 s = _links(s, _LINK_FAST_BATCH if batch else _LINK_FAST, linker)
         if not names.isdisjoint(_EMPH_NAMES):
-            if "em" in names and "</em><em" in s:  # adjacent emphases would merge into "**"
-                s = s.replace("</em><em", "</em> <em")
-            s = _EMPH_TAG.sub("*", s)
+            s = _EMPH_CLOSE.sub(EM_CLOSE, _EMPH_OPEN.sub(EM_OPEN, s))
         if "strong" in names or "b" in names:
-            s = _BOLD_TAG.sub("**", s)
+            s = _BOLD_CLOSE.sub(STRONG_CLOSE, _BOLD_OPEN.sub(STRONG_OPEN, s))
         if "br" in names:
             s = _BR.sub(BR_MARK, s)
     return s
@@ -244,8 +266,69 @@ def finish(s: str) -> str:
         s = _TAG.sub("", s)
     if "&" in s:
         s = html.unescape(s)
-    s = norm(s)
+    s = _markers(norm(s))
     return _breaks(s) if BR_MARK in s else s
+
+
+def _markers(s: str) -> str:
+    """Escape literal "*", then write the emphasis sentinels as valid markers."""
+    if "*" in s:
+        s = escape_stars(s)
+    if _SENTINEL.search(s) is None:
+        return s
+    # Adjacent emphases of one kind are one ("<em>a</em><em>b</em>": "*ab*", not "*a**b*")
+    s = s.replace(EM_CLOSE + EM_OPEN, "").replace(STRONG_CLOSE + STRONG_OPEN, "")
+    if _WELL_FORMED.match(s):
+        return (
+            s.replace(EM_OPEN, "*")
+            .replace(EM_CLOSE, "*")
+            .replace(STRONG_OPEN, "**")
+            .replace(STRONG_CLOSE, "**")
+        )
+    return emphasis(s)
+
+
+def escape_stars(s: str) -> str:
+    out, last = [], 0
+    for match in _PROTECTED.finditer(s):
+        out.append(s[last : match.start()].replace("*", "\\*"))
+        out.append(match.group(0))
+        last = match.end()
+    out.append(s[last:].replace("*", "\\*"))
+    return "".join(out)
+
+
+def emphasis(s: str) -> str:
+    """Sentinels to Markdown emphasis (see EM_OPEN): balanced pairs only, markers moved
+    inside-out past blanks, empty or punctuation-only emphasis and emphasis nested in
+    the same kind dropped; an unpaired sentinel is dropped."""
+    out: list[str] = []
+    stack: list[tuple[str, int]] = []  # (open sentinel, its index in out)
+    for part in _SENTINEL.split(s):
+        if part in _MARK:
+            stack.append((part, len(out)))
+            out.append("")
+        elif part in _CLOSES:
+            opener = _CLOSES[part]
+            at = next((i for i in range(len(stack) - 1, -1, -1) if stack[i][0] == opener), None)
+            if at is None:
+                continue  # a close without its open
+            _, index = stack[at]
+            del stack[at:]  # opens left inside it are unpaired: they stay ""
+            content = "".join(out[index + 1 :])
+            del out[index:]
+            core = content.strip()
+            nested = any(kind == opener for kind, _ in stack)
+            if nested or not any(ch.isalnum() for ch in core):
+                out.append(content)
+                continue
+            lead = content[: len(content) - len(content.lstrip())]
+            trail = content[len(content.rstrip()) :]
+            mark = _MARK[opener]
+            out.append(f"{lead}{mark}{core}{mark}{trail}")
+        else:
+            out.append(part)
+    return "".join(out)
 
 
 _SEP = "\x02"  # joins fragments for one batch: not whitespace, never produced by finish()
@@ -269,7 +352,7 @@ def _finish_joined(s: str) -> list[str]:
         s = _TAG.sub("", s)
     if "&" in s:
         s = html.unescape(s)
-    pieces = " ".join(s.split()).split(_SEP)
+    pieces = [_markers(p) for p in " ".join(s.split()).split(_SEP)]
     if BR_MARK not in s:
         return [p.strip() for p in pieces]
     return [_breaks(p) if BR_MARK in p else p.strip() for p in pieces]

@@ -22,6 +22,7 @@ from .inline import (
     code_span,
     convert,
     convert_many,
+    escape_stars,
     finish,
     serialize,
     wrap,
@@ -286,6 +287,8 @@ class Markdown:
         return "\n".join(out)
 
     def _dl(self, el: Element, excl: bool) -> str:
+        if any(_classifiers(dt) for dt in el.iterchildren("dt")):
+            return self._parameters(el, excl)
         out = []
         field_list = has_class(el, "field-list")
         for child in el:
@@ -300,13 +303,50 @@ class Markdown:
                         out.append(code_span(sig))
                 else:
                     term = self._convert(child)
-                    if term:
-                        out.append(wrap("**", term))
+                    if term:  # a term with emphasis of its own is not wrapped again
+                        out.append(term if _has_marks(term) else wrap("**", term))
             elif tag == "dd":
                 body = self.dd_body(child, excl)
                 if body:
                     out.append(body)
         return "\n\n".join(out)
+
+    def _parameters(self, el: Element, excl: bool) -> str:
+        """A numpydoc-style list (``name`` + ``span.classifier`` types per ``dt``) as one
+        Markdown list item per entry: ``- **name** (*type*): description``."""
+        out: list[str] = []
+        term = ""
+        for child in el:
+            if child.tag == "dt":
+                if term:
+                    out.append(indent(term, "- ", "  "))
+                term = self._parameter(child)
+            elif child.tag == "dd":
+                body = self.dd_body(child, excl)
+                if body and body[:1] not in _BLOCK_STARTS:
+                    item = f"{term}: {body}" if term else body
+                else:
+                    item = "\n\n".join(x for x in (term, body) if x)
+                if item:
+                    out.append(indent(item, "- ", "  "))
+                term = ""
+        if term:
+            out.append(indent(term, "- ", "  "))
+        return "\n".join(out)
+
+    def _parameter(self, dt: Element) -> str:
+        types = [norm(_plain_all(c)) for c in _classifiers(dt)]
+        # (lxml hands out one proxy per node while a reference to it is held: "in" works)
+        kept = [c for c in dt if not _is_classifier(c)]
+        skipped = [c for c in dt if _is_classifier(c)]
+        name = norm(
+            (dt.text or "")
+            + "".join(_plain_all(c) + (c.tail or "") for c in kept)
+            + "".join((c.tail or "") for c in skipped)
+        ).strip(" :")
+        typed = ", ".join(f"*{escape_stars(t)}*" for t in types if t)
+        head = f"**{escape_stars(name)}**" if name else ""
+        return " ".join(x for x in (head, f"({typed})" if typed else "") if x)
 
     def _admonition(self, el: Element, excl: bool) -> str:
         title = ""
@@ -348,3 +388,24 @@ class Markdown:
             title = convert(serialize(caption), self.linker)
             return f"{title}\n\n{table}" if title else table
         return table
+
+
+_BLOCK_STARTS = frozenset("`>#|-*0123456789")
+
+
+def _classifiers(dt: Element) -> list[Element]:
+    return [c for c in dt if isinstance(c.tag, str) and has_class(c, "classifier")]
+
+
+def _is_classifier(el: Element) -> bool:
+    return isinstance(el.tag, str) and (
+        has_class(el, "classifier") or has_class(el, "classifier-delimiter")
+    )
+
+
+def _plain_all(el: Element) -> str:
+    return "".join(el.itertext())
+
+
+def _has_marks(md: str) -> bool:
+    return "**" in md.replace("\\*", "") or md.replace("\\*", "").count("*") >= 2

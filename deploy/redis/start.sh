@@ -24,6 +24,17 @@ render() {
     fi
     script="$script s/@${role}_PASSWORD@/$password/;"
   done
+  # The cluster admin user is optional (the cluster profile sets its password).
+  admin=${INVCRAWL_REDIS_ADMIN_PASSWORD:-}
+  if [ -z "$admin" ]; then
+    script="$script /@ADMIN_PASSWORD@/d;"
+  elif ! printf '%s' "$admin" | grep -Eq '^[A-Za-z0-9._~-]{16,}$'; then
+    echo "start.sh: INVCRAWL_REDIS_ADMIN_PASSWORD must be 16+ characters of" \
+      "A-Z a-z 0-9 . _ ~ - (e.g. \`openssl rand -hex 24\`)" >&2
+    exit 2
+  else
+    script="$script s/@ADMIN_PASSWORD@/$admin/;"
+  fi
   # An ACL file takes no comments: the template's are dropped.
   (umask 077 && sed -e '/^#/d' -e '/^$/d' -e "$script" "$template" >"$out")
 }

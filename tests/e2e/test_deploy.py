@@ -23,6 +23,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -70,7 +71,9 @@ COMPOSE_ONLY_VARS = {
     "INVCRAWL_REDIS_CONSUMER_PASSWORD",
     "INVCRAWL_REDIS_READER_PASSWORD",
     "INVCRAWL_REDIS_EXPORTER_PASSWORD",
+    "INVCRAWL_REDIS_ADMIN_PASSWORD",
 }
+CLUSTER_NODES = ("redis-node-1", "redis-node-2", "redis-node-3")
 # The Redis users' passwords (required by the compose file) for these checks.
 ROLES = {
     "producer": "producer",
@@ -129,7 +132,7 @@ def documented_variables() -> set[str]:
 @needs_compose
 def test_compose_file_validates() -> None:
     config = compose_config()
-    assert set(config["services"]) == {"redis", *APP_SERVICES}
+    assert set(config["services"]) == {"redis", *APP_SERVICES, *CLUSTER_NODES, "redis-cluster-init"}
     # The example .env is valid too, and its values reach the services.
     example = compose_config({}, "--env-file", str(DEPLOY / ".env.example"))
     producer = example["services"]["producer"]["environment"]
@@ -208,6 +211,62 @@ def test_compose_keeps_its_promises() -> None:
         for p in dashboard["ports"]
     ), dashboard["ports"]
     assert "INVCRAWL_DASHBOARD_TOKEN" in dashboard["environment"]
+
+
+@needs_compose
+def test_the_cluster_profile() -> None:
+    """Three cluster-mode masters with the single Redis's durability, users and health
+    check, a one-shot init joining them as the cluster admin user, and every app
+    service switched over by INVCRAWL_REDIS_CLUSTER and INVCRAWL_REDIS_ADDRESS."""
+    env = {
+        "INVCRAWL_REDIS_CLUSTER": "1",
+        "INVCRAWL_REDIS_ADDRESS": "redis-node-1:6379",
+        "INVCRAWL_REDIS_ADMIN_PASSWORD": "admin-test-password-0123",
+    }
+    services = compose_config(env, "--profile", "cluster")["services"]
+    volumes = set()
+    for name in CLUSTER_NODES:
+        node = services[name]
+        assert node["profiles"] == ["cluster"]
+        args = node["command"]
+        flags = dict(zip(args[1::2], args[2::2], strict=True))
+        assert flags["--cluster-enabled"] == "yes" and flags["--appendonly"] == "yes"
+        assert flags["--appendfsync"] == "always"
+        assert flags["--maxmemory-policy"] == "noeviction"
+        assert node["entrypoint"] == ["/bin/sh", "/etc/invcrawl/redis/start.sh"]
+        assert (
+            node["environment"]["INVCRAWL_REDIS_ADMIN_PASSWORD"]
+            == env["INVCRAWL_REDIS_ADMIN_PASSWORD"]
+        )
+        assert "ports" not in node, "no published port"
+        volume = node["volumes"][0]
+        volumes.add(volume["source"] if isinstance(volume, dict) else volume.split(":")[0])
+    assert len(volumes) == 3, "a volume per node"
+    init = services["redis-cluster-init"]
+    assert set(init["depends_on"]) == set(CLUSTER_NODES)
+    script = init["entrypoint"][-1]
+    assert "--cluster create" in script and "--user invcrawl-admin" in script
+    assert all(n in script for n in CLUSTER_NODES)
+    for name in APP_SERVICES:
+        environment = services[name]["environment"]
+        assert environment["INVCRAWL_REDIS_CLUSTER"] == "1", name
+        assert "@redis-node-1:6379/0" in environment["INVCRAWL_REDIS"], name
+    # The rendered ACL has the admin user only when its password is set, with cluster
+    # commands and no key.
+    acl_env = {**PASSWORDS, "PATH": os.environ.get("PATH", "")}
+    for admin in ("", "admin-test-password-0123"):
+        out = Path(tempfile.mkdtemp()) / "users.acl"
+        subprocess.run(
+            ["sh", str(DEPLOY / "redis" / "start.sh"), "render", str(out)],
+            env={**acl_env, "INVCRAWL_REDIS_ADMIN_PASSWORD": admin},
+            check=True,
+        )
+        lines = [line for line in out.read_text().splitlines() if "invcrawl-admin" in line]
+        if not admin:
+            assert lines == []
+        else:
+            (line,) = lines
+            assert "+cluster" in line and "resetkeys" in line and "~" not in line
 
 
 def test_every_variable_is_documented() -> None:

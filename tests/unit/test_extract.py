@@ -95,7 +95,7 @@ def test_sphinx18_function_signature_params_fields_versions() -> None:
             "description": "skip non-basic keys",
         },
     ]
-    assert out["returns"] == {"type": "str", "description": "a JSON string"}
+    assert out["returns"] == [{"name": None, "type": "str", "description": "a JSON string"}]
     assert out["versions"] == [{"kind": "added", "version": "3.4", "text": ""}]
     assert out["doc"].startswith("Serialize obj to a JSON formatted str.")
     assert out["doc_markdown"].startswith("Serialize *obj* to a JSON formatted `str`.")
@@ -223,7 +223,7 @@ def test_nested_member_parent_and_legacy_return_arrow() -> None:
     _, meth = extract_page(body, URL, targets)
     assert meth["parent"] == "rdf.rdf.Rdf"
     assert meth["signature"] == "get() → int"
-    assert meth["returns"] == {"type": "int", "description": None}
+    assert meth["returns"] == [{"name": None, "type": "int", "description": None}]
     assert meth["params"] == []
 
 
@@ -282,7 +282,7 @@ def test_sphinx5_method_return_annotation_and_deprecation() -> None:
         role="method",
     )
     assert out["signature"] == "get(key) → Any"
-    assert out["returns"] == {"type": "Any", "description": None}
+    assert out["returns"] == [{"name": None, "type": "Any", "description": None}]
     assert out["versions"] == [{"kind": "deprecated", "version": "1.1", "text": "Use get_value."}]
     assert out["parent"] == "dogpile.cache.region.CacheRegion"
 
@@ -561,6 +561,24 @@ NUMPYDOC = """
 """
 
 
+def test_numpydoc_named_return_values_each_keep_their_type() -> None:
+    """scipy's curve_fit: "Returns" lists popt and pcov; each is its own entry."""
+    body = NUMPYDOC.replace(
+        """<dt><strong>add</strong><span class="classifier">ndarray or scalar</span></dt>
+<dd><p>The sum of x1 and x2.</p></dd>""",
+        """<dt><strong>popt</strong><span class="classifier">array</span></dt>
+<dd><p>Optimal values.</p></dd>
+<dt><strong>pcov</strong><span class="classifier">2-D array</span></dt>
+<dd><p>The estimated covariance.</p></dd>""",
+    )
+    assert body != NUMPYDOC
+    out = one(page(body), "np.add", "np.add")
+    assert out["returns"] == [
+        {"name": "popt", "type": "array", "description": "Optimal values."},
+        {"name": "pcov", "type": "2-D array", "description": "The estimated covariance."},
+    ]
+
+
 def test_numpydoc_nested_dl_fields_translated_labels() -> None:
     out = one(page(NUMPYDOC), "np.add", "np.add")
     assert out["params"] == [
@@ -577,7 +595,9 @@ def test_numpydoc_nested_dl_fields_translated_labels() -> None:
             "description": "The arrays to be added.",
         },
     ]
-    assert out["returns"] == {"type": "ndarray or scalar", "description": "The sum of x1 and x2."}
+    assert out["returns"] == [
+        {"name": "add", "type": "ndarray or scalar", "description": "The sum of x1 and x2."}
+    ]
     assert out["raises"] == [{"type": "ValueError", "description": "If shapes mismatch."}]
     assert "The arrays to be added." in out["doc"]  # numpydoc dls are body, not members
     assert out["doc"].endswith("Equivalent to x1 + x2.")
@@ -610,7 +630,7 @@ def test_napoleon_fields_detected_by_structure() -> None:
         ("a", "int", "first"),
         ("b", "str", "second"),
     ]
-    assert out["returns"] == {"type": "bool", "description": "the result"}
+    assert out["returns"] == [{"name": None, "type": "bool", "description": "the result"}]
     assert out["raises"] == [{"type": "KeyError", "description": "when missing"}]
 
 
@@ -723,7 +743,7 @@ def test_page_batch_conversion_matches_paragraph_by_paragraph() -> None:
         "Use ` spaced ` and [ext](https://example.org/a?b=1&c=2).",
         "Role `` :ref:`label` `` with `nested` code.",
         "Empty [ then f](https://docs.example.org/en/latest/api/mod.html#e).",
-        "Next *a* *b* [**g**](https://docs.example.org/en/latest/up.html#g), "
+        "Next *ab* [**g**](https://docs.example.org/en/latest/up.html#g), "
         "[mail](mailto:x@y.org), [bare](https://docs.example.org/en/latest/api/mod.html).",
         "line one  \nline two & <three>",
         "Plain text only.",
