@@ -33,8 +33,8 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
-from urllib.parse import urlsplit
 from typing import IO, Any
+from urllib.parse import urlsplit
 
 import orjson
 from scrapy import Request, Spider, signals
