@@ -1,0 +1,221 @@
+"""The sweep of the wild (issue "Extraction on any theme"): every Sphinx site that the
+Debian documentation packages of ``../shared/corpus/debian-doc-packages.txt`` install
+(one without an ``objects.inv`` is skipped and named), served by nginx from
+``/usr/share/doc`` (``gzip_static on``), crawled by ``invcrawl crawl`` against a private
+redis-server, and every item checked against its page's HTML by this script's own lxml
+code, independent of the extractor (it never imports ``common.extract``):
+
+* accounting: one item per unique inventory entry;
+* ``anchor_missing`` only where the page really has no element with that id;
+* a non-empty signature for every object entry (not ``std:``) whose anchor is a ``dt``;
+* no permalink sign (¶, #, link icons) and no ``[source]`` in any signature or title;
+* no member body in a container's or a module's ``doc``: the text of a nested ``dt``'s
+  ``dd`` (long enough to be telling) must not appear in it;
+* no empty ``doc`` where the anchor ``dt``'s own ``dd`` has text;
+* the Markdown round trip: ``doc_markdown`` rendered by markdown-it-py shows no ``*`` or
+  backtick that ``doc`` does not have.
+
+    python bench/sweep.py                     # every site (a few minutes)
+    python bench/sweep.py --sites 5           # the first five
+
+One line per site and a total; figures, not asserts (docs/extraction.md holds a run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+sys.path[:0] = [str(REPO), str(BENCH)]
+
+from fleet import DOC, find_sites  # noqa: E402
+from lxml import html as lxml_html  # noqa: E402
+from markdown_it import MarkdownIt  # noqa: E402
+from nginx import serve  # noqa: E402
+
+from frontier.server import RedisServer  # noqa: E402
+
+NOISE = ("¶", "[source]", "\uf0c1", "\U0001f517")  # permalink signs, viewcode, link icons
+COMMONMARK = MarkdownIt("commonmark")
+CHECKS = ("accounting", "anchor", "signature", "noise", "member", "empty_doc", "markdown")
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+class Pages:
+    """Page HTML by URL (from the files nginx serves), parsed once."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base = base_url
+        self.cache: dict[str, Any] = {}
+
+    def get(self, url: str) -> Any:
+        page = url.split("#", 1)[0]
+        if page not in self.cache:
+            path = DOC / unquote(urlsplit(page).path).lstrip("/")
+            data = None
+            if path.exists():
+                data = path.read_bytes()
+            elif path.with_name(path.name + ".gz").exists():
+                data = gzip.decompress(path.with_name(path.name + ".gz").read_bytes())
+            self.cache[page] = lxml_html.fromstring(data) if data else None
+        return self.cache[page]
+
+
+def text(el: Any) -> str:
+    return " ".join(el.text_content().split())
+
+
+def markdown_text(markdown: str) -> str:
+    if not markdown.strip():
+        return ""
+    root = lxml_html.fromstring("<div>" + COMMONMARK.render(markdown) + "</div>")
+    for code in root.xpath("//code|//pre"):
+        code.drop_tree()
+    return root.text_content()
+
+
+def member_bodies(dt: Any) -> list[str]:
+    """Texts of the bodies of object descriptions nested in this dt's dd."""
+    dd = dt.getnext()
+    if dd is None or dd.tag != "dd":
+        return []
+    out = []
+    for inner in dd.iter("dt"):
+        if inner.get("id") is None:
+            continue
+        body = inner.getnext()
+        if body is not None and body.tag == "dd":
+            words = text(body)
+            if len(words) >= 40:
+                out.append(words[:80])
+    return out
+
+
+def check_item(item: dict[str, Any], pages: Pages) -> list[str]:
+    """The checks this item fails (names of CHECKS)."""
+    failed = []
+    status = item.get("status")
+    root = pages.get(item["url"])
+    anchor = item.get("anchor") or ""
+    target = root.get_element_by_id(anchor, None) if root is not None and anchor else None
+    if status == "anchor_missing" and target is not None:
+        failed.append("anchor")
+    if status != "ok":
+        return failed
+    domain, role = item.get("domain"), item.get("role")
+    is_dt = target is not None and target.tag == "dt"
+    if is_dt and domain != "std" and not (item.get("signature") or "").strip():
+        failed.append("signature")
+    if any(n in (item.get(f) or "") for f in ("signature", "title") for n in NOISE):
+        failed.append("noise")
+    doc = " ".join((item.get("doc") or "").split())
+    if target is not None and target.tag == "dt":
+        bodies = member_bodies(target)
+        if any(b in doc for b in bodies):
+            failed.append("member")
+        own = target.getnext()
+        if not doc and own is not None and own.tag == "dd" and len(text(own)) > 0:
+            failed.append("empty_doc")
+    elif domain == "py" and role == "module" and target is not None:
+        section = target if target.tag == "section" else target.getparent()
+        if section is not None:
+            for dt in section.iter("dt"):
+                if dt.get("id") and any(b in doc for b in member_bodies(dt)[:1]):
+                    failed.append("member")
+                    break
+    rendered = markdown_text(item.get("doc_markdown") or "")
+    if any(rendered.count(ch) > (item.get("doc") or "").count(ch) for ch in "*`"):
+        failed.append("markdown")
+    return failed
+
+
+def crawl_site(url: str, redis_url: str, out: Path, log: Path) -> int:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INVCRAWL_")}
+    env["PYTHONPATH"] = str(REPO)
+    argv = [sys.executable, "-m", "invcrawl", "crawl", url, "--redis", redis_url,
+            "--consumers", "2", "-o", str(out), "--progress", "none"]  # fmt: skip
+    with open(log, "a") as err:
+        return subprocess.run(argv, stderr=err, stdout=subprocess.DEVNULL, check=False).returncode
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sites", type=int, default=100, help="at most this many sites")
+    parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    parser.add_argument("--show", type=int, default=3, help="failing items shown per check")
+    args = parser.parse_args(argv)
+    sites = find_sites(args.sites)
+    work = Path(tempfile.mkdtemp(prefix="invcrawl-sweep-"))
+    rows, totals = [], Counter()
+    examples: dict[str, list[str]] = {}
+    with RedisServer(work / "redis") as server, serve(DOC) as base:
+        for site in sites:
+            url = base + str(site.root.relative_to(DOC)) + "/"
+            out = work / f"{site.package}.jsonl"
+            started = time.monotonic()
+            code = crawl_site(url, server.url, out, work / "crawl.log")
+            items = (
+                [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
+            )
+            pages = Pages(url)
+            fails: Counter[str] = Counter()
+            statuses = Counter(i.get("status") for i in items)
+            if len({i["key"] for i in items}) != site.entries or code not in (0, 3):
+                fails["accounting"] += 1
+            for item in items:
+                for name in check_item(item, pages):
+                    fails[name] += 1
+                    if len(examples.setdefault(name, [])) < args.show:
+                        examples[name].append(f"{site.package} {item['key']} {item['url']}")
+            skipped = statuses["skipped"] + statuses["offsite"]
+            ok_share = statuses["ok"] / max(len(items) - skipped, 1)
+            row = {
+                "site": site.package, "items": len(items), "entries": site.entries,
+                "ok": round(ok_share, 4), "seconds": round(time.monotonic() - started, 1),
+                **{c: fails[c] for c in CHECKS},
+            }  # fmt: skip
+            rows.append(row)
+            totals.update(
+                {"items": len(items), "ok": statuses["ok"], "nonskipped": len(items) - skipped}
+            )
+            totals.update({c: fails[c] for c in CHECKS})
+            say(line(row))
+    print(f"{'site':<28} {'items':>6} {'ok':>7} " + " ".join(f"{c[:8]:>8}" for c in CHECKS))
+    for row in rows:
+        print(line(row))
+    ok_total = totals["ok"] / max(totals["nonskipped"], 1)
+    print(
+        f"{'total (' + str(len(rows)) + ' sites)':<28} {totals['items']:>6} {ok_total:>7.2%} "
+        + " ".join(f"{totals[c]:>8}" for c in CHECKS)
+    )
+    for name, keys in examples.items():
+        for key in keys:
+            print(f"  e.g. {name}: {key}")
+    if args.json:
+        args.json.write_text(json.dumps({"sites": rows, "totals": dict(totals)}, indent=2))
+    return 0
+
+
+def line(row: dict[str, Any]) -> str:
+    return f"{row['site'][:28]:<28} {row['items']:>6} {row['ok']:>7.2%} " + " ".join(
+        f"{row[c]:>8}" for c in CHECKS
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
