@@ -61,7 +61,7 @@ class Pages:
 
     def __init__(self, base_url: str) -> None:
         self.base = base_url
-        self.cache: dict[str, Any] = {}
+        self.cache: dict[str, tuple[Any, dict[str, Any]]] = {}
 
     def get(self, url: str) -> Any:
         page = url.split("#", 1)[0]
@@ -72,7 +72,11 @@ class Pages:
                 data = path.read_bytes()
             elif path.with_name(path.name + ".gz").exists():
                 data = gzip.decompress(path.with_name(path.name + ".gz").read_bytes())
-            self.cache[page] = lxml_html.fromstring(data) if data else None
+            root = lxml_html.fromstring(data) if data else None
+            ids = (
+                {el.get("id"): el for el in root.iter() if el.get("id")} if root is not None else {}
+            )
+            self.cache[page] = (root, ids)
         return self.cache[page]
 
 
@@ -89,6 +93,15 @@ def markdown_text(markdown: str) -> str:
     return root.text_content()
 
 
+def own_text(dd: Any) -> str:
+    """A dd's text without the object descriptions nested in it (a class whose body is
+    only its members has no text of its own)."""
+    copy = lxml_html.fromstring(lxml_html.tostring(dd))
+    for dl in copy.xpath(".//dl[dt[@id]]"):
+        dl.drop_tree()
+    return text(copy)
+
+
 def member_bodies(dt: Any) -> list[str]:
     """Texts of the bodies of object descriptions nested in this dt's dd."""
     dd = dt.getnext()
@@ -101,8 +114,8 @@ def member_bodies(dt: Any) -> list[str]:
         body = inner.getnext()
         if body is not None and body.tag == "dd":
             words = text(body)
-            if len(words) >= 40:
-                out.append(words[:80])
+            if len(words) >= 60:
+                out.append(words[:100])
     return out
 
 
@@ -110,9 +123,9 @@ def check_item(item: dict[str, Any], pages: Pages) -> list[str]:
     """The checks this item fails (names of CHECKS)."""
     failed = []
     status = item.get("status")
-    root = pages.get(item["url"])
+    _, ids = pages.get(item["url"])
     anchor = item.get("anchor") or ""
-    target = root.get_element_by_id(anchor, None) if root is not None and anchor else None
+    target = ids.get(anchor) if anchor else None
     if status == "anchor_missing" and target is not None:
         failed.append("anchor")
     if status != "ok":
@@ -125,11 +138,13 @@ def check_item(item: dict[str, Any], pages: Pages) -> list[str]:
         failed.append("noise")
     doc = " ".join((item.get("doc") or "").split())
     if target is not None and target.tag == "dt":
-        bodies = member_bodies(target)
-        if any(b in doc for b in bodies):
+        bodies = [b for b in member_bodies(target) if b in doc]
+        # (text that the container's own prose also has, e.g. numpydoc's attribute table
+        # repeating each property's first line, is its own)
+        if bodies and any(b not in own_text(target.getnext()) for b in bodies):
             failed.append("member")
         own = target.getnext()
-        if not doc and own is not None and own.tag == "dd" and len(text(own)) > 0:
+        if not doc and own is not None and own.tag == "dd" and own_text(own):
             failed.append("empty_doc")
     elif domain == "py" and role == "module" and target is not None:
         section = target if target.tag == "section" else target.getparent()
@@ -158,9 +173,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sites", type=int, default=100, help="at most this many sites")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     parser.add_argument("--show", type=int, default=3, help="failing items shown per check")
+    parser.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        help="reuse the outputs of an earlier run (its work directory) instead of crawling "
+        "the sites it has",
+    )
     args = parser.parse_args(argv)
     sites = find_sites(args.sites)
-    work = Path(tempfile.mkdtemp(prefix="invcrawl-sweep-"))
+    work = args.source or Path(tempfile.mkdtemp(prefix="invcrawl-sweep-"))
     rows, totals = [], Counter()
     examples: dict[str, list[str]] = {}
     with RedisServer(work / "redis") as server, serve(DOC) as base:
@@ -168,14 +190,15 @@ def main(argv: list[str] | None = None) -> int:
             url = base + str(site.root.relative_to(DOC)) + "/"
             out = work / f"{site.package}.jsonl"
             started = time.monotonic()
-            code = crawl_site(url, server.url, out, work / "crawl.log")
+            done = args.source is not None and out.exists()
+            code = 0 if done else crawl_site(url, server.url, out, work / "crawl.log")
             items = (
                 [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
             )
             pages = Pages(url)
             fails: Counter[str] = Counter()
             statuses = Counter(i.get("status") for i in items)
-            if len({i["key"] for i in items}) != site.entries or code not in (0, 3):
+            if len({i["key"] for i in items}) != site.entries or code not in (0, 3):  # 3: dead
                 fails["accounting"] += 1
             for item in items:
                 for name in check_item(item, pages):
