@@ -57,6 +57,7 @@ _BOLD_CLOSE = re.compile(r"</(?:strong|b)>")
 # and one nested in the same kind is dropped ("****x**" otherwise).
 EM_OPEN, EM_CLOSE, STRONG_OPEN, STRONG_CLOSE = "\x03", "\x04", "\x05", "\x06"
 _SENTINEL = re.compile("([\x03-\x06])")
+_NEEDS_MARKERS = re.compile("[*\x03-\x06]")
 # The common case, checked in one C pass: every emphasis is a non-nested pair around text
 # that starts and ends with a non-blank and holds a letter or digit; the sentinels then
 # simply become markers (``emphasis`` does the rest, in Python).
@@ -266,7 +267,9 @@ def finish(s: str) -> str:
         s = _TAG.sub("", s)
     if "&" in s:
         s = html.unescape(s)
-    s = _markers(norm(s))
+    s = norm(s)
+    if _NEEDS_MARKERS.search(s):
+        s = _markers(s)
     return _breaks(s) if BR_MARK in s else s
 
 
@@ -274,7 +277,7 @@ def _markers(s: str) -> str:
     """Escape literal "*", then write the emphasis sentinels as valid markers."""
     if "*" in s:
         s = escape_stars(s)
-    if _SENTINEL.search(s) is None:
+    if not _SENTINEL.search(s):
         return s
     # Adjacent emphases of one kind are one ("<em>a</em><em>b</em>": "*ab*", not "*a**b*")
     s = s.replace(EM_CLOSE + EM_OPEN, "").replace(STRONG_CLOSE + STRONG_OPEN, "")
@@ -352,7 +355,9 @@ def _finish_joined(s: str) -> list[str]:
         s = _TAG.sub("", s)
     if "&" in s:
         s = html.unescape(s)
-    pieces = [_markers(p) for p in " ".join(s.split()).split(_SEP)]
+    pieces = " ".join(s.split()).split(_SEP)
+    if _NEEDS_MARKERS.search(s):  # one C scan for the batch; most pieces need nothing
+        pieces = [_markers(p) if _NEEDS_MARKERS.search(p) else p for p in pieces]
     if BR_MARK not in s:
         return [p.strip() for p in pieces]
     return [_breaks(p) if BR_MARK in p else p.strip() for p in pieces]

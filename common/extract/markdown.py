@@ -287,7 +287,8 @@ class Markdown:
         return "\n".join(out)
 
     def _dl(self, el: Element, excl: bool) -> str:
-        if any(_classifiers(dt) for dt in el.iterchildren("dt")):
+        # numpydoc's parameter lists (one C-level path search: most dls are not)
+        if el.find("dt/span[@class='classifier']") is not None:
             return self._parameters(el, excl)
         out = []
         field_list = has_class(el, "field-list")
