@@ -439,6 +439,12 @@ class Run:
             return False
         proc = self.consumers[index]
         proc.send_signal(signal.SIGSTOP)
+        # It may have settled its last page between the look and the signal: a pause
+        # must catch it holding leases (else nothing can be fenced); try again later.
+        time.sleep(0.05)
+        if not any(f"-{proc.pid}-" in t for t in self.r.hvals(self.keys.lease)):
+            proc.send_signal(signal.SIGCONT)
+            return False
         time.sleep(self.lease * 2.5)
         proc.send_signal(signal.SIGCONT)
         self.report.notes.append(f"paused consumer {index} for {self.lease * 2.5:.1f} s")
