@@ -445,10 +445,19 @@ class Run:
         if not any(f"-{proc.pid}-" in t for t in self.r.hvals(self.keys.lease)):
             proc.send_signal(signal.SIGCONT)
             return False
+        fenced = int(self.r.hget(self.keys.stats, "fenced") or 0)
         time.sleep(self.lease * 2.5)
         proc.send_signal(signal.SIGCONT)
         self.report.notes.append(f"paused consumer {index} for {self.lease * 2.5:.1f} s")
-        return True
+        # Its late commits are fenced within moments of waking; if none came (its pages
+        # were all committed as the signal landed: seen on a loaded machine), the pause
+        # did not exercise fencing: pause again at a later busy moment.
+        deadline = time.monotonic() + self.lease * 2
+        while time.monotonic() < deadline:
+            if int(self.r.hget(self.keys.stats, "fenced") or 0) > fenced:
+                return True
+            time.sleep(0.05)
+        return False
 
     # -- verification -----------------------------------------------------------------------
 
