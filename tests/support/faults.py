@@ -87,7 +87,10 @@ SCENARIOS: dict[str, Scenario] = {
             "sigstop",
             "a consumer SIGSTOPped past its lease, then SIGCONTed",
             sigstop=True,
-            delay_ms=40,
+            # Slow enough that the other consumer cannot finish the crawl during the
+            # 2.5-lease pause (4 requests in flight per host: ~11 s for 151 pages); a
+            # crawl complete before the paused consumer wakes leaves nothing to fence.
+            delay_ms=300,
         ),
         Scenario(
             "sigterm",
