@@ -272,19 +272,8 @@ async def fleet_consumers(
                 info = json.loads(raw or "{}")
             except ValueError:
                 info = {}
-            lease = int(info.get("lease_ms") or default_lease_ms)
-            entry = out.setdefault(
-                consumer,
-                {
-                    "id": consumer,
-                    "host": info.get("host"),
-                    "pid": info.get("pid"),
-                    "started": info.get("started"),
-                    "last_beat": 0,
-                    "alive": False,
-                    "held": 0,
-                    "crawls": {},
-                },
+            entry = _beat(
+                out, consumer, int(beat), info, now=now, default_lease_ms=default_lease_ms
             )
             held = int(info.get("held") or 0)
             entry["crawls"][crawl_id] = {
@@ -293,27 +282,40 @@ async def fleet_consumers(
                 "last_beat": int(beat),
             }
             entry["held"] += held
-            entry["last_beat"] = max(entry["last_beat"], int(beat))
-            entry["alive"] = entry["alive"] or now - beat <= 3 * lease
     # Every consumer process also beats the fleet list, serving a crawl or idle.
     for consumer, beat, info in await frontier.registry.fleet(now - CONSUMER_RECENT_MS):
-        lease = int(info.get("lease_ms") or default_lease_ms)
-        entry = out.setdefault(
-            consumer,
-            {
-                "id": consumer,
-                "host": info.get("host"),
-                "pid": info.get("pid"),
-                "started": info.get("started"),
-                "last_beat": 0,
-                "alive": False,
-                "held": 0,
-                "crawls": {},
-            },
-        )
-        entry["last_beat"] = max(entry["last_beat"], beat)
-        entry["alive"] = entry["alive"] or now - beat <= 3 * lease
+        _beat(out, consumer, beat, info, now=now, default_lease_ms=default_lease_ms)
     return [out[c] for c in sorted(out)]
+
+
+def _beat(
+    out: dict[str, dict[str, Any]],
+    consumer: str,
+    beat: int,
+    info: dict[str, Any],
+    *,
+    now: int,
+    default_lease_ms: int,
+) -> dict[str, Any]:
+    """Count one heartbeat (of a crawl's list or of the fleet's) in ``consumer``'s entry;
+    alive while its last beat is within three of its own leases."""
+    entry = out.setdefault(
+        consumer,
+        {
+            "id": consumer,
+            "host": info.get("host"),
+            "pid": info.get("pid"),
+            "started": info.get("started"),
+            "last_beat": 0,
+            "alive": False,
+            "held": 0,
+            "crawls": {},
+        },
+    )
+    lease = int(info.get("lease_ms") or default_lease_ms)
+    entry["last_beat"] = max(entry["last_beat"], beat)
+    entry["alive"] = entry["alive"] or now - beat <= 3 * lease
+    return entry
 
 
 async def recent_dead_letters(

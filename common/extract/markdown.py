@@ -336,10 +336,9 @@ class Markdown:
         return "\n".join(out)
 
     def _parameter(self, dt: Element) -> str:
-        types = [norm(_plain_all(c)) for c in _classifiers(dt)]
-        # (lxml hands out one proxy per node while a reference to it is held: "in" works)
         kept = [c for c in dt if not _is_classifier(c)]
         skipped = [c for c in dt if _is_classifier(c)]
+        types = [norm(_plain_all(c)) for c in skipped if has_class(c, "classifier")]
         name = norm(
             (dt.text or "")
             + "".join(_plain_all(c) + (c.tail or "") for c in kept)
@@ -392,10 +391,6 @@ class Markdown:
 
 
 _BLOCK_STARTS = frozenset("`>#|-*0123456789")
-
-
-def _classifiers(dt: Element) -> list[Element]:
-    return [c for c in dt if isinstance(c.tag, str) and has_class(c, "classifier")]
 
 
 def _is_classifier(el: Element) -> bool:

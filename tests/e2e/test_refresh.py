@@ -89,12 +89,17 @@ def live_keys(tmp: Path) -> set[str]:
     return {json.loads(line)["key"] for line in lines if line}
 
 
-@pytest.fixture
-def site(tmp_path: Path) -> tuple[Path, Path]:
+def build_site(tmp_path: Path) -> tuple[Path, Path]:
+    """The site of FUNCS: its sources and its HTML, built by Sphinx."""
     src, html = tmp_path / "src", tmp_path / "html"
     write_sources(src, FUNCS)
     build(src, html)
     return src, html
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> tuple[Path, Path]:
+    return build_site(tmp_path)
 
 
 def test_unchanged_then_edited_removed_added(site: tuple[Path, Path], tmp_path: Path) -> None:

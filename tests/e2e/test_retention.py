@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import redis
-from test_refresh import FUNCS, build, write_sources
+from test_refresh import FUNCS, build, build_site, write_sources
 
 from frontier.keys import CrawlKeys
 from frontier.server import RedisServer
@@ -25,6 +25,11 @@ from support.httpserver import StaticServer, serve
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 CRAWL = "kept"
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> tuple[Path, Path]:
+    return build_site(tmp_path)
 KEYS = CrawlKeys(CRAWL)
 
 
@@ -39,14 +44,6 @@ def items_of(path: Path) -> dict[str, dict[str, Any]]:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line]
     assert len(rows) == len({r["key"] for r in rows}), "a key twice in an export"
     return {r["key"]: r for r in rows}
-
-
-@pytest.fixture
-def site(tmp_path: Path) -> tuple[Path, Path]:
-    src, html = tmp_path / "src", tmp_path / "html"
-    write_sources(src, FUNCS)
-    build(src, html)
-    return src, html
 
 
 def test_exported_items_leave_redis_and_the_output_stays_complete(
