@@ -30,6 +30,8 @@ CRAWL = "kept"
 @pytest.fixture
 def site(tmp_path: Path) -> tuple[Path, Path]:
     return build_site(tmp_path)
+
+
 KEYS = CrawlKeys(CRAWL)
 
 
