@@ -292,6 +292,8 @@ def cmd_export(config: Config) -> int:
             raise UserError(str(exc)) from None
 
     check_output_file(config.output)
+    if config.base is not None and not config.base.is_file():
+        raise ConfigError(f"--base {config.base}: no such file")
     with redis_for(config, create=False) as live:
         try:
             count = with_frontier(live, job)

@@ -71,6 +71,13 @@ def test_exported_items_leave_redis_and_the_output_stays_complete(
         # Readers of the trimmed history: one line each, or the export to merge with.
         plain = invcrawl("export", "--redis", server.url, "--crawl-id", CRAWL, cwd=tmp_path)
         assert plain.code == 1 and len(plain.error_lines) == 1 and "--base" in plain.stderr
+        typo = invcrawl(
+            "export", "--redis", server.url, "--crawl-id", CRAWL,
+            "--base", str(tmp_path / "no-such.jsonl"), cwd=tmp_path,
+        )  # fmt: skip
+        assert typo.code == 2 and typo.error_lines == [
+            f"invcrawl: error: --base {tmp_path / 'no-such.jsonl'}: no such file"
+        ]
         merged = tmp_path / "merged.jsonl"
         result = invcrawl(
             "export", "--redis", server.url, "--crawl-id", CRAWL,
