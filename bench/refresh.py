@@ -154,6 +154,69 @@ def refresh_with_running_consumers(
             proc.wait()
 
 
+def refresh_in_long_running_processes(
+    url: str, redis_url: str, work: Path, consumers: int, access_log: Path, *, rounds: int = 3
+) -> list[tuple[float, str]]:
+    """The deployment that keeps sites fresh (compose with INVCRAWL_EVERY): consumers
+    and `produce --every` stay up, so a refresh round starts no process at all. Each
+    round's wall time is the crawl's own record, by the server's clock: from the
+    round's start (just before the conditional objects.inv request) to the crawl
+    finished again."""
+    import redis
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INVCRAWL_")}
+    env["PYTHONPATH"] = str(REPO)
+    python = [sys.executable, "-m", "invcrawl"]
+    procs = [
+        subprocess.Popen(
+            [*python, "consume", "--redis", redis_url], cwd=work, env=env, stderr=subprocess.DEVNULL
+        )
+        for _ in range(consumers)
+    ]
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    meta = CrawlKeys(CRAWL).meta
+    first = int(client.hget(meta, "round") or 0)
+    argv = [*python, "produce", url, "--redis", redis_url, "--crawl-id", CRAWL, "--every", "3s"]
+    procs.append(subprocess.Popen(argv, cwd=work, env=env, stderr=subprocess.DEVNULL))
+    walls = []
+    try:
+        for number in range(first + 1, first + rounds + 1):
+            deadline = time.monotonic() + 60
+            while True:
+                state, done, began, ended = client.hmget(
+                    meta, ["state", "round", "refresh_started_at", "finished_at"]
+                )
+                if state == "finished" and int(done or 0) >= number:
+                    start, end = int(began) / 1000, int(ended) / 1000
+                    walls.append((end - start, round_phases(access_log, start, end)))
+                    break
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"refresh round {number} did not finish")
+                time.sleep(0.05)
+        return walls
+    finally:
+        client.close()
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait()
+
+
+def round_phases(access_log: Path, start: float, end: float) -> str:
+    """When a round's requests ended (nginx's clock, the machine's, as Redis's)."""
+    ends = [
+        float(line.split()[0]) - start
+        for line in access_log.read_text().splitlines()
+        if start <= float(line.split()[0]) <= end + 0.01
+    ]
+    if len(ends) < 2:
+        return "no requests logged"
+    return (
+        f"objects.inv at {ends[0]:.2f} s, first page at {ends[1]:.2f} s, "
+        f"{len(ends) - 1} pages by {ends[-1]:.2f} s, finished at {end - start:.2f} s"
+    )
+
+
 def memory_per_page(redis_url: str) -> tuple[float, float, int]:
     import redis
 
@@ -204,6 +267,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         events, cursor = events_since(server.url, work, cursor)
         rows.append(("refresh, consumers running", wall, "(produce --refresh)", events))
+        say("refresh, unchanged, producer and consumers long-running (produce --every) ...")
+        walls = refresh_in_long_running_processes(url, server.url, work, args.consumers, access_log)
+        events, cursor = events_since(server.url, work, cursor)
+        for number, (wall, _) in enumerate(walls, 1):
+            rows.append(
+                (f"refresh, produce --every #{number}", wall, "(in running processes)", events)
+            )
         validators, inventory, pages = memory_per_page(server.url)
     print(f"CPython 3.11 docs over nginx, {args.consumers} consumers, {os.cpu_count()} CPUs")
     print(f"{'run':<26} {'wall s':>7} {'of first':>9}  {'pages':<32} events")
@@ -214,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"{label:<26} {wall:>7.2f} {share:>9}  {pages_text:<32} {text}")
     print(f"refresh with consumers running: {phases}")
+    for number, (_, round_timeline) in enumerate(walls, 1):
+        print(f"produce --every round #{number}: {round_timeline}")
     touched = rows[2][3]
     if isinstance(touched, dict):
         print(f"events of the 5-page refresh: {sorted(touched.get('keys', []))}")

@@ -616,7 +616,7 @@ OPTIONS: tuple[Option, ...] = (
         "every",
         _duration,
         "keep running and refresh every crawl on this period, jittered (e.g. 6h)",
-        frozenset({"crawl"}),
+        frozenset({"crawl", "produce"}),
         metavar="DURATION",
     ),
     Option(

@@ -18,6 +18,7 @@ generated and off-site pages. Pure: no Redis, no Scrapy, no network.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
@@ -128,3 +129,40 @@ def _new_page(page_url: str, base: str) -> Page:
     elif GENERATED_PAGE.match(page_name(page_url)):
         page.status, page.reason = "skipped", f"generated page ({page_name(page_url)})"
     return page
+
+
+class PlanCache:
+    """The last plan of each inventory URL, for a process that reads the same inventories
+    again and again (``produce --every``): an inventory whose bytes did not change (a 304,
+    or the same body) is not parsed and planned again. Bounded by the entries it holds
+    (about 500 B each, inventory and plan), least recently used first out."""
+
+    def __init__(self, max_entries: int = 200_000) -> None:
+        self.max_entries = max_entries
+        self._plans: OrderedDict[str, tuple[str, Inventory, Plan]] = OrderedDict()
+        self._held = 0
+
+    def get(self, url: str, sha256: str) -> tuple[Inventory, Plan] | None:
+        cached = self._plans.get(url)
+        if cached is None or cached[0] != sha256:
+            return None
+        self._plans.move_to_end(url)
+        return cached[1], cached[2]
+
+    def put(self, url: str, sha256: str, inventory: Inventory, plan: Plan) -> None:
+        self._drop(url)
+        size = len(inventory.entries)
+        if size > self.max_entries:
+            return
+        while self._held + size > self.max_entries:
+            self._drop(next(iter(self._plans)))
+        self._plans[url] = (sha256, inventory, plan)
+        self._held += size
+
+    def _drop(self, url: str) -> None:
+        cached = self._plans.pop(url, None)
+        if cached is not None:
+            self._held -= len(cached[1].entries)
+
+    def __len__(self) -> int:
+        return len(self._plans)

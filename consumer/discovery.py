@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("invcrawl.consumer")
 
 DISCOVER_EVERY = 1.0  # seconds between looks for new crawls (when not pinned)
+# Between two looks, a glance at the crawl (re)opened last (one ZRANGE of one entry):
+# a new crawl or a refresh round is served within this, not within DISCOVER_EVERY (an
+# unchanged refresh of a 500-page site takes well under a second).
+GLANCE_EVERY = 0.1
 
 
 @dataclass(slots=True)
@@ -45,7 +49,7 @@ async def discover(worker: Worker) -> None:
     """Attach to the crawls to serve that are not served yet: every open crawl in the
     registry (a look per DISCOVER_EVERY), or the pinned ones (a look per 0.1 s)."""
     now = time.monotonic()
-    if now < worker._next_discovery:
+    if now < worker._next_discovery and not await _newly_opened(worker, now):
         return
     worker._next_discovery = now + (0.1 if worker._pinned else DISCOVER_EVERY)
     if worker._pinned:
@@ -57,6 +61,26 @@ async def discover(worker: Worker) -> None:
     for crawl_id, listed_at in wanted.items():
         if crawl_id not in worker.crawls:
             await attach(worker, crawl_id, listed_at)
+
+
+def next_look_in(worker: Worker) -> float:
+    """Seconds until :func:`discover` looks (or glances) at the registry again."""
+    at = worker._next_discovery
+    if not worker._pinned:
+        at = min(at, worker._next_glance)
+    return max(0.0, at - time.monotonic())
+
+
+async def _newly_opened(worker: Worker, now: float) -> bool:
+    """Whether a crawl this consumer does not serve was (re)opened since the last glance."""
+    if worker._pinned or now < worker._next_glance:
+        return False
+    worker._next_glance = now + GLANCE_EVERY
+    newest = await worker.outages.call(worker.frontier.registry.newest)
+    if newest is None or newest[1] <= worker._newest_opened:
+        return False
+    worker._newest_opened = newest[1]
+    return newest[0] not in worker.crawls
 
 
 async def attach(worker: Worker, crawl_id: str, listed_at: float | None) -> None:

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from common.config import Config
 from common.items import CrawlInfo, PageOutcome, prepare
 from consumer.dead_pages import record_dead_pages
-from consumer.discovery import ServedCrawl, detach, discover
+from consumer.discovery import ServedCrawl, detach, discover, next_look_in
 from consumer.failures import Outcome, backoff_delay
 from consumer.heartbeat import beat_fleet, heartbeat_loop
 from consumer.outages import Outages, StatSink
@@ -79,6 +79,8 @@ class Worker:
         self._completed: set[str] = set()
         self._emptied: list[str] = []  # crawls whose last claim came back empty
         self._next_discovery = 0.0
+        self._next_glance = 0.0  # consumer/discovery.py
+        self._newest_opened = 0.0  # the newest score in the registry at the last glance
         self._wake = asyncio.Event()
         self._heartbeat: asyncio.Task[None] | None = None
 
@@ -148,8 +150,7 @@ class Worker:
                     if self._all_done():  # at once, not after an idle sleep
                         return
                 if not claims:  # until a crawl is worth asking again, or the next look
-                    discover_in = self._next_discovery - time.monotonic()
-                    await self._sleep(min(self.rotation.next_ready_in(), max(0.0, discover_in)))
+                    await self._sleep(min(self.rotation.next_ready_in(), next_look_in(self)))
         except Exception as exc:
             self.fatal = f"{type(exc).__name__}: {exc}"
             raise

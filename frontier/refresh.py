@@ -21,7 +21,7 @@ from common.items import key_digest
 from common.tasks import Task
 from common.validators import conditional_headers, decode_validators
 from frontier.scripts import KeyIndex
-from frontier.session import CrawlSession
+from frontier.session import CrawlSession, Frontier
 
 TOMBSTONE_BATCH = 500
 VALIDATOR_BATCH = 1000
@@ -142,6 +142,19 @@ class Refresh:
             await self.redis.hdel(self.keys.meta, "next_refresh_at")
         else:
             await self.redis.hset(self.keys.meta, "next_refresh_at", at_ms)
+
+
+async def mark_next_refresh(
+    frontier: Frontier, crawl_ids: Sequence[str], delay: float | None
+) -> None:
+    """Where ``status`` shows it: when each crawl's next scheduled refresh is due (in
+    ``delay`` seconds by the server's clock; None: none is)."""
+    if not crawl_ids:
+        return
+    now = await frontier.crawl(crawl_ids[0]).server_ms()
+    for crawl_id in crawl_ids:
+        at = None if delay is None else now + int(delay * 1000)
+        await Refresh(frontier.crawl(crawl_id)).mark_next(at)
 
 
 def _text(value: Any) -> str | None:

@@ -42,6 +42,11 @@ class Registry:
         rows = await self.redis.zrange(ACTIVE, 0, -1, withscores=True)
         return dict(cast(list[tuple[str, float]], rows))
 
+    async def newest(self) -> tuple[str, float] | None:
+        """The crawl (re)opened last and its score: a cheap look for a new round."""
+        rows = await self.redis.zrange(ACTIVE, -1, -1, withscores=True)
+        return cast(tuple[str, float], tuple(rows[0])) if rows else None
+
     async def retire(self, crawl_id: str, seen: float) -> bool:
         """Unlist a crawl seen finished, unless it was reopened since it was seen."""
         return bool(await self.scripts.run("retire", {"active": ACTIVE}, [crawl_id, repr(seen)]))

@@ -10,8 +10,8 @@ import dataclasses
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from redis.exceptions import NoPermissionError
 
@@ -24,8 +24,12 @@ from frontier.scripts import StaleLayout
 from frontier.server import RedisServerError, embedded_redis
 from frontier.session import CrawlNotFound, CrawlSession, Frontier
 from frontier.startup import RedisUnavailable, redis_url, wait_for_redis
-from invcrawl.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UserError, fail
+from invcrawl.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UserError, fail
 from invcrawl.outputs import check_crawl_outputs, check_output_file, write_failed
+from invcrawl.render import duration
+
+if TYPE_CHECKING:
+    from producer.run import Produced
 
 T = TypeVar("T")
 
@@ -189,8 +193,11 @@ def cmd_inventory(config: Config) -> int:
 
 def cmd_produce(config: Config) -> int:
     """Read every site's inventory and enqueue its pages, one crawl per site. A site
-    that fails is reported in one line and the others go on; the exit code is 1 then."""
+    that fails is reported in one line and the others go on; the exit code is 1 then.
+    With ``--every``, keep running and refresh every crawl on that period."""
     sites = _sites(config)
+    if config.every is not None and config.consume:
+        raise UserError("--every and --consume do not go together (`invcrawl crawl --every`)")
     with redis_for(config, create=True) as live:
         if live.consume:
             if not hasattr(os, "fork"):
@@ -204,9 +211,19 @@ def cmd_produce(config: Config) -> int:
             for error in (errors or "").splitlines():
                 fail(error)
             return EXIT_FAILED if errors else code
+        if live.every is not None:
+            from producer.schedule import produce_every  # noqa: PLC0415
+
+            produce_every(live, sites, _report_round)
+            return EXIT_INTERRUPTED
         from producer.run import produce  # noqa: PLC0415
 
         results = produce(live, sites)
+    _report_produced(results)
+    return EXIT_FAILED if any(p.error for p in results) else EXIT_OK
+
+
+def _report_produced(results: Sequence[Produced]) -> None:
     for produced in results:
         if produced.error:
             fail(produced.error)
@@ -215,7 +232,11 @@ def cmd_produce(config: Config) -> int:
                 f"crawl {produced.crawl_id}: {produced.tasks} page tasks, {produced.added} new",
                 file=sys.stderr,
             )
-    return EXIT_FAILED if any(p.error for p in results) else EXIT_OK
+
+
+def _report_round(results: Sequence[Produced], next_in: float) -> None:
+    _report_produced(results)
+    print(f"next refresh in {duration(next_in)}", file=sys.stderr, flush=True)
 
 
 def cmd_consume(config: Config) -> int:

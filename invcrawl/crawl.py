@@ -28,7 +28,7 @@ from common.config import OPTIONS, Config
 from common.secrets import has_password
 from frontier.connection import connect
 from frontier.export import HistoryTrimmed, IncrementalExport
-from frontier.refresh import Refresh
+from frontier.refresh import Refresh, mark_next_refresh
 from frontier.session import CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
 from frontier.status import crawl_summary
@@ -111,13 +111,9 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 async def _mark_next_refresh(
     config: Config, sites: list[tuple[str, str]], delay: float | None
 ) -> None:
-    """Where ``status`` shows it: when each crawl's next scheduled refresh is due."""
     frontier = Frontier(connect(config.redis or "", config.redis_cluster))
     try:
-        now = await frontier.crawl(sites[0][1]).server_ms()
-        for _, crawl_id in sites:
-            at = None if delay is None else now + int(delay * 1000)
-            await Refresh(frontier.crawl(crawl_id)).mark_next(at)
+        await mark_next_refresh(frontier, [crawl_id for _, crawl_id in sites], delay)
     finally:
         await frontier.aclose()
 

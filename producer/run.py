@@ -5,6 +5,7 @@ saves a whole interpreter and Scrapy start-up: :func:`produce_and_consume`."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import logging
@@ -13,14 +14,20 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from scrapy.crawler import AsyncCrawlerProcess
+from scrapy.crawler import AsyncCrawlerProcess, Crawler
 
 from common.config import Config
+from common.plan import PlanCache
 from common.site import SiteError, inventory_url
 from consumer.settings import base_settings
 from producer.spider import Fetched, InventoryJob, InventorySpider, Sink
+
+if TYPE_CHECKING:
+    from consumer.politeness import HostGate
+    from frontier.session import Frontier
+    from producer.enqueue import RedisSink
 
 log = logging.getLogger("invcrawl.producer")
 # How long the inventory request waits for its host's turn (consumers may hold every
@@ -43,14 +50,32 @@ def fetch_inventories(
     on success), in order. ``host_gate``: the fleet's host politeness (with Redis)."""
     process = AsyncCrawlerProcess(base_settings(config))
     quiet_download_errors()  # after the process, which configures logging
+    crawler = start_inventory_crawl(process, config, jobs, host_gate)[0]
+    process.start()
+    return job_errors(crawler, jobs)
+
+
+def start_inventory_crawl(
+    process: AsyncCrawlerProcess,
+    config: Config,
+    jobs: Sequence[InventoryJob],
+    host_gate: Any,
+    plans: PlanCache | None = None,
+) -> tuple[Crawler, asyncio.Task[None]]:
+    """Schedule one run of the producer spider over ``jobs`` in ``process``."""
     crawler = process.create_crawler(InventorySpider)
-    process.crawl(
+    task = process.crawl(
         crawler,
         jobs=jobs,
         max_inflated=config.max_inflated_mb * 1024 * 1024,
         host_gate=host_gate,
+        plans=plans,
     )
-    process.start()
+    return crawler, task
+
+
+def job_errors(crawler: Crawler, jobs: Sequence[InventoryJob]) -> list[str | None]:
+    """Each job's error line once the spider has run (None: produced)."""
     if not isinstance(crawler.spider, InventorySpider):  # never opened (Scrapy failed)
         return [
             f"the inventory at {job.url} could not be processed (see the log above)" for job in jobs
@@ -96,16 +121,21 @@ class Produced:
 def produce(config: Config, sites: Sequence[tuple[str, str]]) -> list[Produced]:
     """``invcrawl produce``: read the inventory of every (site, crawl id) and enqueue its
     pages as that crawl, or record in Redis why that failed."""
+    frontier, gate = producer_clients(config)
+    sinks, jobs = redis_jobs(config, frontier, sites)
+    errors = fetch_inventories(config, jobs, gate)
+    return produced(sites, sinks, errors)
+
+
+def producer_clients(config: Config) -> tuple[Frontier, HostGate]:
+    """The process's one Redis client, and its side of the fleet's host politeness."""
     from consumer.outages import Outages  # noqa: PLC0415
     from consumer.politeness import HostGate  # noqa: PLC0415
     from frontier.connection import connect  # noqa: PLC0415
     from frontier.session import Frontier  # noqa: PLC0415
-    from producer.enqueue import RedisSink  # noqa: PLC0415
 
     assert config.redis
-    frontier = Frontier(connect(config.redis, config.redis_cluster))  # the process's one client
-    sinks = [RedisSink(frontier, crawl_id, config, site) for site, crawl_id in sites]
-    jobs = [_job(site, sink) for (site, _), sink in zip(sites, sinks, strict=True)]
+    frontier = Frontier(connect(config.redis, config.redis_cluster))
     # A producer has no pages to hand back: through a Redis outage it waits, but not
     # forever (a forked producer whose Redis is gone would otherwise never exit).
     outages = Outages(lambda name, n: None, lambda: outages.lasting() > PRODUCER_MAX_WAIT)
@@ -117,9 +147,25 @@ def produce(config: Config, sites: Sequence[tuple[str, str]]) -> list[Produced]:
         lease=config.lease,
         outages=outages,
         max_wait=PRODUCER_MAX_WAIT,
-        reuse=False,  # it exits when its inventories are in: nothing to keep a permit for
+        reuse=False,  # one request per host and round: nothing to keep a permit for
     )
-    errors = fetch_inventories(config, jobs, gate)
+    return frontier, gate
+
+
+def redis_jobs(
+    config: Config, frontier: Frontier, sites: Sequence[tuple[str, str]]
+) -> tuple[list[RedisSink], list[InventoryJob]]:
+    """One inventory job per (site, crawl id), each producing into its crawl's keys."""
+    from producer.enqueue import RedisSink  # noqa: PLC0415
+
+    sinks = [RedisSink(frontier, crawl_id, config, site) for site, crawl_id in sites]
+    jobs = [_job(site, sink) for (site, _), sink in zip(sites, sinks, strict=True)]
+    return sinks, jobs
+
+
+def produced(
+    sites: Sequence[tuple[str, str]], sinks: Sequence[RedisSink], errors: Sequence[str | None]
+) -> list[Produced]:
     return [
         Produced(site, crawl_id, sink.tasks, sink.added, error)
         for (site, crawl_id), sink, error in zip(sites, sinks, errors, strict=True)

@@ -16,7 +16,7 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from common.inventory import Inventory, InventoryError, parse_inventory
-from common.plan import Plan, plan_crawl
+from common.plan import Plan, PlanCache, plan_crawl
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,11 +74,13 @@ class InventorySpider(Spider):
         jobs: Sequence[InventoryJob],
         max_inflated: int,
         host_gate: Any = None,
+        plans: PlanCache | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.jobs = list(jobs)
         self.max_inflated = max_inflated
+        self.plans = plans  # a long-running producer's plans of unchanged inventories
         # With Redis: inventories obey the fleet's host politeness and its shared
         # robots.txt (consumer/politeness.py, consumer/robots.py), as pages do.
         self.host_gate = host_gate
@@ -138,21 +140,28 @@ class InventorySpider(Spider):
             )
             job.error = f"HTTP {response.status} fetching {url}{hint}"
             return []
-        try:
-            inventory = parse_inventory(body, max_inflated=self.max_inflated)
-        except InventoryError as exc:
-            job.error = f"{url}: {exc}"
-            return []
-        plan = plan_crawl(inventory, url)
-        if plan.entries == 0:
-            job.error = f"{url}: the inventory has 0 entries; nothing to crawl"
-            return []
+        sha256 = hashlib.sha256(body).hexdigest()
+        cached = self.plans.get(url, sha256) if self.plans is not None else None
+        if cached is not None:
+            inventory, plan = cached
+        else:
+            try:
+                inventory = parse_inventory(body, max_inflated=self.max_inflated)
+            except InventoryError as exc:
+                job.error = f"{url}: {exc}"
+                return []
+            plan = plan_crawl(inventory, url)
+            if plan.entries == 0:
+                job.error = f"{url}: the inventory has 0 entries; nothing to crawl"
+                return []
+            if self.plans is not None:
+                self.plans.put(url, sha256, inventory, plan)
         await job.sink(
             Fetched(
                 inventory,
                 plan,
                 url,
-                hashlib.sha256(body).hexdigest(),
+                sha256,
                 body,
                 _header(response, b"ETag"),
                 _header(response, b"Last-Modified"),

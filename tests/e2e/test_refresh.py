@@ -294,3 +294,70 @@ def test_every_refreshes_on_its_period_and_status_shows_it(
     assert proc.returncode == 130, err[-2000:]
     assert err.count("next refresh in") >= 2
     assert live_keys(tmp_path) >= {"py:function:alpha.parse"}
+
+
+def test_produce_every_refreshes_inside_one_long_running_producer(
+    site: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Compose's scheduled refresh: `produce --every 2s` stays up beside a running
+    consumer. Its first round produces the crawl; each later round, in the same process,
+    re-checks it (every page answers 304, no event); an edit published between two rounds
+    comes out as `changed` events for that page only. SIGTERM ends it with 130 and no
+    refresh announced any more."""
+    src, html = site
+    edited_html = tmp_path / "edited"
+    write_sources(src, {**FUNCS, "beta": {**FUNCS["beta"], "close": "Close it for good."}})
+    build(src, edited_html)
+    with RedisServer(tmp_path / "redis") as server, serve(html, validators="etag") as http:
+        python = [sys.executable, "-m", "invcrawl"]
+        consumer = subprocess.Popen(
+            [*python, "consume", "--redis", server.url],
+            cwd=tmp_path,
+            env=clean_env(),
+            stderr=subprocess.DEVNULL,
+        )
+        argv = [*python, "produce", http.url, "--redis", server.url, "--crawl-id", CRAWL]
+        producer = subprocess.Popen(
+            [*argv, "--every", "2s"],
+            cwd=tmp_path,
+            env=clean_env(),
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        client = redis.Redis.from_url(server.url, decode_responses=True)
+        meta = CrawlKeys(CRAWL).meta
+
+        def finished_round(number: int) -> bool:
+            state, done = client.hmget(meta, ["state", "round"])
+            return state == "finished" and int(done or 0) >= number
+
+        try:
+            wait_for(lambda: finished_round(0), 60, "the first crawl")
+            assert client.hget(meta, "round") in (None, "0")  # not refreshed yet
+            mark = len(http.log)
+            _, cursor = changes(server, tmp_path)
+            wait_for(lambda: finished_round(1), 30, "the first refresh round")
+            assert page_statuses(http, mark) == Counter({304: len(FUNCS) + 1}), http.log[mark:]
+            assert changes(server, tmp_path, cursor)[0] == []
+            wait_for(lambda: client.hget(meta, "next_refresh_at"), 10, "the next refresh time")
+            # Publish the rebuilt site at once (a rebuild in place could straddle a round).
+            html.rename(tmp_path / "previous")
+            edited_html.rename(html)
+            wait_for(lambda: finished_round(2), 30, "the second refresh round")
+            events, _ = changes(server, tmp_path, cursor)
+            assert {e["event"] for e in events} == {"changed"}, events
+            assert "py:function:beta.close" in {e["key"] for e in events}
+            assert all(e["item"]["url"].split("#")[0].endswith("beta.html") for e in events)
+            assert producer.poll() is None  # one process all along
+            producer.send_signal(signal.SIGTERM)
+            _, err = producer.communicate(timeout=60)
+            assert producer.returncode == 130, err[-2000:]
+            assert err.count("next refresh in") >= 2, err[-2000:]
+            assert client.hget(meta, "next_refresh_at") is None
+            acc = check_accounting(client, CRAWL)
+            assert acc.ok, acc
+        finally:
+            producer.kill()
+            consumer.terminate()
+            consumer.wait(30)
+            client.close()

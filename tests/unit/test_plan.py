@@ -10,7 +10,7 @@ from scrapy import Request
 from scrapy.utils.request import RequestFingerprinter
 
 from common.inventory import parse_inventory
-from common.plan import base_of, page_name, plan_crawl, split_uri
+from common.plan import PlanCache, base_of, page_name, plan_crawl, split_uri
 from common.sharding import page_fingerprint, slot_for, task_id_for
 
 HEADER = (
@@ -139,3 +139,33 @@ def test_redirected_inventory_resolves_against_the_final_url() -> None:
     assert base_of("https://h.test/en/latest/objects.inv") == "https://h.test/en/latest/"
     assert page_name("https://h.test/x/genindex.html") == "genindex"
     assert page_name("https://h.test/x/genindex/") == "genindex"
+
+
+def test_plan_cache_reuses_a_plan_only_for_the_same_bytes_and_stays_bounded() -> None:
+    cache = PlanCache(max_entries=5)
+    body = HEADER + zlib.compress(b"a py:function 1 a.html#$ -\nb py:function 1 b.html#$ -\n")
+    inventory = parse_inventory(body)
+    plan = plan_crawl(inventory, "https://one.test/objects.inv")
+    cache.put("https://one.test/objects.inv", "sha-1", inventory, plan)
+    assert cache.get("https://one.test/objects.inv", "sha-1") == (inventory, plan)
+    assert cache.get("https://one.test/objects.inv", "sha-2") is None  # other bytes
+    assert cache.get("https://two.test/objects.inv", "sha-1") is None  # other site
+    # A second site of 2 entries fits (4 of 5); a third pushes out the least recently used.
+    cache.put("https://two.test/objects.inv", "sha-2", inventory, plan)
+    assert cache.get("https://one.test/objects.inv", "sha-1") is not None  # used: kept
+    cache.put("https://three.test/objects.inv", "sha-3", inventory, plan)
+    assert cache.get("https://two.test/objects.inv", "sha-2") is None
+    assert len(cache) == 2
+    # A new version of a site replaces its old plan; one larger than the bound is not kept.
+    cache.put("https://one.test/objects.inv", "sha-4", inventory, plan)
+    assert cache.get("https://one.test/objects.inv", "sha-1") is None
+    big = parse_inventory(
+        HEADER + zlib.compress(b"".join(b"e%d py:function 1 e.html#$ -\n" % i for i in range(6)))
+    )
+    cache.put(
+        "https://big.test/objects.inv",
+        "sha-5",
+        big,
+        plan_crawl(big, "https://big.test/objects.inv"),
+    )
+    assert cache.get("https://big.test/objects.inv", "sha-5") is None and len(cache) == 2
