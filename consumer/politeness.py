@@ -17,10 +17,11 @@ inventory spider), right before download: pages, inventories and robots.txt alik
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import random
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Coroutine
 from typing import Any
 
@@ -92,6 +93,10 @@ class HostGate:
         self._granted_at: dict[str, float] = {}  # token -> monotonic time of its grant
         self._reusable: dict[str, bool] = {}  # origin -> no delay in force at last grant
         self._spare: dict[str, list[str]] = defaultdict(list)  # origin -> idle permits
+        # origin -> requests of this consumer waiting for a full host: a permit this
+        # consumer may reuse goes to the first of them at once, instead of waiting up to
+        # 25 ms for its next look at Redis (host_acquire.lua's 'full' retry time).
+        self._waiters: dict[str, deque[asyncio.Future[str | None]]] = defaultdict(deque)
         self._closing = not reuse  # a short-lived process (the producer) never keeps one
         self._background: set[asyncio.Task[None]] = set()
 
@@ -99,14 +104,14 @@ class HostGate:
         """A permit for one request on ``origin``; waits (without blocking the loop) while
         the host is full or its next start is not due; raises :class:`HostBusy` when
         the wait would exceed ``max_wait``."""
-        spare = self._take_spare(origin)
-        if spare is not None:
-            self.stat("invcrawl/host_permits_reused", 1)
-            return spare
         token = f"{self.consumer_id}:{next(self._seq)}"
         max_wait = self.max_wait if max_wait is None else max_wait
         waited = 0.0
         while True:
+            spare = self._take_spare(origin)
+            if spare is not None:
+                self.stat("invcrawl/host_permits_reused", 1)
+                return spare
             asked = time.monotonic()
             grant = await self.outages.call(
                 lambda: self.hosts.acquire(origin, token, self.limit, self.delay_ms, self.lease_ms),
@@ -133,8 +138,15 @@ class HostGate:
                 self.stat("invcrawl/host_postponed", 1)
                 raise HostBusy(origin, wait, grant.why)
             self.stat(f"invcrawl/host_wait/{grant.why}", 1)
+            if grant.why == "full":
+                handed = await self._wait_for_handover(origin, wait)
+                if handed is not None:
+                    self.stat("invcrawl/host_permits_reused", 1)
+                    return handed
+                waited += wait
+                continue
             # A little jitter, so that consumers waiting on one host do not ask in step.
-            pause = wait * random.uniform(1.0, 1.2) if grant.why != "full" else wait
+            pause = wait * random.uniform(1.0, 1.2)
             await asyncio.sleep(pause)
             waited += pause
 
@@ -142,6 +154,8 @@ class HostGate:
         """The request is done with its permit: keep it for the next request to the host
         (see REUSE_WINDOW) or give it back."""
         if self._can_reuse(origin, token):
+            if self._hand_over(origin, token):
+                return
             self._spare[origin].append(token)
             asyncio.get_running_loop().call_later(SPARE_IDLE, self._spare_idle, origin, token)
             return
@@ -166,6 +180,33 @@ class HostGate:
             and time.monotonic() - granted_at < REUSE_WINDOW
             and self.unavailable_for(origin) == 0
         )
+
+    async def _wait_for_handover(self, origin: str, timeout: float) -> str | None:
+        """Wait up to ``timeout`` for a permit this consumer releases on ``origin``."""
+        loop = asyncio.get_running_loop()
+        handover: asyncio.Future[str | None] = loop.create_future()
+        timer = loop.call_later(timeout, _settle, handover, None)
+        waiters = self._waiters[origin]
+        waiters.append(handover)
+        try:
+            return await handover
+        except asyncio.CancelledError:  # the download was cancelled: never keep a permit
+            if handover.done() and not handover.cancelled() and handover.result():
+                self._in_background(self._release_now(origin, str(handover.result())))
+            raise
+        finally:
+            timer.cancel()
+            with contextlib.suppress(ValueError):
+                waiters.remove(handover)
+
+    def _hand_over(self, origin: str, token: str) -> bool:
+        waiters = self._waiters.get(origin)
+        while waiters:
+            handover = waiters.popleft()
+            if not handover.done():
+                handover.set_result(token)
+                return True
+        return False
 
     def _take_spare(self, origin: str) -> str | None:
         spares = self._spare.get(origin)
@@ -274,3 +315,8 @@ class HostPermitMiddleware:
         permit = request.meta.pop(PERMIT, None)
         if gate is not None and permit is not None:
             await gate.release(*permit)
+
+
+def _settle(future: asyncio.Future[str | None], value: str | None) -> None:
+    if not future.done():
+        future.set_result(value)

@@ -203,3 +203,53 @@ def test_no_reuse_where_a_delay_is_in_force_or_for_a_producer(redis_url: str) ->
     tokens, left = run(main())
     assert all(a != b for a, b in tokens)
     assert left == 0
+
+
+def test_a_request_waiting_for_a_full_host_gets_a_released_permit_at_once(
+    redis_url: str,
+) -> None:
+    """On a full host, this consumer's own released permit goes straight to its request
+    that waits (no wait for the next look at Redis); a waiter cancelled after the hand-
+    over gives the permit back; a permit held by another consumer is still waited for."""
+
+    async def main() -> Any:
+        frontier = Frontier(connect(redis_url))
+        gate, stats = _gate(frontier)  # limit 2
+        other, _ = _gate(frontier)
+        other.consumer_id = "c2"
+        key = HostKeys(HOST).permits
+        try:
+            held = [await gate.acquire(HOST), await other.acquire(HOST)]  # host full
+            waiting = asyncio.ensure_future(gate.acquire(HOST, max_wait=2.0))
+            # It asked Redis (full) and waits up to 25 ms to ask again: release in the
+            # middle of such a wait.
+            await asyncio.sleep(0.038)
+            asked_before = stats.get("invcrawl/host_wait/full", 0)
+            await gate.release(HOST, held[0])
+            for _ in range(3):  # a few turns of the loop: no timer, no Redis look
+                await asyncio.sleep(0)
+            assert waiting.done()
+            handed = waiting.result()
+            await gate.release(HOST, handed)  # idle: back to Redis within SPARE_IDLE
+            await asyncio.sleep(politeness.SPARE_IDLE + 0.05)
+
+            # Cancelled right after the hand-over: the permit is not kept by anyone.
+            mine = await gate.acquire(HOST)  # full again
+            waiting = asyncio.ensure_future(gate.acquire(HOST, max_wait=2.0))
+            await asyncio.sleep(0.05)
+            await gate.release(HOST, mine)
+            assert not waiting.done()  # handed over, not yet resumed
+            waiting.cancel()
+            await asyncio.sleep(0.05)
+            after_cancel = await frontier.hosts.redis.zcard(key)
+            await other.release(HOST, held[1])
+            await other.close()
+            await gate.close()
+            return held, handed, asked_before, after_cancel, stats
+        finally:
+            await frontier.aclose()
+
+    held, handed, asked, after_cancel, stats = run(main())
+    assert handed == held[0] and asked >= 1
+    assert stats["invcrawl/host_permits_reused"] == 1
+    assert after_cancel == 1  # only the other consumer's permit is out
