@@ -27,8 +27,8 @@ log = logging.getLogger("invcrawl.consumer")
 DISCOVER_EVERY = 1.0  # seconds between looks for new crawls (when not pinned)
 # Between two looks, a glance at the crawl (re)opened last (one ZRANGE of one entry):
 # a new crawl or a refresh round is served within this, not within DISCOVER_EVERY (an
-# unchanged refresh of a 500-page site takes well under a second).
-GLANCE_EVERY = 0.1
+# unchanged refresh of a 500-page site takes about half a second).
+GLANCE_EVERY = 0.05
 
 
 @dataclass(slots=True)

@@ -23,6 +23,9 @@ IDLE_MAX = 1.0
 # A crawl that never gave us a task is waiting for its producer's first pages: ask it
 # often, or every consumer would start up to IDLE_MAX late (0.8 s measured on a crawl).
 IDLE_MAX_BEFORE_START = 0.1
+# ... and from a shorter first wait: a refresh round's first pages are enqueued within a
+# few tens of milliseconds of the round's start, when every consumer already serves it.
+IDLE_MIN_BEFORE_START = 0.01
 
 
 @dataclass(slots=True)
@@ -87,8 +90,12 @@ class CrawlRotation:
             lane.idle_until = 0.0
             lane.started = True
         elif asked:
-            cap = IDLE_MAX if lane.started else IDLE_MAX_BEFORE_START
-            lane.idle_for = min(cap, max(IDLE_MIN, lane.idle_for * 2))
+            if lane.started:
+                lane.idle_for = min(IDLE_MAX, max(IDLE_MIN, lane.idle_for * 2))
+            else:
+                lane.idle_for = min(
+                    IDLE_MAX_BEFORE_START, max(IDLE_MIN_BEFORE_START, lane.idle_for * 2)
+                )
             lane.idle_until = self._clock() + lane.idle_for
             # An idle crawl does not bank credit while it waits.
             lane.credit = 0

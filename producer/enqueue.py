@@ -16,7 +16,7 @@ from common.plan import Plan, plan_crawl
 from common.site import local_fetch_url
 from common.tasks import Task, TaskEntry
 from frontier.refresh import Refresh, StoredInventory
-from frontier.session import Frontier
+from frontier.session import ENQUEUE_BATCH, Frontier
 from producer.spider import Fetched
 
 log = logging.getLogger("invcrawl.producer")
@@ -49,6 +49,13 @@ def tasks_from_plan(plan: Plan) -> list[Task]:
     return tasks
 
 
+def first_pages_first(tasks: list[Task], first: int = 32) -> list[list[Task]]:
+    """The tasks in batches, the first one small: consumers already serving the crawl (a
+    refresh round) start on its pages while the rest are being prepared and enqueued."""
+    rest = range(first, len(tasks), ENQUEUE_BATCH)
+    return [tasks[:first], *(tasks[i : i + ENQUEUE_BATCH] for i in rest)]
+
+
 def _fetch_url(fetch_url: str, page_url: str) -> str | None:
     url = local_fetch_url(fetch_url)
     return url if url != page_url else None
@@ -79,8 +86,6 @@ class RedisSink:
     async def __call__(self, fetched: Fetched) -> None:
         inv, plan = fetched.inventory, fetched.plan
         tasks = tasks_from_plan(plan)
-        if self.config.refresh and not self.config.force:
-            tasks = await self.refresh.with_validators(tasks)
         fields = {
             "site": self.site,
             "inventory_url": fetched.url,
@@ -101,7 +106,14 @@ class RedisSink:
                 self.session.crawl_id,
                 layout.slots,
             )
-        self.added = await self.session.enqueue(tasks)
+        self.added = 0
+        for batch in first_pages_first(tasks):
+            ready = (
+                await self.refresh.with_validators(batch)
+                if self.config.refresh and not self.config.force
+                else batch
+            )
+            self.added += await self.session.enqueue(ready)
         self.tasks = len(tasks)
         if self.config.refresh and not fetched.not_modified:
             self.removed = await self._tombstone(plan, tasks, layout.buckets, fetched.url)

@@ -5,7 +5,15 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 
-from consumer.scheduling import IDLE_MAX, IDLE_MAX_BEFORE_START, IDLE_MIN, CrawlRotation
+import pytest
+
+from consumer.scheduling import (
+    IDLE_MAX,
+    IDLE_MAX_BEFORE_START,
+    IDLE_MIN,
+    IDLE_MIN_BEFORE_START,
+    CrawlRotation,
+)
 
 
 class Clock:
@@ -68,6 +76,8 @@ def test_a_crawl_that_never_gave_a_task_is_asked_again_soon() -> None:
     clock = Clock()
     rotation = CrawlRotation(clock)
     rotation.add("new")
+    rotation.claimed("new", asked=1, got=0)
+    assert rotation.next_ready_in() == pytest.approx(IDLE_MIN_BEFORE_START)  # a short first wait
     for _ in range(10):
         rotation.claimed("new", asked=1, got=0)
     assert rotation.next_ready_in() <= IDLE_MAX_BEFORE_START
