@@ -5,7 +5,12 @@ crawled once by ``invcrawl crawl``, then refreshed three times in the same run:
 1. the site unchanged (every page revalidated: nginx answers 304 to its ETag);
 2. 5 pages touched: 4 only get a new mtime (a rebuild that rewrote identical files: nginx
    sends a new ETag, the body hash settles them) and 1 gets one function's text edited;
-3. ``--refresh --force`` (every page fetched and extracted again, for scale).
+3. ``--refresh --force`` (every page fetched and extracted again, for scale);
+
+then, with consumers that stay up (the compose deployment): an unchanged refresh started
+by a one-shot ``produce --refresh``, and three rounds of a long-running
+``produce --every`` (no process starts for a round), each timed by the crawl's own
+record and laid out on nginx's access log.
 
 Per run: wall time, the share of the first crawl's wall time, pages revalidated (304 or
 same body) and extracted, the change events appended (``invcrawl changes``), and what
