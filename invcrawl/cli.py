@@ -1,5 +1,5 @@
-"""``invcrawl`` command line: the parser (built from :data:`common.config.COMMANDS` and
-:data:`common.config.OPTIONS`, so every flag has an ``INVCRAWL_*`` variable and the
+"""``invcrawl`` command line: the parser (built from :data:`common.options.COMMANDS` and
+:data:`common.options.OPTIONS`, so every flag has an ``INVCRAWL_*`` variable and the
 documented table cannot drift from it), configuration, dispatch to
 ``invcrawl.commands.cmd_<command>``, and one-line errors. A user mistake (bad URL,
 unreachable site or Redis, not an inventory...) prints one line and exits non-zero; a
@@ -15,7 +15,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from common.config import COMMANDS, OPTIONS, ConfigError, Option, load_config
+from common.config import ConfigError, load_config
+from common.options import COMMANDS, OPTIONS, Option
 from common.secrets import install_log_masking
 from invcrawl.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, fail
 

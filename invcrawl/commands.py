@@ -1,4 +1,4 @@
-"""The command handlers, ``cmd_<command>`` for each entry of :data:`common.config.COMMANDS`.
+"""The command handlers, ``cmd_<command>`` for each entry of :data:`common.options.COMMANDS`.
 Each returns an exit code; user mistakes raise one of :data:`USER_ERRORS` and are
 printed as one line by :func:`run`."""
 
@@ -197,7 +197,7 @@ def cmd_produce(config: Config) -> int:
     With ``--every``, keep running and refresh every crawl on that period."""
     sites = _sites(config)
     if config.every is not None and config.consume:
-        raise UserError("--every and --consume do not go together (`invcrawl crawl --every`)")
+        raise ConfigError("--every and --consume do not go together (`invcrawl crawl --every`)")
     with redis_for(config, create=True) as live:
         if live.consume:
             if not hasattr(os, "fork"):

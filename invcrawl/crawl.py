@@ -24,7 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common.config import OPTIONS, Config
+from common.config import Config
+from common.options import OPTIONS
 from common.secrets import has_password
 from frontier.connection import connect
 from frontier.export import HistoryTrimmed, IncrementalExport

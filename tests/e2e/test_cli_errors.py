@@ -72,6 +72,15 @@ def test_missing_local_directory_is_a_usage_error(tmp_path: Path) -> None:
     assert_one_line_error(result, 2, "no such file or directory")
 
 
+def test_produce_every_is_a_usage_error_with_consume_or_a_bad_duration(tmp_path: Path) -> None:
+    site = f"http://127.0.0.1:{free_port()}/"
+    result = invcrawl("produce", site, "--every", "1h", "--consume", cwd=tmp_path)
+    assert_one_line_error(result, 2, "--every and --consume do not go together")
+    result = invcrawl("produce", site, "--every", "soon", cwd=tmp_path)
+    assert result.code == 2 and "expected a duration" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_invalid_redis_url_is_a_usage_error(site_dir: Path, tmp_path: Path) -> None:
     result = invcrawl("produce", str(site_dir / "empty"), "--redis", "mysql://x", cwd=tmp_path)
     assert result.code == 2 and "invalid Redis URL" in result.stderr

@@ -33,7 +33,7 @@ from typing import Any
 import pytest
 import yaml
 
-from common.config import OPTIONS
+from common.options import OPTIONS
 from frontier.server import RedisServer
 from support.crawl import (
     REPO,

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from common.config import OPTIONS, Config, ConfigError, configuration_table, load_config
+from common.config import Config, ConfigError, configuration_table, load_config
+from common.options import OPTIONS
 from invcrawl.cli import build_parser, cli_values
 
 
