@@ -12,6 +12,7 @@ supervisor's progress, and the dashboard. Reads only; never changes state.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, cast
 
 from common.items import STATUSES
@@ -112,6 +113,28 @@ async def crawl_summary(session: CrawlSession, now: int | None = None) -> dict[s
     return _summary(session.crawl_id, meta, stats, int(dead), now)
 
 
+async def crawl_summaries(
+    frontier: Frontier, crawl_ids: Sequence[str], now: int | None = None
+) -> list[dict[str, Any]]:
+    """:func:`crawl_summary` of each crawl, in order, read in one round trip (the crawl
+    supervisor and ``status`` of the fleet show hundreds of crawls every tick)."""
+    if now is None:
+        now = await frontier.registry.server_ms()
+    pipe = frontier.redis.pipeline(transaction=False)
+    for crawl_id in crawl_ids:
+        k = frontier.crawl(crawl_id).keys
+        pipe.hgetall(k.meta)
+        pipe.hgetall(k.stats)
+        pipe.zcard(k.dlq)
+    replies = await pipe.execute() if crawl_ids else []
+    return [
+        _summary(crawl_id, meta, stats, int(dead), now)
+        for crawl_id, meta, stats, dead in zip(
+            crawl_ids, replies[0::3], replies[1::3], replies[2::3], strict=True
+        )
+    ]
+
+
 async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> dict[str, Any]:
     """Everything ``status --crawl-id`` shows, as one JSON-ready dict."""
     k = session.keys
@@ -197,19 +220,7 @@ async def fleet_status(
     letters of the fleet with their reasons."""
     now = await frontier.registry.server_ms()
     ids = await frontier.registry.known()
-    pipe = frontier.redis.pipeline(transaction=False)
-    for crawl_id in ids:
-        k = frontier.crawl(crawl_id).keys
-        pipe.hgetall(k.meta)
-        pipe.hgetall(k.stats)
-        pipe.zcard(k.dlq)
-    replies = await pipe.execute() if ids else []
-    crawls = [
-        _summary(crawl_id, meta, stats, int(dead), now)
-        for crawl_id, meta, stats, dead in zip(
-            ids, replies[0::3], replies[1::3], replies[2::3], strict=True
-        )
-    ]
+    crawls = await crawl_summaries(frontier, ids, now)
     consumers = await fleet_consumers(frontier, ids, now, lease_ms)
     for crawl in crawls:
         crawl["consumers_alive"] = sum(

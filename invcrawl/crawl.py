@@ -32,7 +32,7 @@ from frontier.export import HistoryTrimmed, IncrementalExport
 from frontier.refresh import Refresh, mark_next_refresh
 from frontier.session import CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
-from frontier.status import crawl_summary
+from frontier.status import crawl_summaries, crawl_summary
 from invcrawl.errors import EXIT_DEAD_PAGES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from invcrawl.outputs import write_failed
 from invcrawl.render import duration, fleet_progress_line, progress_line
@@ -173,7 +173,7 @@ class CrawlRun:
             for index in range(self.config.consumers):
                 await self.spawn(index, produce=index == 0)
             try:
-                await self.supervise(sessions)
+                await self.supervise(frontier)
             except UserError:  # the output cannot be written: stop, keep the crawl
                 if self.progress == "bar":
                     sys.stderr.write("\n")
@@ -267,13 +267,13 @@ class CrawlRun:
         )
         log.close()
 
-    async def supervise(self, sessions: dict[str, CrawlSession]) -> None:
+    async def supervise(self, frontier: Frontier) -> None:
         last_line = 0.0
         while self.procs:
             await self._wait_any(0.5)
             with contextlib.suppress(Exception):
-                for crawl_id, session in sessions.items():
-                    self.summaries[crawl_id] = await crawl_summary(session)
+                summaries = await crawl_summaries(frontier, self.crawl_ids)
+                self.summaries.update(zip(self.crawl_ids, summaries, strict=True))
                 self._report_failed_producers()
                 line = self._progress_line()
                 now = time.monotonic()
