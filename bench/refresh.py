@@ -23,6 +23,7 @@ via MEMORY USAGE). Figures, not asserts; results in docs/performance.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -31,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -52,13 +54,21 @@ def say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+INVCRAWL = [sys.executable, "-m", "invcrawl"]
+
+
+def clean_env() -> dict[str, str]:
+    """This checkout's invcrawl, and no INVCRAWL_* setting of the caller's."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("INVCRAWL_")}
     env["PYTHONPATH"] = str(REPO)
+    return env
+
+
+def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "invcrawl", *argv],
+        [*INVCRAWL, *argv],
         cwd=cwd,
-        env=env,
+        env=clean_env(),
         capture_output=True,
         text=True,
         check=False,
@@ -109,6 +119,23 @@ def edit_site(root: Path) -> None:
     os.utime(page, (now, now))
 
 
+@contextlib.contextmanager
+def running(argvs: list[list[str]], work: Path) -> Iterator[None]:
+    """invcrawl processes that stay up (``consume``, ``produce --every``) while the block
+    runs; SIGTERM (a graceful stop) when it ends."""
+    procs = [
+        subprocess.Popen([*INVCRAWL, *argv], cwd=work, env=clean_env(), stderr=subprocess.DEVNULL)
+        for argv in argvs
+    ]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait()
+
+
 def refresh_with_running_consumers(
     url: str, redis_url: str, work: Path, consumers: int, access_log: Path
 ) -> tuple[float, str]:
@@ -119,44 +146,22 @@ def refresh_with_running_consumers(
     the revalidation of the pages."""
     import redis
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("INVCRAWL_")}
-    env["PYTHONPATH"] = str(REPO)
-    argv = [sys.executable, "-m", "invcrawl", "consume", "--redis", redis_url]
-    procs = [
-        subprocess.Popen(argv, cwd=work, env=env, stderr=subprocess.DEVNULL)
-        for _ in range(consumers)
-    ]
     client = redis.Redis.from_url(redis_url, decode_responses=True)
     try:
-        time.sleep(3)  # started and idle
-        seen = len(access_log.read_text().splitlines())
-        started_at = time.time()
-        started = time.monotonic()
-        done = run(["produce", url, "--redis", redis_url, "--crawl-id", CRAWL, "--refresh"], work)
-        if done.returncode != 0:
-            raise SystemExit(f"produce --refresh failed:\n{done.stderr[-2000:]}")
-        while client.hget(CrawlKeys(CRAWL).meta, "state") != "finished":
-            time.sleep(0.02)
-        wall = time.monotonic() - started
-        ends = [
-            float(line.split()[0]) - started_at
-            for line in access_log.read_text().splitlines()[seen:]
-        ]
-        phases = (
-            (
-                f"objects.inv requested at {ends[0]:.2f} s, first page at {ends[1]:.2f} s, "
-                f"{len(ends) - 1} pages revalidated by {ends[-1]:.2f} s, finished at {wall:.2f} s"
-            )
-            if len(ends) > 1
-            else "no requests logged"
-        )
-        return wall, phases
+        with running([["consume", "--redis", redis_url]] * consumers, work):
+            time.sleep(3)  # started and idle
+            started_at = time.time()
+            started = time.monotonic()
+            argv = ["produce", url, "--redis", redis_url, "--crawl-id", CRAWL, "--refresh"]
+            done = run(argv, work)
+            if done.returncode != 0:
+                raise SystemExit(f"produce --refresh failed:\n{done.stderr[-2000:]}")
+            while client.hget(CrawlKeys(CRAWL).meta, "state") != "finished":
+                time.sleep(0.02)
+            wall = time.monotonic() - started
+            return wall, round_phases(access_log, started_at, started_at + wall)
     finally:
         client.close()
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            proc.wait()
 
 
 def refresh_in_long_running_processes(
@@ -169,46 +174,34 @@ def refresh_in_long_running_processes(
     finished again."""
     import redis
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("INVCRAWL_")}
-    env["PYTHONPATH"] = str(REPO)
-    python = [sys.executable, "-m", "invcrawl"]
-    procs = [
-        subprocess.Popen(
-            [*python, "consume", "--redis", redis_url], cwd=work, env=env, stderr=subprocess.DEVNULL
-        )
-        for _ in range(consumers)
-    ]
     client = redis.Redis.from_url(redis_url, decode_responses=True)
     meta = CrawlKeys(CRAWL).meta
     first = int(client.hget(meta, "round") or 0)
-    argv = [*python, "produce", url, "--redis", redis_url, "--crawl-id", CRAWL, "--every", "3s"]
-    procs.append(subprocess.Popen(argv, cwd=work, env=env, stderr=subprocess.DEVNULL))
+    producer = ["produce", url, "--redis", redis_url, "--crawl-id", CRAWL, "--every", "3s"]
     walls = []
     try:
-        for number in range(first + 1, first + rounds + 1):
-            deadline = time.monotonic() + 60
-            while True:
-                state, done, began, ended = client.hmget(
-                    meta, ["state", "round", "refresh_started_at", "finished_at"]
-                )
-                if state == "finished" and int(done or 0) >= number:
-                    start, end = int(began) / 1000, int(ended) / 1000
-                    walls.append((end - start, round_phases(access_log, start, end)))
-                    break
-                if time.monotonic() > deadline:
-                    raise SystemExit(f"refresh round {number} did not finish")
-                time.sleep(0.05)
+        with running([*[["consume", "--redis", redis_url]] * consumers, producer], work):
+            for number in range(first + 1, first + rounds + 1):
+                deadline = time.monotonic() + 60
+                while True:
+                    state, done, began, ended = client.hmget(
+                        meta, ["state", "round", "refresh_started_at", "finished_at"]
+                    )
+                    if state == "finished" and int(done or 0) >= number:
+                        start, end = int(began) / 1000, int(ended) / 1000
+                        walls.append((end - start, round_phases(access_log, start, end)))
+                        break
+                    if time.monotonic() > deadline:
+                        raise SystemExit(f"refresh round {number} did not finish")
+                    time.sleep(0.05)
         return walls
     finally:
         client.close()
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            proc.wait()
 
 
 def round_phases(access_log: Path, start: float, end: float) -> str:
-    """When a round's requests ended (nginx's clock, the machine's, as Redis's)."""
+    """When a round's requests ended (nginx's clock, the machine's, as Redis's): the
+    objects.inv request, the first page, the last page."""
     ends = [
         float(line.split()[0]) - start
         for line in access_log.read_text().splitlines()

@@ -90,12 +90,12 @@ class CrawlRotation:
             lane.idle_until = 0.0
             lane.started = True
         elif asked:
-            if lane.started:
-                lane.idle_for = min(IDLE_MAX, max(IDLE_MIN, lane.idle_for * 2))
-            else:
-                lane.idle_for = min(
-                    IDLE_MAX_BEFORE_START, max(IDLE_MIN_BEFORE_START, lane.idle_for * 2)
-                )
+            low, high = (
+                (IDLE_MIN, IDLE_MAX)
+                if lane.started
+                else (IDLE_MIN_BEFORE_START, IDLE_MAX_BEFORE_START)
+            )
+            lane.idle_for = min(high, max(low, lane.idle_for * 2))
             lane.idle_until = self._clock() + lane.idle_for
             # An idle crawl does not bank credit while it waits.
             lane.credit = 0

@@ -20,6 +20,7 @@ from redis.client import NEVER_DECODE
 from common.items import key_digest
 from common.tasks import Task
 from common.validators import conditional_headers, decode_validators
+from frontier.connection import connect
 from frontier.scripts import KeyIndex
 from frontier.session import CrawlSession, Frontier
 
@@ -155,6 +156,18 @@ async def mark_next_refresh(
     for crawl_id in crawl_ids:
         at = None if delay is None else now + int(delay * 1000)
         await Refresh(frontier.crawl(crawl_id)).mark_next(at)
+
+
+async def announce_next_refresh(
+    redis_url: str, cluster: bool, crawl_ids: Sequence[str], delay: float | None
+) -> None:
+    """:func:`mark_next_refresh` over a connection of its own, for a process whose one
+    client lives on an event loop it does not run here (between rounds, or after it)."""
+    frontier = Frontier(connect(redis_url, cluster))
+    try:
+        await mark_next_refresh(frontier, crawl_ids, delay)
+    finally:
+        await frontier.aclose()
 
 
 def _text(value: Any) -> str | None:

@@ -17,6 +17,7 @@ from typing import Any, cast
 
 from common.items import STATUSES
 from common.sharding import slot_for
+from frontier.keys import CrawlKeys
 from frontier.retention import history
 from frontier.session import CrawlNotFound, CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
@@ -102,15 +103,9 @@ def _summary(
 
 async def crawl_summary(session: CrawlSession, now: int | None = None) -> dict[str, Any]:
     """One crawl's state, progress, items by status, rate and ETA."""
-    k = session.keys
-    pipe = session.redis.pipeline(transaction=False)
-    pipe.hgetall(k.meta)
-    pipe.hgetall(k.stats)
-    pipe.zcard(k.dlq)
-    meta, stats, dead = await pipe.execute()
     if now is None:
         now = await session.server_ms()
-    return _summary(session.crawl_id, meta, stats, int(dead), now)
+    return (await _summaries(session.redis, [(session.crawl_id, session.keys)], now))[0]
 
 
 async def crawl_summaries(
@@ -120,17 +115,22 @@ async def crawl_summaries(
     supervisor and ``status`` of the fleet show hundreds of crawls every tick)."""
     if now is None:
         now = await frontier.registry.server_ms()
-    pipe = frontier.redis.pipeline(transaction=False)
-    for crawl_id in crawl_ids:
-        k = frontier.crawl(crawl_id).keys
+    return await _summaries(frontier.redis, [(c, frontier.crawl(c).keys) for c in crawl_ids], now)
+
+
+async def _summaries(
+    redis: Any, crawls: Sequence[tuple[str, CrawlKeys]], now: int
+) -> list[dict[str, Any]]:
+    pipe = redis.pipeline(transaction=False)
+    for _, k in crawls:
         pipe.hgetall(k.meta)
         pipe.hgetall(k.stats)
         pipe.zcard(k.dlq)
-    replies = await pipe.execute() if crawl_ids else []
+    replies = await pipe.execute() if crawls else []
     return [
         _summary(crawl_id, meta, stats, int(dead), now)
-        for crawl_id, meta, stats, dead in zip(
-            crawl_ids, replies[0::3], replies[1::3], replies[2::3], strict=True
+        for (crawl_id, _), meta, stats, dead in zip(
+            crawls, replies[0::3], replies[1::3], replies[2::3], strict=True
         )
     ]
 

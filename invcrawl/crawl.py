@@ -29,7 +29,7 @@ from common.options import OPTIONS
 from common.secrets import has_password
 from frontier.connection import connect
 from frontier.export import HistoryTrimmed, IncrementalExport
-from frontier.refresh import Refresh, mark_next_refresh
+from frontier.refresh import Refresh, announce_next_refresh
 from frontier.session import CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
 from frontier.status import crawl_summaries, crawl_summary
@@ -112,11 +112,8 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 async def _mark_next_refresh(
     config: Config, sites: list[tuple[str, str]], delay: float | None
 ) -> None:
-    frontier = Frontier(connect(config.redis or "", config.redis_cluster))
-    try:
-        await mark_next_refresh(frontier, [crawl_id for _, crawl_id in sites], delay)
-    finally:
-        await frontier.aclose()
+    crawl_ids = [crawl_id for _, crawl_id in sites]
+    await announce_next_refresh(config.redis or "", config.redis_cluster, crawl_ids, delay)
 
 
 class CrawlRun:

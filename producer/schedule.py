@@ -28,8 +28,7 @@ from common.config import Config
 from common.plan import PlanCache
 from consumer.politeness import HostGate
 from consumer.settings import base_settings
-from frontier.connection import connect
-from frontier.refresh import mark_next_refresh
+from frontier.refresh import announce_next_refresh, mark_next_refresh
 from frontier.session import Frontier
 from producer.run import (
     Produced,
@@ -61,7 +60,7 @@ def produce_every(config: Config, sites: Sequence[tuple[str, str]], report: Repo
     finally:
         schedule.cancel()
         # The loop and its client are gone: one short connection says no refresh is due.
-        asyncio.run(clear_next_refresh(config, sites))
+        asyncio.run(clear_next_refresh(config, schedule.crawl_ids))
 
 
 class Schedule:
@@ -128,11 +127,8 @@ class Schedule:
             current = self._round(refresh)
 
 
-async def clear_next_refresh(config: Config, sites: Sequence[tuple[str, str]]) -> None:
-    frontier = Frontier(connect(config.redis or "", config.redis_cluster))
+async def clear_next_refresh(config: Config, crawl_ids: Sequence[str]) -> None:
     try:
-        await mark_next_refresh(frontier, [crawl_id for _, crawl_id in sites], None)
-    except Exception as exc:
+        await announce_next_refresh(config.redis or "", config.redis_cluster, crawl_ids, None)
+    except Exception as exc:  # Redis gone too: status shows a time that has passed
         log.warning("could not clear the next refresh time: %s", exc)
-    finally:
-        await frontier.aclose()
