@@ -21,10 +21,12 @@ Per run: wall time, pages/s, CPU-s per 1,000 pages (every Python process of the 
 exit, by the ``sitecustomize`` hook of bench/crawl.py, plus every redis-server from
 ``/proc``, children included: AOF rewrites), CPUs busy (that CPU + nginx over the wall
 time, against the machine's CPU count), the CPU used by the rest of the machine
-(``other``), and Redis memory: ``used_memory`` minus that of the empty server(s), sampled
+(``other``), and Redis memory: ``used_memory`` minus that of the empty server(s), without
+the Lua script cache and client and AOF buffers (not crawl state: ``bench/memory.py``), sampled
 every ``--sample`` seconds. "mid" is the first sample with half the entries committed, over
 the items committed by then; "peak" is the largest sample over every item of the run;
-"after" is after ``invcrawl crawl`` exited (every item exported), over every item. For
+"after" is after ``invcrawl crawl`` exited (every item exported), over every item: what the
+run's keys hold (``Backend.key_memory``). For
 the cluster, the same per shard. Figures, not asserts; results in docs/performance.md.
 """
 
@@ -66,6 +68,7 @@ from crawl import (  # noqa: E402
     say,
     wait_for_idle,
 )
+from memory import used_memory  # noqa: E402
 from nginx import serve  # noqa: E402
 from redis.crc import key_slot  # noqa: E402
 
@@ -195,7 +198,7 @@ class Backend:
                 time.sleep(0.1)
             else:
                 raise SystemExit("the cluster did not reach cluster_state:ok")
-        self.base = [int(c.info("memory")["used_memory"]) for c in self.clients()]
+        self.base = [used_memory(c) for c in self.clients()]
 
     def node_of(self, crawl_id: str) -> int:
         """Index of the server holding the crawl's keys."""
@@ -207,6 +210,19 @@ class Backend:
             if int(start) <= slot <= int(end):
                 return ports[int(master[1])]
         raise LookupError(slot)
+
+    def key_memory(self) -> list[int]:
+        """What the run's keys hold on each server: the drop of ``used_memory`` when they
+        are all deleted (the run is over). After a busy run Redis keeps about 1 MB of its
+        own allocations whatever its keys hold (seen with every key deleted), which is not
+        state of any item; the difference from the empty server would count it."""
+        out = []
+        for client in self.clients():
+            before = used_memory(client)
+            client.flushall()
+            out.append(before - used_memory(client))
+            client.close()
+        return out
 
     def cpu(self, children_only: bool = False) -> list[float]:
         """utime + stime of each server and of its reaped children (AOF rewrites), or of
@@ -245,7 +261,7 @@ class Sampler(threading.Thread):
 
     def sample(self) -> tuple[float, list[int], list[int]]:
         clients = self.backend.clients()
-        used = [int(c.info("memory")["used_memory"]) for c in clients]
+        used = [used_memory(c) for c in clients]
         items = [0] * len(clients)
         for n, client in enumerate(clients):
             ids = [cid for cid, node in self.nodes.items() if node == n]
@@ -379,7 +395,6 @@ def run_one(
         # after: the crawl command has exported every item and exited
         final = sampler.sample()
         result.base = backend.base
-        result.after = [u - b for u, b in zip(final[1], backend.base, strict=True)]
         result.node_items = final[2]
         result.items = sum(final[2])
         result.node_crawls = [
@@ -410,6 +425,7 @@ def run_one(
                 acc[0] += int(st["calls"])
                 acc[1] += int(st["usec"])
             client.close()
+        result.after = backend.key_memory()  # last: it deletes the run's keys
     finally:
         backend.stop()
     for out in (run_dir / "out").glob("*.jsonl"):
@@ -459,7 +475,8 @@ def render(results: list[Result], crawls: list[Crawl], args: Any) -> str:
         "  CPUs = (CPU-s of the run + nginx) / wall, of the machine's "
         f"{cpus}; other = CPU-s of processes outside the run (noisy: > 0.25 CPU)",
         "  B/item = Redis used_memory above the empty server(s) per item committed: mid (half "
-        "the entries in), peak (the largest sample, over all items), after (crawl exited)",
+        "the entries in), peak (the largest sample, over all items), after (crawl exited: what "
+        "its keys hold, the drop of used_memory when they are deleted)",
         "",
         "CPU-s per process (processes of a role summed; redis per server)",
     ]
