@@ -111,6 +111,10 @@ class Worker:
                 await served.slots.leave()
             except Exception as exc:
                 log.debug("could not deregister from %s: %s", served.session.crawl_id, exc)
+        try:
+            await self.frontier.registry.leave_fleet(self.id)
+        except Exception as exc:  # it ages out of the list by its heartbeat instead
+            log.debug("could not leave the fleet list: %s", exc)
         await self.frontier.aclose()
 
     def start_heartbeat(self) -> None:

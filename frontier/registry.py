@@ -74,6 +74,14 @@ class Registry:
             await self.redis.zrem(FLEET, *gone)
             await self.redis.hdel(FLEET_INFO, *gone)
 
+    async def leave_fleet(self, consumer_id: str) -> None:
+        """A consumer's clean exit: out of the fleet list at once (a killed one ages out
+        by its heartbeat instead)."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zrem(FLEET, consumer_id)
+        pipe.hdel(FLEET_INFO, consumer_id)
+        await pipe.execute()
+
     async def fleet(self, since_ms: int) -> list[tuple[str, int, dict[str, Any]]]:
         """(consumer id, last beat, info) of the consumers that beat since ``since_ms``."""
         rows = cast(
