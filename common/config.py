@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from common.options import OPTIONS, OPTIONS_BY_NAME
+from common.secrets import register_secret, register_url
 
 
 class ConfigError(ValueError):
@@ -139,9 +140,23 @@ def load_config(
             except ValueError as exc:
                 raise ConfigError(f"{option.env}: {exc}") from None
     config = Config(**values)
+    register_secrets(config, env)
     if config.backoff_max < config.backoff_base:
         raise ConfigError("--backoff-max must be at least --backoff-base")
     return config
+
+
+# Proxy variables Scrapy and urllib read: their passwords are masked like Redis's.
+PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+
+
+def register_secrets(config: Config, env: Mapping[str, str]) -> None:
+    """Mask this process's secrets in every message from now on, whatever characters
+    they hold: the Redis password, the dashboard token, proxy passwords."""
+    register_url(config.redis)
+    register_secret(config.dashboard_token)
+    for name in PROXY_VARIABLES:
+        register_url(env.get(name) or env.get(name.upper()))
 
 
 def configuration_table() -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from common.secrets import mask_url
+from common.secrets import encode_userinfo, mask_url
 
 CRAWL_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -57,12 +57,14 @@ def sites(text: str) -> tuple[str, ...]:
 
 
 def redis_url(text: str) -> str:
+    """A Redis URL, its user information percent-encoded where a URL parser would cut it
+    short (``load_config`` registers its password for masking)."""
     if not re.match(r"^(redis|rediss|unix)://", text):
         raise ValueError(
             f"invalid Redis URL {mask_url(text)!r}: expected redis://host:port/db, rediss://... "
             "or unix:///path/to/socket"
         )
-    return text
+    return encode_userinfo(text)
 
 
 def slot_selection(text: str) -> str:

@@ -10,6 +10,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
+from common.secrets import mask_url, url_password
+
 INVENTORY_NAME = "objects.inv"
 
 
@@ -28,6 +30,14 @@ def inventory_url(site: str) -> str:
     site = site.strip()
     if not site:
         raise SiteError("empty SITE: give a docs URL, an objects.inv URL or a local directory")
+    userinfo = re.match(r"^([a-z][a-z0-9+.-]*://)[^/?#]*@", site, re.I)
+    if url_password(site) is not None or userinfo:
+        # Credentials would travel into the crawl id, Redis and every message (a lone
+        # user name may be a token); docs sites are public.
+        shown = mask_url(site)
+        if userinfo:
+            shown = userinfo[1] + "***@" + site[userinfo.end() :]
+        raise SiteError(f"{shown}: site URLs with a user name or password are not supported")
     parts = urlsplit(site)
     if parts.scheme in ("http", "https"):
         if not parts.netloc:
