@@ -497,8 +497,9 @@ OPTIONS: tuple[Option, ...] = (
         "allow_hosts",
         values.hosts,
         "other hosts pages may be fetched from or redirect to, comma-separated (e.g. a "
-        "docs CDN); by default only the site's own origin",
-        _RUNNERS,
+        "docs CDN); by default only the site's own origin. dashboard: host names its page "
+        "may be reached by besides loopback ones (a loopback bind checks the Host header)",
+        _RUNNERS | {"dashboard"},
         ("--allow-host",),
         metavar="HOST[,HOST]",
         inherited=True,

@@ -39,6 +39,7 @@ from common.config import Config, ConfigError
 from common.secrets import mask_secrets, mask_url
 from dashboard.snapshot import Throughput, crawl_detail, take
 from frontier.connection import connect
+from frontier.permissions import write_allowed
 from frontier.session import CrawlNotFound, Frontier
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,7 @@ SECRET: web.AppKey[str | None] = web.AppKey("secret")
 PAGE: web.AppKey[tuple[bytes, str]] = web.AppKey("page")
 STREAMS: web.AppKey[set[asyncio.Task[Any]]] = web.AppKey("streams")
 FOCUS: web.AppKey[str | None] = web.AppKey("focus")
+HOSTS: web.AppKey[HostCheck] = web.AppKey("hosts")
 
 
 # -- who may look ----------------------------------------------------------------------
@@ -81,6 +83,37 @@ def access_secret(config: Config) -> str | None:
         "give it a token to ask for (INVCRAWL_DASHBOARD_TOKEN or --token), or connect as a "
         "Redis reader user (--redis redis://USER:PASSWORD@...), whose password it asks for"
     )
+
+
+class HostCheck:
+    """Which ``Host`` headers the dashboard answers. On a loopback bind: loopback names
+    and addresses only (``localhost``, ``*.localhost``, ``127.0.0.0/8``, ``[::1]``) and
+    the names of ``--allow-host``: a web page the operator visits could otherwise read
+    the page through DNS rebinding (its own name, resolved to 127.0.0.1). A bind beyond
+    loopback asks for a token anyway, which such a page does not have: any Host."""
+
+    def __init__(self, bind: str, allowed: tuple[str, ...] = ()) -> None:
+        self.checked = is_loopback(bind)
+        self.allowed = frozenset(h.lower().strip("[]") for h in allowed)
+
+    def accepts(self, host_header: str | None) -> bool:
+        if not self.checked:
+            return True
+        name = host_name(host_header or "")
+        return bool(name) and (
+            name == "localhost"
+            or name.endswith(".localhost")
+            or is_loopback(name)
+            or name in self.allowed
+        )
+
+
+def host_name(host_header: str) -> str:
+    """The name of a Host header without its port: ``[::1]:8780`` -> ``::1``."""
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        return host[1:].partition("]")[0]
+    return host.rpartition(":")[0] if host.count(":") == 1 else host
 
 
 def session_value(secret: str) -> str:
@@ -255,10 +288,12 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 @web.middleware
 async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Token check on the data routes; headers that keep the page to itself."""
+    """Host and token checks; headers that keep the page to itself."""
     open_paths = ("/", "/healthz", "/api/login")
-    if request.path not in open_paths and not authorised(request):
-        response: web.StreamResponse = web.json_response({"error": "token needed"}, status=401)
+    if not request.app[HOSTS].accepts(request.headers.get("Host")):
+        response: web.StreamResponse = web.json_response({"error": "unknown host"}, status=403)
+    elif request.path not in open_paths and not authorised(request):
+        response = web.json_response({"error": "token needed"}, status=401)
     else:
         response = await handler(request)
     response.headers.setdefault("Cache-Control", "no-store")
@@ -268,11 +303,18 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     return response
 
 
-def build_app(sampler: Sampler, secret: str | None, focus: str | None = None) -> web.Application:
+def build_app(
+    sampler: Sampler,
+    secret: str | None,
+    focus: str | None = None,
+    hosts: HostCheck | None = None,
+) -> web.Application:
     """The application; it starts and stops ``sampler`` with itself. ``focus``: the
-    filter the page opens with."""
+    filter the page opens with; ``hosts``: the Host headers it answers (default: those
+    of a loopback bind)."""
     app = web.Application(middlewares=[guard])
     app[FOCUS] = focus
+    app[HOSTS] = hosts or HostCheck("127.0.0.1")
     app[SAMPLER] = sampler
     app[SECRET] = secret
     app[PAGE] = load_page()
@@ -308,9 +350,19 @@ async def serve(config: Config, secret: str | None) -> None:
     """Serve until SIGINT or SIGTERM."""
     assert config.redis
     frontier = Frontier(connect(config.redis, config.redis_cluster))
+    if not is_loopback(config.bind):
+        writer = await write_allowed(frontier.redis)
+        if writer:
+            await frontier.aclose()
+            raise ConfigError(
+                f"--bind {config.bind} makes the dashboard reachable from other machines, "
+                f"but the Redis user of --redis may write (it may run {writer}): connect as "
+                "a read-only user (docs/deploy.md, invcrawl-reader)"
+            )
     sampler = Sampler(frontier, config.redis, config.lease_ms)
+    hosts = HostCheck(config.bind, config.allow_hosts)
     runner = web.AppRunner(
-        build_app(sampler, secret, config.crawl_id),
+        build_app(sampler, secret, config.crawl_id, hosts),
         access_log=None,
         handle_signals=False,
         shutdown_timeout=1.0,
