@@ -186,9 +186,15 @@ async def browse_many(url: str, tmp_path: Path) -> None:
         assert await browser.evaluate("document.querySelector('#range').innerText") == (
             "1–10 of 10"
         )
-        # and it keeps up: one update of 500 crawls renders in well under a second
+        # and it keeps up: an update of 500 crawls renders one page of rows, not 500
+        # (its time is printed, not asserted: a loaded machine's, not the page's)
         took = await browser.evaluate(
             "(() => { const t = performance.now(); render(); return performance.now() - t; })()"
         )
-        assert took < 500, f"rendering took {took:.0f} ms"
+        await browser.evaluate(
+            "{ const f = document.querySelector('#filter'); f.value = '';"
+            "f.dispatchEvent(new Event('input')) }"
+        )
+        await until(browser, f"{rows}.length === 50", 30, "one page of 50 rows")
+        print(f"rendering 500 crawls took {took:.0f} ms")
         await browser.screenshot(ARTIFACTS / "dashboard-500.png", full_page=False)
