@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from frontier.server import RedisServer, embedded_redis, find_redis_server
+from frontier.embedded import embedded_redis
+from frontier.server import RedisServer, find_redis_server
 
 
 def config(url: str) -> dict[str, str]:
