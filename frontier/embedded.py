@@ -33,7 +33,6 @@ files elsewhere. ``port`` holds the current port while the server runs (with
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
 import json
 import os
@@ -47,7 +46,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from frontier.server import RedisServer, RedisServerError, find_redis_server, ping
+from frontier.server import (
+    RedisServer,
+    RedisServerError,
+    find_redis_server,
+    on_parent_death,
+    ping,
+)
 
 IDLE_GRACE = 2.0  # seconds without a user before the service stops Redis
 POLL = 0.2  # how often the service looks for users
@@ -239,15 +244,6 @@ def _refuse_a_legacy_server(data_dir: Path) -> None:
 # -- the service process --------------------------------------------------------------
 
 
-_PRCTL: list[Any] = []  # libc's prctl, resolved before forking
-
-
-def _die_with_parent() -> None:
-    """In the child: SIGTERM when the parent (the service) dies (Linux)."""
-    for prctl in _PRCTL:
-        prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
 class _Stop(Exception):
     """SIGTERM to the service: stop Redis now."""
 
@@ -268,15 +264,17 @@ def serve(data_dir: Path, fsync: str, binary: str) -> int:
         _say("error another embedded Redis service runs on this data dir")
         return 1
     fcntl.flock(alive, fcntl.LOCK_EX)
-    with contextlib.suppress(OSError, AttributeError):
-        _PRCTL[:] = [ctypes.CDLL(None, use_errno=True).prctl]
     disabled = DISABLED + ((FAILOVER,) if _knows_failover(binary) else ())
     server = RedisServer(
         data_dir, fsync=fsync, binary=binary, password=password(data_dir), disabled=disabled
     )
     try:
         # (the lock's descriptor goes with it: held while redis-server runs)
-        server.start(start_new_session=False, pass_fds=(alive,), preexec_fn=_die_with_parent)
+        server.start(
+            start_new_session=False,
+            pass_fds=(alive,),
+            preexec_fn=on_parent_death(signal.SIGTERM),
+        )
     except RedisServerError as exc:
         _say(f"error {exc}")
         return 1

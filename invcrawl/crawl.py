@@ -30,6 +30,7 @@ from common.secrets import has_password
 from frontier.connection import connect
 from frontier.export import HistoryTrimmed
 from frontier.refresh import Refresh, announce_next_refresh
+from frontier.server import on_parent_death
 from frontier.session import CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
 from frontier.status import crawl_summaries, crawl_summary
@@ -325,6 +326,8 @@ class CrawlRun:
             stdout=asyncio.subprocess.DEVNULL,
             stderr=log,
             env=child_env(self.config, self.embedded),
+            # a SIGKILLed supervisor takes its consumers along (they stop cleanly)
+            preexec_fn=on_parent_death(signal.SIGTERM),
         )
         log.close()
 
