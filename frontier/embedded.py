@@ -26,8 +26,9 @@ input and clients through the URL this hands to the command (never on a command 
 ``crawl`` lets its children join as users themselves). ``CONFIG``, ``DEBUG``,
 ``MODULE``, replication and ``MIGRATE`` are renamed to nothing for every client, on
 every supported Redis version, so even the owner's clients cannot make the server write
-files elsewhere. ``port`` holds the current port while the server runs (with
-``password``, what ``redis-cli`` needs: docs/redis-keys.md).
+files elsewhere. ``port`` holds the current port while the server runs; with
+``password``, it is what ``bin/redis-cli`` (a wrapper written at each start) reads to
+talk to this server (docs/redis-keys.md).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ import fcntl
 import json
 import os
 import secrets
+import shlex
+import shutil
 import signal
 import stat
 import subprocess
@@ -279,6 +282,7 @@ def serve(data_dir: Path, fsync: str, binary: str) -> int:
         _say(f"error {exc}")
         return 1
     _write_port(data_dir, server.port)
+    _write_cli(data_dir)
     _say(f"ready {server.port}")
     signal.signal(signal.SIGTERM, _stop_now)
     users = _lock(data_dir / USERS_LOCK)
@@ -339,6 +343,29 @@ def _knows_failover(binary: str) -> bool:
     except (OSError, ValueError, IndexError, subprocess.SubprocessError):
         return False
     return (major, minor) >= (6, 2)
+
+
+CLI = """#!/bin/sh
+# redis-cli for the embedded Redis of this data dir (written by invcrawl at each start):
+# its port and password are read from the files beside this folder at every call; the
+# password goes in REDISCLI_AUTH, never on a command line.
+D=$(dirname "$0")/..
+REDISCLI_AUTH=$(cat "$D/password") && export REDISCLI_AUTH
+exec {binary} -p "$(cat "$D/port")" "$@"
+"""
+
+
+def _write_cli(data_dir: Path) -> None:
+    """``bin/redis-cli`` of the data dir (docs/redis-keys.md), when a redis-cli exists."""
+    binary = shutil.which("redis-cli") or ""
+    if not binary:
+        return
+    folder = data_dir / "bin"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    tmp = folder / "redis-cli.tmp"
+    tmp.write_text(CLI.format(binary=shlex.quote(binary)))
+    tmp.chmod(0o700)
+    os.replace(tmp, folder / "redis-cli")
 
 
 def _write_port(data_dir: Path, port: int) -> None:

@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import sys
+import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -419,6 +420,27 @@ def cmd_reshard(config: Config) -> int:
         file=sys.stderr,
     )
     return EXIT_OK
+
+
+# -- redis ------------------------------------------------------------------------------------
+
+
+def cmd_redis(config: Config) -> int:
+    """Run (or join) the embedded Redis and keep it running until interrupted, for
+    redis-cli (docs/redis-keys.md): its port and password are files of the data dir."""
+    if config.redis:
+        raise ConfigError("invcrawl redis runs the embedded Redis: give no --redis")
+    with redis_for(config, create=False), interruptible():
+        data_dir = config.data_dir
+        print(
+            f"invcrawl: the embedded Redis of {data_dir}/ runs on 127.0.0.1, port in "
+            f"{data_dir}/port, password in {data_dir}/password (docs/redis-keys.md); "
+            "Ctrl-C to release it",
+            file=sys.stderr,
+            flush=True,
+        )
+        while True:
+            time.sleep(3600)
 
 
 # -- dashboard ----------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 import urllib.request
@@ -375,3 +376,47 @@ def test_the_password_never_reaches_output_or_argv_with_os_environ(
         assert secret.encode() not in environ + _cmdline(pid)
     finished(proc)
     assert secret not in os.environ.get("INVCRAWL_REDIS", "")
+
+
+# -- the redis-cli cookbook against the embedded Redis -------------------------------------------
+
+
+def test_the_cookbook_works_against_the_embedded_redis(sites: Sites, cli: Cli) -> None:
+    """docs/redis-keys.md as written: `invcrawl redis &` keeps the server up, the first
+    block points redis-cli at it (port and password files), every other block runs
+    without an error reply; Ctrl-C on `invcrawl redis` lets the server stop."""
+    from test_operate import ERROR_REPLY, cookbook_blocks
+
+    dead = "/small" + sites.small.url_path(1)
+    sites.throttle.actions[dead] = "403"
+    sites.throttle.only = lambda path: ".html" in path
+    code, out = cli.run("crawl", "crawl", sites.url(sites.small), "--crawl-id", "cook")
+    assert code == 3, out  # finished, one page dead-lettered: the dlq blocks show it
+    wait_stopped(cli.data)
+    holder = cli.start("redis", "redis")
+    wait_for(lambda: "Ctrl-C to release it" in holder.output(), 60, "invcrawl redis")
+    client(cli.data).xgroup_create("invcrawl:{cook}:items", "export", id="0")
+    connect, setup, *recipes = cookbook_blocks()
+    assert ".invcrawl" in connect
+    env = {"PATH": os.environ["PATH"], "C": "", "LC_ALL": "C"}
+    outputs = []
+    for block in recipes:
+        proc = subprocess.run(
+            ["sh", "-eu", "-c", connect + setup + block],
+            env=env,
+            cwd=cli.work,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert proc.returncode == 0, f"{block}\n--- exit {proc.returncode}:\n{proc.stderr}"
+        assert not ERROR_REPLY.search(proc.stdout), f"{block}\n--- error reply:\n{proc.stdout}"
+        for refusal in ("NOAUTH", "Could not connect", "AUTH failed", "WRONGPASS"):
+            assert refusal not in proc.stdout + proc.stderr, f"{block}\n{proc.stderr}"
+        outputs.append(proc.stdout.removeprefix("crawl cook\n"))
+    assert outputs[0].startswith("cook\n"), outputs[0]  # SMEMBERS: the setup found C
+    assert sum(bool(o.strip()) for o in outputs) >= len(recipes) - 3, outputs
+    holder.signal(signal.SIGINT)
+    assert holder.wait(60) == 130, holder.output()
+    wait_stopped(cli.data)
