@@ -28,29 +28,16 @@ from common.config import Config
 from common.options import OPTIONS
 from common.secrets import has_password
 from frontier.connection import connect
-from frontier.export import HistoryTrimmed
 from frontier.refresh import Refresh, announce_next_refresh
 from frontier.server import on_parent_death
 from frontier.session import CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
 from frontier.status import crawl_summaries, crawl_summary
+from invcrawl.crawl_outputs import CrawlOutputs
 from invcrawl.errors import EXIT_DEAD_PAGES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
-from invcrawl.exporting import IncrementalExport, export_to
-from invcrawl.files import PartFileLost, is_stdout
-from invcrawl.outputs import write_failed
 from invcrawl.render import duration, fleet_progress_line, progress_line
 
 MAX_RESPAWNS = 20
-KEPT = "the crawl is kept in Redis: run the same command again to write the file"
-
-
-def kept(exc: OSError) -> str:
-    """What the one line of a failed output write says was kept, and what to do."""
-    if isinstance(exc, PartFileLost):
-        return KEPT
-    return KEPT.replace("run the same", "free some space and run the same")
-
-
 log = logging.getLogger("invcrawl.crawl")
 
 
@@ -114,14 +101,6 @@ def run_crawl(config: Config, sites: list[tuple[str, str]], embedded: bool = Fal
         signal.signal(signal.SIGTERM, previous)
 
 
-async def finish_export(export: IncrementalExport) -> int:
-    try:
-        return await export.finish()
-    except HistoryTrimmed as exc:
-        export.abandon()
-        raise UserError(f"{exc}; the crawl is kept in Redis") from None
-
-
 def _raise_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
@@ -153,10 +132,8 @@ class CrawlRun:
         self.producing: int | None = None  # index of the process producing the crawls
         self.reported: set[str] = set()  # crawls whose producer error was shown
         self.summaries: dict[str, dict[str, Any]] = {}
-        self.exports: dict[str, IncrementalExport] = {}  # files not final yet
-        self.written: dict[str, int] = {}  # crawls whose file is final: items in it
         self.sessions: dict[str, CrawlSession] = {}
-        self.run_started_ms = 0  # Redis time (as the crawls' produced_at)
+        self.outputs = CrawlOutputs(self.sessions, self.output_of, self.say)
         self.before: dict[str, dict[str, int]] = {}  # item counters before a refresh
         mode = config.progress
         self.progress = ("bar" if sys.stderr.isatty() else "lines") if mode == "auto" else mode
@@ -175,20 +152,14 @@ class CrawlRun:
         what = self.sites[0][0] if len(self.sites) == 1 else f"{len(self.sites)} sites"
         self.say(f"crawl {', '.join(self.crawl_ids)[:60]}: reading the inventory of {what}")
         frontier = Frontier(connect(self.config.redis or "", self.config.redis_cluster))
-        self.sessions = {c: frontier.crawl(c) for c in self.crawl_ids}
+        self.sessions.update((c, frontier.crawl(c)) for c in self.crawl_ids)
         try:
-            self.run_started_ms = await frontier.registry.server_ms()
+            run_started_ms = await frontier.registry.server_ms()
             if self.config.refresh:
                 await self.start_refresh(self.sessions)
             # Items are written out while the crawl runs (this process is otherwise idle),
             # so that the end of a crawl only has the last ones left to read.
-            for crawl_id, session in self.sessions.items():
-                output = self.output_of(crawl_id)
-                if not is_stdout(output):
-                    try:
-                        self.exports[crawl_id] = IncrementalExport(session, output)
-                    except OSError as exc:
-                        raise write_failed(output, exc, "nothing was crawled") from None
+            self.outputs.open(run_started_ms)
             # The first process produces and consumes (`produce --consume`: the producer
             # is forked from it once Scrapy is imported), one interpreter and Scrapy
             # start-up fewer than a separate producer command. The other consumers
@@ -207,61 +178,16 @@ class CrawlRun:
                 self.summaries[crawl_id] = await crawl_summary(session)
             if self.interrupted:
                 # every crawl this run finished keeps its file
-                await self.finish_outputs(this_run_only=True)
-                for crawl_id in self.written:
+                await self.outputs.finish(self.summaries, this_run_only=True, announce=False)
+                for crawl_id in self.outputs.written:
                     self.summary(self.summaries[crawl_id], crawl_id, time.monotonic() - started)
                 self.say("interrupted: run the same command again to resume")
                 return EXIT_INTERRUPTED
-            await self.finish_outputs(this_run_only=False)
+            await self.outputs.finish(self.summaries, this_run_only=False, announce=False)
         finally:
-            for export in self.exports.values():
-                export.abandon()
+            self.outputs.abandon()
             await frontier.aclose()
         return self.conclude(time.monotonic() - started)
-
-    async def finish_outputs(self, this_run_only: bool) -> None:
-        """Write the file of every finished crawl whose file is not final yet.
-        ``this_run_only``: only crawls finished by this run (a crawl that an earlier run
-        finished is reopened by this run's producer and may get pages yet); otherwise
-        (consumers all gone) every crawl in state ``finished``."""
-        for crawl_id in self.crawl_ids:
-            if crawl_id in self.written:
-                continue
-            if this_run_only and crawl_id not in self.exports:
-                continue  # (standard output: written at the end only)
-            if await self._finished(crawl_id, this_run_only):
-                await self._write_output(crawl_id)
-            elif not this_run_only and crawl_id in self.exports:
-                self.exports.pop(crawl_id).abandon()  # failed: no file
-
-    async def _finished(self, crawl_id: str, this_run_only: bool) -> bool:
-        s = self.summaries.get(crawl_id)
-        if not s or s["state"] != CrawlState.FINISHED:
-            return False
-        if not this_run_only:
-            return True
-        if s.get("producer") != ProducerState.DONE:
-            return False
-        meta = await self.sessions[crawl_id].meta()
-        return int(meta.get("produced_at") or 0) >= self.run_started_ms
-
-    async def _write_output(self, crawl_id: str) -> None:
-        """Move the crawl's file into place (or write it, for standard output)."""
-        output = self.output_of(crawl_id)
-        export = self.exports.pop(crawl_id, None)
-        try:
-            if export:
-                self.written[crawl_id] = await finish_export(export)
-            else:
-                self.written[crawl_id] = await export_to(self.sessions[crawl_id], output)
-        except OSError as exc:
-            if export:
-                export.abandon()
-            if isinstance(exc, BrokenPipeError):
-                raise
-            raise write_failed(output, exc, kept(exc)) from None
-        if len(self.crawl_ids) > 1 and not self.interrupted:
-            self.say(f"\ncrawl {crawl_id} finished: {self.written[crawl_id]} items in {output}")
 
     async def start_refresh(self, sessions: dict[str, CrawlSession]) -> None:
         """Start the refresh round of every finished crawl before any consumer starts (a
@@ -278,7 +204,7 @@ class CrawlRun:
         failed = [c for c, s in self.summaries.items() if s["state"] != CrawlState.FINISHED]
         dead = sum(s["pages_dead"] for s in self.summaries.values())
         for crawl_id, s in self.summaries.items():
-            if crawl_id in self.written:
+            if crawl_id in self.outputs.written:
                 self.summary(s, crawl_id, seconds)
         if len(self.sites) > 1:
             self.say(
@@ -347,9 +273,11 @@ class CrawlRun:
                 elif self.progress == "lines" and now - last_line >= 5:
                     self.say(line)
                     last_line = now
-            await self._pull_exports()
-            if self.exports:  # a crawl this run finished gets its final file at once
-                await self.finish_outputs(this_run_only=True)
+            await self.outputs.pull()
+            if self.outputs.exports:  # a crawl this run finished: its final file at once
+                await self.outputs.finish(
+                    self.summaries, this_run_only=True, announce=len(self.crawl_ids) > 1
+                )
             for index, proc in list(self.procs.items()):
                 if proc.returncode is None:
                     continue
@@ -368,19 +296,6 @@ class CrawlRun:
                 await self.spawn(index, produce=produce)
         if self.progress == "bar":
             sys.stderr.write("\n")
-
-    async def _pull_exports(self) -> None:
-        """Append the newly committed items to the output files. A write that fails (a
-        full disk) ends the run with one line; Redis errors are retried next turn."""
-        for crawl_id, export in list(self.exports.items()):
-            try:
-                await export.pull()
-            except OSError as exc:
-                if isinstance(exc, ConnectionError | TimeoutError):
-                    continue
-                raise write_failed(self.output_of(crawl_id), exc, kept(exc)) from None
-            except Exception as exc:
-                log.debug("export of %s: %s", crawl_id, exc)
 
     def _progress_line(self) -> str:
         if len(self.summaries) == 1:
@@ -433,7 +348,7 @@ class CrawlRun:
 
     def summary(self, s: dict[str, Any], crawl_id: str, seconds: float) -> None:
         by = s["items_by_status"]
-        written, output = self.written[crawl_id], self.output_of(crawl_id)
+        written, output = self.outputs.written[crawl_id], self.output_of(crawl_id)
         self.say(
             f"crawl {s['crawl_id']} {s['state']} in {duration(seconds)} "
             f"({seconds:.1f}s)\n"
