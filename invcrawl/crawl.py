@@ -22,6 +22,7 @@ import signal
 import sys
 import time
 from pathlib import Path
+from signal import SIGHUP, SIGTERM
 from typing import Any
 
 from common.config import Config
@@ -81,13 +82,14 @@ def run_crawl(config: Config, sites: list[tuple[str, str]], embedded: bool = Fal
     on that period (jittered by 10%), until interrupted. ``embedded``: ``config.redis``
     is the data dir's embedded Redis (see :func:`child_argv`)."""
     code = asyncio.run(CrawlRun(config, sites, embedded).run())
-    if config.every is None or code == EXIT_INTERRUPTED:
+    every = config.every
+    if every is None or code == EXIT_INTERRUPTED:
         return code
     config = dataclasses.replace(config, refresh=True)
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (SIGTERM, SIGHUP)}
     try:
         while True:
-            delay = config.every * random.uniform(0.9, 1.1)
+            delay = every * random.uniform(0.9, 1.1)
             asyncio.run(_mark_next_refresh(config, sites, delay))
             print(f"next refresh in {duration(delay)}", file=sys.stderr, flush=True)
             time.sleep(delay)
@@ -98,7 +100,8 @@ def run_crawl(config: Config, sites: list[tuple[str, str]], embedded: bool = Fal
         asyncio.run(_mark_next_refresh(config, sites, None))
         return EXIT_INTERRUPTED
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:
