@@ -327,7 +327,7 @@ def test_a_finished_site_file_is_final_at_once_and_kept_on_interrupt(
     """Two sites, one slow: the small site's file is in place (complete, fsynced, its
     `crawl-output` group moved) while the slow one still runs; SIGINT then keeps it
     and leaves no partial file; the same command again completes the other."""
-    sites.throttle.delay = 1.0
+    sites.throttle.delay = 2.0  # the slow site: 30 pages, 4 at a time: 15 s at least
     argv = ("crawl", sites.url(sites.small), sites.url(sites.slow), "--out-dir", "out")
     argv += ("--consumers", "2", "--retain-items", "exported")
     small_id, slow_id = sites.crawl_id(sites.small), sites.crawl_id(sites.slow)
