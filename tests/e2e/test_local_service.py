@@ -8,7 +8,9 @@ site's file is final as soon as its crawl is, and an interrupted run keeps it.""
 from __future__ import annotations
 
 import json
+import os
 import signal
+import subprocess
 import sys
 import time
 import urllib.request
