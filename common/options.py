@@ -43,6 +43,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("dlq", "list or redrive dead-lettered pages"),
     Command("reshard", "move queued and delayed tasks to a new slot count"),
     Command("report", "extraction coverage per domain:role (statuses, empty signatures/docs)"),
+    Command("redis", "keep the embedded Redis of --data-dir running (for redis-cli), until Ctrl-C"),
     Command("inventory", "load and summarise an objects.inv (no Redis)", redis=False),
 )
 COMMAND_NAMES = frozenset(c.name for c in COMMANDS)

@@ -12,16 +12,16 @@ state). RDB snapshots are off: the AOF is the only persistence.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import json
+import ctypes
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 
 class RedisServerError(RuntimeError):
@@ -47,27 +47,70 @@ def find_redis_server() -> str:
     )
 
 
+def on_parent_death(signum: int) -> Callable[[], None] | None:
+    """A ``preexec_fn`` that has the kernel send ``signum`` to the child when its parent
+    dies, however it dies (Linux ``PR_SET_PDEATHSIG``; None elsewhere). libc's ``prctl``
+    is looked up here, before the fork."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def arm() -> None:
+        prctl(1, signum)  # 1: PR_SET_PDEATHSIG
+
+    return arm
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
-def ping(port: int, timeout: float = 0.5) -> bool:
-    """True when a Redis on 127.0.0.1:port answers PING with the dataset loaded."""
+def ping(port: int, timeout: float = 0.5, password: str | None = None) -> bool:
+    """True when a Redis on 127.0.0.1:port answers PING with the dataset loaded
+    (authenticating first when ``password`` is given)."""
+    request = b"PING\r\n"
+    if password is not None:
+        request = _command("AUTH", password) + request
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
-            sock.sendall(b"PING\r\n")
-            return sock.recv(64).startswith(b"+PONG")
+            sock.sendall(request)
+            replies = _read_lines(sock, 2 if password is not None else 1)
     except OSError:
         return False
+    return replies[-1:] == [b"+PONG"] and all(r.startswith(b"+") for r in replies)
+
+
+def _command(*words: str) -> bytes:
+    """One command in the Redis protocol (any byte may appear in a word)."""
+    out = [b"*%d\r\n" % len(words)]
+    for word in words:
+        data = word.encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(data), data))
+    return b"".join(out)
+
+
+def _read_lines(sock: socket.socket, count: int) -> list[bytes]:
+    data = b""
+    while data.count(b"\r\n") < count:
+        chunk = sock.recv(256)
+        if not chunk:
+            break
+        data += chunk
+    return data.split(b"\r\n")[:count]
 
 
 class RedisServer:
     """One redis-server process on 127.0.0.1 with its data (AOF) in ``data_dir``.
 
     ``kill()`` sends SIGKILL and ``start()`` again restarts it on the same port from its
-    AOF, which is what the fault tests do.
+    AOF, which is what the fault tests do. With ``password``, clients must AUTH: the
+    password reaches the server on its standard input (``redis-server -`` reads
+    configuration from there), never on its command line, where ``ps`` shows it to
+    every user. ``disabled`` commands are renamed to nothing (``rename-command``, which
+    every supported version knows), so no client can run them.
     """
 
     def __init__(
@@ -77,25 +120,33 @@ class RedisServer:
         fsync: str = "always",
         binary: str | None = None,
         extra: list[str] | None = None,
+        *,
+        password: str | None = None,
+        disabled: Sequence[str] = (),
     ) -> None:
         self.data_dir = Path(data_dir)
         self.port = port or free_port()
         self.fsync = fsync
         self.binary = binary or find_redis_server()
         self.extra = extra or []
+        self.password = password
+        self.disabled = tuple(disabled)
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        auth = f":{self.password}@" if self.password is not None else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     @property
     def logfile(self) -> Path:
         return self.data_dir / "redis.log"
 
     def command(self) -> list[str]:
+        renamed = [arg for name in self.disabled for arg in ("--rename-command", name, "")]
         return [
             self.binary,
+            *(["-"] if self.password is not None else []),  # the rest of the config: stdin
             "--port",
             str(self.port),
             "--bind",
@@ -114,23 +165,36 @@ class RedisServer:
             "redis.log",
             "--daemonize",
             "no",
+            *renamed,
             *self.extra,
         ]
 
     def ready(self) -> bool:
         """Whether the started server answers (a plain-text PING)."""
-        return ping(self.port)
+        return ping(self.port, password=self.password)
 
-    def start(self, timeout: float = 30.0) -> None:
+    def spawn(self, **popen: Any) -> subprocess.Popen[bytes]:
+        """Start the process (``popen``: more arguments for :class:`subprocess.Popen`)."""
+        process = subprocess.Popen(
+            self.command(),
+            stdin=subprocess.PIPE if self.password is not None else subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            **popen,
+        )
+        if process.stdin is not None:
+            with contextlib.suppress(OSError):  # it exited at once: start() says why
+                process.stdin.write(f"requirepass {_quoted(self.password or '')}\n".encode())
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+        return process
+
+    def start(self, timeout: float = 30.0, **popen: Any) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         # A new session: Ctrl-C in the user's terminal must not kill Redis before the
         # crawl has shut it down cleanly.
-        self.process = subprocess.Popen(
-            self.command(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        popen.setdefault("start_new_session", True)
+        self.process = self.spawn(**popen)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -158,22 +222,15 @@ class RedisServer:
             self.process.wait(10)
 
     def stop(self, timeout: float = 30.0) -> None:
-        """SHUTDOWN (the AOF is flushed and fsynced), falling back to SIGTERM/SIGKILL."""
+        """A clean shutdown (SIGTERM: Redis flushes and fsyncs the AOF and exits, as on
+        SHUTDOWN, which may be disabled), falling back to SIGKILL."""
         if not self.process or self.process.poll() is not None:
             return
-        with (
-            contextlib.suppress(OSError),
-            socket.create_connection(("127.0.0.1", self.port), timeout=2) as sock,
-        ):
-            sock.sendall(b"SHUTDOWN\r\n")
+        self.process.terminate()
         try:
             self.process.wait(timeout)
         except subprocess.TimeoutExpired:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.kill()
+            self.kill()
 
     def __enter__(self) -> RedisServer:
         self.start()
@@ -183,40 +240,14 @@ class RedisServer:
         self.stop()
 
 
-@contextlib.contextmanager
-def embedded_redis(data_dir: Path, fsync: str = "always") -> Iterator[str]:
-    """Yield the URL of the data dir's Redis, starting it unless one is already running.
-
-    A server left running by another invcrawl process on the same data dir (recorded in
-    ``server.json``) is reused and left running; a server started here is shut down on
-    exit. A file lock serialises concurrent starts on one data dir.
-    """
-    data_dir = Path(data_dir)
-    data_dir.mkdir(parents=True, exist_ok=True)
-    state_file = data_dir / "server.json"
-    with open(data_dir / "server.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            state = json.loads(state_file.read_text())
-        except (OSError, ValueError):
-            state = {}
-        port = state.get("port")
-        if port and ping(int(port)):
-            owned = None
-        else:
-            owned = RedisServer(data_dir, fsync=fsync)
-            owned.start()
-            state_file.write_text(
-                json.dumps(
-                    {"port": owned.port, "pid": owned.process.pid if owned.process else None}
-                )
-            )
-            port = owned.port
-        fcntl.flock(lock, fcntl.LOCK_UN)
-    try:
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        if owned is not None:
-            owned.stop()
-            with contextlib.suppress(OSError):
-                state_file.unlink()
+def _quoted(text: str) -> str:
+    """``text`` as one double-quoted argument of a Redis configuration line (every
+    byte but ASCII letters and digits escaped as ``\\xHH``)."""
+    return (
+        '"'
+        + "".join(
+            chr(b) if chr(b).isascii() and chr(b).isalnum() else f"\\x{b:02x}"
+            for b in text.encode()
+        )
+        + '"'
+    )

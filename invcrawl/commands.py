@@ -9,7 +9,9 @@ import contextlib
 import dataclasses
 import json
 import os
+import signal
 import sys
+import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -20,11 +22,13 @@ from common.inventory import InventoryError, inventory_to_dict
 from common.secrets import mask_secrets
 from common.site import SiteError, inventory_url, parse_sites_file, plan_sites
 from frontier.connection import connect
+from frontier.embedded import embedded_redis
 from frontier.scripts import StaleLayout
-from frontier.server import RedisServerError, embedded_redis
+from frontier.server import RedisServerError
 from frontier.session import CrawlNotFound, CrawlSession, Frontier
 from frontier.startup import RedisUnavailable, redis_url, wait_for_redis
 from invcrawl.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UserError, fail
+from invcrawl.files import appending
 from invcrawl.outputs import check_crawl_outputs, check_output_file, write_failed
 from invcrawl.render import duration
 
@@ -87,6 +91,23 @@ def redis_for(config: Config, *, create: bool) -> Iterator[Config]:
     with embedded_redis(data_dir, config.fsync) as url:
         preflight(url, 0)
         yield dataclasses.replace(config, redis=url)
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """SIGTERM and SIGHUP end the command as Ctrl-C does (``finally`` blocks run, the
+    output is flushed, exit 130), rather than killing it where it stands."""
+    signals = (signal.SIGTERM, signal.SIGHUP)
+    previous = [signal.signal(sig, _interrupt) for sig in signals]
+    try:
+        yield
+    finally:
+        for sig, handler in zip(signals, previous, strict=True):
+            signal.signal(sig, handler)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def preflight(url: str, wait: float) -> None:
@@ -255,9 +276,9 @@ def cmd_crawl(config: Config) -> int:
             f"-o names one output file, but {len(sites)} sites were given: use --out-dir DIR "
             "(one <crawl-id>.jsonl each)"
         )
-    check_crawl_outputs(config)  # before anything is crawled
+    check_crawl_outputs(config, [crawl_id for _, crawl_id in sites])  # before any work
     with redis_for(config, create=True) as live:
-        return run_crawl(live, sites)
+        return run_crawl(live, sites, embedded=config.redis is None)
 
 
 # -- status / report / export / dlq / reshard -------------------------------------------------
@@ -283,7 +304,7 @@ def cmd_status(config: Config) -> int:
                 return EXIT_OK
             await asyncio.sleep(1.0)
 
-    with redis_for(config, create=False) as live:
+    with redis_for(config, create=False) as live, interruptible():
         return with_frontier(live, job)
 
 
@@ -301,28 +322,28 @@ def cmd_report(config: Config) -> int:
 
 
 def cmd_export(config: Config) -> int:
-    from frontier.export import HistoryTrimmed, export_items, follow_items  # noqa: PLC0415
+    from frontier.export import HistoryTrimmed  # noqa: PLC0415
+    from invcrawl.exporting import export_to, follow_to  # noqa: PLC0415
 
     async def job(frontier: Frontier) -> int:
         session = await resolve_crawl(frontier, config)
         try:
             if config.follow:
-                return await follow_items(session, config.output, config.group)
-            return await export_items(session, config.output, config.base)
+                return await follow_to(session, config.output, config.group)
+            return await export_to(session, config.output, config.base)
         except HistoryTrimmed as exc:
             raise UserError(str(exc)) from None
 
     check_output_file(config.output)
     if config.base is not None and not config.base.is_file():
         raise ConfigError(f"--base {config.base}: no such file")
-    with redis_for(config, create=False) as live:
+    with redis_for(config, create=False) as live, interruptible():
         try:
             count = with_frontier(live, job)
         except OSError as exc:
             if isinstance(exc, BrokenPipeError | ConnectionError | TimeoutError):
                 raise
-            if config.output is not None and str(config.output) != "-":
-                config.output.with_name(config.output.name + ".part").unlink(missing_ok=True)
+            # (the .part file is gone: removed by the writer on failure)
             raise write_failed(config.output, exc, "nothing was changed in Redis") from None
     if not live.follow:
         print(f"{count} items written to {live.output or 'stdout'}", file=sys.stderr)
@@ -332,7 +353,6 @@ def cmd_export(config: Config) -> int:
 def cmd_changes(config: Config) -> int:
     """The change feed as JSON Lines; the cursor to resume from goes to stderr."""
     from frontier.changes import read_changes  # noqa: PLC0415
-    from frontier.export import open_output  # noqa: PLC0415
     from frontier.retention import entry_before, trimmed_before  # noqa: PLC0415
 
     async def job(frontier: Frontier) -> tuple[int, str]:
@@ -346,7 +366,7 @@ def cmd_changes(config: Config) -> int:
                 f"(--retain-items exported): events before {trimmed} were trimmed, "
                 f"{what} is older; read from --since {trimmed} or from the export files"
             )
-        with open_output(config.output) as out:
+        with appending(config.output) as out:
 
             def emit(event: dict[str, Any]) -> None:
                 out.write(json.dumps(event, ensure_ascii=False) + "\n")
@@ -355,7 +375,8 @@ def cmd_changes(config: Config) -> int:
 
             return await read_changes(session, config.since, emit, follow=config.follow)
 
-    with redis_for(config, create=False) as live:
+    check_output_file(config.output)
+    with redis_for(config, create=False) as live, interruptible():
         count, cursor = with_frontier(live, job)
     print(f"{count} change(s); resume with --since {cursor}", file=sys.stderr)
     return EXIT_OK
@@ -401,6 +422,27 @@ def cmd_reshard(config: Config) -> int:
     return EXIT_OK
 
 
+# -- redis ------------------------------------------------------------------------------------
+
+
+def cmd_redis(config: Config) -> int:
+    """Run (or join) the embedded Redis and keep it running until interrupted, for
+    redis-cli (docs/redis-keys.md): its port and password are files of the data dir."""
+    if config.redis:
+        raise ConfigError("invcrawl redis runs the embedded Redis: give no --redis")
+    with redis_for(config, create=False), interruptible():
+        data_dir = config.data_dir
+        print(
+            f"invcrawl: the embedded Redis of {data_dir}/ runs on 127.0.0.1, port in "
+            f"{data_dir}/port, password in {data_dir}/password (docs/redis-keys.md); "
+            "Ctrl-C to release it",
+            file=sys.stderr,
+            flush=True,
+        )
+        while True:
+            time.sleep(3600)
+
+
 # -- dashboard ----------------------------------------------------------------------------------
 
 
@@ -409,7 +451,7 @@ def cmd_dashboard(config: Config) -> int:
     from dashboard.server import access_secret, run_dashboard  # noqa: PLC0415
 
     secret = access_secret(config)  # a bind beyond loopback without a token: refused
-    with redis_for(config, create=False) as live:
+    with redis_for(config, create=False) as live, interruptible():
         try:
             return run_dashboard(live, secret)
         except OSError as exc:

@@ -22,37 +22,39 @@ import signal
 import sys
 import time
 from pathlib import Path
+from signal import SIGHUP, SIGTERM
 from typing import Any
 
 from common.config import Config
 from common.options import OPTIONS
 from common.secrets import has_password
 from frontier.connection import connect
-from frontier.export import HistoryTrimmed, IncrementalExport
 from frontier.refresh import Refresh, announce_next_refresh
+from frontier.server import on_parent_death
 from frontier.session import CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
 from frontier.status import crawl_summaries, crawl_summary
+from invcrawl.crawl_outputs import CrawlOutputs
 from invcrawl.errors import EXIT_DEAD_PAGES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
-from invcrawl.outputs import write_failed
 from invcrawl.render import duration, fleet_progress_line, progress_line
 
 MAX_RESPAWNS = 20
-KEPT = (
-    "the crawl is kept in Redis: free some space and run the same command again to write the file"
-)
 log = logging.getLogger("invcrawl.crawl")
 
 
-def child_argv(config: Config, command: str, *extra: str) -> list[str]:
+def child_argv(config: Config, command: str, *extra: str, embedded: bool = False) -> list[str]:
     """The command line of a child process: the options it inherits from this one, as
-    explicit flags (so they win over any INVCRAWL_* variable the child might see)."""
-    argv = [sys.executable, "-m", "invcrawl", command]
+    explicit flags (so they win over any INVCRAWL_* variable the child might see).
+    ``-P``: the working directory is not put first on the child's import path, so a
+    folder holding its own ``common/`` or ``producer.py`` changes nothing. With the
+    embedded Redis (``embedded``) the child gets no URL but the data dir: it joins the
+    server as a user of its own (frontier/embedded.py), reading its password there."""
+    argv = [sys.executable, "-P", "-m", "invcrawl", command]
     for option in OPTIONS:
         if not option.inherited or command not in option.commands:
             continue
         value = getattr(config, option.name)
-        if option.name == "redis" and value and has_password(value):
+        if option.name == "redis" and (embedded or (value and has_password(value))):
             continue  # never on a command line (`ps` shows it): see child_env
         if option.switch is not None:
             if value == option.switch:
@@ -62,47 +64,44 @@ def child_argv(config: Config, command: str, *extra: str) -> list[str]:
                 argv += [option.flag, ",".join(value)]
         elif value is not None:
             argv += [option.flag, str(value)]
+    if embedded:
+        argv += ["--data-dir", str(config.data_dir.resolve()), "--fsync", config.fsync]
     return argv + list(extra)
 
 
-def child_env(config: Config) -> dict[str, str] | None:
+def child_env(config: Config, embedded: bool = False) -> dict[str, str] | None:
     """The environment of a child process: a Redis URL with a password goes there
     rather than on the command line, where any user of the machine could read it."""
-    if not (config.redis and has_password(config.redis)):
+    if embedded or not (config.redis and has_password(config.redis)):
         return None
     return {**os.environ, "INVCRAWL_REDIS": config.redis}
 
 
-def run_crawl(config: Config, sites: list[tuple[str, str]]) -> int:
+def run_crawl(config: Config, sites: list[tuple[str, str]], embedded: bool = False) -> int:
     """One crawl (or refresh) of every site; with ``--every``, then a refresh of them all
-    on that period (jittered by 10%), until interrupted."""
-    code = asyncio.run(CrawlRun(config, sites).run())
-    if config.every is None or code == EXIT_INTERRUPTED:
+    on that period (jittered by 10%), until interrupted. ``embedded``: ``config.redis``
+    is the data dir's embedded Redis (see :func:`child_argv`)."""
+    code = asyncio.run(CrawlRun(config, sites, embedded).run())
+    every = config.every
+    if every is None or code == EXIT_INTERRUPTED:
         return code
     config = dataclasses.replace(config, refresh=True)
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (SIGTERM, SIGHUP)}
     try:
         while True:
-            delay = config.every * random.uniform(0.9, 1.1)
+            delay = every * random.uniform(0.9, 1.1)
             asyncio.run(_mark_next_refresh(config, sites, delay))
             print(f"next refresh in {duration(delay)}", file=sys.stderr, flush=True)
             time.sleep(delay)
-            code = asyncio.run(CrawlRun(config, sites).run())
+            code = asyncio.run(CrawlRun(config, sites, embedded).run())
             if code == EXIT_INTERRUPTED:
                 return code
     except KeyboardInterrupt:
         asyncio.run(_mark_next_refresh(config, sites, None))
         return EXIT_INTERRUPTED
     finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-async def finish_export(export: IncrementalExport) -> int:
-    try:
-        return await export.finish()
-    except HistoryTrimmed as exc:
-        export.abandon()
-        raise UserError(f"{exc}; the crawl is kept in Redis") from None
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:
@@ -117,9 +116,12 @@ async def _mark_next_refresh(
 
 
 class CrawlRun:
-    def __init__(self, config: Config, sites: list[tuple[str, str]]) -> None:
+    def __init__(
+        self, config: Config, sites: list[tuple[str, str]], embedded: bool = False
+    ) -> None:
         assert config.redis and sites
         self.config = config
+        self.embedded = embedded
         self.sites = sites
         self.crawl_ids = [crawl_id for _, crawl_id in sites]
         name = self.crawl_ids[0]
@@ -133,7 +135,8 @@ class CrawlRun:
         self.producing: int | None = None  # index of the process producing the crawls
         self.reported: set[str] = set()  # crawls whose producer error was shown
         self.summaries: dict[str, dict[str, Any]] = {}
-        self.exports: dict[str, IncrementalExport] = {}
+        self.sessions: dict[str, CrawlSession] = {}
+        self.outputs = CrawlOutputs(self.sessions, self.output_of, self.say)
         self.before: dict[str, dict[str, int]] = {}  # item counters before a refresh
         mode = config.progress
         self.progress = ("bar" if sys.stderr.isatty() else "lines") if mode == "auto" else mode
@@ -147,21 +150,19 @@ class CrawlRun:
         started = time.monotonic()
         self.log_dir.mkdir(parents=True, exist_ok=True)
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             loop.add_signal_handler(sig, self._interrupt)
         what = self.sites[0][0] if len(self.sites) == 1 else f"{len(self.sites)} sites"
         self.say(f"crawl {', '.join(self.crawl_ids)[:60]}: reading the inventory of {what}")
         frontier = Frontier(connect(self.config.redis or "", self.config.redis_cluster))
-        sessions = {c: frontier.crawl(c) for c in self.crawl_ids}
-        written: dict[str, int] = {}
+        self.sessions.update((c, frontier.crawl(c)) for c in self.crawl_ids)
         try:
+            run_started_ms = await frontier.registry.server_ms()
             if self.config.refresh:
-                await self.start_refresh(sessions)
+                await self.start_refresh(self.sessions)
             # Items are written out while the crawl runs (this process is otherwise idle),
             # so that the end of a crawl only has the last ones left to read.
-            for crawl_id, session in sessions.items():
-                if str(self.output_of(crawl_id)) != "-":
-                    self.exports[crawl_id] = IncrementalExport(session, self.output_of(crawl_id))
+            self.outputs.open(run_started_ms)
             # The first process produces and consumes (`produce --consume`: the producer
             # is forked from it once Scrapy is imported), one interpreter and Scrapy
             # start-up fewer than a separate producer command. The other consumers
@@ -176,34 +177,20 @@ class CrawlRun:
                     sys.stderr.write("\n")
                 await self.stop_consumers()
                 raise
-            if self.interrupted:
-                self.say("\ninterrupted: run the same command again to resume")
-                return EXIT_INTERRUPTED
-            for crawl_id, session in sessions.items():
+            for crawl_id, session in self.sessions.items():
                 self.summaries[crawl_id] = await crawl_summary(session)
-                export = self.exports.pop(crawl_id, None)
-                if self.summaries[crawl_id]["state"] != CrawlState.FINISHED:
-                    if export:
-                        export.abandon()
-                    continue
-                try:
-                    if export:
-                        written[crawl_id] = await finish_export(export)
-                    else:
-                        from frontier.export import export_items  # noqa: PLC0415
-
-                        written[crawl_id] = await export_items(session, self.output_of(crawl_id))
-                except OSError as exc:
-                    if export:
-                        export.abandon()
-                    if isinstance(exc, BrokenPipeError):
-                        raise
-                    raise write_failed(self.output_of(crawl_id), exc, KEPT) from None
+            if self.interrupted:
+                # every crawl this run finished keeps its file
+                await self.outputs.finish(self.summaries, this_run_only=True, announce=False)
+                for crawl_id in self.outputs.written:
+                    self.summary(self.summaries[crawl_id], crawl_id, time.monotonic() - started)
+                self.say("interrupted: run the same command again to resume")
+                return EXIT_INTERRUPTED
+            await self.outputs.finish(self.summaries, this_run_only=False, announce=False)
         finally:
-            for export in self.exports.values():
-                export.abandon()
+            self.outputs.abandon()
             await frontier.aclose()
-        return self.conclude(written, time.monotonic() - started)
+        return self.conclude(time.monotonic() - started)
 
     async def start_refresh(self, sessions: dict[str, CrawlSession]) -> None:
         """Start the refresh round of every finished crawl before any consumer starts (a
@@ -216,12 +203,12 @@ class CrawlRun:
             if round_.started:
                 self.say(f"crawl {crawl_id}: refresh round {round_.number}")
 
-    def conclude(self, written: dict[str, int], seconds: float) -> int:
+    def conclude(self, seconds: float) -> int:
         failed = [c for c, s in self.summaries.items() if s["state"] != CrawlState.FINISHED]
         dead = sum(s["pages_dead"] for s in self.summaries.values())
         for crawl_id, s in self.summaries.items():
-            if crawl_id in written:
-                self.summary(s, written[crawl_id], self.output_of(crawl_id), seconds)
+            if crawl_id in self.outputs.written:
+                self.summary(s, crawl_id, seconds)
         if len(self.sites) > 1:
             self.say(
                 f"{len(self.sites) - len(failed)} of {len(self.sites)} crawls finished in "
@@ -253,14 +240,23 @@ class CrawlRun:
         if produce:
             sites = [site for site, _ in self.sites]
             crawl_id = ["--crawl-id", self.crawl_ids[0]] if len(self.sites) == 1 else []
-            argv = child_argv(self.config, "produce", *sites, *crawl_id, "--consume")
+            argv = child_argv(
+                self.config, "produce", *sites, *crawl_id, "--consume", embedded=self.embedded
+            )
             self.producing = index
         else:
             pinned = ",".join(self.crawl_ids)
-            argv = child_argv(self.config, "consume", "--burst", "--crawl-id", pinned)
+            argv = child_argv(
+                self.config, "consume", "--burst", "--crawl-id", pinned, embedded=self.embedded
+            )
         log = open(self.log_dir / f"consumer-{index}.log", "ab")  # noqa: SIM115
         self.procs[index] = await asyncio.create_subprocess_exec(
-            *argv, stdout=asyncio.subprocess.DEVNULL, stderr=log, env=child_env(self.config)
+            *argv,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=log,
+            env=child_env(self.config, self.embedded),
+            # a SIGKILLed supervisor takes its consumers along (they stop cleanly)
+            preexec_fn=on_parent_death(signal.SIGTERM),
         )
         log.close()
 
@@ -280,7 +276,11 @@ class CrawlRun:
                 elif self.progress == "lines" and now - last_line >= 5:
                     self.say(line)
                     last_line = now
-            await self._pull_exports()
+            await self.outputs.pull()
+            if self.outputs.exports:  # a crawl this run finished: its final file at once
+                await self.outputs.finish(
+                    self.summaries, this_run_only=True, announce=len(self.crawl_ids) > 1
+                )
             for index, proc in list(self.procs.items()):
                 if proc.returncode is None:
                     continue
@@ -299,19 +299,6 @@ class CrawlRun:
                 await self.spawn(index, produce=produce)
         if self.progress == "bar":
             sys.stderr.write("\n")
-
-    async def _pull_exports(self) -> None:
-        """Append the newly committed items to the output files. A write that fails (a
-        full disk) ends the run with one line; Redis errors are retried next turn."""
-        for crawl_id, export in self.exports.items():
-            try:
-                await export.pull()
-            except OSError as exc:
-                if isinstance(exc, ConnectionError | TimeoutError):
-                    continue
-                raise write_failed(self.output_of(crawl_id), exc, KEPT) from None
-            except Exception as exc:
-                log.debug("export of %s: %s", crawl_id, exc)
 
     def _progress_line(self) -> str:
         if len(self.summaries) == 1:
@@ -362,8 +349,9 @@ class CrawlRun:
             with contextlib.suppress(ProcessLookupError):
                 proc.terminate()
 
-    def summary(self, s: dict[str, Any], written: int, output: Path, seconds: float) -> None:
+    def summary(self, s: dict[str, Any], crawl_id: str, seconds: float) -> None:
         by = s["items_by_status"]
+        written, output = self.outputs.written[crawl_id], self.output_of(crawl_id)
         self.say(
             f"crawl {s['crawl_id']} {s['state']} in {duration(seconds)} "
             f"({seconds:.1f}s)\n"

@@ -5,8 +5,10 @@ traceback, with Redis left as the table in docs/deploy.md ("Bad inputs") says.""
 from __future__ import annotations
 
 import json
+import os
 import resource
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -16,9 +18,11 @@ from pathlib import Path
 import pytest
 import redis
 
+from common.site import crawl_id_for
 from frontier.server import RedisServer, free_port
 from support.cli import Result, clean_env, invcrawl
-from support.crawl import build_site
+from support.crawl import Throttle, build_site, wait_for
+from support.httpserver import serve
 from support.redisproc import LoggedRedisServer
 
 pytestmark = pytest.mark.e2e
@@ -213,3 +217,135 @@ def test_status_never_shows_a_password(tmp_path: Path) -> None:
         wrong = invcrawl("status", "--redis", url.replace("s3cret", "wrong"), cwd=tmp_path)
         line = one_line(wrong, 1, "cannot connect to Redis at redis://:***@127.0.0.1")
         assert "wrong" not in line.split("127.0.0.1")[0]
+
+
+# -- outputs are regular files the user named -------------------------------------------------
+
+
+def _node(tmp_path: Path, kind: str) -> Path:
+    node = tmp_path / f"{kind}.jsonl"
+    if kind == "fifo":
+        os.mkfifo(node)
+    elif kind == "device":  # a /dev/null of our own: (1, 3)
+        if os.geteuid() != 0:
+            pytest.skip("creating a device node needs root")
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    else:
+        (tmp_path / "elsewhere.jsonl").write_text("precious\n")
+        node.symlink_to(tmp_path / "elsewhere.jsonl")
+    return node
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "symlink"])
+def test_an_output_that_is_not_a_regular_file_is_refused(
+    tmp_path: Path, redis_url: str, sync_redis: redis.Redis, kind: str
+) -> None:
+    """Renaming the finished file over a FIFO, a device or a symlink would replace it:
+    refused before any work (exit 2), the node left as it was."""
+    site = build_site(tmp_path / "site", pages=2)
+    node = _node(tmp_path, kind)
+    before = node.lstat()
+    for args in (["crawl", str(site.root), "-o", str(node)], ["export", "-o", str(node)]):
+        result = invcrawl(*args, "--redis", redis_url, cwd=tmp_path)
+        kind_word = "symbolic link" if kind == "symlink" else kind.replace("fifo", "FIFO")
+        one_line(result, 2, kind_word)
+        assert sync_redis.dbsize() == 0
+    after = node.lstat()
+    assert (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode)
+    if kind == "symlink":
+        assert (tmp_path / "elsewhere.jsonl").read_text() == "precious\n"
+    # in --out-dir: the crawl's own file there, or the folder itself as a symlink
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    node.rename(out_dir / f"{crawl_id_for(str(site.root))}.jsonl")
+    result = invcrawl(
+        "crawl", str(site.root), "--out-dir", str(out_dir), "--redis", redis_url, cwd=tmp_path
+    )
+    one_line(result, 2, "--out-dir")
+    (tmp_path / "linked").symlink_to(out_dir)
+    result = invcrawl(
+        "crawl",
+        str(site.root),
+        "--out-dir",
+        str(tmp_path / "linked"),
+        "--redis",
+        redis_url,
+        cwd=tmp_path,
+    )
+    one_line(result, 2, "symbolic link")
+    assert sync_redis.dbsize() == 0
+
+
+def test_dev_fd_1_is_standard_output(tmp_path: Path, redis_url: str) -> None:
+    """`-o /dev/stdout` (or /dev/fd/1) is written in place, as `-o -`. (/dev/fd/1 here:
+    run as root on a version without this, the test must not replace /dev/stdout.)"""
+    site = build_site(tmp_path / "site", pages=3)
+    result = invcrawl(
+        "crawl", str(site.root), "-o", "/dev/fd/1", "--redis", redis_url, cwd=tmp_path
+    )
+    assert result.code == 0, result.stderr
+    keys = {json.loads(line)["key"] for line in result.stdout.splitlines()}
+    assert keys == site.keys
+    assert f"{site.entries} items written to /dev/fd/1" in result.stderr
+
+
+def test_a_symlink_planted_at_the_part_file_is_not_followed(tmp_path: Path, redis_url: str) -> None:
+    site = build_site(tmp_path / "site", pages=3)
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    out = tmp_path / "out.jsonl"
+    (tmp_path / "out.jsonl.part").symlink_to(victim)
+    result = invcrawl("crawl", str(site.root), "-o", str(out), "--redis", redis_url, cwd=tmp_path)
+    assert result.code == 0, result.stderr
+    assert victim.read_text() == "precious\n"
+    assert {json.loads(line)["key"] for line in out.read_text().splitlines()} == site.keys
+    assert not (tmp_path / "out.jsonl.part").exists()
+
+
+@pytest.mark.parametrize("how", ["removed", "replaced"])
+def test_a_part_file_lost_mid_crawl_is_reported(
+    tmp_path: Path, redis_url: str, sync_redis: redis.Redis, how: str
+) -> None:
+    """Someone removes (or replaces) OUT.part while the crawl writes it: one line
+    saying so (not "free some space"), exit 1, nothing moved over OUT; the crawl is
+    kept, and the same command again writes the complete file."""
+    site = build_site(tmp_path / "site", pages=30)
+    out = tmp_path / "out.jsonl"
+    part = tmp_path / "out.jsonl.part"
+    throttle = Throttle(delay=0.2)
+    with serve(site.root, throttle) as http:
+        argv = ["crawl", http.url, "-o", str(out), "--redis", redis_url, "--consumers", "1"]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "invcrawl", *argv],
+            cwd=tmp_path,
+            env=clean_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            wait_for(
+                lambda: (
+                    part.exists()
+                    and any(sync_redis.xlen(k) for k in sync_redis.scan_iter("invcrawl:*:items"))
+                ),
+                60,
+                "the first items",
+            )
+            if how == "removed":
+                part.unlink()
+            else:
+                (tmp_path / "other").write_text("not the crawl's\n")
+                os.replace(tmp_path / "other", part)
+            stdout, stderr = proc.communicate(timeout=120)
+        finally:
+            proc.kill()
+        result = Result(proc.returncode, stdout, stderr)
+        line = one_line(result, 1, f"{part} was {how} while it was written")
+        assert "free some space" not in line and "run the same command again" in line
+        assert not out.exists()
+        throttle.delay = 0
+        again = invcrawl(*argv, cwd=tmp_path)
+    assert again.code == 0, again.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {r["key"] for r in rows} == site.keys and len(rows) == site.entries

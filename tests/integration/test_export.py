@@ -10,8 +10,8 @@ from typing import Any
 from conftest import run
 
 from frontier.connection import connect
-from frontier.export import IncrementalExport, export_items
 from frontier.session import CrawlSession, Frontier
+from invcrawl.exporting import IncrementalExport, export_to
 
 
 def add(client: Any, store: CrawlSession, key: str, version: int) -> Any:
@@ -38,7 +38,7 @@ def test_pulls_during_the_crawl_write_what_the_full_export_writes(
         for i in range(2500, 2600):
             await add(client, store, f"k{i}", 1)
         written = await export.finish()  # the tail
-        full = await export_items(store, tmp_path / "full.jsonl")
+        full = await export_to(store, tmp_path / "full.jsonl")
         await client.delete(store.keys.items)
         await client.aclose()
         return pulled, written, full

@@ -1,0 +1,142 @@
+"""The output files of one ``invcrawl crawl`` run, one per crawl (``invcrawl/crawl.py``
+supervises the run).
+
+Each file is appended while its crawl runs (:class:`~invcrawl.exporting.IncrementalExport`)
+and is final (renamed from ``.part``, fsynced, its ``crawl-output`` group moved under
+``--retain-items exported``) as soon as *this run* has finished that crawl: a two-site
+run whose small site is done keeps that site's file whatever happens to the other one
+(Ctrl-C, a crash of the run). A crawl an earlier run finished counts only once this
+run's producer is done with it (``produced_at`` after the run started, both Redis
+times): a re-run may add pages. Standard output (``-o -``) is written at the end only.
+
+A write that fails (a full disk, the ``.part`` file removed by someone else) ends the
+run with one line; the crawl stays in Redis and the same command writes the file.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from frontier.export import HistoryTrimmed
+from frontier.session import CrawlSession
+from frontier.states import CrawlState, ProducerState
+from invcrawl.errors import UserError
+from invcrawl.exporting import IncrementalExport, export_to
+from invcrawl.files import PartFileLost, is_stdout
+from invcrawl.outputs import write_failed
+
+KEPT = "the crawl is kept in Redis: run the same command again to write the file"
+log = logging.getLogger("invcrawl.crawl")
+
+
+def kept(exc: OSError) -> str:
+    """What the one line of a failed output write says was kept, and what to do."""
+    if isinstance(exc, PartFileLost):
+        return KEPT
+    return KEPT.replace("run the same", "free some space and run the same")
+
+
+class CrawlOutputs:
+    def __init__(
+        self,
+        sessions: dict[str, CrawlSession],
+        output_of: Callable[[str], Path],
+        say: Callable[[str], None],
+    ) -> None:
+        self.sessions = sessions
+        self.output_of = output_of
+        self.say = say
+        self.exports: dict[str, IncrementalExport] = {}  # files not final yet
+        self.written: dict[str, int] = {}  # crawls whose file is final: items in it
+        self.run_started_ms = 0  # Redis time (as the crawls' produced_at)
+
+    def open(self, run_started_ms: int) -> None:
+        """Create the ``.part`` file of every crawl written to a file."""
+        self.run_started_ms = run_started_ms
+        for crawl_id, session in self.sessions.items():
+            output = self.output_of(crawl_id)
+            if not is_stdout(output):
+                try:
+                    self.exports[crawl_id] = IncrementalExport(session, output)
+                except OSError as exc:
+                    raise write_failed(output, exc, "nothing was crawled") from None
+
+    async def pull(self) -> None:
+        """Append the newly committed items to the files. A write that fails ends the
+        run with one line; Redis errors are retried next turn."""
+        for crawl_id, export in list(self.exports.items()):
+            try:
+                await export.pull()
+            except OSError as exc:
+                if isinstance(exc, ConnectionError | TimeoutError):
+                    continue
+                raise write_failed(self.output_of(crawl_id), exc, kept(exc)) from None
+            except Exception as exc:
+                log.debug("export of %s: %s", crawl_id, exc)
+
+    async def finish(
+        self, summaries: dict[str, dict[str, Any]], this_run_only: bool, announce: bool
+    ) -> None:
+        """Make final the file of every finished crawl whose file is not final yet.
+        ``this_run_only``: only crawls this run finished (see the module docstring);
+        otherwise (the consumers all gone) every crawl in state ``finished``, and the
+        others lose their ``.part`` file. ``announce``: say so, one line per crawl."""
+        for crawl_id in self.sessions:
+            if crawl_id in self.written:
+                continue
+            if this_run_only and crawl_id not in self.exports:
+                continue  # (standard output: written at the end only)
+            if await self._finished(summaries.get(crawl_id), crawl_id, this_run_only):
+                await self._write(crawl_id)
+                if announce:
+                    output = self.output_of(crawl_id)
+                    self.say(
+                        f"\ncrawl {crawl_id} finished: {self.written[crawl_id]} items in {output}"
+                    )
+            elif not this_run_only and crawl_id in self.exports:
+                self.exports.pop(crawl_id).abandon()  # failed: no file
+
+    async def _finished(
+        self, summary: dict[str, Any] | None, crawl_id: str, this_run_only: bool
+    ) -> bool:
+        if not summary or summary["state"] != CrawlState.FINISHED:
+            return False
+        if not this_run_only:
+            return True
+        if summary.get("producer") != ProducerState.DONE:
+            return False
+        meta = await self.sessions[crawl_id].meta()
+        return int(meta.get("produced_at") or 0) >= self.run_started_ms
+
+    async def _write(self, crawl_id: str) -> None:
+        """Move the crawl's file into place (or write it, for standard output)."""
+        output = self.output_of(crawl_id)
+        export = self.exports.pop(crawl_id, None)
+        try:
+            if export:
+                self.written[crawl_id] = await _finish_export(export)
+            else:
+                self.written[crawl_id] = await export_to(self.sessions[crawl_id], output)
+        except OSError as exc:
+            if export:
+                export.abandon()
+            if isinstance(exc, BrokenPipeError):
+                raise
+            raise write_failed(output, exc, kept(exc)) from None
+
+    def abandon(self) -> None:
+        """Remove the ``.part`` files not made final."""
+        for export in self.exports.values():
+            export.abandon()
+        self.exports.clear()
+
+
+async def _finish_export(export: IncrementalExport) -> int:
+    try:
+        return await export.finish()
+    except HistoryTrimmed as exc:
+        export.abandon()
+        raise UserError(f"{exc}; the crawl is kept in Redis") from None

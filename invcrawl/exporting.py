@@ -1,0 +1,123 @@
+"""The output files of ``export`` and ``crawl``: what ``frontier/export.py`` reads from
+the item stream, written through ``invcrawl/files.py`` (``.part`` file, fsync, atomic
+rename).
+
+* :func:`export_to`: the latest version of every live item (``invcrawl export``, and
+  ``crawl -o -``).
+* :class:`IncrementalExport`: ``invcrawl crawl``'s file, appended while the crawl runs,
+  so that once it is complete only the tail is left to read; moved into place by
+  :meth:`IncrementalExport.finish` as soon as that crawl is finished.
+* :func:`follow_to`: ``export --follow``, each batch acknowledged once it is fsynced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from common.codec import item_json
+from frontier.export import (
+    GroupReader,
+    StreamTail,
+    check_history,
+    iter_latest,
+    merged_with,
+)
+from frontier.retention import acknowledge_output, retains_all, trimmed_before
+from frontier.session import CrawlSession
+from invcrawl.files import (
+    PartFile,
+    appending,
+    durable_flush,
+    read_lines,
+    write_lines,
+    write_lines_async,
+)
+
+
+async def export_to(session: CrawlSession, output: Path | None, base: Path | None = None) -> int:
+    """Write the latest items (atomically, unless to standard output); the count. With
+    ``base`` (an earlier complete export of a crawl that keeps only unexported items):
+    that export updated by what the stream still holds."""
+    have_base = base is not None and base.exists()
+    await check_history(session, have_base, "give its earlier complete export with --base FILE")
+    if base is not None and have_base:
+        latest, _ = await merged_with(session, read_lines(base))
+        return write_lines(latest.values(), output)
+    return await write_lines_async(iter_latest(session), output)
+
+
+class IncrementalExport:
+    """The items committed since the last :meth:`pull`, appended to ``output``'s
+    ``.part`` file. The result is the file :func:`export_to` writes: if a key shows up
+    twice (an item updated by a re-crawl or a refresh) or a tombstone does,
+    :meth:`finish` falls back to it, since the file holds the latest version of the live
+    items only."""
+
+    def __init__(self, session: CrawlSession, output: Path) -> None:
+        self.session = session
+        self.output = output
+        self.tail = StreamTail(session)
+        self.part = PartFile(output)
+
+    async def pull(self) -> int:
+        """Append what was committed since the last call; returns how many items.
+        :class:`~invcrawl.files.PartFileLost` if the ``.part`` file is gone."""
+        lines = await self.tail.pull()
+        self.part.check()
+        for line in lines:
+            self.part.write(line)
+        return len(lines)
+
+    async def finish(self) -> int:
+        """Read the tail and move the file into place; returns the item count (what the
+        file holds)."""
+        await self.pull()
+        if await retains_all(self.session):
+            if self.tail.stale:
+                self.part.abandon()
+                return await export_to(self.session, self.output)
+            return self.part.commit()
+        # --retain-items exported: once acknowledged, the file is the only copy of the
+        # items: complete (merged with the previous output after a refresh), fsynced and
+        # in place before the group moves on and the stream is trimmed.
+        if self.tail.stale or await trimmed_before(self.session):
+            self.part.abandon()
+            await check_history(
+                self.session,
+                self.output.exists(),
+                f"its earlier output {self.output} is gone (merge a copy of it with "
+                "`invcrawl export --base FILE`)",
+            )
+            base = read_lines(self.output) if self.output.exists() else None
+            latest, last = await merged_with(self.session, base)
+            count = write_lines(latest.values(), self.output)
+        else:
+            count, last = self.part.commit(), self.tail.last_id
+        if last:
+            await acknowledge_output(self.session, last)
+        return count
+
+    def abandon(self) -> None:
+        self.part.abandon()
+
+
+async def follow_to(session: CrawlSession, output: Path | None, group: str) -> int:
+    """Append items to ``output`` as they arrive, acknowledging each batch after it is
+    flushed and fsynced. Runs until interrupted; returns the count."""
+    reader = GroupReader(session, group)
+    await reader.start()
+    count = 0
+    with appending(output) as out:
+        try:
+            while True:
+                entries = await reader.read()
+                if not entries:
+                    continue
+                for _, fields in entries:
+                    out.write(item_json(fields["data"]) + "\n")
+                durable_flush(out)
+                await reader.ack(entries)
+                count += len(entries)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            return count
