@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from common.items import CrawlInfo, bucket_count
+from common.plan import base_of
 from consumer.heartbeat import beat_crawl
 from consumer.slots import SlotPolicy
 from frontier.hosts import origin_of
@@ -42,6 +43,7 @@ class ServedCrawl:
     slots: SlotPolicy
     listed_at: float | None  # its score in the registry when seen (None: pinned)
     origin: str | None  # the host its pages are on (None: a local site)
+    base: str = ""  # the inventory's folder: pages outside it are never fetched
     dead_recorded: set[str] = field(default_factory=set)  # dead pages given failed items
 
 
@@ -108,6 +110,7 @@ async def attach(worker: Worker, crawl_id: str, listed_at: float | None) -> None
         slots=SlotPolicy(session, worker.id, worker.config, layout.slots),
         listed_at=listed_at,
         origin=origin_of(meta.get("inventory_url") or ""),
+        base=base_of(meta["inventory_url"]) if meta.get("inventory_url") else "",
     )
     worker.crawls[crawl_id] = served
     worker.rotation.add(crawl_id, int(meta.get("weight") or 1))

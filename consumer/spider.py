@@ -18,6 +18,7 @@ from twisted.python.failure import Failure
 from common.config import Config
 from common.extract import Target, extract_page
 from common.items import ItemStatus, PageOutcome, build_item, status_items
+from common.plan import offsite_reason
 from common.validators import response_validators
 from consumer import addresses, redirects
 from consumer.budget import ExtractionTimeout, budget
@@ -92,6 +93,10 @@ class PageSpider(Spider):
                 status = ItemStatus(task.status)
                 items = status_items(self.worker.crawl_info(claim), task, status, task.reason)
                 yield PageResult(claim, PageOutcome(task.status), items)
+                continue
+            escapes = self._outside(claim)
+            if escapes:  # the producer's plan refuses these; a queue written otherwise too
+                yield self._status_result(claim, escapes, PageOutcome.OFFSITE)
                 continue
             yield Request(
                 task.download_url,
@@ -171,6 +176,13 @@ class PageSpider(Spider):
             build_item(crawl, task, entry, content)
             for entry, content in zip(task.entries, contents, strict=True)
         ]
+
+    def _outside(self, claim: Claim) -> str | None:
+        """Why the task's URL is not on the crawl's site (its folder, once decoded)."""
+        served = self.worker.crawls.get(claim.crawl_id)
+        if served is None or not served.base:
+            return None
+        return offsite_reason(claim.task.download_url, served.base)
 
     def _status_result(
         self, claim: Claim, reason: str, outcome: PageOutcome = PageOutcome.NOT_FOUND

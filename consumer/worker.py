@@ -32,7 +32,7 @@ from consumer.outages import Outages, StatSink
 from consumer.politeness import HostGate
 from consumer.scheduling import CrawlRotation
 from frontier.session import Claim, CommitResult, Frontier
-from frontier.states import ProducerState
+from frontier.states import CrawlState, ProducerState
 
 log = logging.getLogger("invcrawl.consumer")
 
@@ -174,7 +174,25 @@ class Worker:
                 if producer in (None, ProducerState.RUNNING):
                     log.error("the producer stopped before crawl %s was produced", crawl_id)
                     self.request_stop()
+                elif producer == ProducerState.FAILED:
+                    await self._leave_failed(crawl_id)
         return False
+
+    async def _leave_failed(self, crawl_id: str) -> None:
+        """A crawl whose producer failed before enqueueing (produce_failed.lua made it
+        `failed`, e.g. a refresh round whose inventory is cut short) gets no task: leave
+        it, instead of waiting for a completion that cannot come."""
+        session = self.frontier.crawl(crawl_id)
+        state = await self.outages.call(
+            lambda: session.redis.hget(session.keys.meta, "state")
+        )
+        if state != CrawlState.FAILED:
+            return
+        served = self.crawls.get(crawl_id)
+        if served is not None:
+            await detach(self, served, finished=True)
+        else:
+            self._completed.add(crawl_id)
 
     def _all_done(self) -> bool:
         if self._pinned:
