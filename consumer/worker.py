@@ -183,9 +183,7 @@ class Worker:
         `failed`, e.g. a refresh round whose inventory is cut short) gets no task: leave
         it, instead of waiting for a completion that cannot come."""
         session = self.frontier.crawl(crawl_id)
-        state = await self.outages.call(
-            lambda: session.redis.hget(session.keys.meta, "state")
-        )
+        state = await self.outages.call(lambda: session.redis.hget(session.keys.meta, "state"))
         if state != CrawlState.FAILED:
             return
         served = self.crawls.get(crawl_id)

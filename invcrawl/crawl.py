@@ -35,7 +35,7 @@ from frontier.states import CrawlState, ProducerState
 from frontier.status import crawl_summaries, crawl_summary
 from invcrawl.errors import EXIT_DEAD_PAGES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from invcrawl.outputs import write_failed
-from invcrawl.render import duration, fleet_progress_line, progress_line
+from invcrawl.render import duration, fleet_progress_line, progress_line, terminal_safe
 
 MAX_RESPAWNS = 20
 KEPT = (
@@ -391,4 +391,4 @@ class CrawlRun:
             )
 
     def say(self, text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
+        print(terminal_safe(text), file=sys.stderr, flush=True)  # errors quote sites
