@@ -42,7 +42,7 @@ if redis.call('ZCARD', permits) >= limit then
 end
 redis.call('ZADD', permits, now + lease_ms, token)
 local last = redis.call('ZRANGE', permits, -1, -1, 'WITHSCORES')
-redis.call('PEXPIREAT', permits, tonumber(last[2]) + lease_ms)
+redis.call('PEXPIRE', permits, tonumber(last[2]) + lease_ms - now)
 redis.call('HSET', state, 'next_at', now + delay_ms, 'last_at', now, 'limit', limit,
            'delay_ms', delay_ms)
 redis.call('HINCRBY', state, 'started', 1)

@@ -24,6 +24,6 @@ end
 -- The key expires a lease after its last permit would (host_acquire.lua).
 local last = redis.call('ZRANGE', permits, -1, -1, 'WITHSCORES')
 if last[2] then
-  redis.call('PEXPIREAT', permits, tonumber(last[2]) + lease_ms)
+  redis.call('PEXPIRE', permits, tonumber(last[2]) + lease_ms - now)
 end
 return lost
