@@ -136,3 +136,18 @@ async def detach(worker: Worker, served: ServedCrawl, finished: bool) -> None:
     with contextlib.suppress(Exception):
         await served.slots.leave()
     log.info("crawl %s complete; consumer %s leaves it", crawl_id, worker.id)
+
+
+async def leave_failed(worker: Worker, crawl_id: str) -> None:
+    """A crawl whose producer failed before enqueueing (produce_failed.lua made it
+    `failed`, e.g. a refresh round whose inventory is cut short) gets no task: leave it,
+    instead of waiting for a completion that cannot come."""
+    session = worker.frontier.crawl(crawl_id)
+    state = await worker.outages.call(lambda: session.redis.hget(session.keys.meta, "state"))
+    if state != CrawlState.FAILED:
+        return
+    served = worker.crawls.get(crawl_id)
+    if served is not None:
+        await detach(worker, served, finished=True)
+    else:
+        worker._completed.add(crawl_id)

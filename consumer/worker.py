@@ -25,14 +25,14 @@ from typing import Any, Protocol
 from common.config import Config
 from common.items import CrawlInfo, PageOutcome, prepare
 from consumer.dead_pages import record_dead_pages
-from consumer.discovery import ServedCrawl, detach, discover, next_look_in
+from consumer.discovery import ServedCrawl, detach, discover, leave_failed, next_look_in
 from consumer.failures import Outcome, backoff_delay
 from consumer.heartbeat import beat_fleet, heartbeat_loop
 from consumer.outages import Outages, StatSink
 from consumer.politeness import HostGate
 from consumer.scheduling import CrawlRotation
 from frontier.session import Claim, CommitResult, Frontier
-from frontier.states import CrawlState, ProducerState
+from frontier.states import ProducerState
 
 log = logging.getLogger("invcrawl.consumer")
 
@@ -175,22 +175,8 @@ class Worker:
                     log.error("the producer stopped before crawl %s was produced", crawl_id)
                     self.request_stop()
                 elif producer == ProducerState.FAILED:
-                    await self._leave_failed(crawl_id)
+                    await leave_failed(self, crawl_id)
         return False
-
-    async def _leave_failed(self, crawl_id: str) -> None:
-        """A crawl whose producer failed before enqueueing (produce_failed.lua made it
-        `failed`, e.g. a refresh round whose inventory is cut short) gets no task: leave
-        it, instead of waiting for a completion that cannot come."""
-        session = self.frontier.crawl(crawl_id)
-        state = await self.outages.call(lambda: session.redis.hget(session.keys.meta, "state"))
-        if state != CrawlState.FAILED:
-            return
-        served = self.crawls.get(crawl_id)
-        if served is not None:
-            await detach(self, served, finished=True)
-        else:
-            self._completed.add(crawl_id)
 
     def _all_done(self) -> bool:
         if self._pinned:
