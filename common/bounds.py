@@ -9,10 +9,10 @@ gets an item of its own: 300 entries pointing at missing anchors of one 1.5 MB p
   fields are cut to one common size, shorter ones kept whole (identity fields are an
   inventory line's, bounded by ``common/inventory.MAX_LINE``);
 * the page's items together hold at most :func:`page_budget` bytes of JSON:
-  ``PAGE_FACTOR`` times the page, at least one item's worth and at most ``PAGE_FACTOR``
-  items' worth (real pages give up to 6 times their size: nested sections each carry
-  their text). Over it, the largest items are cut to one common size, so that small
-  items stay whole (water-filling).
+  ``PAGE_FACTOR`` times the page, at least one item's worth and at most ``PAGE_ITEMS``
+  items' worth (real pages give up to 6 times their size, nested sections each carrying
+  their text, and 7 MB at most: the CPython changelog). Over it, the largest items are
+  cut to one common size, so that small items stay whole (water-filling).
 
 A cut string ends with :func:`marker` (a visible ``[… truncated by invcrawl: N
 characters in all]``); a cut list keeps its first elements; either way ``reason`` names
@@ -29,8 +29,19 @@ from typing import Any
 import orjson
 
 PAGE_FACTOR = 16
-# Content fields an item may have cut to fit, the ones that can be large.
-SHRINKABLE = ("doc_markdown", "doc", "signature", "params", "versions", "raises", "returns")
+PAGE_ITEMS = 4  # a page's items hold at most this many items' bound (real: under 1)
+# Content fields an item may have cut to fit: all but its status and reason.
+SHRINKABLE = (
+    "doc_markdown",
+    "doc",
+    "signature",
+    "params",
+    "versions",
+    "raises",
+    "returns",
+    "title",
+    "parent",
+)
 _NOTHING_LEFT = 256  # bytes of a field not worth cutting further
 _PAGE_FIELDS = ("crawl", "project", "version", "checksum")
 
@@ -43,7 +54,7 @@ class SizeLimits:
 
 def page_budget(limits: SizeLimits, page_bytes: int) -> int:
     """Bytes of JSON the items of a page of ``page_bytes`` may hold together."""
-    return max(limits.item_bytes, min(PAGE_FACTOR * page_bytes, PAGE_FACTOR * limits.item_bytes))
+    return max(limits.item_bytes, min(PAGE_FACTOR * page_bytes, PAGE_ITEMS * limits.item_bytes))
 
 
 def marker(total: int, markdown: bool = False) -> str:

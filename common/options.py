@@ -524,7 +524,7 @@ OPTIONS: tuple[Option, ...] = (
         "max_item_mb",
         values.positive_float,
         "size of one item's JSON; beyond, its longest fields are cut (a page's items "
-        "together: 16 times the page, within 1 and 16 items' worth)",
+        "together: 16 times the page, within 1 and 4 items' worth)",
         _RUNNERS,
         metavar="MB",
         inherited=True,

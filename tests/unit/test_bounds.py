@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from common.bounds import (
     PAGE_FACTOR,
+    PAGE_ITEMS,
     SizeLimits,
     bound_items,
     marker,
@@ -70,6 +71,13 @@ def test_doc_and_doc_markdown_are_capped_each() -> None:
     assert items[1]["doc"] == "small" and items[1]["checksum"] == before[1]
 
 
+def test_a_huge_title_is_cut_too() -> None:
+    (item,) = bound_items(
+        [_item(0, title="t" * 300_000)], SizeLimits(item_bytes=50_000), 1, checksum
+    )
+    assert len(orjson.dumps(item)) <= 50_000 and item["title"].endswith(marker(300_000))
+
+
 def test_an_item_is_capped_as_a_whole_long_fields_alike() -> None:
     params = [
         {"name": f"p{i}", "type": "int", "default": None, "description": "d"} for i in range(5000)
@@ -92,6 +100,7 @@ def test_a_page_holds_its_factor_small_items_whole_large_ones_cut_alike() -> Non
     page_bytes = 50_000
     budget = page_budget(limits, page_bytes)
     assert budget == max(limits.item_bytes, PAGE_FACTOR * page_bytes)
+    assert page_budget(limits, 10**9) == PAGE_ITEMS * limits.item_bytes
     bound_items(items, limits, page_bytes, checksum)
     sizes = [len(orjson.dumps(i)) for i in items]
     assert sum(sizes) <= budget
