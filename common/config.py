@@ -90,6 +90,9 @@ class Config:
     redis_key: Path | None = None
     allow_hosts: tuple[str, ...] = ()
     extract_budget: float = 15.0
+    max_crawl_delay: float = 60.0
+    max_doc_chars: int = 4_000_000
+    max_item_mb: float = 16.0
 
     @property
     def lease_ms(self) -> int:

@@ -6,6 +6,10 @@ What it does that Sphinx's, doc2dash's and sphobjinv's readers do not (see
 * **Bounded inflate.** The zlib body is inflated with ``decompressobj(max_length)`` in a
   loop against an absolute cap, so a decompression bomb fails fast with a one-line
   error while memory stays bounded. Real ratios are 5-20x; the default cap is 64 MiB.
+  A stream that stops before its end (a cut download) is an error, not a short inventory.
+* **Bounded lines.** A line longer than :data:`MAX_LINE` characters is malformed: its
+  name and URI would be copied into an item's identity fields, which no size cap of an
+  item may cut (real lines are under 1,000 characters).
 * **The strict line pattern** (sphobjinv's ``p_data``: the type must be
   ``domain:role``), which recovers entries Sphinx's own regex drops (names with spaces
   followed by a digit token).
@@ -28,6 +32,7 @@ from typing import Any
 
 DEFAULT_MAX_INFLATED = 64 * 1024 * 1024
 MAX_HEADER_LINES = 8
+MAX_LINE = 16_384  # characters of one entry line (docs/items.md: size bounds)
 MALFORMED_EXAMPLES = 5
 
 V1_HEADER = "# Sphinx inventory version 1"
@@ -146,6 +151,13 @@ def _inflate(compressed: bytes, cap: int) -> bytes:
                 break
     except zlib.error as exc:
         raise InventoryError(f"the compressed body is not valid zlib data ({exc})") from None
+    if not inflater.eof:
+        # zlib reads a cut stream without complaint; its entries would be a silent subset
+        # (and a refresh would tombstone the rest), so a stream must reach its end.
+        raise InventoryError(
+            f"the compressed body ends before its zlib stream does ({len(compressed)} "
+            "bytes, truncated?)"
+        )
     if len(out) > cap:
         raise InventoryError(f"the inventory inflates to more than {_mib(cap)}")
     return bytes(out)
@@ -191,6 +203,11 @@ def _parse_lines(inv: Inventory, text: str, parse_line: Any) -> None:
             line = raw.rstrip("\r")
             if not line.strip():
                 inv.malformed.append(Malformed(lineno, "blank line", raw))
+                continue
+            if len(line) > MAX_LINE:
+                inv.malformed.append(
+                    Malformed(lineno, f"longer than {MAX_LINE} characters", raw[:200])
+                )
                 continue
             result = parse_line(line)
             if isinstance(result, Entry):

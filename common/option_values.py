@@ -4,6 +4,7 @@ Pure: no I/O."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 
@@ -28,8 +29,15 @@ def positive_int(text: str) -> int:
     return value
 
 
-def positive_float(text: str) -> float:
+def _finite(text: str) -> float:
     value = float(text)
+    if not math.isfinite(value):  # float() reads "nan" and "inf"; no setting means them
+        raise ValueError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    value = _finite(text)
     if value <= 0:
         raise ValueError(f"expected a number > 0, got {value}")
     return value
@@ -46,7 +54,7 @@ def crawl_id(text: str) -> str:
 
 
 def non_negative_float(text: str) -> float:
-    value = float(text)
+    value = _finite(text)
     if value < 0:
         raise ValueError(f"expected a number >= 0, got {value}")
     return value

@@ -506,6 +506,32 @@ OPTIONS: tuple[Option, ...] = (
         inherited=True,
     ),
     Option(
+        "max_crawl_delay",
+        values.non_negative_float,
+        "cap on a robots.txt Crawl-delay, seconds (status shows a delay it capped)",
+        _RUNNERS,
+        metavar="SECONDS",
+        inherited=True,
+    ),
+    Option(
+        "max_doc_chars",
+        values.positive_int,
+        "characters of an item's doc and of its doc_markdown, each; beyond, cut with a "
+        "truncation marker (docs/items.md)",
+        _RUNNERS,
+        metavar="N",
+        inherited=True,
+    ),
+    Option(
+        "max_item_mb",
+        values.positive_float,
+        "size of one item's JSON; beyond, its longest fields are cut (a page's items "
+        "together: 16 times the page, within 1 and 4 items' worth)",
+        _RUNNERS,
+        metavar="MB",
+        inherited=True,
+    ),
+    Option(
         "extract_budget",
         values.non_negative_float,
         "seconds extracting one page may take (keep it below --lease); a page past it is "

@@ -8,7 +8,14 @@ generated and off-site pages. Pure: no Redis, no Scrapy, no network.
   the page is what precedes the first one. dirhtml's ``''`` and ``a/`` URIs are pages
   too (a ``file://`` directory page is fetched as its ``index.html``).
 * Entries resolving to another scheme or host, or outside the inventory's directory,
-  are ``offsite``: reported, never fetched.
+  are ``offsite``: reported, never fetched. "Outside" is judged on the path as a file
+  system or a server may read it (``contained``): percent-decoded until it no longer
+  changes (``%2e%2e``, ``..%2f``, ``%252e``), backslashes as separators, ``;params``
+  dropped, then dot segments resolved. A path that needs any of that to show a ``.`` or
+  ``..`` segment is ``offsite`` even if it stays inside: no real inventory has one, and
+  the encoded form is never sent to a server.
+* Entries are grouped by the page URL **as fetched** (``common/sharding.fetched_url``),
+  the task id's input: two spellings of one request are one task, two requests are two.
 * Generated pages (``genindex``, ``search``, ``*-modindex``) are ``skipped``: their
   entries (Sphinx's built-in labels) get items without a fetch.
 * One item per key ``domain:role:name``: later rows with a key already seen are
@@ -20,10 +27,10 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 from common.inventory import Entry, Inventory
-from common.sharding import task_id_for
+from common.sharding import fetched_url, task_id_for
 
 GENERATED_PAGE = re.compile(r"^(genindex(-.*)?|search|([a-z0-9]+-)?modindex)$")
 
@@ -93,7 +100,63 @@ def offsite_reason(page_url: str, base_url: str) -> str | None:
         return f"points to another site ({page.scheme}://{page.netloc})"
     if not page.path.startswith(base.path):
         return f"outside the inventory's directory {base.path}"
+    inside = contained(page.path[len(base.path) :])
+    if inside is None:
+        return f"outside the inventory's directory {base.path} (its path decodes to '..')"
+    if not inside:
+        return f"its path hides a '.' or '..' segment ({page.path[len(base.path) :][:80]!r})"
     return None
+
+
+_DECODE_ROUNDS = 4  # %25 nested deeper than this is refused as hiding something
+_UNICODE_ESCAPE = re.compile(r"%u([0-9a-fA-F]{4})")  # IIS's %u002e
+_OVERLONG = {"\xc0\xae": ".", "\xc0\xaf": "/", "\xc1\x9c": "\\"}  # old IIS decoders
+
+
+def contained(relative: str) -> bool | None:
+    """Whether a path relative to the site's folder stays in it however a file system or
+    a server reads it: True (plain), False (inside, but only after decoding shows a dot
+    segment), None (it escapes)."""
+    plain = True
+    variant = relative
+    for _ in range(_DECODE_ROUNDS + 1):
+        depth = _depth(variant)
+        if depth is None:
+            return None
+        if depth < 0:
+            plain = False
+        decoded = _decode_once(variant)
+        if decoded == variant:
+            return plain
+        variant = decoded
+    return None  # still changing after every round: nothing legitimate nests %25 so deep
+
+
+def _decode_once(path: str) -> str:
+    path = _UNICODE_ESCAPE.sub(lambda m: chr(int(m[1], 16)), path)
+    decoded = unquote(path, encoding="latin-1")  # bytes as they are: overlong forms stay
+    for overlong, char in _OVERLONG.items():
+        decoded = decoded.replace(overlong, char)
+    return decoded
+
+
+def _depth(path: str) -> int | None:
+    """Levels below the folder the path ends at; None if some ``..`` leaves it; -1 if it
+    stays inside but has a ``.``/``..`` segment (backslashes separate, ``;params``
+    dropped, as some servers read them)."""
+    depth, dotted = 0, False
+    for raw in path.replace("\\", "/").split("/"):
+        segment = raw.split(";", 1)[0]
+        if segment == "..":
+            dotted = True
+            depth -= 1
+            if depth < 0:
+                return None
+        elif segment == ".":
+            dotted = True
+        elif segment:
+            depth += 1
+    return -1 if dotted else depth
 
 
 def plan_crawl(inventory: Inventory, inventory_url: str) -> Plan:
@@ -101,19 +164,21 @@ def plan_crawl(inventory: Inventory, inventory_url: str) -> Plan:
     pages: dict[str, Page] = {}
     seen: set[str] = set()
     duplicates: list[Entry] = []
-    page_urls: dict[str, str] = {}  # path -> page URL: ~30 entries share each page
+    # path -> (page URL, the URL as fetched): ~30 entries share each page
+    page_urls: dict[str, tuple[str, str]] = {}
     for entry in inventory.entries:
         if entry.key in seen:
             duplicates.append(entry)
             continue
         seen.add(entry.key)
         path, anchor = split_uri(entry.uri)
-        page_url = page_urls.get(path) or page_urls.setdefault(
-            path, urljoin(base, path) if path else base
-        )
-        page = pages.get(page_url)
+        urls = page_urls.get(path)
+        if urls is None:
+            page_url = urljoin(base, path) if path else base
+            urls = page_urls[path] = (page_url, fetched_url(page_url))
+        page = pages.get(urls[1])  # one task per request: the first spelling names it
         if page is None:
-            page = pages[page_url] = _new_page(page_url, base)
+            page = pages[urls[1]] = _new_page(urls[0], base)
         page.targets.append(PageTarget(entry, anchor))
     return Plan(base_url=base, pages=list(pages.values()), entries=len(seen), duplicates=duplicates)
 

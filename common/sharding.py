@@ -1,11 +1,16 @@
 """Page fingerprints, task ids and slots. Pure: no Redis, no Scrapy.
 
-A page's fingerprint is Scrapy's default request fingerprint of a GET of the page URL
-without its fragment (``scrapy.utils.request.RequestFingerprinter``, format 2.7+:
-SHA1 of the JSON of method, canonical URL, body and no headers). It is recomputed here
-with w3lib's ``canonicalize_url`` so that the producer, the Lua scripts and any
-operator with ``redis-cli`` agree on it without importing Scrapy; a unit test checks it
-against Scrapy's own fingerprinter.
+A page's fingerprint is the SHA1 of the JSON of method, URL, body and no headers (the
+layout of Scrapy's default request fingerprint) of a GET of the page **as it is
+fetched**: the URL without its fragment, through w3lib's ``safe_url_string`` exactly as
+Scrapy's ``Request`` sends it (non-ASCII and spaces percent-encoded, nothing else
+changed). Two page URLs share a task id only when they are the same request on the wire.
+
+It is not Scrapy's own fingerprint, whose ``canonicalize_url`` sorts query arguments and
+decodes percent-escapes: ``q.html?a=1&b=2`` and ``q.html?b=2&a=1`` (two requests a
+server may answer differently) had one task id, and the producer's ``seen`` set dropped
+the second page with all its entries. ``common/plan.py`` groups entries by this same
+fetched URL, so ``caf%C3%A9.html`` and ``café.html`` (one request) are one task.
 
 The task id is the first 16 hex digits of the fingerprint, and the slot of a task is
 ``int(first 8 hex digits, 16) % slots``, the same rule ``reshard.lua`` applies inside
@@ -18,19 +23,20 @@ from __future__ import annotations
 import hashlib
 import json
 
-from w3lib.url import canonicalize_url
+from w3lib.url import safe_url_string
 
 TASK_ID_HEX = 16
 
 
+def fetched_url(url: str) -> str:
+    """The URL a GET of ``url`` requests: fragment dropped, then as Scrapy's ``Request``
+    sends it (``safe_url_string``)."""
+    return safe_url_string(url.split("#", 1)[0])
+
+
 def page_fingerprint(url: str) -> str:
-    """Hex SHA1 fingerprint of ``GET url`` (fragment dropped), as Scrapy computes it."""
-    data = {
-        "method": "GET",
-        "url": canonicalize_url(url, keep_fragments=False),
-        "body": "",
-        "headers": {},
-    }
+    """Hex SHA1 fingerprint of ``GET url`` as fetched (module docstring)."""
+    data = {"method": "GET", "url": fetched_url(url), "body": "", "headers": {}}
     return hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 

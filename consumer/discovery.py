@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from common.items import CrawlInfo, bucket_count
+from common.plan import base_of
 from consumer.heartbeat import beat_crawl
 from consumer.slots import SlotPolicy
 from frontier.hosts import origin_of
@@ -42,6 +43,7 @@ class ServedCrawl:
     slots: SlotPolicy
     listed_at: float | None  # its score in the registry when seen (None: pinned)
     origin: str | None  # the host its pages are on (None: a local site)
+    base: str = ""  # the inventory's folder: pages outside it are never fetched
     dead_recorded: set[str] = field(default_factory=set)  # dead pages given failed items
 
 
@@ -108,6 +110,7 @@ async def attach(worker: Worker, crawl_id: str, listed_at: float | None) -> None
         slots=SlotPolicy(session, worker.id, worker.config, layout.slots),
         listed_at=listed_at,
         origin=origin_of(meta.get("inventory_url") or ""),
+        base=base_of(meta["inventory_url"]) if meta.get("inventory_url") else "",
     )
     worker.crawls[crawl_id] = served
     worker.rotation.add(crawl_id, int(meta.get("weight") or 1))
@@ -133,3 +136,18 @@ async def detach(worker: Worker, served: ServedCrawl, finished: bool) -> None:
     with contextlib.suppress(Exception):
         await served.slots.leave()
     log.info("crawl %s complete; consumer %s leaves it", crawl_id, worker.id)
+
+
+async def leave_failed(worker: Worker, crawl_id: str) -> None:
+    """A crawl whose producer failed before enqueueing (produce_failed.lua made it
+    `failed`, e.g. a refresh round whose inventory is cut short) gets no task: leave it,
+    instead of waiting for a completion that cannot come."""
+    session = worker.frontier.crawl(crawl_id)
+    state = await worker.outages.call(lambda: session.redis.hget(session.keys.meta, "state"))
+    if state != CrawlState.FAILED:
+        return
+    served = worker.crawls.get(crawl_id)
+    if served is not None:
+        await detach(worker, served, finished=True)
+    else:
+        worker._completed.add(crawl_id)

@@ -11,7 +11,11 @@ dead letter.
 
 Scrapy's own ``RedirectMiddleware`` never sees page requests (they carry
 ``handle_httpstatus_all``); it still follows robots.txt redirects, whose targets the
-address policy of :mod:`consumer.addresses` guards.
+address policy of :mod:`consumer.addresses` guards, and ``consumer/robots.py`` holds to
+the site's origin. A ``<meta http-equiv="refresh">`` of a page (sphinx-reredirects'
+stubs) is a redirect too, under the same rules: Scrapy's ``MetaRefreshMiddleware`` is
+off (it followed one to any host, and decoded the page with whatever charset the server
+named: ``rot13`` dead-lettered it with a ``LookupError``).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from w3lib.html import get_meta_refresh
 from w3lib.url import safe_url_string
 
 from frontier.hosts import origin_of
@@ -29,6 +34,8 @@ OFFSITE = "invcrawl_offsite"  # why a page is offsite: set on the response's req
 DEAD = "invcrawl_redirect_dead"  # why a redirect chain is a dead letter
 MAX_REDIRECTS = 10
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+META_REFRESH_MAX_DELAY = 100  # seconds: a longer refresh is a page, not a redirect (Scrapy's)
+META_SCAN = 8192  # bytes of a page searched for the refresh (it sits in <head>)
 SCHEMES = ("http", "https")
 
 
@@ -78,25 +85,47 @@ class SiteRedirectMiddleware:
         return cls(crawler, frozenset(h.lower() for h in hosts))
 
     def process_response(self, request: Any, response: Any) -> Any:
-        if CLAIM not in request.meta or response.status not in REDIRECT_STATUSES:
+        if CLAIM not in request.meta:
             return response
-        location = response.headers.get(b"Location")
-        if not location:
-            return response  # a 3xx without a target: classified like any other status
-        target = safe_url_string(urljoin(request.url, location.decode("latin-1")))
+        if response.status in REDIRECT_STATUSES:
+            location = response.headers.get(b"Location")
+            if not location:
+                return response  # a 3xx without a target: classified like any other status
+            target = location.decode("latin-1")
+        elif response.status == 200 and (target := _meta_refresh(request.url, response)):
+            pass
+        else:
+            return response
+        return self._follow(request, response, safe_url_string(urljoin(request.url, target)))
+
+    def _follow(self, request: Any, response: Any, target: str) -> Any:
+        how = f"HTTP {response.status}" if response.status != 200 else "a meta refresh"
         hops: list[str] = list(request.meta.get(HOPS, []))
         if target in hops or target == request.url or len(hops) >= MAX_REDIRECTS:
             request.meta[DEAD] = (
-                f"redirect loop or more than {MAX_REDIRECTS} redirects "
-                f"(HTTP {response.status} to {target})"
+                f"redirect loop or more than {MAX_REDIRECTS} redirects ({how} to {target})"
             )
             return response
         site = site_origin(request, self.crawler.spider)
         if not redirect_allowed(site, target, self.allow_hosts):
-            request.meta[OFFSITE] = (
-                f"HTTP {response.status} redirects off the site ({site}) to {target}"
-            )
+            verb = "redirects" if response.status != 200 else "refreshes"
+            request.meta[OFFSITE] = f"{how} {verb} off the site ({site}) to {target}"
             return response
         meta = {**request.meta, HOPS: [*hops, request.url]}
         meta.pop("download_slot", None)
         return request.replace(url=target, meta=meta, dont_filter=True)
+
+
+def _meta_refresh(url: str, response: Any) -> str | None:
+    """The target of an HTML page's immediate ``<meta http-equiv="refresh">``, if any."""
+    head = bytes(response.body[:META_SCAN])
+    if b"refresh" not in head.lower():
+        return None
+    content_type = response.headers.get(b"Content-Type") or b"text/html"
+    if b"html" not in content_type.lower():
+        return None
+    # Latin-1 reads any bytes; a refresh URL is ASCII (anything else is percent-encoded).
+    delay, target = get_meta_refresh(head.decode("latin-1"), url)
+    if target is None or delay is None or delay >= META_REFRESH_MAX_DELAY:
+        return None
+    return target

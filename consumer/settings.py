@@ -47,6 +47,9 @@ def base_settings(config: Config) -> dict[str, Any]:
         },
         "TWISTED_DNS_RESOLVER": "consumer.addresses.GuardedResolver",
         "INVCRAWL_ALLOW_HOSTS": list(config.allow_hosts),
+        # robots.txt: its Crawl-delay capped, its parsing under the extract budget
+        "INVCRAWL_MAX_CRAWL_DELAY": config.max_crawl_delay,
+        "INVCRAWL_EXTRACT_BUDGET": config.extract_budget,
         "TELNETCONSOLE_ENABLED": False,
         # Scrapy 2.19's remote control runs Python code sent to an HTTP port of every
         # process (token in a file of the user's profile): never in a crawler fleet. It
@@ -68,10 +71,12 @@ def consumer_settings(config: Config) -> dict[str, Any]:
             # it start 100 asyncio tasks per page (scraper._parallel_asyncio).
             "CONCURRENT_ITEMS": 1,
             "ITEM_PIPELINES": {"consumer.pipelines.CommitPipeline": 100},
-            # Page redirects within the site only (consumer/redirects.py).
+            # Page redirects within the site only (consumer/redirects.py), meta refreshes
+            # included: Scrapy's own follows them anywhere.
             "DOWNLOADER_MIDDLEWARES": {
                 **settings["DOWNLOADER_MIDDLEWARES"],
-                "consumer.redirects.SiteRedirectMiddleware": 590,
+                "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
+                "consumer.redirects.SiteRedirectMiddleware": 585,  # after decompression
             },
         }
     )

@@ -15,9 +15,11 @@ from scrapy.http import Response
 from scrapy_redis.connection import get_redis_from_settings
 from twisted.python.failure import Failure
 
+from common.bounds import SizeLimits, bound_items
 from common.config import Config
 from common.extract import Target, extract_page
-from common.items import ItemStatus, PageOutcome, build_item, status_items
+from common.items import ItemStatus, PageOutcome, build_sized_item, checksum, status_items
+from common.plan import offsite_reason
 from common.validators import response_validators
 from consumer import addresses, redirects
 from consumer.budget import ExtractionTimeout, budget
@@ -52,6 +54,8 @@ class PageSpider(Spider):
         self.worker = worker
         self.host_gate = worker.hosts  # read by the politeness and robots.txt middlewares
         self.max_page_bytes = max_page_bytes
+        config = worker.config
+        self.limits = SizeLimits(config.max_doc_chars, int(config.max_item_mb * 1024 * 1024))
 
     @classmethod
     def from_crawler(
@@ -92,6 +96,10 @@ class PageSpider(Spider):
                 status = ItemStatus(task.status)
                 items = status_items(self.worker.crawl_info(claim), task, status, task.reason)
                 yield PageResult(claim, PageOutcome(task.status), items)
+                continue
+            escapes = self._outside(claim)
+            if escapes:  # the producer's plan refuses these; a queue written otherwise too
+                yield self._status_result(claim, escapes, PageOutcome.OFFSITE)
                 continue
             yield Request(
                 task.download_url,
@@ -167,10 +175,20 @@ class PageSpider(Spider):
         # Links are re-based on the page's canonical URL unless the server redirected.
         base = task.url if response.url == task.download_url else response.url
         contents = extract_page(body, base, targets, encoding=encoding)
-        return [
-            build_item(crawl, task, entry, content)
+        sized = [
+            build_sized_item(crawl, task, entry, content)
             for entry, content in zip(task.entries, contents, strict=True)
         ]
+        items = [item for item, _ in sized]
+        sizes = [size for _, size in sized]
+        return bound_items(items, self.limits, len(body), checksum, sizes)  # docs/items.md
+
+    def _outside(self, claim: Claim) -> str | None:
+        """Why the task's URL is not on the crawl's site (its folder, once decoded)."""
+        served = self.worker.crawls.get(claim.crawl_id)
+        if served is None or not served.base:
+            return None
+        return offsite_reason(claim.task.download_url, served.base)
 
     def _status_result(
         self, claim: Claim, reason: str, outcome: PageOutcome = PageOutcome.NOT_FOUND

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from common.config import Config
 from common.items import CrawlInfo, PageOutcome, prepare
 from consumer.dead_pages import record_dead_pages
-from consumer.discovery import ServedCrawl, detach, discover, next_look_in
+from consumer.discovery import ServedCrawl, detach, discover, leave_failed, next_look_in
 from consumer.failures import Outcome, backoff_delay
 from consumer.heartbeat import beat_fleet, heartbeat_loop
 from consumer.outages import Outages, StatSink
@@ -178,6 +178,8 @@ class Worker:
                 if producer in (None, ProducerState.RUNNING):
                     log.error("the producer stopped before crawl %s was produced", crawl_id)
                     self.request_stop()
+                elif producer == ProducerState.FAILED:
+                    await leave_failed(self, crawl_id)
         return False
 
     def _all_done(self) -> bool:

@@ -5,6 +5,11 @@ its robots.txt, fetched once and shared.
 A host is the origin of a page URL: ``scheme://host:port`` (default port spelled out).
 Its keys carry the origin as their hash tag (``frontier/keys.HostKeys``), so every
 script here touches one Redis Cluster hash slot and never a crawl's keys.
+
+Every host key expires: permits a lease after the last one, robots.txt and its lock
+with their own TTL, and the state :data:`STATE_TTL_MS` after its last write (longer than
+any start it schedules, any block, and twice a shared robots.txt's life,
+``consumer/robots.ROBOTS_TTL``, after which the delay is written again).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from frontier.keys import HOSTS, HostKeys
 from frontier.scripts import Scripts
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
+STATE_TTL_MS = 2 * 3600 * 1000
 
 
 def origin_of(url: str) -> str | None:
@@ -56,7 +62,7 @@ class Hosts:
         granted, wait_ms, why = await self.scripts.run(
             "host_acquire",
             {"permits": k.permits, "state": k.state},
-            [token, limit, delay_ms, lease_ms],
+            [token, limit, delay_ms, lease_ms, STATE_TTL_MS],
         )
         return Grant(granted == 1, int(wait_ms), str(why))
 
@@ -74,12 +80,18 @@ class Hosts:
         """No consumer starts a request on the host for ``block_ms``; returns until when."""
         return int(
             await self.scripts.run(
-                "host_block", {"state": HostKeys(origin).state}, [block_ms, reason]
+                "host_block", {"state": HostKeys(origin).state}, [block_ms, reason, STATE_TTL_MS]
             )
         )
 
-    async def set_robots_delay(self, origin: str, delay_ms: int) -> None:
-        await self.redis.hset(HostKeys(origin).state, "robots_delay_ms", delay_ms)
+    async def set_robots_delay(self, origin: str, delay_ms: int, asked_s: float = 0.0) -> None:
+        """The host's robots.txt Crawl-delay: ``delay_ms`` applied (0: none), the
+        ``asked_s`` seconds its file says (more than applied: capped, shown by status)."""
+        await self.scripts.run(
+            "host_robots",
+            {"state": HostKeys(origin).state},
+            [delay_ms, f"{asked_s:g}", STATE_TTL_MS],
+        )
 
     # -- robots.txt, fetched by one consumer for all --------------------------------------
 
@@ -115,16 +127,27 @@ class Hosts:
         pipe.hgetall(k.state)
         in_flight, state = await pipe.execute()
         blocked = int(state.get("blocked_until") or 0)
-        delay_ms = max(int(state.get("delay_ms") or 0), int(state.get("robots_delay_ms") or 0))
+        robots_ms = int(state.get("robots_delay_ms") or 0)
+        delay_ms = max(int(state.get("delay_ms") or 0), robots_ms)
+        asked = _seconds(state.get("robots_delay_asked"))
         return {
             "host": origin,
             "in_flight": int(in_flight),
             "limit": int(state["limit"]) if state.get("limit") else None,
             "delay_s": delay_ms / 1000,
-            "robots_delay_s": int(state.get("robots_delay_ms") or 0) / 1000,
+            "robots_delay_s": robots_ms / 1000,
+            # the Crawl-delay the robots.txt asked for, when --max-crawl-delay capped it
+            "robots_delay_capped_from": asked if asked > robots_ms / 1000 else None,
             "blocked_until": blocked if blocked > now_ms else None,
             "block_reason": state.get("block_reason") if blocked > now_ms else None,
             "blocks": int(state.get("blocks") or 0),
             "started": int(state.get("started") or 0),
             "last_at": int(state.get("last_at") or 0) or None,
         }
+
+
+def _seconds(text: str | None) -> float:
+    try:
+        return float(text or 0)
+    except ValueError:
+        return 0.0

@@ -71,8 +71,10 @@ key                                 type    holds
                                             flight on host ``H``, fleet-wide
 ``invcrawl:host:{H}:state``         HASH    ``next_at`` (next start allowed), ``blocked_until``
                                             and ``block_reason`` (429/503 Retry-After),
-                                            ``robots_delay_ms`` (Crawl-delay), ``limit``,
-                                            ``delay_ms``, ``started``, ``blocks``, ``last_at``
+                                            ``robots_delay_ms`` (Crawl-delay, capped) and
+                                            ``robots_delay_asked``, ``limit``, ``delay_ms``,
+                                            ``started``, ``blocks``, ``last_at``; expires
+                                            (``hosts.STATE_TTL_MS`` after its last write)
 ``invcrawl:host:{H}:robots``        STRING  robots.txt as JSON ``{status, body, fetched_at}``,
                                             shared by every consumer; expires (EX)
 ``invcrawl:host:{H}:robots:lock``   STRING  the consumer fetching robots.txt (PX lease)

@@ -36,7 +36,7 @@ from frontier.states import CrawlState, ProducerState
 from frontier.status import crawl_summaries, crawl_summary
 from invcrawl.crawl_outputs import CrawlOutputs
 from invcrawl.errors import EXIT_DEAD_PAGES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
-from invcrawl.render import duration, fleet_progress_line, progress_line
+from invcrawl.render import duration, fleet_progress_line, progress_line, terminal_safe
 
 MAX_RESPAWNS = 20
 log = logging.getLogger("invcrawl.crawl")
@@ -379,4 +379,4 @@ class CrawlRun:
             )
 
     def say(self, text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
+        print(terminal_safe(text), file=sys.stderr, flush=True)  # errors quote sites

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from common.secrets import mask_secrets
+from invcrawl.render import terminal_safe
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the job ran and failed (e.g. the inventory could not be fetched)
@@ -19,5 +20,5 @@ class UserError(Exception):
 
 
 def fail(message: str, code: int = EXIT_FAILED) -> int:
-    print(f"invcrawl: error: {mask_secrets(message)}", file=sys.stderr)
+    print(f"invcrawl: error: {terminal_safe(mask_secrets(message))}", file=sys.stderr)
     return code

@@ -1,12 +1,53 @@
-"""Human-readable output, sized for an 80-column terminal. Pure: data in, text out."""
+"""Human-readable output, sized for an 80-column terminal. Pure: data in, text out.
+
+Strings a site provides (an inventory's Project and Version, its domain:role names, URLs,
+reasons and errors quoting them) reach the terminal through :func:`safe`: a control
+character (ESC starting an escape sequence, a carriage return, a bidirectional override)
+is shown escaped (``\x1b``), never written raw. Every render function returns text
+passed through :func:`terminal_safe` as well.
+"""
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import wraps
 from typing import Any
 
 WIDTH = 80
+
+# C0 and C1 controls, DEL, and the invisible format characters that reorder or hide text
+# (zero-width, bidirectional embeddings, overrides and isolates, the BOM).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+_CONTROL_BUT_NEWLINE = re.compile(
+    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
+)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match[0])
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def safe(value: Any) -> str:
+    """A site-provided value as one line of inert text: every control character escaped
+    (newlines too: a value never forges a line of its own)."""
+    text = "" if value is None else str(value)
+    return _CONTROL.sub(_escaped, text) if _CONTROL.search(text) else text
+
+
+def terminal_safe(text: str) -> str:
+    """Text for the terminal: control characters escaped, the newlines kept."""
+    return _CONTROL_BUT_NEWLINE.sub(_escaped, text) if _CONTROL_BUT_NEWLINE.search(text) else text
+
+
+def _terminal(render: Callable[..., str]) -> Callable[..., str]:
+    @wraps(render)
+    def wrapped(*args: Any, **kwargs: Any) -> str:
+        return terminal_safe(render(*args, **kwargs))
+
+    return wrapped
 
 
 def bar(done: int, total: int, width: int = 30) -> str:
@@ -26,6 +67,7 @@ def duration(seconds: float | None) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
+@_terminal
 def progress_line(s: dict[str, Any]) -> str:
     """One line for the crawl command's live progress."""
     by = s["items_by_status"]
@@ -43,6 +85,7 @@ def progress_line(s: dict[str, Any]) -> str:
     return line[: WIDTH - 1]
 
 
+@_terminal
 def fleet_progress_line(crawls: list[dict[str, Any]]) -> str:
     """One line for the live progress of a multi-site crawl: every crawl together."""
     total = sum(c["pages_total"] for c in crawls)
@@ -74,13 +117,14 @@ def wrap(label: str, parts: Iterable[str], sep: str = "  ") -> list[str]:
     return [((label if i == 0 else pad) + text)[:WIDTH] for i, text in enumerate(lines)]
 
 
+@_terminal
 def render_status(s: dict[str, Any]) -> str:
     """The status of one crawl; every line fits in WIDTH columns, whatever the figures."""
     by = s["items_by_status"]
     title = f"crawl {s['crawl_id']}  [{s['state']}]"
     if s.get("project"):
-        title += f"  {s['project']} {s.get('version') or ''}".rstrip()
-    lines = [title[:WIDTH], f"site     {s.get('site') or '-'}"[:WIDTH]]
+        title += f"  {safe(s['project'])} {safe(s.get('version'))}".rstrip()
+    lines = [title[:WIDTH], f"site     {safe(s.get('site')) or '-'}"[:WIDTH]]
     settled = s["pages_done"] + s["pages_dead"]
     figures = f"  {s['pages_done']} done, {s['pages_dead']} dead / {s['pages_total']}"
     # "pages    " + bar (its width + 9 columns) + figures
@@ -126,7 +170,7 @@ def render_status(s: dict[str, Any]) -> str:
     if s.get("refresh_round") or s.get("next_refresh_at"):
         lines += wrap("refresh  ", refresh_parts(s, s.get("server_time")))
     if s.get("error"):
-        lines.append(f"error    {s['error']}"[:WIDTH])
+        lines.append(f"error    {safe(s['error'])}"[:WIDTH])
     lines.append("")
     lines.append(f"{'slot':>4} {'queued':>7} {'inflight':>8} {'delayed':>7} {'dead':>5}  owner")
     for row in s["per_slot"]:
@@ -141,6 +185,7 @@ def render_status(s: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@_terminal
 def render_fleet(fleet: dict[str, Any]) -> str:
     """Every crawl on one line, then every busy host; each line fits in WIDTH columns."""
     crawls, hosts, t = fleet["crawls"], fleet["hosts"], fleet["totals"]
@@ -161,7 +206,7 @@ def render_fleet(fleet: dict[str, Any]) -> str:
             f"{c['pages_dead']:>5} {rate:>8}"[:WIDTH]
         )
         if c.get("error"):
-            lines.append(f"  error: {c['error']}"[:WIDTH])
+            lines.append(f"  error: {safe(c['error'])}"[:WIDTH])
     if hosts:
         lines += ["", f"{'host':<38} {'in flight':>9} {'delay':>7}  blocked until"]
         for h in hosts:
@@ -169,22 +214,29 @@ def render_fleet(fleet: dict[str, Any]) -> str:
             blocked = "-"
             if h["blocked_until"]:
                 blocked = time.strftime("%H:%M:%S", time.localtime(h["blocked_until"] / 1000))
-                blocked += f" ({h['block_reason']})" if h.get("block_reason") else ""
+                blocked += f" ({safe(h['block_reason'])})" if h.get("block_reason") else ""
             lines.append(
-                f"{h['host'][:38]:<38} {limit:>9} {h['delay_s']:>6.2f}s  {blocked}"[:WIDTH]
+                f"{safe(h['host'])[:38]:<38} {limit:>9} {h['delay_s']:>6.2f}s  {blocked}"[:WIDTH]
             )
+            if h.get("robots_delay_capped_from"):
+                lines.append(
+                    f"  robots.txt Crawl-delay {h['robots_delay_capped_from']:g}s capped to "
+                    f"{h['robots_delay_s']:g}s (--max-crawl-delay)"[:WIDTH]
+                )
     return "\n".join(lines)
 
 
+@_terminal
 def render_status_view(data: dict[str, Any]) -> str:
     """One crawl in detail, or the fleet."""
     return render_fleet(data) if "crawls" in data else render_status(data)
 
 
+@_terminal
 def render_inventory(summary: dict[str, Any]) -> str:
     lines = [
-        f"inventory {summary['url']}",
-        f"project   {summary.get('project') or '-'} {summary.get('version') or ''}".rstrip(),
+        f"inventory {safe(summary['url'])}",
+        f"project   {safe(summary.get('project')) or '-'} {safe(summary.get('version'))}".rstrip(),
         f"format    {summary['format']}, {summary['compressed_size']} bytes, inflated "
         f"{summary['inflated_size']} bytes",
         f"lines     {summary['body_lines']} = {summary['parsed']} parsed + "
@@ -197,23 +249,25 @@ def render_inventory(summary: dict[str, Any]) -> str:
         "types:",
     ]
     for name, count in sorted(summary.get("types", {}).items(), key=lambda kv: -kv[1]):
-        lines.append(f"  {name:<30} {count:>7}")
+        lines.append(f"  {safe(name):<30} {count:>7}")
     for bad in summary.get("malformed_examples", []):
         lines.append(f"malformed line {bad['lineno']}: {bad['reason']}: {bad['text'][:50]!r}")
     return "\n".join(lines)
 
 
+@_terminal
 def render_dlq(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return "the dead-letter queue is empty"
     lines = [f"{'task id':<17} {'tries':>5}  {'died':<19}  reason / url"]
     for row in rows:
         died = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row["died_at"] / 1000))
-        lines.append(f"{row['id']:<17} {row['tries'] or 0:>5}  {died}  {row['reason']}")
-        lines.append(f"{'':<45}{row['url']}"[:WIDTH])
+        lines.append(f"{row['id']:<17} {row['tries'] or 0:>5}  {died}  {safe(row['reason'])}")
+        lines.append(f"{'':<45}{safe(row['url'])}"[:WIDTH])
     return "\n".join(lines)
 
 
+@_terminal
 def render_report(report: dict[str, Any]) -> str:
     cols = [
         "total",
@@ -231,7 +285,7 @@ def render_report(report: dict[str, Any]) -> str:
         f"{'domain:role':<23}" + "".join(f"{h:>7}" for h in short),
     ]
     for name, row in [*report["roles"].items(), ("TOTAL", report["totals"])]:
-        lines.append(f"{name[:23]:<23}" + "".join(f"{row.get(c, 0):>7}" for c in cols))
+        lines.append(f"{safe(name)[:23]:<23}" + "".join(f"{row.get(c, 0):>7}" for c in cols))
     return "\n".join(lines)
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 from lxml import etree
 
+from common.bounds import truncate
+
 from .anchors import Located, children_items, locate, section_title
 from .doctext import DocText
 from .fields import parse_fields
@@ -40,6 +42,11 @@ class Target:
 
 
 _CAPTIONS = frozenset(("figcaption", "caption"))
+# An anchor_missing entry with nothing to fall back on gets the page's introduction, at
+# most this long (doc and doc_markdown each): never the page, which 300 entries of one
+# inventory would copy 300 times (docs/items.md, size bounds).
+INTRO_CHARS = 2000
+_INTRO = "\x00intro"
 
 
 def _empty(status: str, reason: str | None) -> dict[str, Any]:
@@ -118,18 +125,17 @@ class _PageExtractor:
         if el is None:
             el, reason = self._fallback(t)
             status = "anchor_missing"
-        loc = (
-            locate(el, page.main)
-            if el is not None
-            else Located("page", page.main, body=[page.main])
-        )
+        loc = locate(el, page.main) if el is not None else self._intro()
         return loc, status, reason
 
     def extract(self, t: Target, loc: Located, status: str, reason: str | None) -> dict[str, Any]:
         exclude = loc.kind in ("object", "term") or t.role == "module"
         if t.role == "module" and loc.kind in ("section", "span"):
             loc = self._module_intro(loc)
-        key = (t.anchor if status == "ok" else "\x00" + t.anchor, exclude, loc.kind)
+        if loc.kind == "intro":  # every missing anchor without a fallback: one rendering
+            key = (_INTRO, False, "intro")
+        else:
+            key = (t.anchor if status == "ok" else "\x00" + t.anchor, exclude, loc.kind)
         content = self._content.get(key)
         if content is None:  # first entry with this body: it gets the rendered dict itself
             out = self._content[key] = self._render(loc, t, exclude)
@@ -157,6 +163,32 @@ class _PageExtractor:
             intro.append(item)
         return Located("span", loc.element, body=intro, section=loc.section)
 
+    def _intro(self) -> Located:
+        """The page's introduction: the prose of its top section (or of main) before the
+        first subsection or object description, its heading left out, as many blocks as
+        reach INTRO_CHARS of text (the rendering is then cut to it)."""
+        main = self.page.main
+        top = [c for c in main if isinstance(c.tag, str)]
+        holder = top[0] if len(top) == 1 and is_section(top[0]) else main
+        members, has_members = self.page.members, self.page.has_members
+        intro: list[Element | str] = []
+        seen = 0
+        for item in children_items(holder):
+            if seen >= INTRO_CHARS:
+                break
+            if isinstance(item, str):
+                intro.append(item)
+                seen += len(item.strip())
+                continue
+            if not isinstance(item.tag, str) or item.tag in HEADINGS:
+                continue
+            if is_section(item) or item in members or item in has_members:
+                break
+            intro.append(item)
+            seen += len(raw_text(item).strip())
+        section = holder if is_section(holder) else None
+        return Located("intro", holder, body=intro, section=section)
+
     def _fallback(self, t: Target) -> tuple[Element | None, str]:
         """Best effort for an anchor that is not on the page (reported as anchor_missing)."""
         why = f"anchor {t.anchor!r} not found on page"
@@ -170,7 +202,7 @@ class _PageExtractor:
         el = self.page.ids.get(t.name)
         if el is not None:
             return el, why + "; used the element whose id is the entry name"
-        return None, why + "; content is the whole page (e.g. one object per page)"
+        return None, why + "; content is the page's introduction"
 
     def _render(self, loc: Located, t: Target, exclude: bool) -> dict[str, Any]:
         content = _empty("ok", None)
@@ -195,7 +227,10 @@ class _PageExtractor:
             hint = return_annotation(dt, md.dt_raw(dt))
             ps, returns, raises = parse_fields(body, sig_params, hint)
             content.update(params=ps, returns=returns, raises=raises)
-        if loc.kind in ("object", "term", "span"):
+        if loc.kind == "intro":
+            content["doc"] = truncate(content["doc"], INTRO_CHARS)
+            content["doc_markdown"] = truncate(content["doc_markdown"], INTRO_CHARS, markdown=True)
+        if loc.kind in ("object", "term", "span", "intro"):
             content["versions"] = versions(body)
         elif loc.kind == "section" and loc.section is not None:
             content["versions"] = self._versions_in(loc.section)
@@ -218,7 +253,7 @@ class _PageExtractor:
 
     def _title(self, loc: Located, t: Target) -> str | None:
         kind = loc.kind
-        if kind == "page":
+        if kind in ("page", "intro"):
             return _page_title(self.page.main)
         if kind == "term":
             return dt_text(loc.element) or None

@@ -44,7 +44,7 @@ class Located:
     ``dd``'s own text or an element's tail) whose rendering is the entry's documentation.
     """
 
-    kind: str  # object | term | section | span | token | block | page
+    kind: str  # object | term | section | span | token | block | page | intro
     element: Element
     dts: list[Element] = field(default_factory=list)
     body: list[Element | str] = field(default_factory=list)

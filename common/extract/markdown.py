@@ -10,6 +10,13 @@ serializer.
 
 Text is not Markdown-escaped (a deliberate speed/readability trade-off): prose rarely contains
 sequences that change meaning, and code always sits in code spans or fences.
+
+The output is linear in the page, whatever its nesting. A list, block quote, admonition or
+parameter list indents every line inside it, so each level of nesting repeats a prefix on
+each line below, and each level costs Python frames (300 nested admonitions overflowed the
+stack): beyond :data:`MAX_NESTING` such levels, or :data:`MAX_DEPTH` elements, a block is
+its plain text. A table's rows are its own (a nested table's rows were rows of every table
+around it: 22 levels gave 296 MB), and a cell holding a table is the cell's plain text.
 """
 
 from __future__ import annotations
@@ -30,6 +37,9 @@ from .inline import (
 from .mdlist import BAIL_TAGS, fast_list, fence, indent
 from .signature import dt_text
 from .text import HEADINGS, Element, class_tokens, has_class, norm, raw_text
+
+MAX_NESTING = 10  # lists, quotes, admonitions, parameter lists around a block (real: < 6)
+MAX_DEPTH = 128  # elements above a block (libxml2 stops at 256)
 
 # fmt: off
 _DROP = frozenset((
@@ -56,6 +66,9 @@ _ADMONITIONS = frozenset((
     "admonition", "note", "warning", "tip", "hint", "important", "caution", "danger", "error",
     "attention", "seealso", "todo",
 ))
+_LEAF_BLOCKS = frozenset(("p", "pre", "hr", *HEADINGS))
+_NESTS = frozenset(("ul", "ol", "blockquote", "table"))
+_SECTIONS = frozenset(("thead", "tbody", "tfoot"))
 # fmt: on
 
 
@@ -91,6 +104,7 @@ class Markdown:
         self._dd: dict[tuple[Element, bool], str] = {}
         self._inline: dict[Element, str] = {}
         self._dt_raw: dict[Element, str] = {}
+        self._levels: dict[Element, tuple[int, int]] = {}  # element -> (depth, nesting)
 
     def prepare(self, leaves: list[Element]) -> None:
         """Convert the leaf fragments (``page.leaves``: every p, dt, heading of main) in one batch
@@ -239,9 +253,32 @@ class Markdown:
             return convert(serialize(el), self.linker)
         return "\n\n".join(self._flow_el(el, excl))
 
+    def _level(self, el: Element) -> tuple[int, int]:
+        """(elements above ``el`` and itself, nesting blocks among them): memoised along
+        the path, so the whole page costs O(elements)."""
+        levels = self._levels
+        found = levels.get(el)
+        if found is not None:
+            return found
+        path = []
+        node = el
+        while node is not None and node not in levels:
+            path.append(node)
+            node = node.getparent()
+        depth, nesting = levels[node] if node is not None else (0, 0)
+        for node in reversed(path):
+            depth += 1
+            nesting += _nests(node)
+            levels[node] = (depth, nesting)
+        return depth, nesting
+
     def _render_block(self, el: Element, excl: bool, tag: str) -> str:
         if tag == "p":  # the HTML parser never leaves a block inside <p>
             return self._convert(el)
+        if tag not in _LEAF_BLOCKS:
+            depth, nesting = self._levels.get(el) or self._level(el)
+            if depth > MAX_DEPTH or nesting > MAX_NESTING:
+                return _flat(el)
         if tag in HEADINGS:
             title = self._convert(el)
             return f"{'#' * int(tag[1])} {title}" if title else ""
@@ -273,7 +310,8 @@ class Markdown:
     def _list(self, el: Element, excl: bool, ordered: bool) -> str:
         # A C-level tag scan (no serialisation) decides between the two paths.
         if next(el.iter(*BAIL_TAGS), None) is None:
-            return fast_list(serialize(el), self.linker)
+            room = MAX_NESTING - self._level(el)[1] + 1  # list levels inside that may indent
+            return fast_list(serialize(el), self.linker, room)
         out = []
         start = el.get("start") or "1"
         n = int(start) if ordered and start.isdigit() else 1
@@ -362,12 +400,15 @@ class Markdown:
 
     def _table(self, el: Element) -> str:
         rows: list[list[str]] = []
-        for tr in el.iter("tr"):
+        for tr in _rows(el):
             cells = []
             for cell in tr:
                 if cell.tag not in ("td", "th"):
                     continue
-                md = self._leaf_or_flow(cell, False)
+                if next(cell.iter("table"), None) is not None:
+                    md = _flat(cell)  # tables inside tables flatten
+                else:
+                    md = self._leaf_or_flow(cell, False)
                 cells.append(norm(md.replace("\n", " ")).replace("|", "\\|"))
             if cells:
                 rows.append(cells)
@@ -391,6 +432,36 @@ class Markdown:
 
 
 _BLOCK_STARTS = frozenset("`>#|-*0123456789")
+
+
+def _nests(el: Element) -> int:
+    """1 for a block whose Markdown indents what it holds (or, a table, flattens it)."""
+    tag = el.tag
+    if tag in _NESTS:
+        return 1
+    if tag == "div":
+        cls = el.get("class")
+        return 1 if cls and not _ADMONITIONS.isdisjoint(cls.split()) else 0
+    if tag == "dl":  # numpydoc's parameter lists indent ("- " items); other dls do not
+        return 1 if el.find("dt/span[@class='classifier']") is not None else 0
+    return 0
+
+
+def _flat(el: Element) -> str:
+    """A block as one paragraph of its plain text (nesting beyond the limits)."""
+    return escape_stars(norm(raw_text(el)))
+
+
+def _rows(table: Element) -> list[Element]:
+    """The table's own rows: its tr children and those of its thead, tbody and tfoot (not
+    the rows of a table nested in a cell)."""
+    rows = []
+    for child in table:
+        if child.tag == "tr":
+            rows.append(child)
+        elif child.tag in _SECTIONS:
+            rows.extend(tr for tr in child if tr.tag == "tr")
+    return rows
 
 
 def _is_classifier(el: Element) -> bool:

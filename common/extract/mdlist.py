@@ -35,8 +35,11 @@ _LIST_TOKENS = re.compile(r"(<(/?)(ul|ol|li|p)\b[^>]*>)")
 _START = re.compile(r'\bstart="(\d+)"')
 
 
-def fast_list(fragment: str, linker: Linker) -> str:
-    """Markdown of a serialised list without any ``BAIL_TAGS`` element."""
+def fast_list(fragment: str, linker: Linker, room: int = 1 << 30) -> str:
+    """Markdown of a serialised list without any ``BAIL_TAGS`` element. Lists nested more
+    than ``room`` levels deep are not indented further (``markdown.MAX_NESTING``): their
+    items continue at the deepest level allowed."""
+    room = max(1, room)
     # split() alternates text and the three groups of each tag: text, tag, "/" or "", name.
     tokens = _LIST_TOKENS.split(marks(fragment, linker))
     texts = finish_many(tokens[::4])  # every text run is finished in one batch
@@ -64,7 +67,8 @@ def fast_list(fragment: str, linker: Linker) -> str:
                 current = lists[-1]
                 marker = f"{current[1]}. " if current[0] else "- "
                 current[1] += 1
-                indent = (indents[-1] if indents else "") + " " * len(marker)
+                base = indents[min(len(indents), room) - 1] if indents else ""
+                indent = base + " " * len(marker)
                 paragraphs = 0
         elif name == "p":
             continue

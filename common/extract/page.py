@@ -47,22 +47,71 @@ def _parser(encoding: str) -> etree.HTMLParser:
 
 
 def _encoding(body: bytes, declared: str | None) -> str:
-    """The caller's (HTTP) encoding, else the page's <meta charset>, else UTF-8.
+    """The caller's (HTTP) charset, else the page's <meta charset>, else UTF-8; each only
+    if it names a character set that decodes the bytes.
 
-    libxml2 would otherwise default to Latin-1 for pages without a declaration.
+    libxml2 would otherwise default to Latin-1 for pages without a declaration, and it
+    stops at the first byte its encoding cannot read: ``charset=us-ascii`` on Sphinx's
+    UTF-8 pages (a pilcrow on every one) gave items ``ok`` with empty docs. A label that
+    is not a character set (``rot13``, ``zlib``, ``base64``: Python codecs) is ignored, as
+    an unknown one is. When the page's own meta names UTF-8 and the bytes are valid UTF-8,
+    they win over a header that says otherwise (a server's default Latin-1).
     """
-    for candidate in (declared, _sniff(body)):
-        if candidate:
-            try:
-                return codecs.lookup(candidate).name
-            except LookupError:
-                continue
+    if body.startswith(codecs.BOM_UTF8):
+        return "utf-8"  # a byte order mark outranks every label (as in browsers)
+    sniffed = _sniff(body)
+    meta = _charset(sniffed) if sniffed else None
+    header = _charset(declared) if declared else None
+    if header is not None and header not in _UTF8:
+        if meta in _UTF8 and not body.isascii() and _valid_utf8(body):
+            return "utf-8"
+        if not _decodes(body, header):
+            header = None
+    if header is not None:
+        return header
+    if meta is not None and (meta in _UTF8 or _decodes(body, meta)):
+        return meta  # (UTF-8 is not checked: libxml2 replaces invalid bytes and reads on)
     return "utf-8"
 
 
+_UTF8 = frozenset(("utf-8", "utf-8-sig"))
+# Codecs Python counts as text encodings that are not character sets of a document.
+_NOT_CHARSETS = frozenset(
+    ("undefined", "unicode-escape", "raw-unicode-escape", "idna", "punycode", "charmap", "utf-7")
+)
+
+
+def _valid_utf8(body: bytes) -> bool:
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _charset(label: str) -> str | None:
+    """Python's name of the character set ``label`` names; None for anything else."""
+    try:
+        info = codecs.lookup(label)
+    except (LookupError, ValueError, TypeError):
+        return None
+    if not getattr(info, "_is_text_encoding", True) or info.name in _NOT_CHARSETS:
+        return None  # rot13 is str to str, zlib and base64 bytes to bytes
+    return info.name
+
+
+def _decodes(body: bytes, name: str) -> bool:
+    """Whether ``body`` is text in the (non UTF-8) character set ``name``."""
+    try:
+        if body.isascii():  # every ASCII-compatible set reads it; UTF-16 and -32 do not
+            return "a".encode(name) == b"a"
+        body.decode(name)
+    except (UnicodeError, LookupError):
+        return False
+    return True
+
+
 def _sniff(body: bytes) -> str | None:
-    if body.startswith(codecs.BOM_UTF8):
-        return "utf-8"
     match = _CHARSET.search(body[:4096])
     return match.group(1).decode("ascii") if match else None
 

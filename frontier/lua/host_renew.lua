@@ -21,4 +21,9 @@ for i = FIXED_ARGS + 1, #ARGV do
     lost[#lost + 1] = ARGV[i]
   end
 end
+-- The key expires a lease after its last permit would (host_acquire.lua).
+local last = redis.call('ZRANGE', permits, -1, -1, 'WITHSCORES')
+if last[2] then
+  redis.call('PEXPIRE', permits, tonumber(last[2]) + lease_ms - now)
+end
 return lost

@@ -6,9 +6,10 @@ action so that tests can make pages fail the way real hosts do: ``"500"`` / ``"5
 ``"429"`` (a status; ``"429:2"`` with ``Retry-After: 2``), ``"reset"`` (the TCP
 connection is closed abruptly, with an RST), ``"hang"`` (no answer until the client
 times out), ``"delay:<ms>"`` (the page is served after a pause: slow hosts keep
-consumers busy) and ``"redirect:<status>:<location>"``. Every request is logged with
-its start and end time as the server saw them (:attr:`StaticServer.log`), for
-politeness checks.
+consumers busy), ``"redirect:<status>:<location>"`` and ``"type:<Content-Type>"`` (the
+file served with that header, e.g. a charset that does not match its bytes). Every
+request is logged with its start and end time as the server saw them
+(:attr:`StaticServer.log`), for politeness checks.
 
 ``validators`` chooses how the server answers conditional requests: ``"http"`` (the
 default of Python's server: ``Last-Modified`` and ``If-Modified-Since``), ``"etag"`` (also
@@ -97,6 +98,16 @@ class _Handler(SimpleHTTPRequestHandler):
             super().do_GET()
             return
         self.server.faults_served.append((self.path, action))
+        if action.startswith("type:"):
+            path = self.translate_path(self.path)
+            with open(os.path.join(path, "index.html") if os.path.isdir(path) else path, "rb") as f:
+                body = f.read()
+            self.send_response(200)
+            self.send_header("Content-Type", action[5:])
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         if action == "reset":
             # SO_LINGER 0: close() sends RST, as a crashed proxy would.
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))

@@ -463,11 +463,17 @@ def test_std_doc_is_whole_main_with_h1_title() -> None:
     assert "sidebar duplicate" not in out["doc"]
 
 
-def test_anchor_missing_falls_back_to_main_content() -> None:
+def test_anchor_missing_gets_the_page_introduction_never_the_page() -> None:
+    """Nothing to fall back on: the prose before the first object or subsection, never
+    the page (docs/items.md, size bounds); this page has none before its class."""
     out = one(page(SPHINX_5), "nope", "does-not-exist")
     assert out["status"] == "anchor_missing"
-    assert "does-not-exist" in out["reason"]
-    assert "A front end to a backend." in out["doc"]
+    assert "does-not-exist" in out["reason"] and "introduction" in out["reason"]
+    assert out["doc"] == "" and out["doc_markdown"] == ""
+    assert out["title"] == "Region"
+    intro = page("<section id='m'><h1>M</h1><p>What M is for.</p>" + SPHINX_5 + "</section>")
+    out = one(intro, "nope", "does-not-exist")
+    assert out["doc"] == "What M is for." and out["doc_markdown"] == "What M is for."
 
 
 def test_anchor_missing_case_insensitive_fallback() -> None:

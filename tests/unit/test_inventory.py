@@ -263,3 +263,27 @@ def test_roundtrip_of_written_inventories(
     got = [(e.name, e.domain, e.role, e.priority, e.uri, e.dispname) for e in inv.entries]
     assert got == expected
     assert inv.body_lines == len(rows)
+
+
+@pytest.mark.parametrize("cut", [0.5, 0.9, 0.99])
+def test_a_cut_zlib_stream_is_an_error_not_a_short_inventory(cut: float) -> None:
+    """A download cut short with a consistent Content-Length: zlib inflates the part it
+    has without complaint; the inventory must be refused (one line), never read as the
+    subset of entries before the cut."""
+    body = "".join(f"mod.f{i} py:function 1 api.html#$ -\n" for i in range(400))
+    whole = make_inv(body)
+    assert len(parse_inventory(whole).entries) == 400
+    stream = whole[len(HEADER + ZLIB_LINE) :]
+    cut_data = HEADER + ZLIB_LINE + stream[: int(len(stream) * cut)]
+    with pytest.raises(InventoryError, match="truncated") as info:
+        parse_inventory(cut_data)
+    assert "\n" not in str(info.value)
+
+
+def test_an_overlong_line_is_malformed() -> None:
+    long_name = "x" * 20_000
+    inv = parse_inventory(
+        make_inv(f"{long_name} py:function 1 a.html#$ -\nok py:function 1 a.html#$ -\n")
+    )
+    assert [e.name for e in inv.entries] == ["ok"]
+    assert inv.malformed[0].reason.startswith("longer than")

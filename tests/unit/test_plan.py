@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import zlib
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scrapy import Request
-from scrapy.utils.request import RequestFingerprinter
 
 from common.inventory import parse_inventory
-from common.plan import PlanCache, base_of, page_name, plan_crawl, split_uri
-from common.sharding import page_fingerprint, slot_for, task_id_for
+from common.plan import PlanCache, base_of, contained, page_name, plan_crawl, split_uri
+from common.sharding import fetched_url, page_fingerprint, slot_for, task_id_for
 
 HEADER = (
     b"# Sphinx inventory version 2\n# Project: P\n# Version: 1\n"
@@ -32,10 +35,110 @@ def plan_of(body: str, url: str = "https://h.test/docs/objects.inv"):  # type: i
         "file:///usr/share/doc/python3.11/html/index.html",
     ],
 )
-def test_fingerprint_matches_scrapys_default_fingerprinter(url: str) -> None:
-    expected = RequestFingerprinter().fingerprint(Request(url)).hex()
+def test_fingerprint_is_of_the_url_scrapy_sends(url: str) -> None:
+    sent = Request(url).url
+    assert fetched_url(url) == sent
+    data = {"method": "GET", "url": sent, "body": "", "headers": {}}
+    expected = hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest()
     assert page_fingerprint(url) == expected
     assert page_fingerprint(url + "#frag") == expected
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("http://h.test/q.html?a=1&b=2", "http://h.test/q.html?b=2&a=1"),
+        ("http://h.test/a%2Fb.html", "http://h.test/a%2fb.html"),
+        ("http://h.test/%7Euser/x.html", "http://h.test/~user/x.html"),
+        ("http://h.test/x.html?q=%20", "http://h.test/x.html?q=+"),
+        ("http://h.test/Page.html", "http://h.test/page.html"),
+    ],
+)
+def test_two_requests_never_share_a_task_id(one: str, other: str) -> None:
+    """Scrapy's canonical fingerprint made each pair one task (its query sorted, its
+    escapes decoded): the second page and its entries were dropped."""
+    assert Request(one).url != Request(other).url
+    assert task_id_for(one) != task_id_for(other)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="ab=&%2F3é~ ?.", min_size=0, max_size=8), min_size=2, max_size=2))
+def test_task_ids_are_equal_exactly_when_the_requests_are(paths: list[str]) -> None:
+    one, other = (f"http://h.test/p{p}" for p in paths)
+    same_request = Request(one).url.split("#")[0] == Request(other).url.split("#")[0]
+    assert (task_id_for(one) == task_id_for(other)) == same_request
+
+
+def test_every_entry_gets_a_task_whatever_its_page_spelling() -> None:
+    """Pages that are distinct requests are distinct tasks; two spellings of one request
+    are one task holding the entries of both: never an entry without a task."""
+    plan = plan_of(
+        "x std:label -1 q.html?a=1&b=2#x X\n"
+        "y std:label -1 q.html?b=2&a=1#y Y\n"
+        "z std:label -1 caf%C3%A9.html#z Z\n"
+        "w std:label -1 café.html#w W\n"
+    )
+    ids = [p.task_id for p in plan.pages]
+    assert len(ids) == len(set(ids)) == 3
+    assert sorted(t.entry.name for p in plan.pages for t in p.targets) == ["w", "x", "y", "z"]
+    (cafe,) = [p for p in plan.pages if "caf" in p.page_url]
+    assert [t.anchor for t in cafe.targets] == ["z", "w"]
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "../../secret.txt",
+        "%2e%2e/%2e%2e/secret.txt",
+        "%2E%2e/%2e%2E/secret.txt",
+        "..%2f..%2fsecret.txt",
+        "..%2F..%2Fsecret.txt",
+        "%252e%252e/%252e%252e/secret.txt",
+        "%25252e%25252e%25252fsecret.txt",
+        "..%5c..%5csecret.txt",
+        "..\\..\\secret.txt",
+        "..;/..;/secret.txt",
+        "sub/..;x=1/..;/..;/secret.txt",
+        "%c0%ae%c0%ae/%c0%ae%c0%ae/secret.txt",
+        "%u002e%u002e/%u002e%u002e/secret.txt",
+        "a/%2e%2e/%2e%2e/%2e%2e/secret.txt",
+    ],
+)
+@pytest.mark.parametrize(
+    "base", ["file:///srv/site/docs/objects.inv", "http://h.test/docs/objects.inv"]
+)
+def test_entries_that_leave_the_site_folder_are_offsite(uri: str, base: str) -> None:
+    plan = plan_of(f"leak std:label -1 {uri}#x X\nok std:label -1 index.html#y Y\n", url=base)
+    status = {p.targets[0].entry.name: p for p in plan.pages}
+    assert status["ok"].status == "fetch"
+    assert status["leak"].status == "offsite", status["leak"]
+    assert "outside the inventory's directory" in (status["leak"].reason or "") or "hides" in (
+        status["leak"].reason or ""
+    )
+
+
+@pytest.mark.parametrize(
+    "uri",
+    ["a/%2e%2e/b.html", "a/..;/b.html", "./%2e/b.html", "a%2f%2e%2e%2fb.html"],
+)
+def test_encoded_dot_segments_are_never_sent_even_inside(uri: str) -> None:
+    (page,) = plan_of(f"x std:label -1 {uri}#x X\n").pages
+    assert page.status == "offsite" and "hides" in (page.reason or "")
+
+
+@pytest.mark.parametrize(
+    "uri",
+    ["a/b.html", "100%25.html", "a..b/c.html", "..x/y.html", "a/.hidden.html", "%7Euser/x.html"],
+)
+def test_ordinary_paths_stay_on_the_site(uri: str) -> None:
+    (page,) = plan_of(f"x std:label -1 {uri}#x X\n").pages
+    assert page.status == "fetch", page.reason
+
+
+def test_contained_on_its_own() -> None:
+    assert contained("a/b.html") is True
+    assert contained("a/%2e%2e/b.html") is False
+    assert contained("%2e%2e/b.html") is None
 
 
 def test_slots_spread_and_follow_the_id() -> None:

@@ -1,0 +1,170 @@
+"""Size bounds of items (docs/items.md, "Size bounds"). Pure: dicts in, dicts out.
+
+An inventory line is small, but the page it points at is not, and every entry of a page
+gets an item of its own: 300 entries pointing at missing anchors of one 1.5 MB page wrote
+1.19 GB. So, for the items of one page:
+
+* ``doc`` and ``doc_markdown`` hold at most ``SizeLimits.doc_chars`` characters each;
+* an item's JSON holds at most ``SizeLimits.item_bytes``: beyond, its long content
+  fields are cut to one common size, shorter ones kept whole (identity fields are an
+  inventory line's, bounded by ``common/inventory.MAX_LINE``);
+* the page's items together hold at most :func:`page_budget` bytes of JSON:
+  ``PAGE_FACTOR`` times the page, at least one item's worth and at most ``PAGE_ITEMS``
+  items' worth (real pages give up to 6 times their size, nested sections each carrying
+  their text, and 7 MB at most: the CPython changelog). Over it, the largest items are
+  cut to one common size, so that small items stay whole (water-filling).
+
+A cut string ends with :func:`marker` (a visible ``[… truncated by invcrawl: N
+characters in all]``); a cut list keeps its first elements; either way ``reason`` names
+what was cut. Everything is deterministic, so a page that did not change gives the same
+items and checksums on every crawl.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+PAGE_FACTOR = 16
+PAGE_ITEMS = 4  # a page's items hold at most this many items' bound (real: under 1)
+# Content fields an item may have cut to fit: all but its status and reason.
+SHRINKABLE = (
+    "doc_markdown",
+    "doc",
+    "signature",
+    "params",
+    "versions",
+    "raises",
+    "returns",
+    "title",
+    "parent",
+)
+_NOTHING_LEFT = 256  # bytes of a field not worth cutting further
+_PAGE_FIELDS = ("crawl", "project", "version", "checksum")
+
+
+@dataclass(frozen=True, slots=True)
+class SizeLimits:
+    doc_chars: int = 4_000_000
+    item_bytes: int = 16 * 1024 * 1024
+
+
+def page_budget(limits: SizeLimits, page_bytes: int) -> int:
+    """Bytes of JSON the items of a page of ``page_bytes`` may hold together."""
+    return max(limits.item_bytes, min(PAGE_FACTOR * page_bytes, PAGE_ITEMS * limits.item_bytes))
+
+
+def marker(total: int, markdown: bool = False) -> str:
+    return ("\n\n" if markdown else " ") + f"[… truncated by invcrawl: {total} characters in all]"
+
+
+def truncate(text: str, limit: int, markdown: bool = False) -> str:
+    """``text`` cut to at most ``limit`` characters, the marker included."""
+    if len(text) <= limit:
+        return text
+    mark = marker(len(text), markdown)
+    return text[: max(0, limit - len(mark))].rstrip() + mark
+
+
+def bound_items(
+    items: list[dict[str, Any]],
+    limits: SizeLimits,
+    page_bytes: int,
+    checksum: Callable[[dict[str, Any]], str],
+    sizes: list[int] | None = None,
+) -> list[dict[str, Any]]:
+    """Apply every bound to the items of one page, in place; a changed item gets its
+    ``checksum`` again. ``sizes``: their JSON sizes as ``items.build_sized_item``
+    measured them (its content fields), else measured here. Returns ``items``."""
+    cuts = _Cuts()
+    changed: set[int] = set()
+    for i, item in enumerate(items):
+        for name in ("doc", "doc_markdown"):
+            value = item.get(name)
+            if isinstance(value, str) and len(value) > limits.doc_chars:
+                item[name] = cuts.string(value, limits.doc_chars, name == "doc_markdown")
+                _note(item, f"{name} cut to {limits.doc_chars} characters")
+                changed.add(i)
+    if sizes is None or changed:
+        sizes = [_size(item) for item in items]
+    else:  # the crawl, project, version and checksum fields, the same on every item
+        extra = _size({k: items[0].get(k) for k in _PAGE_FIELDS}) if items else 0
+        sizes = [size + extra for size in sizes]
+    budget = page_budget(limits, page_bytes)
+    if max(sizes, default=0) > limits.item_bytes or sum(sizes) > budget:
+        cap = min(limits.item_bytes, _water_level(sizes, budget))
+        for i, item in enumerate(items):
+            if sizes[i] > cap:
+                _fit(item, sizes[i], cap, cuts)
+                changed.add(i)
+    for i in changed:
+        items[i]["checksum"] = checksum(items[i])
+    return items
+
+
+def _water_level(sizes: list[int], budget: int) -> int:
+    """The largest ``cap`` with ``sum(min(s, cap)) <= budget``."""
+    if sum(sizes) <= budget:
+        return max(sizes, default=0)
+    ordered = sorted(sizes)
+    below = 0
+    for n, size in enumerate(ordered):
+        rest = len(ordered) - n
+        if below + size * rest > budget:
+            return max(0, (budget - below) // rest)
+        below += size
+    return ordered[-1]
+
+
+def _fit(item: dict[str, Any], size: int, target: int, cuts: _Cuts) -> None:
+    """Cut the item's content fields to one common size (water-filling: fields under it
+    stay whole) so that its JSON holds ``target`` bytes."""
+    fields = {name: _size(item.get(name)) for name in SHRINKABLE if item.get(name)}
+    cut: list[str] = []
+    for _ in range(4):  # a few rounds: characters of a field are not all one byte wide
+        if size <= target or not fields:
+            break
+        fixed = size - sum(fields.values())
+        level = max(_NOTHING_LEFT, _water_level(list(fields.values()), target - fixed))
+        for name, before in list(fields.items()):
+            if before <= level:
+                continue
+            keep = max(0.0, (level - len(marker(0)) - 16) / before)
+            value = item[name]
+            if isinstance(value, str):
+                item[name] = cuts.string(value, int(len(value) * keep), name == "doc_markdown")
+            else:
+                item[name] = value[: int(len(value) * keep)]
+            fields[name] = _size(item[name])
+            size += fields[name] - before
+            if name not in cut:
+                cut.append(name)
+    if cut:
+        _note(item, f"{', '.join(cut)} cut to fit {target} bytes")
+
+
+def _note(item: dict[str, Any], what: str) -> None:
+    reason = item.get("reason")
+    item["reason"] = f"{reason}; {what}" if reason else what
+
+
+def _size(value: Any) -> int:
+    return len(orjson.dumps(value))
+
+
+class _Cuts:
+    """Truncations shared between items: the entries of a page often share one body
+    (one string object), and so share one cut copy of it instead of one each."""
+
+    def __init__(self) -> None:
+        self._done: dict[tuple[int, int, bool], tuple[str, str]] = {}
+
+    def string(self, value: str, limit: int, markdown: bool) -> str:
+        key = (id(value), limit, markdown)
+        found = self._done.get(key)
+        if found is None or found[0] is not value:
+            found = self._done[key] = (value, truncate(value, limit, markdown))
+        return found[1]
