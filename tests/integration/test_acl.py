@@ -2,7 +2,9 @@
 (rendered by deploy/redis/start.sh, as compose does), a crawl runs with those users
 (producer, consumers, then the read-only tools and the exporter), and each user is
 refused what it must not do: the dangerous commands, keys outside the project's, and
-for the reader and exporter any write."""
+for the reader and exporter any write. And the data outlives a Redis restart: Redis >= 7
+re-checks the ACL of every command of a MULTI/EXEC it loads from the AOF, as the
+default user (docs/deploy.md, "Redis users")."""
 
 from __future__ import annotations
 
@@ -19,10 +21,12 @@ import pytest
 import redis
 
 from frontier.server import free_port
+from support.aof import command_name, read_aof
 from support.cli import REPO, clean_env, invcrawl
 from support.crawl import Site, build_site
 from support.httpserver import serve
 from support.redisproc import LoggedRedisServer, system_redis_server
+from support.synthsite import generate, module_name
 
 pytestmark = pytest.mark.e2e
 
@@ -240,3 +244,165 @@ def _crawl_and_check(
             consumer.evalsha(sha, 1, items)
     assert consumer.xlen(items) == len(site.keys)
     assert consumer.hget(meta, "state") == "finished"
+
+
+# -- the AOF reloads under the ACL file ------------------------------------------------------
+
+# A superuser the tests add to the rendered file to look at everything (SCAN, ACL DRYRUN);
+# every other user, the default one included, is the shipped file's, verbatim.
+INSPECTOR = ("invcrawl-test-inspector", "inspector-0123456789abcdef")
+
+
+@pytest.fixture(params=_servers())
+def durable_acl_redis(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[LoggedRedisServer]:
+    """The compose configuration: the rendered users, AOF with appendfsync always."""
+    acl = tmp_path / "users.acl"
+    render_acl(acl)
+    with acl.open("a") as out:
+        out.write(f"user {INSPECTOR[0]} on >{INSPECTOR[1]} ~* &* +@all\n")
+    server = LoggedRedisServer(
+        tmp_path / "redis",
+        port=free_port(),
+        binary=request.param,
+        fsync="always",
+        extra=["--aclfile", str(acl)],
+    )
+    server.start()
+    yield server
+    server.stop()
+
+
+def inspector(server: LoggedRedisServer) -> redis.Redis:
+    # Raw bytes: values are not all text (items are stored compressed).
+    return redis.Redis(port=server.port, username=INSPECTOR[0], password=INSPECTOR[1])
+
+
+def keyspace(conn: redis.Redis) -> dict[bytes, object]:
+    """Every key without a TTL and its whole content (streams with their groups): what a
+    restart must give back exactly. Keys with a TTL (slot owners, robots.txt cache) may
+    expire in between and are left out."""
+    snapshot: dict[bytes, object] = {}
+    for key in conn.scan_iter(count=1000):
+        if conn.pttl(key) != -1:
+            continue
+        kind = conn.type(key)
+        value: object
+        if kind == b"string":
+            value = conn.get(key)
+        elif kind == b"hash":
+            value = conn.hgetall(key)
+        elif kind == b"list":
+            value = conn.lrange(key, 0, -1)
+        elif kind == b"set":
+            value = sorted(conn.smembers(key))
+        elif kind == b"zset":
+            value = conn.zrange(key, 0, -1, withscores=True)
+        else:
+            groups = conn.xinfo_groups(key)
+            value = (
+                conn.xrange(key),
+                [(g["name"], g["last-delivered-id"], g["pending"]) for g in groups],
+                [conn.xpending_range(key, g["name"], "-", "+", 10_000) for g in groups],
+            )
+        snapshot[key] = (kind, value)
+    return snapshot
+
+
+def _version(server: LoggedRedisServer) -> tuple[int, ...]:
+    out = subprocess.run(
+        [server.binary, "--version"], capture_output=True, text=True, check=True
+    ).stdout
+    return tuple(int(n) for n in out.split("v=")[1].split()[0].split("."))
+
+
+@pytest.mark.timeout(400)
+def test_the_aof_reloads_under_the_acl_file(
+    tmp_path: Path, durable_acl_redis: LoggedRedisServer
+) -> None:
+    """Every kind of write the project makes (produce, consume, a dead page and its
+    redrive, export --follow with retention, a refresh with a changed and a removed page,
+    `crawl`), each as its own user; then Redis is SIGKILLed and restarted from its AOF:
+    every key comes back, and no command of the AOF is refused. On Redis >= 7 every
+    command the AOF holds inside MULTI/EXEC is also checked with ACL DRYRUN against the
+    default user, the one Redis loads the AOF as."""
+    server = durable_acl_redis
+    work = tmp_path / "work"
+    work.mkdir()
+    root = tmp_path / "site"
+    generate(root, pages=12, per_page=3)
+    broken = f"/{module_name(5)}.html"
+    failing = {"on": True}
+
+    def fault(path: str) -> str | None:
+        return "403" if failing["on"] and path == broken else None
+
+    def run(role: str, *args: str) -> None:
+        done = invcrawl(*args, "--redis", url(server, role), cwd=work, timeout=180)
+        assert done.code in (0, 3), (role, args, done.stderr)
+
+    def follow_until(count: int) -> None:
+        """export --follow as the exporter until the stream's entries are all in its file
+        (acknowledged, so that --retain-items exported trims them), then SIGTERM."""
+        follower = subprocess.Popen(
+            [sys.executable, "-m", "invcrawl", "export", "--follow", "-o", "follow.jsonl",
+             "--crawl-id", "acl", "--redis", url(server, "exporter")],
+            cwd=work, env=clean_env(), stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            followed = work / "follow.jsonl"
+            while not followed.exists() or len(followed.read_text().splitlines()) < count:
+                assert follower.poll() is None, follower.stderr.read() if follower.stderr else ""
+                time.sleep(0.1)
+        finally:
+            follower.terminate()
+            follower.wait(30)
+
+    with serve(root, fault) as http:
+        common = ("--crawl-id", "acl", "--max-tries", "1")
+        run("producer", "produce", http.url, *common, "--retain-items", "exported")
+        run("consumer", "consume", "--burst", "--crawl-id", "acl")
+        look = inspector(server)
+        entries = look.xlen("invcrawl:{acl}:items")
+        assert look.zcard("invcrawl:{acl}:dlq") == 1
+        follow_until(entries)
+        failing["on"] = False
+        run("producer", "dlq", "redrive", "--all", "--crawl-id", "acl")
+        run("consumer", "consume", "--burst", "--crawl-id", "acl")
+        # A refresh: one page changed, one removed from the site and its inventory.
+        generate(root, pages=11, per_page=3, filler_bytes=4100)
+        run("producer", "produce", http.url, "--refresh", *common)
+        run("consumer", "consume", "--burst", "--crawl-id", "acl")
+        written = len((work / "follow.jsonl").read_text().splitlines())
+        follow_until(written + 1)
+        other = build_site(tmp_path / "other", pages=4, project="Other")
+        run("consumer", "crawl", str(other.root), "--consumers", "2", "-o", "other.jsonl")
+
+    assert int(look.hget("invcrawl:{acl}:stats", "items_trimmed") or 0) > 0  # retention ran
+    before = keyspace(look)
+    assert sum(key.startswith(b"invcrawl:{acl}:") for key in before) > 5
+    aof = read_aof(server.data_dir)
+    assert aof.transactions > 0  # the scripts' effects, as MULTI/EXEC
+    queued = {command_name(c) for c in aof.in_multi}
+    print(f"{len(aof.commands)} AOF commands, {aof.transactions} transactions:", sorted(queued))
+
+    if _version(server) >= (7,):
+        # Each command of a transaction, as the AOF loader will run it, is allowed.
+        pipe = look.pipeline(transaction=False)
+        for command in aof.in_multi:
+            pipe.execute_command("ACL", "DRYRUN", "default", *command)
+        refusals = {
+            command_name(c): answer
+            for c, answer in zip(aof.in_multi, pipe.execute(raise_on_error=False), strict=True)
+            if answer != b"OK"
+        }
+        assert not refusals, refusals
+
+    server.kill()
+    server.start()
+    look = inspector(server)
+    log = server.logfile.read_text(errors="replace")
+    assert "NOPERM" not in log and "CRITICAL" not in log, log[-2000:]
+    after = keyspace(look)
+    assert after == before
