@@ -9,7 +9,6 @@ default user (docs/deploy.md, "Redis users")."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -21,8 +20,9 @@ import pytest
 import redis
 
 from frontier.server import free_port
+from support.acl import INSPECTOR, PASSWORDS, render_acl, role_url
 from support.aof import command_name, read_aof
-from support.cli import REPO, clean_env, invcrawl
+from support.cli import clean_env, invcrawl
 from support.crawl import Site, build_site
 from support.httpserver import serve
 from support.redisproc import LoggedRedisServer, system_redis_server
@@ -30,14 +30,6 @@ from support.synthsite import generate, module_name
 
 pytestmark = pytest.mark.e2e
 
-START = REPO / "deploy" / "redis" / "start.sh"
-PASSWORDS = {
-    "producer": "producer-0123456789abcdef",
-    "consumer": "consumer-0123456789abcdef",
-    "reader": "reader-0123456789abcdef",
-    "exporter": "exporter-0123456789abcdef",
-}
-ENV = {f"INVCRAWL_REDIS_{role.upper()}_PASSWORD": pw for role, pw in PASSWORDS.items()}
 DANGEROUS = [
     ("FLUSHALL",),
     ("FLUSHDB",),
@@ -56,15 +48,6 @@ DANGEROUS = [
     ("SWAPDB", "0", "1"),
     ("MIGRATE", "127.0.0.1", "1", "invcrawl:x", "0", "10"),
 ]
-
-
-def render_acl(out: Path) -> None:
-    subprocess.run(
-        ["sh", str(START), "render", str(out)],
-        env={**os.environ, **ENV},
-        check=True,
-        capture_output=True,
-    )
 
 
 def _servers() -> list[str]:
@@ -97,7 +80,7 @@ def acl_redis(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Logged
 
 
 def url(server: LoggedRedisServer, role: str) -> str:
-    return f"redis://invcrawl-{role}:{PASSWORDS[role]}@127.0.0.1:{server.port}/0"
+    return role_url(server.port, role)
 
 
 def client(server: LoggedRedisServer, role: str) -> redis.Redis:
@@ -131,6 +114,12 @@ def _crawl_and_check(
     anonymous = redis.Redis(port=acl_redis.port)
     with pytest.raises(redis.exceptions.AuthenticationError):
         anonymous.ping()
+    # The default user holds the AOF loader's writes, but nobody can log in as it: it is
+    # off (and has no password), whatever password is given.
+    for password in ["", "x", *PASSWORDS.values()]:
+        as_default = redis.Redis(port=acl_redis.port, username="default", password=password)
+        with pytest.raises(redis.exceptions.AuthenticationError):
+            as_default.ping()
     assert redis.Redis(port=acl_redis.port, username="invcrawl-health", password="x").ping()
 
     produced = invcrawl("produce", site_url, "--redis", url(acl_redis, "producer"), cwd=work)
@@ -248,10 +237,6 @@ def _crawl_and_check(
 
 # -- the AOF reloads under the ACL file ------------------------------------------------------
 
-# A superuser the tests add to the rendered file to look at everything (SCAN, ACL DRYRUN);
-# every other user, the default one included, is the shipped file's, verbatim.
-INSPECTOR = ("invcrawl-test-inspector", "inspector-0123456789abcdef")
-
 
 @pytest.fixture(params=_servers())
 def durable_acl_redis(
@@ -259,9 +244,7 @@ def durable_acl_redis(
 ) -> Iterator[LoggedRedisServer]:
     """The compose configuration: the rendered users, AOF with appendfsync always."""
     acl = tmp_path / "users.acl"
-    render_acl(acl)
-    with acl.open("a") as out:
-        out.write(f"user {INSPECTOR[0]} on >{INSPECTOR[1]} ~* &* +@all\n")
+    render_acl(acl, inspector=True)  # a superuser for the test's looking (SCAN, DRYRUN)
     server = LoggedRedisServer(
         tmp_path / "redis",
         port=free_port(),
