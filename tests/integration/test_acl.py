@@ -9,6 +9,7 @@ default user (docs/deploy.md, "Redis users")."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -51,10 +52,12 @@ DANGEROUS = [
 
 
 def _servers() -> list[str]:
-    """Every distinct redis-server at hand (Debian's 7.0, a wheel's 6.2...): the ACL
-    file must load on each (compose runs 7.2)."""
+    """Every distinct redis-server at hand (Debian's 7.0, a wheel's 6.2...), and those
+    named in INVCRAWL_TESTS_REDIS_SERVERS (paths, ':'-separated, e.g. a 7.2 built from
+    source): the ACL file must load and keep the data on each (compose runs 7.2)."""
     by_version: dict[str, str] = {}
-    for binary in (system_redis_server(), shutil.which("redis-server")):
+    extra = [b for b in os.environ.get("INVCRAWL_TESTS_REDIS_SERVERS", "").split(":") if b]
+    for binary in (system_redis_server(), shutil.which("redis-server"), *extra):
         if binary:
             version = subprocess.run(
                 [binary, "--version"], capture_output=True, text=True, check=False
