@@ -226,7 +226,7 @@ class Crawls:
 
 
 def test_compose_deployment(compose: Compose, tmp_path: Path) -> None:
-    compose.run("build", "consumer", timeout=1800)  # one image for every invcrawl service
+    compose.run("build", timeout=1800)  # one image for every invcrawl service
     compose.run("up", "-d", "docs")
     compose.run("up", "-d", "--scale", "consumer=3")
     crawls = Crawls(compose)

@@ -8,11 +8,13 @@ default user (docs/deploy.md, "Redis users")."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -392,3 +394,64 @@ def test_the_aof_reloads_under_the_acl_file(
     assert "NOPERM" not in log and "CRITICAL" not in log, log[-2000:]
     after = keyspace(look)
     assert after == before
+
+
+@pytest.mark.parametrize("binary", _servers())
+def test_a_runaway_script_of_a_writer(tmp_path: Path, binary: str) -> None:
+    """The writers may load any Lua (docs/deploy.md says why that is accepted): a
+    CPU-bound one blocks Redis. What the docs promise about it: other clients get BUSY
+    (not a hang) once the busy threshold passes; the writer cannot SCRIPT KILL it (nor can
+    any invcrawl user); SIGKILL and a restart bring back every acknowledged write and
+    nothing of the script."""
+    acl = tmp_path / "users.acl"
+    render_acl(acl, inspector=True)
+    server = LoggedRedisServer(
+        tmp_path / "redis",
+        port=free_port(),
+        binary=binary,
+        fsync="always",
+        # busy-reply-threshold (its 6.2 name, which 7.x accepts): 5 s by default
+        extra=["--aclfile", str(acl), "--lua-time-limit", "100"],
+    )
+    server.start()
+    meta = "invcrawl:{runaway}:meta"
+    try:
+        client(server, "consumer").hset(meta, "state", "running")
+        reader = client(server, "reader")
+        assert reader.hget(meta, "state") == "running"
+        others = {role: client(server, role) for role in PASSWORDS}
+        for conn in others.values():
+            conn.ping()  # logged in before Redis is busy
+        runaway = client(server, "consumer")
+        sha = runaway.script_load(
+            "redis.call('HSET', KEYS[1], 'state', 'hijacked') while true do end"
+        )
+
+        def run() -> None:
+            with contextlib.suppress(redis.RedisError):
+                runaway.evalsha(sha, 1, meta)
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        busy = ""
+        while not busy:  # until the script has run past the threshold
+            try:
+                reader.hget(meta, "state")
+            except redis.exceptions.ResponseError as exc:
+                busy = str(exc)
+            assert thread.is_alive()
+            time.sleep(0.02)
+        assert busy.startswith("BUSY"), busy
+        for role, conn in others.items():
+            assert refused(conn, "SCRIPT", "KILL"), role
+            assert refused(conn, "SHUTDOWN", "NOSAVE"), role
+    finally:
+        server.kill()
+    server.start()
+    try:
+        look = inspector(server)
+        assert look.hget(meta, "state") == b"running"  # nothing of the script
+        log = server.logfile.read_text(errors="replace")
+        assert "NOPERM" not in log and "CRITICAL" not in log
+    finally:
+        server.stop()
