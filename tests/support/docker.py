@@ -112,7 +112,8 @@ class Compose:
     ) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
             self.argv(*args),
-            input=input_text,
+            # CI has no standard input: give compose an empty one, never the caller's.
+            **({"input": input_text} if input_text is not None else {"stdin": subprocess.DEVNULL}),
             capture_output=True,
             text=True,
             check=False,
@@ -129,7 +130,12 @@ class Compose:
 
     def docker_run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
-            [self.docker, *args], capture_output=True, text=True, check=False, timeout=300
+            [self.docker, *args],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
         )
         if check and done.returncode != 0:
             raise AssertionError(f"docker {' '.join(args)}: {done.stderr[-2000:]}")

@@ -33,7 +33,7 @@ SCENARIOS: dict[str, Scenario] = {
     for s in (
         Scenario(
             "kill-consumers",
-            "consumers SIGKILLed every 0.2-1 s and respawned",
+            "busy consumers SIGKILLed every 0.2-1 s (a page settled between kills), respawned",
             kill_consumers=True,
             consumers=3,
             delay_ms=100,

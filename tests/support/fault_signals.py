@@ -29,15 +29,16 @@ class ConsumerSignals:
     sigterm_clean: bool
 
     def pick_victim(self) -> int | None:
-        """A random consumer among those holding leases (a kill of a process still
-        starting up, or idle, tests nothing), else a random live one."""
+        """A random consumer among those holding leases, else none: a kill of a process
+        still starting up, or idle, tests nothing, and on a loaded machine (where a
+        consumer takes seconds to start) killing those would stop the crawl for good."""
         live = [i for i, p in self.consumers.items() if p.poll() is None]
         try:
             tokens = self.r.hvals(self.keys.lease)
         except redis.RedisError:
             tokens = []
         busy = [i for i in live if any(f"-{self.consumers[i].pid}-" in t for t in tokens)]
-        return self.rng.choice(busy or live) if live else None
+        return self.rng.choice(busy) if busy else None
 
     def busy_consumer(self) -> int | None:
         """A live consumer that holds leases (its pid is part of its fencing tokens)."""

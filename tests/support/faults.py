@@ -276,6 +276,7 @@ class Run(ConsumerSignals):
         for index in range(self.s.consumers):
             self.spawn(index)
         self.moves: tuple[int, ...] = ()
+        settled_at: tuple[int, ...] = (0,)  # pages done at the last consumer kill
         self.last_mark: object = None
         self.last_move = time.monotonic()
         next_kill = time.monotonic() + self.rng.uniform(0.2, 1.0)
@@ -299,10 +300,13 @@ class Run(ConsumerSignals):
                 self.report.notes.append(f"no progress for {self.stall:.0f} s: stuck")
                 return
             now = time.monotonic()
-            if self.s.kill_consumers and now >= next_kill:
+            # Kills are paced by progress too: one only after a page settled since the
+            # last, so a slow machine gets fewer kills, never a crawl that cannot move.
+            if self.s.kill_consumers and now >= next_kill and self.moves[:1] > settled_at:
                 victim = self.pick_victim()
                 if victim is not None:
                     self.kill(victim)
+                    settled_at = self.moves[:1]
                 next_kill = now + self.rng.uniform(0.2, 1.0)
             if redis_points and fraction >= redis_points[0]:
                 redis_points.pop(0)
