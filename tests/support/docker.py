@@ -50,7 +50,7 @@ def unavailable() -> str | None:
     if info.returncode != 0:
         return (
             "no Docker engine answers (`.ci/dockerd.sh` starts one): "
-            + (info.stderr.strip().splitlines() or ["docker info failed"])[-1]
+            + (info.stderr.strip().splitlines() or ["docker info failed"])[0]
         )
     if compose_cli(docker) is None:
         return "neither docker-compose nor `docker compose` is installed"
