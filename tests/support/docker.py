@@ -46,7 +46,12 @@ def unavailable() -> str | None:
     docker = docker_cli()
     if docker is None:
         return "no docker CLI (apt-get install docker.io; .ci/dockerd.sh starts the engine)"
-    info = subprocess.run([docker, "info"], capture_output=True, text=True, check=False)
+    info = subprocess.run(
+        [docker, "version", "--format", "{{.Server.Version}}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if info.returncode != 0:
         return (
             "no Docker engine answers (`.ci/dockerd.sh` starts one): "
