@@ -18,6 +18,19 @@ if $SUDO "$DOCKER" info >/dev/null 2>&1; then
   exit 0
 fi
 log=/var/log/invcrawl-dockerd.log
+# A dockerd (or its containerd) killed with the machine's other processes may leave its
+# pid file behind, naming a process that is gone or a zombie nobody reaps (this
+# container's init does not): dockerd then refuses to start ("pid file found").
+stale() {
+  [ -f "$1" ] || return 1
+  pid=$(cat "$1" 2>/dev/null || true)
+  [ -n "$pid" ] || return 0
+  state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || true)
+  [ -z "$state" ] || [ "$state" = Z ] || [ "$state" = X ]
+}
+for pidfile in /var/run/docker.pid /var/run/docker/containerd/containerd.pid; do
+  if stale "$pidfile"; then $SUDO rm -f "$pidfile"; fi
+done
 # No systemd here: dockerd runs its own containerd. setsid: CI's process group may be
 # signalled when a step ends; the engine stays up for the next run (idempotent).
 $SUDO setsid dockerd >>"$log" 2>&1 < /dev/null &
