@@ -169,7 +169,10 @@ def compose(tmp_path: Path, docker: None) -> Iterator[Compose]:
         "INVCRAWL_DASHBOARD_TOKEN": secrets.token_hex(16),
         "INVCRAWL_DASHBOARD_PORT": str(free_port()),
     }
-    project = Compose(env=env, extra_files=[override], passwords=passwords)
+    (tmp_path / "empty.env").write_text("")
+    project = Compose(
+        env=env, extra_files=[override], passwords=passwords, env_file=tmp_path / "empty.env"
+    )
     try:
         yield project
     finally:

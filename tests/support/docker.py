@@ -91,6 +91,8 @@ class Compose:
     env: dict[str, str]
     extra_files: Sequence[Path] = ()
     passwords: dict[str, str] = field(default_factory=dict)  # of the Redis users, by role
+    # Read instead of deploy/.env, which a developer's checkout may have: only ``env``.
+    env_file: Path | None = None
     project: str = field(default_factory=lambda: f"invcrawl-ci-{uuid.uuid4().hex[:10]}")
 
     def __post_init__(self) -> None:
@@ -105,7 +107,15 @@ class Compose:
 
     def argv(self, *args: str) -> list[str]:
         files = [DEPLOY / "docker-compose.yml", *self.extra_files]
-        return [*self.cli, "-p", self.project, *(a for f in files for a in ("-f", str(f))), *args]
+        env_file = ["--env-file", str(self.env_file)] if self.env_file else []
+        return [
+            *self.cli,
+            "-p",
+            self.project,
+            *env_file,
+            *(a for f in files for a in ("-f", str(f))),
+            *args,
+        ]
 
     def run(
         self,
