@@ -152,7 +152,8 @@ class Run(ConsumerSignals):
         seen = log.stat().st_size if log.exists() else 0
         self.redis.kill()
         time.sleep(pause)
-        self.redis.start()  # returns once the AOF is loaded
+        # Returns once the AOF is loaded; a loaded machine may take long: a generous bound.
+        self.redis.start(timeout=self.stall)
         self.report.redis_restarts += 1
         text = log.read_bytes()
         text = text[seen:] if len(text) >= seen else text  # a new log at each start
