@@ -26,7 +26,7 @@ import textwrap
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -44,6 +44,7 @@ SITES = ("a", "b", "c")
 PAGES = 30  # per site
 STALL = 180.0  # seconds without progress before a wait fails (not a total budget)
 ROLES = ("producer", "consumer", "reader", "exporter")
+Progress = tuple[int, int, list[str]]  # pages done, pages planned, the crawls' states
 
 
 @pytest.fixture(scope="module")
@@ -201,7 +202,7 @@ class Crawls:
             return None  # Redis down or loading: the caller waits
         return done.stdout.splitlines()
 
-    def progress(self) -> tuple[int, int, list[str]] | None:
+    def progress(self) -> Progress | None:
         """(pages done, pages planned, the states) over the three crawls."""
         commands = []
         for crawl in self.ids:
@@ -215,12 +216,12 @@ class Crawls:
         tasks = sum(int(v or 0) for v in out[1::3])
         return done, tasks, out[2::3]
 
-    def wait(self, until: str, condition: object) -> tuple[int, int, list[str]]:
+    def wait(self, until: str, condition: Callable[[Progress], object]) -> Progress:
         """Poll until ``condition(progress)``; fail when nothing moved for STALL s."""
         last, since = None, time.monotonic()
         while True:
             seen = self.progress()
-            if seen is not None and condition(seen):  # type: ignore[operator]
+            if seen is not None and condition(seen):
                 return seen
             if seen != last:
                 last, since = seen, time.monotonic()
