@@ -8,6 +8,15 @@ fails. After each run it reads the whole item stream and counts what matters:
 Two broken control variants of the consumer (tests/support/chaos_consumer.py) run under the same
 chaos and must be *caught* (lost > 0 or duplicates > 0): proof the harness can fail.
 
+A run ends when the crawl completes, or fails when nothing moves (no page settled, no
+claim, no fenced commit, no restart) for ``stall`` seconds: bounded by progress, not by
+a total time a loaded machine could exceed (claims are bounded too: a page is dead after
+``max_tries`` deliveries).
+
+``shipped=True`` runs Redis as compose does: the users of deploy/redis/users.acl.in
+(producer and consumers log in as theirs) and ``appendfsync always``; every restart's
+log is checked for commands refused while loading the AOF.
+
 The harness is test support (the ``faults`` test suite runs every scenario);
 ``bench/faults.py`` runs it from the command line and prints the table.
 """
@@ -21,7 +30,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,132 +41,17 @@ from common.plan import plan_crawl
 from frontier.keys import CrawlKeys
 from frontier.server import RedisServer
 from support.accounting import check_accounting
+from support.acl import render_acl, role_url
 from support.chaos_consumer import CRASH_MARK
+from support.fault_report import COLUMNS, HEADERS, Report, table
+from support.fault_scenarios import SCENARIOS, Scenario
+from support.fault_signals import ConsumerSignals
 from support.httpserver import StaticServer, flaky
+from support.redisproc import LoggedRedisServer, system_redis_server
+
+__all__ = ["COLUMNS", "HEADERS", "SCENARIOS", "Report", "Run", "Site", "run_scenario", "table"]
 
 CRAWL = "faults"
-
-
-@dataclass(frozen=True)
-class Scenario:
-    name: str
-    what: str
-    control: str = "none"  # none | ack-first | split (broken variants that must be caught)
-    kill_consumers: bool = False
-    redis_kills: int = 0
-    redis_down: float = 0.0  # seconds Redis stays down at each kill (default 0.3-1 s)
-    sigstop: bool = False
-    sigterm: bool = False
-    poison: bool = False
-    flaky: float = 0.0
-    crash_all: bool = False
-    consumers: int = 2
-    delay_ms: int = 0  # every page is served after this pause (keeps leases busy)
-    max_tries: int = 5
-
-
-SCENARIOS: dict[str, Scenario] = {
-    s.name: s
-    for s in (
-        Scenario(
-            "kill-consumers",
-            "consumers SIGKILLed every 0.2-1 s and respawned",
-            kill_consumers=True,
-            consumers=3,
-            delay_ms=100,
-            # A busy consumer killed every 0.6 s on average gives healthy pages several
-            # deliveries; the limit is raised so that this run is about loss and
-            # duplicates, not about the DLQ (the poison run tests the limit).
-            max_tries=10,
-        ),
-        Scenario(
-            "kill-redis",
-            "redis-server SIGKILLed 3 times mid-crawl, restarted from AOF",
-            redis_kills=3,
-            delay_ms=5,
-        ),
-        Scenario(
-            "redis-outage",
-            "redis-server down for 3 leases mid-crawl: consumers wait, expired leases fenced",
-            redis_kills=1,
-            redis_down=6.0,
-            delay_ms=40,
-        ),
-        Scenario(
-            "sigstop",
-            "a consumer SIGSTOPped past its lease, then SIGCONTed",
-            sigstop=True,
-            # Slow enough that the other consumer cannot finish the crawl during the
-            # 2.5-lease pause (4 requests in flight per host: ~11 s for 151 pages); a
-            # crawl complete before the paused consumer wakes leaves nothing to fence.
-            delay_ms=300,
-        ),
-        Scenario(
-            "sigterm",
-            "a busy consumer SIGTERMed: it must finish or release its pages and exit 0",
-            sigterm=True,
-            delay_ms=60,
-        ),
-        Scenario("poison", "a page that kills its consumer on every delivery", poison=True),
-        Scenario(
-            "flaky-http",
-            "HTTP 500s, resets and hangs on 15% of page requests",
-            flaky=0.15,
-            max_tries=10,
-        ),
-        Scenario(
-            "crash-all",
-            "all consumers and Redis SIGKILLed at once, then restarted",
-            crash_all=True,
-            delay_ms=5,
-        ),
-        Scenario(
-            "control-ack-first",
-            "BROKEN: acknowledge before work, under consumer kills",
-            control="ack-first",
-            kill_consumers=True,
-            consumers=3,
-            delay_ms=100,
-        ),
-        Scenario(
-            "control-split",
-            "BROKEN: items and ack in separate calls, under kills",
-            control="split",
-            kill_consumers=True,
-            consumers=3,
-            delay_ms=100,
-            max_tries=20,  # the page crashed in the window is redelivered, not dead-lettered
-        ),
-    )
-}
-
-
-@dataclass
-class Report:
-    scenario: str
-    pages: int = 0
-    entries: int = 0
-    consumers_killed: int = 0
-    redis_restarts: int = 0
-    executions: int = 0
-    fenced: int = 0
-    items_expected: int = 0
-    items_written: int = 0
-    duplicates: int = 0
-    lost: int = 0
-    dead_pages: int = 0
-    failed_items: int = 0  # items of dead pages' entries (status failed)
-    unexpected_exits: int = 0
-    seconds: float = 0.0
-    completed: bool = False
-    accounting_ok: bool = False
-    control: bool = False
-    verdict: str = ""
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def passed(self) -> bool:
-        return self.verdict in ("ok", "caught")
 
 
 @dataclass
@@ -169,7 +63,7 @@ class Site:
         return server.url + self.path
 
 
-class Run:
+class Run(ConsumerSignals):
     """One scenario: private Redis, private HTTP server, producer, chaos, verification."""
 
     def __init__(
@@ -179,16 +73,20 @@ class Run:
         workdir: Path,
         *,
         lease: float = 2.0,
-        timeout: float = 300.0,
+        stall: float = 120.0,
+        timeout: float | None = None,  # bench/faults.py's name for ``stall``
         seed: int = 1,
+        shipped: bool = False,
     ) -> None:
         self.s = scenario
         self.site = site
         self.workdir = workdir
         self.lease = lease
-        self.timeout = timeout
+        self.stall = timeout if timeout is not None else stall
+        self.shipped = shipped
         self.rng = random.Random(seed)
-        self.report = Report(scenario.name, control=scenario.control != "none")
+        name = scenario.name + (" (shipped)" if shipped else "")
+        self.report = Report(name, control=scenario.control != "none")
         self.consumers: dict[int, subprocess.Popen[bytes]] = {}
         self.spawned = 0
         self.keys = CrawlKeys(CRAWL)
@@ -208,7 +106,7 @@ class Run:
             mode,
             "consume",
             "--redis",
-            self.redis.url,
+            self.url("consumer"),
             "--crawl-id",
             CRAWL,
             "--burst",
@@ -245,23 +143,52 @@ class Run:
                 proc.wait()
                 self.report.consumers_killed += 1
 
+    def url(self, role: str) -> str:
+        """The Redis URL a role logs in with (shipped: its own user; else no user)."""
+        return role_url(self.redis.port, role) if self.shipped else self.redis.url
+
     def restart_redis(self, pause: float) -> None:
+        log = self.redis.logfile
+        seen = log.stat().st_size if log.exists() else 0
         self.redis.kill()
         time.sleep(pause)
-        self.redis.start()
+        # Returns once the AOF is loaded; a loaded machine may take long: a generous bound.
+        self.redis.start(timeout=self.stall)
         self.report.redis_restarts += 1
+        text = log.read_bytes()
+        text = text[seen:] if len(text) >= seen else text  # a new log at each start
+        refused = text.count(b"NOPERM") + text.count(b"CRITICAL")
+        if refused:
+            self.report.refused_on_load += refused
+            self.report.notes.append(
+                f"restart {self.report.redis_restarts}: {refused} "
+                "commands refused while loading the AOF"
+            )
 
     # -- progress ---------------------------------------------------------------------------
 
     def progress(self) -> tuple[float, str]:
         try:
             meta = self.r.hgetall(self.keys.meta)
-            done = int(self.r.hget(self.keys.stats, "pages_done") or 0)
+            stats = self.r.hgetall(self.keys.stats)
             dead = int(self.r.zcard(self.keys.dlq))
         except redis.RedisError:
             return -1.0, "unknown"
+        done = int(stats.get("pages_done") or 0)
+        # What moves while a crawl is alive: pages settled, deliveries, fenced commits.
+        self.moves = (done, dead, int(stats.get("claims") or 0), int(stats.get("fenced") or 0))
         total = int(meta.get("tasks") or 1)
         return (done + dead) / total, meta.get("state", "unknown")
+
+    def stalled(self) -> bool:
+        """True when nothing has moved for ``stall`` seconds (a Redis restart counts as a
+        move: an outage the scenario makes is not a stall; a consumer respawned does
+        not, as one that crashes at start-up would respawn for ever)."""
+        mark = (self.moves, self.report.redis_restarts)
+        now = time.monotonic()
+        if mark != self.last_mark:
+            self.last_mark, self.last_move = mark, now
+        return now - self.last_move > self.stall
 
     # -- the run ------------------------------------------------------------------------------
 
@@ -277,9 +204,23 @@ class Run:
                 return delay if path.endswith(".html") else None
 
         server = StaticServer(self.site.root, fault, hang_seconds=3.0).start()
-        self.redis = RedisServer(self.workdir / "redis", fsync="always")
+        if self.shipped:
+            acl = self.workdir / "users.acl"
+            render_acl(acl, inspector=True)  # the harness reads progress as the inspector
+            # Debian's redis-server (7.0, as compose's 7.2 re-checks ACLs on AOF load),
+            # not a wheel's 6.2 that a venv may put first on PATH.
+            self.redis: RedisServer = LoggedRedisServer(
+                self.workdir / "redis",
+                fsync="always",
+                binary=system_redis_server(),
+                extra=["--aclfile", str(acl)],
+            )
+        else:
+            self.redis = RedisServer(self.workdir / "redis", fsync="always")
         self.redis.start()
-        self.r = redis.Redis(port=self.redis.port, decode_responses=True, socket_timeout=2)
+        self.r = redis.Redis.from_url(
+            self.url("inspector"), decode_responses=True, socket_timeout=2
+        )
         try:
             url = self.site.url(server)
             self.expect(url)
@@ -318,7 +259,7 @@ class Run:
             "produce",
             url,
             "--redis",
-            self.redis.url,
+            self.url("producer"),
             "--crawl-id",
             CRAWL,
             "--slots",
@@ -335,12 +276,15 @@ class Run:
     def chaos_loop(self) -> None:
         for index in range(self.s.consumers):
             self.spawn(index)
-        deadline = time.monotonic() + self.timeout
+        self.moves: tuple[int, ...] = ()
+        settled_at: tuple[int, ...] = (0,)  # pages done at the last consumer kill
+        self.last_mark: object = None
+        self.last_move = time.monotonic()
         next_kill = time.monotonic() + self.rng.uniform(0.2, 1.0)
         redis_points = [0.15, 0.4, 0.65][: self.s.redis_kills]
         stopped = crashed = terminated = False
         finished_at: float | None = None
-        while time.monotonic() < deadline:
+        while True:
             time.sleep(0.05)
             fraction, state = self.progress()
             if state == "finished":
@@ -348,16 +292,22 @@ class Run:
                 if all(p.poll() is not None for p in self.consumers.values()):
                     self.report.completed = True
                     return
-                if time.monotonic() - finished_at > 30:
-                    self.report.notes.append("consumers did not exit 30 s after completion")
+                if time.monotonic() - finished_at > self.stall:
+                    self.report.notes.append("consumers did not exit after completion")
                     self.report.completed = True
                     return
                 continue
+            if self.stalled():
+                self.report.notes.append(f"no progress for {self.stall:.0f} s: stuck")
+                return
             now = time.monotonic()
-            if self.s.kill_consumers and now >= next_kill:
+            # Kills are paced by progress too: one only after a page settled since the
+            # last, so a slow machine gets fewer kills, never a crawl that cannot move.
+            if self.s.kill_consumers and now >= next_kill and self.moves[:1] > settled_at:
                 victim = self.pick_victim()
                 if victim is not None:
                     self.kill(victim)
+                    settled_at = self.moves[:1]
                 next_kill = now + self.rng.uniform(0.2, 1.0)
             if redis_points and fraction >= redis_points[0]:
                 redis_points.pop(0)
@@ -378,7 +328,6 @@ class Run:
                     break  # it saw the completion after our progress read: not a failure
                 self.unexpected_exit(proc)
                 self.spawn(index)
-        self.report.notes.append(f"timed out after {self.timeout:.0f} s")
 
     def unexpected_exit(self, proc: subprocess.Popen[bytes]) -> None:
         """A consumer that ended on its own before the crawl finished: it crashed, or
@@ -393,74 +342,6 @@ class Run:
         self.report.notes.append(
             f"consumer pid {proc.pid} exited {proc.returncode} before the crawl finished"
         )
-
-    def pick_victim(self) -> int | None:
-        """A random consumer among those holding leases (a kill of a process still
-        starting up, or idle, tests nothing), else a random live one."""
-        live = [i for i, p in self.consumers.items() if p.poll() is None]
-        try:
-            tokens = self.r.hvals(self.keys.lease)
-        except redis.RedisError:
-            tokens = []
-        busy = [i for i in live if any(f"-{self.consumers[i].pid}-" in t for t in tokens)]
-        return self.rng.choice(busy or live) if live else None
-
-    def busy_consumer(self) -> int | None:
-        """A live consumer that holds leases (its pid is part of its fencing tokens)."""
-        tokens = self.r.hvals(self.keys.lease)
-        for index, proc in self.consumers.items():
-            if proc.poll() is None and any(f"-{proc.pid}-" in t for t in tokens):
-                return index
-        return None
-
-    def terminate_a_busy_consumer(self) -> bool:
-        """SIGTERM a consumer holding leases; it must exit 0 within a lease or two and
-        leave no lease behind (its pages committed or released, not left to expire)."""
-        index = self.busy_consumer()
-        if index is None:
-            return False
-        proc = self.consumers[index]
-        held = sum(f"-{proc.pid}-" in t for t in self.r.hvals(self.keys.lease))
-        self.signalled.add(proc.pid)
-        proc.send_signal(signal.SIGTERM)
-        try:
-            code = proc.wait(timeout=self.lease * 10)
-        except subprocess.TimeoutExpired:
-            self.report.notes.append("SIGTERMed consumer did not exit")
-            return True
-        left = sum(f"-{proc.pid}-" in t for t in self.r.hvals(self.keys.lease))
-        self.report.notes.append(
-            f"SIGTERM: consumer held {held} lease(s), exited {code}, left {left} lease(s)"
-        )
-        self.sigterm_clean = code == 0 and left == 0
-        return True
-
-    def pause_a_busy_consumer(self) -> bool:
-        """SIGSTOP a consumer that holds leases, past its lease; then SIGCONT it."""
-        index = self.busy_consumer()
-        if index is None:
-            return False
-        proc = self.consumers[index]
-        proc.send_signal(signal.SIGSTOP)
-        # It may have settled its last page between the look and the signal: a pause
-        # must catch it holding leases (else nothing can be fenced); try again later.
-        time.sleep(0.05)
-        if not any(f"-{proc.pid}-" in t for t in self.r.hvals(self.keys.lease)):
-            proc.send_signal(signal.SIGCONT)
-            return False
-        fenced = int(self.r.hget(self.keys.stats, "fenced") or 0)
-        time.sleep(self.lease * 2.5)
-        proc.send_signal(signal.SIGCONT)
-        self.report.notes.append(f"paused consumer {index} for {self.lease * 2.5:.1f} s")
-        # Its late commits are fenced within moments of waking; if none came (its pages
-        # were all committed as the signal landed: seen on a loaded machine), the pause
-        # did not exercise fencing: pause again at a later busy moment.
-        deadline = time.monotonic() + self.lease * 2
-        while time.monotonic() < deadline:
-            if int(self.r.hget(self.keys.stats, "fenced") or 0) > fenced:
-                return True
-            time.sleep(0.05)
-        return False
 
     # -- verification -----------------------------------------------------------------------
 
@@ -518,6 +399,8 @@ class Run:
             problems.append("no fenced commit")
         if self.s.redis_kills and rep.redis_restarts != self.s.redis_kills:
             problems.append("fewer Redis restarts than planned")
+        if rep.refused_on_load:
+            problems.append(f"{rep.refused_on_load} AOF commands refused while loading")
         if self.s.poison and not any("exactly" in n for n in rep.notes):
             problems.append("poison page not dead-lettered as expected")
         if not self.s.poison and rep.dead_pages:
@@ -526,58 +409,6 @@ class Run:
 
 
 def run_scenario(name: str, site: Site, workdir: Path, **kwargs: Any) -> Report:
+    """Run one scenario (``shipped=True``: under the compose Redis configuration)."""
     workdir.mkdir(parents=True, exist_ok=True)
     return Run(SCENARIOS[name], site, workdir, **kwargs).run()
-
-
-COLUMNS = (
-    "scenario",
-    "pages",
-    "entries",
-    "consumers_killed",
-    "redis_restarts",
-    "executions",
-    "fenced",
-    "items_expected",
-    "items_written",
-    "duplicates",
-    "lost",
-    "dead_pages",
-    "failed_items",
-    "seconds",
-    "verdict",
-)
-HEADERS = (
-    "scenario",
-    "pages",
-    "entries",
-    "killed",
-    "redis",
-    "execs",
-    "fenced",
-    "expected",
-    "written",
-    "dups",
-    "lost",
-    "dead",
-    "failed",
-    "secs",
-    "verdict",
-)
-
-
-def table(reports: list[Report]) -> str:
-    rows = [HEADERS] + [tuple(str(getattr(r, c)) for c in COLUMNS) for r in reports]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(HEADERS))]
-    lines = [
-        "  ".join(
-            cell.ljust(w) if i in (0, 14) else cell.rjust(w)
-            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
-        )
-        for row in rows
-    ]
-    lines.insert(1, "-" * len(lines[0]))
-    for r in reports:
-        for note in r.notes:
-            lines.append(f"  {r.scenario}: {note}")
-    return "\n".join(lines)
