@@ -262,10 +262,15 @@ async def _adopt_pending(session: CrawlSession, group: str, consumer: str) -> No
 
 
 async def follow_items(
-    session: CrawlSession, output: Path | None, group: str, block_ms: int = 1000
+    session: CrawlSession,
+    output: Path | None,
+    group: str,
+    block_ms: int = 1000,
+    stream: IO[str] | None = None,
 ) -> int:
     """Append items to ``output`` as they arrive, acknowledging each batch after it is
-    flushed and fsynced. Runs until interrupted."""
+    flushed and fsynced. Runs until interrupted. ``stream``: ``output`` already open
+    (several crawls followed into one file), left open."""
     key = session.keys.items
     try:
         await session.redis.xgroup_create(key, group, id="0", mkstream=True)
@@ -277,7 +282,7 @@ async def follow_items(
     trim = not await retains_all(session)  # --retain-items exported
     count = 0
     pending_first = True
-    out = _open(output, "a")
+    out = stream or _open(output, "a")
     try:
         while True:
             cursor = "0" if pending_first else ">"
@@ -308,5 +313,5 @@ async def follow_items(
     except (asyncio.CancelledError, KeyboardInterrupt):
         return count
     finally:
-        if out is not sys.stdout:
+        if out is not sys.stdout and stream is None:
             out.close()

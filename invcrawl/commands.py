@@ -9,12 +9,14 @@ import contextlib
 import dataclasses
 import json
 import os
+import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from redis.exceptions import NoPermissionError
 
+from common import interrupts
 from common.config import Config, ConfigError
 from common.inventory import InventoryError, inventory_to_dict
 from common.secrets import mask_secrets
@@ -24,7 +26,17 @@ from frontier.scripts import StaleLayout
 from frontier.server import RedisServerError, embedded_redis
 from frontier.session import CrawlNotFound, CrawlSession, Frontier
 from frontier.startup import RedisUnavailable, redis_url, wait_for_redis
-from invcrawl.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UserError, fail
+from invcrawl import terminal
+from invcrawl.errors import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    Terminated,
+    UsageError,
+    UserError,
+    fail,
+)
 from invcrawl.outputs import check_crawl_outputs, check_output_file, write_failed
 from invcrawl.render import duration
 
@@ -56,9 +68,8 @@ def run(command: str, config: Config) -> int:
             "lists what each invcrawl user may do)"
         )
     except USER_ERRORS as exc:
-        return fail(
-            str(exc), EXIT_USAGE if isinstance(exc, (ConfigError, SiteError)) else EXIT_FAILED
-        )
+        usage = isinstance(exc, (ConfigError, SiteError, UsageError))
+        return fail(str(exc), EXIT_USAGE if usage else EXIT_FAILED)
 
 
 # -- Redis ---------------------------------------------------------------------------
@@ -94,7 +105,7 @@ def preflight(url: str, wait: float) -> None:
     (a Redis restarting beside us); fail in one line when it does not or cannot."""
 
     def say(text: str) -> None:
-        print(f"invcrawl: {text}", file=sys.stderr, flush=True)
+        terminal.say(f"invcrawl: {text}")
 
     try:
         asyncio.run(wait_for_redis(url, wait, say))
@@ -105,23 +116,46 @@ def preflight(url: str, wait: float) -> None:
 
 
 def with_frontier(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:
-    """Run ``job`` on a fresh event loop with the process's one Redis client."""
+    """Run ``job`` on a fresh event loop with the process's one Redis client. SIGINT and
+    SIGTERM cancel it: a job that follows a stream returns what it did (the cursor to
+    resume from...), any other is interrupted; either way the signal is recorded, so
+    that the command exits 130 or 143 (common/interrupts.py)."""
     assert config.redis
 
     async def main() -> T:
+        task = asyncio.current_task()
+        assert task is not None
+
+        def stop(signum: int) -> None:
+            interrupts.record(signum)
+            task.cancel()
+
+        loop = asyncio.get_running_loop()
+        for signum in interrupts.STOP_SIGNALS:
+            loop.add_signal_handler(signum, stop, signum)
         frontier = Frontier(connect(config.redis or "", config.redis_cluster))
         try:
             return await job(frontier)
         finally:
             await frontier.aclose()
 
-    return asyncio.run(main())
+    saved = {signum: signal.getsignal(signum) for signum in interrupts.STOP_SIGNALS}
+    try:
+        return asyncio.run(main())
+    except asyncio.CancelledError:
+        signum = interrupts.first()
+        if signum is None:
+            raise
+        raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt from None
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
 
 
 async def resolve_crawl(frontier: Frontier, config: Config) -> CrawlSession:
     """The crawl a command acts on: ``--crawl-id``, or the only crawl in Redis."""
     if len(config.crawl_ids) > 1:
-        raise UserError("this command acts on one crawl: give one --crawl-id")
+        raise UsageError("this command acts on one crawl: give one --crawl-id")
     if config.crawl_id:
         session = frontier.crawl(config.crawl_id)
         if not await session.exists():
@@ -132,9 +166,20 @@ async def resolve_crawl(frontier: Frontier, config: Config) -> CrawlSession:
         return frontier.crawl(crawls[0])
     if not crawls:
         raise UserError("no crawl in this Redis yet (run `invcrawl produce SITE` first)")
-    raise UserError(
+    raise UsageError(
         f"{len(crawls)} crawls in this Redis ({', '.join(crawls)}): pick one with --crawl-id"
     )
+
+
+async def crawls_in_scope(frontier: Frontier, config: Config) -> list[str]:
+    """The crawls a reading command covers: ``--crawl-id``, else every crawl in Redis
+    (export, changes, report and dlq: each line they write names its crawl)."""
+    if config.crawl_id:
+        return [(await resolve_crawl(frontier, config)).crawl_id]
+    crawls = await frontier.registry.known()
+    if not crawls:
+        raise UserError("no crawl in this Redis yet (run `invcrawl produce SITE` first)")
+    return crawls
 
 
 def _site(config: Config) -> str:
@@ -212,10 +257,11 @@ def cmd_produce(config: Config) -> int:
                 fail(error)
             return EXIT_FAILED if errors else code
         if live.every is not None:
+            from invcrawl.adaptive import report_next  # noqa: PLC0415
             from producer.schedule import produce_every  # noqa: PLC0415
 
-            produce_every(live, sites, _report_round)
-            return EXIT_INTERRUPTED
+            produce_every(live, sites, _report_round, report_next)
+            return interrupts.exit_code() or EXIT_INTERRUPTED
         from producer.run import produce  # noqa: PLC0415
 
         results = produce(live, sites)
@@ -228,15 +274,15 @@ def _report_produced(results: Sequence[Produced]) -> None:
         if produced.error:
             fail(produced.error)
         else:
-            print(
-                f"crawl {produced.crawl_id}: {produced.tasks} page tasks, {produced.added} new",
-                file=sys.stderr,
+            terminal.say(
+                f"crawl {produced.crawl_id}: {produced.tasks} page tasks, {produced.added} new"
             )
 
 
-def _report_round(results: Sequence[Produced], next_in: float) -> None:
+def _report_round(results: Sequence[Produced], next_in: float | None) -> None:
     _report_produced(results)
-    print(f"next refresh in {duration(next_in)}", file=sys.stderr, flush=True)
+    if next_in is not None:
+        terminal.say(f"next refresh in {duration(next_in)}")
 
 
 def cmd_consume(config: Config) -> int:
@@ -251,10 +297,12 @@ def cmd_crawl(config: Config) -> int:
 
     sites = _sites(config)
     if config.output is not None and len(sites) > 1:
-        raise UserError(
+        raise UsageError(
             f"-o names one output file, but {len(sites)} sites were given: use --out-dir DIR "
             "(one <crawl-id>.jsonl each)"
         )
+    if config.json and config.output is not None and str(config.output) == "-":
+        raise UsageError("--json prints the summary on standard output: -o - cannot go there")
     check_crawl_outputs(config)  # before anything is crawled
     with redis_for(config, create=True) as live:
         return run_crawl(live, sites)
@@ -275,7 +323,7 @@ def cmd_status(config: Config) -> int:
             if config.json:
                 text = json.dumps(data, indent=None if config.watch else 2)
             else:
-                text = render_status_view(data)
+                text = render_status_view(data, terminal.width())
             if clear:
                 sys.stdout.write("\x1b[H\x1b[2J")
             print(text, flush=True)
@@ -288,15 +336,19 @@ def cmd_status(config: Config) -> int:
 
 
 def cmd_report(config: Config) -> int:
-    from frontier.report import coverage  # noqa: PLC0415
-    from invcrawl.render import render_report  # noqa: PLC0415
+    """Coverage of ``--crawl-id`` (one report), or of every crawl (a list of them)."""
+    from frontier.every_crawl import coverage_all  # noqa: PLC0415
+    from invcrawl.render import render_reports  # noqa: PLC0415
 
-    async def job(frontier: Frontier) -> dict[str, Any]:
-        return await coverage(await resolve_crawl(frontier, config))
+    async def job(frontier: Frontier) -> list[dict[str, Any]]:
+        return await coverage_all(frontier, await crawls_in_scope(frontier, config))
 
     with redis_for(config, create=False) as live:
-        report = with_frontier(live, job)
-    print(json.dumps(report, indent=2) if live.json else render_report(report))
+        reports = with_frontier(live, job)
+    if live.json:
+        print(json.dumps(reports[0] if config.crawl_id else reports, indent=2))
+    else:
+        print(render_reports(reports))
     return EXIT_OK
 
 
@@ -304,8 +356,17 @@ def cmd_export(config: Config) -> int:
     from frontier.export import HistoryTrimmed, export_items, follow_items  # noqa: PLC0415
 
     async def job(frontier: Frontier) -> int:
-        session = await resolve_crawl(frontier, config)
+        from frontier.every_crawl import export_all, follow_all  # noqa: PLC0415
+
+        crawls = await crawls_in_scope(frontier, config)
         try:
+            if config.crawl_id is None and config.follow:
+                return await follow_all(frontier, config.output, config.group)
+            if config.crawl_id is None:
+                if config.base is not None:
+                    raise UsageError("--base is the earlier export of one crawl: give --crawl-id")
+                return await export_all(frontier, crawls, config.output)
+            session = frontier.crawl(crawls[0])
             if config.follow:
                 return await follow_items(session, config.output, config.group)
             return await export_items(session, config.output, config.base)
@@ -325,27 +386,29 @@ def cmd_export(config: Config) -> int:
                 config.output.with_name(config.output.name + ".part").unlink(missing_ok=True)
             raise write_failed(config.output, exc, "nothing was changed in Redis") from None
     if not live.follow:
-        print(f"{count} items written to {live.output or 'stdout'}", file=sys.stderr)
+        terminal.say(f"{count} items written to {live.output or 'stdout'}")
     return EXIT_OK
 
 
 def cmd_changes(config: Config) -> int:
-    """The change feed as JSON Lines; the cursor to resume from goes to stderr."""
+    """The change feed as JSON Lines (of ``--crawl-id``, or of every crawl with each event
+    naming its crawl); the cursor to resume from goes to stderr."""
     from frontier.changes import read_changes  # noqa: PLC0415
+    from frontier.every_crawl import (  # noqa: PLC0415
+        CursorTrimmed,
+        check_not_trimmed,
+        read_all_changes,
+    )
     from frontier.export import open_output  # noqa: PLC0415
-    from frontier.retention import entry_before, trimmed_before  # noqa: PLC0415
+
+    if config.crawl_id and config.since and "=" in config.since:
+        raise UsageError(
+            f"--since {config.since} is the cursor of several crawls: give it without "
+            "--crawl-id, or the one entry id of this crawl"
+        )
 
     async def job(frontier: Frontier) -> tuple[int, str]:
-        session = await resolve_crawl(frontier, config)
-        trimmed = await trimmed_before(session)
-        if trimmed and entry_before(config.since or "0-0", trimmed):
-            # --retain-items exported: the entries before it were exported and dropped
-            what = f"--since {config.since}" if config.since else "the start of the feed"
-            raise UserError(
-                f"crawl {session.crawl_id} keeps its items only until they are exported "
-                f"(--retain-items exported): events before {trimmed} were trimmed, "
-                f"{what} is older; read from --since {trimmed} or from the export files"
-            )
+        crawls = await crawls_in_scope(frontier, config)
         with open_output(config.output) as out:
 
             def emit(event: dict[str, Any]) -> None:
@@ -353,36 +416,49 @@ def cmd_changes(config: Config) -> int:
                 if config.follow:
                     out.flush()
 
+            try:
+                if config.crawl_id is None:
+                    return await read_all_changes(frontier, config.since, emit, config.follow)
+                await check_not_trimmed(frontier, crawls[0], config.since or "0-0")
+            except CursorTrimmed as exc:
+                raise UserError(str(exc)) from None
+            session = frontier.crawl(crawls[0])
             return await read_changes(session, config.since, emit, follow=config.follow)
 
     with redis_for(config, create=False) as live:
         count, cursor = with_frontier(live, job)
-    print(f"{count} change(s); resume with --since {cursor}", file=sys.stderr)
+    terminal.say(f"{count} change(s); resume with --since {cursor}")
     return EXIT_OK
 
 
 def cmd_dlq(config: Config) -> int:
-    from frontier import admin  # noqa: PLC0415
+    """Dead letters of ``--crawl-id`` or of every crawl; redrive the given ones (found in
+    whichever crawl holds them) or all."""
+    from frontier.every_crawl import dead_letters_all, redrive_all  # noqa: PLC0415
 
     if config.dlq_action == "redrive" and not (config.all_tasks or config.task_ids):
-        raise UserError("dlq redrive needs TASK_ID... or --all")
+        raise UsageError("dlq redrive needs TASK_ID... or --all")
 
     async def job(frontier: Frontier) -> Any:
-        session = await resolve_crawl(frontier, config)
+        crawls = await crawls_in_scope(frontier, config)
         if config.dlq_action == "list":
-            return await admin.dead_tasks(session)
-        return await admin.redrive(session, None if config.all_tasks else config.task_ids)
+            return await dead_letters_all(frontier, crawls)
+        return await redrive_all(frontier, crawls, None if config.all_tasks else config.task_ids)
 
     with redis_for(config, create=False) as live:
         result = with_frontier(live, job)
     if config.dlq_action == "redrive":
-        print(f"{result} task(s) redriven", file=sys.stderr)
-    elif live.json:
+        per_crawl = "".join(f"\n  crawl {c}: {n}" for c, n in result.items())
+        terminal.say(f"{sum(result.values())} task(s) redriven{per_crawl}")
+        return EXIT_OK
+    if config.crawl_id:  # one crawl's rows, as before: no crawl column
+        result = [{k: v for k, v in row.items() if k != "crawl_id"} for row in result]
+    if live.json:
         print(json.dumps(result, indent=2))
     else:
         from invcrawl.render import render_dlq  # noqa: PLC0415
 
-        print(render_dlq(result))
+        print(render_dlq(result, terminal.width()))
     return EXIT_OK
 
 
@@ -394,11 +470,56 @@ def cmd_reshard(config: Config) -> int:
 
     with redis_for(config, create=False) as live:
         queued, delayed = with_frontier(live, job)
-    print(
-        f"resharded to {live.slots} slots: moved {queued} queued and {delayed} delayed task(s)",
-        file=sys.stderr,
+    terminal.say(
+        f"resharded to {live.slots} slots: moved {queued} queued and {delayed} delayed task(s)"
     )
     return EXIT_OK
+
+
+def cmd_forget(config: Config) -> int:
+    """Delete crawls from Redis (keys and registry entries), after asking (``--yes``:
+    without asking); refused while a consumer holds a crawl's pages, unless ``--force``."""
+    from frontier.forget import forget, is_known  # noqa: PLC0415
+
+    if not config.forget_ids:
+        raise UsageError("forget needs the CRAWL_ID of the crawl to delete")
+    if not config.yes and not sys.stdin.isatty():
+        raise UsageError("forget deletes crawls for good: confirm with --yes")
+
+    async def job(frontier: Frontier) -> int:
+        for crawl_id in config.forget_ids:
+            if not await is_known(frontier.crawl(crawl_id)):
+                raise CrawlNotFound(crawl_id)
+        if not config.yes and not confirm(
+            f"delete crawl {', '.join(config.forget_ids)} from Redis (its queues, items and "
+            "counters; output files are kept)? [y/N] "
+        ):
+            terminal.say("nothing deleted")
+            return EXIT_FAILED
+        code = EXIT_OK
+        for crawl_id in config.forget_ids:
+            done = await forget(frontier.crawl(crawl_id), config.force, config.lease_ms)
+            if done.deleted:
+                terminal.say(f"crawl {crawl_id} forgotten ({done.keys} keys deleted)")
+                continue
+            code = fail(
+                f"crawl {crawl_id} is in use ({done.held} page(s) held, {done.serving} "
+                "consumer(s) serving it): stop them or let it finish, or pass --force"
+            )
+        return code
+
+    with redis_for(config, create=False) as live:
+        return with_frontier(live, job)
+
+
+def confirm(question: str) -> bool:
+    """Ask on the terminal; only y or yes goes ahead."""
+    print(question, end="", file=sys.stderr, flush=True)
+    try:
+        answer = sys.stdin.readline()
+    except (OSError, ValueError):
+        return False
+    return answer.strip().lower() in ("y", "yes")
 
 
 # -- dashboard ----------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import dataclasses
 import hashlib
+import json
 import logging
 import os
 import random
@@ -24,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from common import interrupts
 from common.config import Config
 from common.options import OPTIONS
 from common.secrets import has_password
@@ -33,9 +35,10 @@ from frontier.refresh import Refresh, announce_next_refresh
 from frontier.session import CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
 from frontier.status import crawl_summaries, crawl_summary
+from invcrawl import terminal
 from invcrawl.errors import EXIT_DEAD_PAGES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from invcrawl.outputs import write_failed
-from invcrawl.render import duration, fleet_progress_line, progress_line
+from invcrawl.render import crawl_json, duration, fleet_progress_line, progress_line
 
 MAX_RESPAWNS = 20
 KEPT = (
@@ -75,24 +78,30 @@ def child_env(config: Config) -> dict[str, str] | None:
 
 def run_crawl(config: Config, sites: list[tuple[str, str]]) -> int:
     """One crawl (or refresh) of every site; with ``--every``, then a refresh of them all
-    on that period (jittered by 10%), until interrupted."""
+    on that period (jittered by 10%), until interrupted; ``--every auto``: each crawl on
+    its own interval (invcrawl/adaptive.py)."""
+    if config.every == "auto":
+        from invcrawl.adaptive import run_adaptive  # noqa: PLC0415
+
+        return run_adaptive(config, sites, lambda c, s: asyncio.run(CrawlRun(c, s).run()))
     code = asyncio.run(CrawlRun(config, sites).run())
-    if config.every is None or code == EXIT_INTERRUPTED:
+    if config.every is None or interrupts.first():
         return code
     config = dataclasses.replace(config, refresh=True)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         while True:
+            assert isinstance(config.every, float)
             delay = config.every * random.uniform(0.9, 1.1)
             asyncio.run(_mark_next_refresh(config, sites, delay))
             print(f"next refresh in {duration(delay)}", file=sys.stderr, flush=True)
             time.sleep(delay)
             code = asyncio.run(CrawlRun(config, sites).run())
-            if code == EXIT_INTERRUPTED:
+            if interrupts.first():
                 return code
     except KeyboardInterrupt:
         asyncio.run(_mark_next_refresh(config, sites, None))
-        return EXIT_INTERRUPTED
+        return interrupts.exit_code() or EXIT_INTERRUPTED
     finally:
         signal.signal(signal.SIGTERM, previous)
 
@@ -106,6 +115,7 @@ async def finish_export(export: IncrementalExport) -> int:
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:
+    interrupts.record(signum)
     raise KeyboardInterrupt
 
 
@@ -135,7 +145,7 @@ class CrawlRun:
         self.summaries: dict[str, dict[str, Any]] = {}
         self.exports: dict[str, IncrementalExport] = {}
         self.before: dict[str, dict[str, int]] = {}  # item counters before a refresh
-        mode = config.progress
+        mode = "none" if config.quiet else config.progress
         self.progress = ("bar" if sys.stderr.isatty() else "lines") if mode == "auto" else mode
 
     def output_of(self, crawl_id: str) -> Path:
@@ -148,7 +158,7 @@ class CrawlRun:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, self._interrupt)
+            loop.add_signal_handler(sig, self._interrupt, sig)
         what = self.sites[0][0] if len(self.sites) == 1 else f"{len(self.sites)} sites"
         self.say(f"crawl {', '.join(self.crawl_ids)[:60]}: reading the inventory of {what}")
         frontier = Frontier(connect(self.config.redis or "", self.config.redis_cluster))
@@ -178,7 +188,7 @@ class CrawlRun:
                 raise
             if self.interrupted:
                 self.say("\ninterrupted: run the same command again to resume")
-                return EXIT_INTERRUPTED
+                return interrupts.exit_code() or EXIT_INTERRUPTED
             for crawl_id, session in sessions.items():
                 self.summaries[crawl_id] = await crawl_summary(session)
                 export = self.exports.pop(crawl_id, None)
@@ -203,7 +213,13 @@ class CrawlRun:
             for export in self.exports.values():
                 export.abandon()
             await frontier.aclose()
-        return self.conclude(written, time.monotonic() - started)
+        seconds = time.monotonic() - started
+        code = self.conclude(written, seconds)
+        if self.config.json:  # one line per run (per round with --every) on stdout
+            outputs = {c: str(self.output_of(c)) for c in written}
+            report = crawl_json(self.summaries, written, outputs, self.before, seconds, code)
+            print(json.dumps(report), flush=True)
+        return code
 
     async def start_refresh(self, sessions: dict[str, CrawlSession]) -> None:
         """Start the refresh round of every finished crawl before any consumer starts (a
@@ -230,7 +246,7 @@ class CrawlRun:
         for crawl_id in failed:
             if crawl_id not in self.reported:
                 error = self.summaries[crawl_id].get("error") or "did not finish"
-                self.say(f"invcrawl: error: crawl {crawl_id}: {error}")
+                self.say(f"invcrawl: error: crawl {crawl_id}: {error}", always=True)
         if failed:
             return EXIT_FAILED
         if dead:
@@ -272,10 +288,11 @@ class CrawlRun:
                 summaries = await crawl_summaries(frontier, self.crawl_ids)
                 self.summaries.update(zip(self.crawl_ids, summaries, strict=True))
                 self._report_failed_producers()
-                line = self._progress_line()
+                columns = (terminal.width(sys.stderr) or 80) - 1
+                line = self._progress_line(columns if self.progress == "bar" else None)
                 now = time.monotonic()
                 if self.progress == "bar":
-                    sys.stderr.write("\r" + line.ljust(79))
+                    sys.stderr.write("\r" + line.ljust(columns))
                     sys.stderr.flush()
                 elif self.progress == "lines" and now - last_line >= 5:
                     self.say(line)
@@ -313,10 +330,10 @@ class CrawlRun:
             except Exception as exc:
                 log.debug("export of %s: %s", crawl_id, exc)
 
-    def _progress_line(self) -> str:
+    def _progress_line(self, width: int | None) -> str:
         if len(self.summaries) == 1:
-            return progress_line(next(iter(self.summaries.values())))
-        return fleet_progress_line(list(self.summaries.values()))
+            return progress_line(next(iter(self.summaries.values())), width)
+        return fleet_progress_line(list(self.summaries.values()), width)
 
     def _report_failed_producers(self) -> None:
         """One line per site whose inventory could not be read, as soon as it is known;
@@ -324,7 +341,7 @@ class CrawlRun:
         for crawl_id, s in self.summaries.items():
             if s.get("producer") == ProducerState.FAILED and crawl_id not in self.reported:
                 self.reported.add(crawl_id)
-                self.say(f"\ninvcrawl: error: crawl {crawl_id}: {s.get('error')}")
+                self.say(f"\ninvcrawl: error: crawl {crawl_id}: {s.get('error')}", always=True)
 
     def _all_produced(self) -> bool:
         producers = {s.get("producer") for s in self.summaries.values()}
@@ -350,7 +367,8 @@ class CrawlRun:
             for wait in waits:
                 wait.cancel()
 
-    def _interrupt(self) -> None:
+    def _interrupt(self, signum: int = signal.SIGINT) -> None:
+        interrupts.record(signum)
         if self.interrupted:  # second signal: stop now
             for proc in self.procs.values():
                 with contextlib.suppress(ProcessLookupError):
@@ -390,5 +408,6 @@ class CrawlRun:
                 f"fetched {pages.get('pages:fetched', 0)} (`invcrawl changes` lists them)"
             )
 
-    def say(self, text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
+    def say(self, text: str, *, always: bool = False) -> None:
+        if always or not terminal.quiet():
+            print(text, file=sys.stderr, flush=True)

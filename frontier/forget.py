@@ -1,0 +1,85 @@
+"""``invcrawl forget``: remove one crawl from Redis, its keys and its registry entries.
+
+Every key of the crawl is listed from :class:`frontier.keys.CrawlKeys` and the crawl's
+layout (slots ever used, dedup buckets): never found by ``KEYS`` or ``SCAN``, which the
+Redis users of deploy/ may not run. ``forget.lua`` deletes them in one step on the
+crawl's shard, refusing while a consumer holds a page of the crawl or serves it; the
+registry entries (``crawls``, ``active``) go afterwards, each with a command of its own
+(Redis Cluster: they live on other shards). A crawl interrupted half-way (keys gone,
+still listed) is forgotten by running it again."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from frontier.keys import ACTIVE, CRAWLS, CrawlKeys
+from frontier.scripts import KeyIndex
+from frontier.session import CrawlSession
+
+DEFAULT_LEASE_MS = 30_000  # a consumer that did not record its own (Config.lease)
+
+
+@dataclass(frozen=True, slots=True)
+class Forgotten:
+    crawl_id: str
+    deleted: bool  # False: in use, left as it was
+    keys: int = 0  # keys deleted
+    held: int = 0  # pages held by consumers under a live lease (when refused)
+    serving: int = 0  # consumers serving the crawl (when refused)
+    listed: bool = False  # it was in the registry
+
+
+def crawl_key_names(keys: CrawlKeys, slots: int, buckets: int) -> tuple[list[str], list[str]]:
+    """(every key of the crawl but meta, consumers and cinfo; its inflight sets) for a
+    layout of ``slots`` slots ever used and ``buckets`` dedup buckets."""
+    fixed = [
+        keys.task,
+        keys.seen,
+        keys.lease,
+        keys.tries,
+        keys.reaped,
+        keys.errors,
+        keys.dlq,
+        keys.dlq_why,
+        keys.items,
+        keys.stats,
+        keys.pages,
+        keys.inventory,
+        keys.ring,
+    ]
+    inflight = [keys.inflight(slot) for slot in range(slots)]
+    per_slot = [
+        key
+        for slot in range(slots)
+        for key in (keys.queue(slot), keys.delayed(slot), keys.owner(slot))
+    ]
+    return fixed + inflight + per_slot + [keys.isum(b) for b in range(buckets)], inflight
+
+
+async def forget(
+    session: CrawlSession, force: bool = False, default_lease_ms: int = DEFAULT_LEASE_MS
+) -> Forgotten:
+    """Delete the crawl's keys (unless in use and not ``force``), then its registry
+    entries."""
+    k = session.keys
+    slots, max_slots, buckets = await session.redis.hmget(k.meta, ["slots", "max_slots", "buckets"])
+    ever = max(int(slots or 0), int(max_slots or 0))
+    others, inflight = crawl_key_names(k, ever, int(buckets or 0))
+    fixed = {"meta": k.meta, "consumers": k.consumers, "cinfo": k.cinfo}
+    index = KeyIndex(len(fixed))
+    for key in others:
+        index.add(key)
+    args = [int(force), default_lease_ms, len(inflight), *(index.add(key) for key in inflight)]
+    reply = await session.scripts.run("forget", fixed, args, index.keys)
+    if not int(reply[0]):
+        return Forgotten(session.crawl_id, False, held=int(reply[1]), serving=int(reply[2]))
+    listed = bool(await session.redis.srem(CRAWLS, session.crawl_id))
+    listed = bool(await session.redis.zrem(ACTIVE, session.crawl_id)) or listed
+    return Forgotten(session.crawl_id, True, keys=int(reply[1]), listed=listed)
+
+
+async def is_known(session: CrawlSession) -> bool:
+    """Whether anything of the crawl is left: its meta, or its registry entry."""
+    if await session.exists():
+        return True
+    return bool(await session.redis.sismember(CRAWLS, session.crawl_id))
