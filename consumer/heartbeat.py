@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING
 
 from frontier.connection import is_transient
+from frontier.session import CrawlNotFound
 
 if TYPE_CHECKING:
     from consumer.discovery import ServedCrawl
@@ -43,6 +44,8 @@ async def heartbeat_loop(worker: Worker) -> None:
         for served in list(worker.crawls.values()):
             try:
                 await beat_crawl(worker, served)
+            except CrawlNotFound:  # invcrawl forget --force
+                await worker.forgotten(served.session.crawl_id)
             except Exception as exc:
                 if is_transient(exc):
                     worker.outages.note(exc)

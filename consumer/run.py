@@ -1,6 +1,7 @@
 """Process entry of ``invcrawl consume``: one Scrapy crawler whose spider builds the
 process's one Redis client and its :class:`~consumer.worker.Worker`; graceful SIGTERM
-(finish or release in-flight pages, exit 0), a second signal forces the stop."""
+(finish or release in-flight pages; the command then exits 143, or 130 for SIGINT), a
+second signal forces the stop."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from types import FrameType
 
 from scrapy.crawler import AsyncCrawlerProcess
 
+from common import interrupts
 from common.config import Config
 from consumer.settings import consumer_settings
 from consumer.worker import Upstream
@@ -33,6 +35,7 @@ def run_consumer(config: Config, upstream: Upstream | None = None) -> int:
         nonlocal signals_seen
         from twisted.internet import reactor  # noqa: PLC0415
 
+        interrupts.record(signum)  # the exit code says which (130, 143)
         spider = crawler.spider
         if not isinstance(spider, PageSpider):
             return

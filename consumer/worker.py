@@ -31,7 +31,8 @@ from consumer.heartbeat import beat_fleet, heartbeat_loop
 from consumer.outages import Outages, StatSink
 from consumer.politeness import HostGate
 from consumer.scheduling import CrawlRotation
-from frontier.session import Claim, CommitResult, Frontier
+from frontier.forget import withdraw
+from frontier.session import Claim, CommitResult, CrawlNotFound, Frontier
 from frontier.states import ProducerState
 
 log = logging.getLogger("invcrawl.consumer")
@@ -237,7 +238,11 @@ class Worker:
         async def claim() -> list[Claim]:
             return await served.session.claim(self.id, slots, n, busy, self.config.lease_ms)
 
-        return await self.outages.call(claim, give_up_when_stopping=True) or []
+        try:
+            return await self.outages.call(claim, give_up_when_stopping=True) or []
+        except CrawlNotFound:
+            await self.forgotten(served.session.crawl_id)
+            return []
 
     async def _retire_complete(self) -> None:
         """Crawls whose claim came back empty and of which we hold nothing: complete?
@@ -253,12 +258,32 @@ class Worker:
                 return record_dead_pages(s.session, s.info, s.buckets, s.dead_recorded)
 
             # Before completion, so that the finished crawl has them: consumer/dead_pages.py
-            await self.outages.call(record, give_up_when_stopping=True)
-            complete = await self.outages.call(
-                served.session.is_complete, give_up_when_stopping=True
-            )
+            try:
+                await self.outages.call(record, give_up_when_stopping=True)
+                complete = await self.outages.call(
+                    served.session.is_complete, give_up_when_stopping=True
+                )
+            except CrawlNotFound:
+                await self.forgotten(crawl_id)
+                continue
             if complete:
                 await detach(self, served, finished=True)
+
+    async def forgotten(self, crawl_id: str) -> None:
+        """The crawl was deleted while served (``invcrawl forget --force``): stop serving
+        it, drop the pages held of it (their commits would be fenced), and take this
+        consumer's own entries back out of its keys (a heartbeat may have written them
+        after the deletion)."""
+        served = self.crawls.pop(crawl_id, None)
+        if served is None:
+            return
+        self.rotation.remove(crawl_id)
+        self._completed.add(crawl_id)
+        for key in [key for key in self.held if key[0] == crawl_id]:
+            del self.held[key]
+        log.warning("crawl %s was forgotten: consumer %s no longer serves it", crawl_id, self.id)
+        with contextlib.suppress(Exception):
+            await withdraw(served.session, self.id)
 
     async def _sleep(self, seconds: float) -> None:
         self._wake.clear()
@@ -274,7 +299,10 @@ class Worker:
         outcome: PageOutcome,
         validators: str = "",
     ) -> CommitResult | None:
-        served = self.crawls[claim.crawl_id]
+        served = self.crawls.get(claim.crawl_id)
+        if served is None:  # forgotten meanwhile: nothing to commit to
+            self.settled(claim)
+            return None
         prepared = [prepare(item, served.buckets) for item in items]
         try:
             result = await self.outages.call(
@@ -300,7 +328,10 @@ class Worker:
         return result
 
     async def fail(self, claim: Claim, outcome: Outcome, dead_now: bool = False) -> str | None:
-        served = self.crawls[claim.crawl_id]
+        served = self.crawls.get(claim.crawl_id)
+        if served is None:  # forgotten meanwhile
+            self.settled(claim)
+            return None
         delay = backoff_delay(
             claim.deliveries, self.config.backoff_base, self.config.backoff_max, outcome.retry_after
         )
@@ -342,7 +373,10 @@ class Worker:
     async def postpone(self, claim: Claim, seconds: float) -> bool | None:
         """Give the task back without using a delivery, not to be claimed again for
         ``seconds`` (its host is blocked or busy for a while)."""
-        served = self.crawls[claim.crawl_id]
+        served = self.crawls.get(claim.crawl_id)
+        if served is None:  # forgotten meanwhile
+            self.settled(claim)
+            return None
         try:
             return await self.outages.call(
                 lambda: served.session.release(claim, int(seconds * 1000)),

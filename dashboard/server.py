@@ -24,7 +24,6 @@ import ipaddress
 import json
 import logging
 import re
-import signal
 import sys
 from collections.abc import Awaitable, Callable
 from html import escape as html_escape
@@ -35,6 +34,7 @@ from urllib.parse import unquote, urlsplit
 from aiohttp import web
 from redis.exceptions import RedisError
 
+from common import interrupts
 from common.config import Config, ConfigError
 from common.secrets import mask_secrets, mask_url
 from dashboard.snapshot import Throughput, crawl_detail, take
@@ -321,8 +321,13 @@ async def serve(config: Config, secret: str | None) -> None:
         await site.start()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
+
+        def stopped(signum: int) -> None:
+            interrupts.record(signum)  # the command exits 130 or 143
+            stop.set()
+
+        for signum in interrupts.STOP_SIGNALS:
+            loop.add_signal_handler(signum, stopped, signum)
         for host, port in (a[:2] for a in runner.addresses):
             shown = f"[{host}]" if ":" in host else host
             print(

@@ -83,3 +83,15 @@ async def is_known(session: CrawlSession) -> bool:
     if await session.exists():
         return True
     return bool(await session.redis.sismember(CRAWLS, session.crawl_id))
+
+
+async def withdraw(session: CrawlSession, consumer_id: str) -> None:
+    """Take a consumer's own entries out of a forgotten crawl's consumer lists (its
+    heartbeat may have written them after the deletion; the last one out deletes the
+    key). Its slot owner keys expire by themselves within a lease."""
+    k = session.keys
+    pipe = session.redis.pipeline(transaction=False)
+    pipe.zrem(k.consumers, consumer_id)
+    pipe.zrem(k.ring, consumer_id)
+    pipe.hdel(k.cinfo, consumer_id)
+    await pipe.execute()
