@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from common.items import CrawlInfo, bucket_count
 from consumer.heartbeat import beat_crawl
 from consumer.slots import SlotPolicy
+from frontier.forget import withdraw
 from frontier.hosts import origin_of
 from frontier.session import CrawlSession
 from frontier.states import CrawlState
@@ -133,3 +134,20 @@ async def detach(worker: Worker, served: ServedCrawl, finished: bool) -> None:
     with contextlib.suppress(Exception):
         await served.slots.leave()
     log.info("crawl %s complete; consumer %s leaves it", crawl_id, worker.id)
+
+
+async def forgotten(worker: Worker, crawl_id: str) -> None:
+    """The crawl was deleted while served (``invcrawl forget --force``): stop serving it,
+    drop the pages held of it (their commits would be fenced), and take this consumer's
+    own entries back out of its keys (a heartbeat may have written them after the
+    deletion)."""
+    served = worker.crawls.pop(crawl_id, None)
+    if served is None:
+        return
+    worker.rotation.remove(crawl_id)
+    worker._completed.add(crawl_id)
+    for claim in [c for (held_crawl, _), c in worker.held.items() if held_crawl == crawl_id]:
+        worker.settled(claim, "forgotten")
+    log.warning("crawl %s was forgotten: consumer %s no longer serves it", crawl_id, worker.id)
+    with contextlib.suppress(Exception):
+        await withdraw(served.session, worker.id)

@@ -8,16 +8,31 @@ from __future__ import annotations
 import gc
 import logging
 import signal
+import sys
 from types import FrameType
 
 from scrapy.crawler import AsyncCrawlerProcess
 
 from common import interrupts
 from common.config import Config
+from consumer.metrics import Metrics, PrometheusMetrics
 from consumer.settings import consumer_settings
 from consumer.worker import Upstream
 
 log = logging.getLogger("invcrawl.consumer")
+
+
+def serve_metrics(config: Config) -> Metrics | None:
+    """``--metrics-port``: Prometheus metrics served from a thread of this process
+    (consumer/metrics.py); raises MetricsError when the port cannot be had."""
+    if config.metrics_port is None:
+        return None
+    metrics = PrometheusMetrics()
+    address, port = metrics.serve(config.bind, config.metrics_port)
+    shown = f"[{address}]" if ":" in address else address
+    if not config.quiet:
+        print(f"invcrawl consume: metrics at http://{shown}:{port}/metrics", file=sys.stderr)
+    return metrics
 
 
 def run_consumer(config: Config, upstream: Upstream | None = None) -> int:
@@ -48,7 +63,8 @@ def run_consumer(config: Config, upstream: Upstream | None = None) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    process.crawl(crawler, config=config, upstream=upstream)
+    metrics = serve_metrics(config)
+    process.crawl(crawler, config=config, upstream=upstream, metrics=metrics)
     # Everything imported and built so far (Scrapy, Twisted, lxml, redis-py: ~1/2 million
     # objects) lives as long as the process: moved out of the collector's generations, it is
     # no longer rescanned by every full collection (~0.1 s of a CPython-docs crawl).

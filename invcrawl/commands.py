@@ -286,10 +286,14 @@ def _report_round(results: Sequence[Produced], next_in: float | None) -> None:
 
 
 def cmd_consume(config: Config) -> int:
+    from consumer.metrics import MetricsError  # noqa: PLC0415
     from consumer.run import run_consumer  # noqa: PLC0415
 
     with redis_for(config, create=True) as live:
-        return run_consumer(live)
+        try:
+            return run_consumer(live)
+        except MetricsError as exc:
+            raise UserError(str(exc)) from None
 
 
 def cmd_crawl(config: Config) -> int:
