@@ -110,7 +110,7 @@ class PrometheusMetrics(Metrics):
     def __init__(self) -> None:
         # No `*_created` series beside each counter: Prometheus ignores them in the text
         # format, and they would double what a scrape carries.
-        disable_created_metrics()
+        disable_created_metrics()  # type: ignore[no-untyped-call]
         self.registry = registry = CollectorRegistry(auto_describe=True)
         ProcessCollector(registry=registry)
         PlatformCollector(registry=registry)
