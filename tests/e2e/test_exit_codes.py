@@ -223,7 +223,7 @@ def test_output_fits_the_terminal_and_is_not_cut_when_piped(tmp_path: Path, redi
     assert long_id in piped.stdout
     detail = invcrawl("status", "--redis", redis_url, "--crawl-id", long_id, cwd=tmp_path)
     assert f"crawl {long_id}  [finished]" in detail.stdout and str(site) in detail.stdout
-    for columns in ("60", "120"):
+    for columns in ("60", "130"):
         leader, follower = pty.openpty()
         proc = subprocess.Popen(
             [sys.executable, "-m", "invcrawl", "status", "--redis", redis_url],
@@ -247,7 +247,7 @@ def test_output_fits_the_terminal_and_is_not_cut_when_piped(tmp_path: Path, redi
         assert proc.wait(60) == 0
         lines = out.decode().replace("\r\n", "\n").splitlines()
         assert lines and max(len(line) for line in lines) <= int(columns), lines
-        if columns == "120":
+        if columns == "130":
             assert long_id in out.decode()
         else:
             assert long_id not in out.decode() and long_id[:10] in out.decode()
