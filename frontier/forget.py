@@ -10,7 +10,9 @@ still listed) is forgotten by running it again."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from frontier.keys import ACTIVE, CRAWLS, CrawlKeys
 from frontier.scripts import KeyIndex
@@ -25,7 +27,8 @@ class Forgotten:
     deleted: bool  # False: in use, left as it was
     keys: int = 0  # keys deleted
     held: int = 0  # pages held by consumers under a live lease (when refused)
-    serving: int = 0  # consumers serving the crawl (when refused)
+    serving: int = 0  # consumers serving the crawl
+    lease_ms: int = 0  # the longest lease of those consumers
     listed: bool = False  # it was in the registry
 
 
@@ -70,12 +73,34 @@ async def forget(
     for key in others:
         index.add(key)
     args = [int(force), default_lease_ms, len(inflight), *(index.add(key) for key in inflight)]
-    reply = await session.scripts.run("forget", fixed, args, index.keys)
-    if not int(reply[0]):
-        return Forgotten(session.crawl_id, False, held=int(reply[1]), serving=int(reply[2]))
-    listed = bool(await session.redis.srem(CRAWLS, session.crawl_id))
-    listed = bool(await session.redis.zrem(ACTIVE, session.crawl_id)) or listed
-    return Forgotten(session.crawl_id, True, keys=int(reply[1]), listed=listed)
+    deleted, count, held, serving, lease_ms = (
+        int(n) for n in await session.scripts.run("forget", fixed, args, index.keys)
+    )
+    listed = False
+    if deleted:
+        listed = bool(await session.redis.srem(CRAWLS, session.crawl_id))
+        listed = bool(await session.redis.zrem(ACTIVE, session.crawl_id)) or listed
+    return Forgotten(session.crawl_id, bool(deleted), count, held, serving, lease_ms, listed)
+
+
+async def forget_in_use(
+    session: CrawlSession,
+    default_lease_ms: int = DEFAULT_LEASE_MS,
+    waiting: Callable[[Forgotten, float], None] = lambda forgotten, seconds: None,
+) -> Forgotten:
+    """``forget --force``: delete the crawl, then, if consumers were serving it, wait one
+    of their leases and delete again what they wrote meanwhile. Within a lease each of
+    them has beaten three times, found the crawl gone and let go of it (a commit already
+    on its way when the keys went is fenced, and counted in a ``stats`` key of its own:
+    the second pass deletes it)."""
+    first = await forget(session, True, default_lease_ms)
+    if not (first.held or first.serving):
+        return first
+    seconds = (first.lease_ms or default_lease_ms) / 1000 + 1
+    waiting(first, seconds)
+    await asyncio.sleep(seconds)
+    second = await forget(session, True, default_lease_ms)
+    return replace(first, keys=first.keys + second.keys, listed=first.listed or second.listed)
 
 
 async def is_known(session: CrawlSession) -> bool:

@@ -483,7 +483,7 @@ def cmd_reshard(config: Config) -> int:
 def cmd_forget(config: Config) -> int:
     """Delete crawls from Redis (keys and registry entries), after asking (``--yes``:
     without asking); refused while a consumer holds a crawl's pages, unless ``--force``."""
-    from frontier.forget import forget, is_known  # noqa: PLC0415
+    from frontier.forget import Forgotten, forget, forget_in_use, is_known  # noqa: PLC0415
 
     if not config.forget_ids:
         raise UsageError("forget needs the CRAWL_ID of the crawl to delete")
@@ -502,7 +502,19 @@ def cmd_forget(config: Config) -> int:
             return EXIT_FAILED
         code = EXIT_OK
         for crawl_id in config.forget_ids:
-            done = await forget(frontier.crawl(crawl_id), config.force, config.lease_ms)
+            session = frontier.crawl(crawl_id)
+            if config.force:
+
+                def waiting(done: Forgotten, seconds: float) -> None:
+                    terminal.say(
+                        f"crawl {done.crawl_id} was in use ({done.held} page(s) held, "
+                        f"{done.serving} consumer(s) serving it): deleted; deleting what they "
+                        f"write until they let go, in {duration(seconds)}"
+                    )
+
+                done = await forget_in_use(session, config.lease_ms, waiting)
+            else:
+                done = await forget(session, False, config.lease_ms)
             if done.deleted:
                 terminal.say(f"crawl {crawl_id} forgotten ({done.keys} keys deleted)")
                 continue

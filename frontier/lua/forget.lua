@@ -9,7 +9,8 @@
 -- ARGV  force (1/0), default lease ms (a consumer that did not record its own),
 --       count n of inflight sets, then their n KEYS indexes
 --
--- Returns {1, keys deleted} or, in use and not forced, {0, pages held, consumers serving}.
+-- Returns {deleted (1/0), keys deleted, pages held, consumers serving, the longest lease
+-- of those consumers (ms)}: in use and not forced, nothing is deleted.
 local meta, consumers, cinfo = KEYS[1], KEYS[2], KEYS[3]
 local force, default_lease, n = ARGV[1] == '1', tonumber(ARGV[2]), tonumber(ARGV[3])
 local FIXED_ARGS = 3
@@ -19,7 +20,7 @@ local held = 0
 for i = 1, n do
   held = held + redis.call('ZCOUNT', KEYS[tonumber(ARGV[FIXED_ARGS + i])], now, '+inf')
 end
-local serving = 0
+local serving, longest = 0, 0
 local beats = redis.call('ZRANGE', consumers, 0, -1, 'WITHSCORES')
 for i = 1, #beats, 2 do
   local lease = default_lease
@@ -29,10 +30,11 @@ for i = 1, #beats, 2 do
   end
   if now - tonumber(beats[i + 1]) <= 3 * lease then
     serving = serving + 1
+    longest = math.max(longest, lease)
   end
 end
 if (held > 0 or serving > 0) and not force then
-  return {0, held, serving}
+  return {0, 0, held, serving, longest}
 end
 
 -- DEL takes many keys, but Lua's unpack is bounded by its stack: batches.
@@ -41,4 +43,4 @@ local BATCH = 500
 for first = 4, #KEYS, BATCH do
   deleted = deleted + redis.call('DEL', unpack(KEYS, first, math.min(first + BATCH - 1, #KEYS)))
 end
-return {1, deleted}
+return {1, deleted, held, serving, longest}
