@@ -94,7 +94,7 @@ SCENARIOS: dict[str, Scenario] = {
         ),
         Scenario(
             "sigterm",
-            "a busy consumer SIGTERMed: it must finish or release its pages and exit 0",
+            "a busy consumer SIGTERMed: it must finish or release its pages and exit 143",
             sigterm=True,
             delay_ms=60,
         ),
@@ -414,7 +414,7 @@ class Run:
         return None
 
     def terminate_a_busy_consumer(self) -> bool:
-        """SIGTERM a consumer holding leases; it must exit 0 within a lease or two and
+        """SIGTERM a consumer holding leases; it must exit 143 within a lease or two and
         leave no lease behind (its pages committed or released, not left to expire)."""
         index = self.busy_consumer()
         if index is None:
@@ -432,7 +432,7 @@ class Run:
         self.report.notes.append(
             f"SIGTERM: consumer held {held} lease(s), exited {code}, left {left} lease(s)"
         )
-        self.sigterm_clean = code == 0 and left == 0
+        self.sigterm_clean = code == 143 and left == 0  # 128 + SIGTERM, after a clean stop
         return True
 
     def pause_a_busy_consumer(self) -> bool:
