@@ -464,6 +464,9 @@ class Rehearsal:
         }
         for key, value in self.services[name].get("environment", {}).items():
             env[key] = str(value).replace("@redis:6379", f"@127.0.0.1:{self.port}")
+        if "INVCRAWL_METRICS_PORT" in env:
+            # Each container has a network of its own; local replicas share the host's.
+            env.update(INVCRAWL_METRICS_PORT="0", INVCRAWL_BIND="127.0.0.1")
         return env
 
     def cwd(self, name: str) -> Path:

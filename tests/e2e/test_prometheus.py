@@ -262,3 +262,48 @@ def grafana_expressions() -> list[str]:
     exprs = [target["expr"] for panel in dashboard["panels"] for target in panel.get("targets", [])]
     assert len(exprs) >= 20
     return exprs
+
+
+def test_the_monitoring_override_validates_and_mounts_what_deploy_ships() -> None:
+    """deploy/docker-compose.monitoring.yml over the compose file: valid for
+    docker-compose, Prometheus reads the shipped scrape config and Grafana provisions the
+    shipped dashboard and its data source."""
+    compose = shutil.which("docker-compose")
+    if compose is None:
+        pytest.skip("docker-compose is not installed")
+    env = {
+        "PATH": "/usr/bin:/bin",
+        **{
+            f"INVCRAWL_REDIS_{r}_PASSWORD": "x" * 16
+            for r in ("PRODUCER", "CONSUMER", "READER", "EXPORTER")
+        },
+        "INVCRAWL_DASHBOARD_TOKEN": TOKEN,
+        "INVCRAWL_GRAFANA_PASSWORD": "grafana-password",
+    }
+    deploy = REPO / "deploy"
+    proc = subprocess.run(
+        [compose, "-f", str(deploy / "docker-compose.yml"), "-f",
+         str(deploy / "docker-compose.monitoring.yml"), "config"],
+        capture_output=True, text=True, env=env, timeout=60, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    services = yaml.safe_load(proc.stdout)["services"]
+    mounts = {
+        name: {
+            str(v["source"] if isinstance(v, dict) else v.split(":")[0])
+            for v in services[name]["volumes"]
+        }
+        for name in ("prometheus", "grafana")
+    }
+    assert str(deploy / "prometheus" / "prometheus.yml") in mounts["prometheus"]
+    assert str(deploy / "grafana" / "invcrawl.json") in mounts["grafana"]
+    assert str(deploy / "grafana" / "provisioning") in mounts["grafana"]
+    consumer = services["consumer"]["environment"]
+    assert consumer["INVCRAWL_METRICS_PORT"] == "9108" and consumer["INVCRAWL_BIND"] == "0.0.0.0"
+    datasource = yaml.safe_load(
+        (deploy / "grafana/provisioning/datasources/prometheus.yml").read_text()
+    )
+    (source,) = datasource["datasources"]
+    dashboard = json.loads((deploy / "grafana" / "invcrawl.json").read_text())
+    choice = next(v for v in dashboard["templating"]["list"] if v["name"] == "datasource")
+    assert choice["current"]["value"] == source["uid"]
