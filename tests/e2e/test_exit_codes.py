@@ -251,3 +251,46 @@ def test_output_fits_the_terminal_and_is_not_cut_when_piped(tmp_path: Path, redi
             assert long_id in out.decode()
         else:
             assert long_id not in out.decode() and long_id[:10] in out.decode()
+
+
+@pytest.mark.parametrize("signum", list(SIGNALS), ids=lambda s: signal.Signals(s).name)
+def test_a_crawl_stopped_mid_way_exits_128_plus_the_signal(
+    signum: int, tmp_path: Path, redis_url: str
+) -> None:
+    """`crawl` stops its consumers (they finish or release their pages) and exits 130 or
+    143; run again, it resumes."""
+    import redis
+
+    site = build_site(tmp_path / "slow", pages=30).root
+
+    def slow(path: str) -> str | None:
+        return "delay:500" if path.startswith("/api/") else None
+
+    r = redis.Redis.from_url(redis_url, decode_responses=True)
+    with serve(site, slow) as http:
+        argv = ["crawl", http.url, "--redis", redis_url, "--crawl-id", "mid", "--consumers", "2"]
+        running = Running(argv, tmp_path, "crawl")
+        wait_for(
+            lambda: int(r.hget("invcrawl:{mid}:stats", "pages_done") or 0) > 0,
+            120,
+            "the first pages",
+            diagnose=running.stderr,
+        )
+        code = running.stop(signum)
+        assert code == SIGNALS[signum], running.stderr()
+        assert "interrupted: run the same command again to resume" in running.stderr()
+        assert r.hlen("invcrawl:{mid}:lease") == 0  # finished or released, none left held
+        assert r.hget("invcrawl:{mid}:meta", "state") != "finished"
+    r.close()
+
+
+def test_a_metrics_port_in_use_is_one_line(tmp_path: Path, crawled: str) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        result = invcrawl("consume", "--redis", crawled, "--metrics-port", port, cwd=tmp_path)
+    assert result.code == 1 and len(result.error_lines) == 1, result.stderr
+    assert f"cannot serve metrics on 127.0.0.1:{port}" in result.error_lines[0]
