@@ -9,9 +9,8 @@ import contextlib
 import dataclasses
 import json
 import os
-import signal
 import sys
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from redis.exceptions import NoPermissionError
@@ -21,10 +20,9 @@ from common.config import Config, ConfigError
 from common.inventory import InventoryError, inventory_to_dict
 from common.secrets import mask_secrets
 from common.site import SiteError, inventory_url, parse_sites_file, plan_sites
-from frontier.connection import connect
 from frontier.scripts import StaleLayout
 from frontier.server import RedisServerError, embedded_redis
-from frontier.session import CrawlNotFound, CrawlSession, Frontier
+from frontier.session import CrawlNotFound, Frontier
 from frontier.startup import RedisUnavailable, redis_url, wait_for_redis
 from invcrawl import terminal
 from invcrawl.errors import (
@@ -32,13 +30,13 @@ from invcrawl.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
-    Terminated,
     UsageError,
     UserError,
     fail,
 )
 from invcrawl.outputs import check_crawl_outputs, check_output_file, write_failed
 from invcrawl.render import duration
+from invcrawl.scope import crawls_in_scope, resolve_crawl, with_frontier
 
 if TYPE_CHECKING:
     from producer.run import Produced
@@ -113,73 +111,6 @@ def preflight(url: str, wait: float) -> None:
         raise UserError(mask_secrets(str(exc))) from None
     except RedisUnavailable as exc:
         raise UserError(str(exc)) from None
-
-
-def with_frontier(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:
-    """Run ``job`` on a fresh event loop with the process's one Redis client. SIGINT and
-    SIGTERM cancel it: a job that follows a stream returns what it did (the cursor to
-    resume from...), any other is interrupted; either way the signal is recorded, so
-    that the command exits 130 or 143 (common/interrupts.py)."""
-    assert config.redis
-
-    async def main() -> T:
-        task = asyncio.current_task()
-        assert task is not None
-
-        def stop(signum: int) -> None:
-            interrupts.record(signum)
-            task.cancel()
-
-        loop = asyncio.get_running_loop()
-        for signum in interrupts.STOP_SIGNALS:
-            loop.add_signal_handler(signum, stop, signum)
-        frontier = Frontier(connect(config.redis or "", config.redis_cluster))
-        try:
-            return await job(frontier)
-        finally:
-            await frontier.aclose()
-
-    saved = {signum: signal.getsignal(signum) for signum in interrupts.STOP_SIGNALS}
-    try:
-        return asyncio.run(main())
-    except asyncio.CancelledError:
-        signum = interrupts.first()
-        if signum is None:
-            raise
-        raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt from None
-    finally:
-        for signum, handler in saved.items():
-            signal.signal(signum, handler)
-
-
-async def resolve_crawl(frontier: Frontier, config: Config) -> CrawlSession:
-    """The crawl a command acts on: ``--crawl-id``, or the only crawl in Redis."""
-    if len(config.crawl_ids) > 1:
-        raise UsageError("this command acts on one crawl: give one --crawl-id")
-    if config.crawl_id:
-        session = frontier.crawl(config.crawl_id)
-        if not await session.exists():
-            raise CrawlNotFound(config.crawl_id)
-        return session
-    crawls = await frontier.registry.known()
-    if len(crawls) == 1:
-        return frontier.crawl(crawls[0])
-    if not crawls:
-        raise UserError("no crawl in this Redis yet (run `invcrawl produce SITE` first)")
-    raise UsageError(
-        f"{len(crawls)} crawls in this Redis ({', '.join(crawls)}): pick one with --crawl-id"
-    )
-
-
-async def crawls_in_scope(frontier: Frontier, config: Config) -> list[str]:
-    """The crawls a reading command covers: ``--crawl-id``, else every crawl in Redis
-    (export, changes, report and dlq: each line they write names its crawl)."""
-    if config.crawl_id:
-        return [(await resolve_crawl(frontier, config)).crawl_id]
-    crawls = await frontier.registry.known()
-    if not crawls:
-        raise UserError("no crawl in this Redis yet (run `invcrawl produce SITE` first)")
-    return crawls
 
 
 def _site(config: Config) -> str:
@@ -397,40 +328,15 @@ def cmd_export(config: Config) -> int:
 def cmd_changes(config: Config) -> int:
     """The change feed as JSON Lines (of ``--crawl-id``, or of every crawl with each event
     naming its crawl); the cursor to resume from goes to stderr."""
-    from frontier.changes import read_changes  # noqa: PLC0415
-    from frontier.every_crawl import (  # noqa: PLC0415
-        CursorTrimmed,
-        check_not_trimmed,
-        read_all_changes,
-    )
-    from frontier.export import open_output  # noqa: PLC0415
+    from invcrawl.operations import read_changes_of  # noqa: PLC0415
 
     if config.crawl_id and config.since and "=" in config.since:
         raise UsageError(
             f"--since {config.since} is the cursor of several crawls: give it without "
             "--crawl-id, or the one entry id of this crawl"
         )
-
-    async def job(frontier: Frontier) -> tuple[int, str]:
-        crawls = await crawls_in_scope(frontier, config)
-        with open_output(config.output) as out:
-
-            def emit(event: dict[str, Any]) -> None:
-                out.write(json.dumps(event, ensure_ascii=False) + "\n")
-                if config.follow:
-                    out.flush()
-
-            try:
-                if config.crawl_id is None:
-                    return await read_all_changes(frontier, config.since, emit, config.follow)
-                await check_not_trimmed(frontier, crawls[0], config.since or "0-0")
-            except CursorTrimmed as exc:
-                raise UserError(str(exc)) from None
-            session = frontier.crawl(crawls[0])
-            return await read_changes(session, config.since, emit, follow=config.follow)
-
     with redis_for(config, create=False) as live:
-        count, cursor = with_frontier(live, job)
+        count, cursor = with_frontier(live, lambda frontier: read_changes_of(frontier, config))
     terminal.say(f"{count} change(s); resume with --since {cursor}")
     return EXIT_OK
 
@@ -483,59 +389,14 @@ def cmd_reshard(config: Config) -> int:
 def cmd_forget(config: Config) -> int:
     """Delete crawls from Redis (keys and registry entries), after asking (``--yes``:
     without asking); refused while a consumer holds a crawl's pages, unless ``--force``."""
-    from frontier.forget import Forgotten, forget, forget_in_use, is_known  # noqa: PLC0415
+    from invcrawl.operations import forget_crawls  # noqa: PLC0415
 
     if not config.forget_ids:
         raise UsageError("forget needs the CRAWL_ID of the crawl to delete")
     if not config.yes and not sys.stdin.isatty():
         raise UsageError("forget deletes crawls for good: confirm with --yes")
-
-    async def job(frontier: Frontier) -> int:
-        for crawl_id in config.forget_ids:
-            if not await is_known(frontier.crawl(crawl_id)):
-                raise CrawlNotFound(crawl_id)
-        if not config.yes and not confirm(
-            f"delete crawl {', '.join(config.forget_ids)} from Redis (its queues, items and "
-            "counters; output files are kept)? [y/N] "
-        ):
-            terminal.say("nothing deleted")
-            return EXIT_FAILED
-        code = EXIT_OK
-        for crawl_id in config.forget_ids:
-            session = frontier.crawl(crawl_id)
-            if config.force:
-
-                def waiting(done: Forgotten, seconds: float) -> None:
-                    terminal.say(
-                        f"crawl {done.crawl_id} was in use ({done.held} page(s) held, "
-                        f"{done.serving} consumer(s) serving it): deleted; deleting what they "
-                        f"write until they let go, in {duration(seconds)}"
-                    )
-
-                done = await forget_in_use(session, config.lease_ms, waiting)
-            else:
-                done = await forget(session, False, config.lease_ms)
-            if done.deleted:
-                terminal.say(f"crawl {crawl_id} forgotten ({done.keys} keys deleted)")
-                continue
-            code = fail(
-                f"crawl {crawl_id} is in use ({done.held} page(s) held, {done.serving} "
-                "consumer(s) serving it): stop them or let it finish, or pass --force"
-            )
-        return code
-
     with redis_for(config, create=False) as live:
-        return with_frontier(live, job)
-
-
-def confirm(question: str) -> bool:
-    """Ask on the terminal; only y or yes goes ahead."""
-    print(question, end="", file=sys.stderr, flush=True)
-    try:
-        answer = sys.stdin.readline()
-    except (OSError, ValueError):
-        return False
-    return answer.strip().lower() in ("y", "yes")
+        return with_frontier(live, lambda frontier: forget_crawls(frontier, config))
 
 
 # -- dashboard ----------------------------------------------------------------------------------

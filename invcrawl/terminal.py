@@ -59,3 +59,13 @@ def width(stream: IO[str] | None = None) -> int | None:
         return os.get_terminal_size(fd).columns or FALLBACK_WIDTH
     except OSError:
         return FALLBACK_WIDTH
+
+
+def confirm(question: str) -> bool:
+    """Ask on the terminal; only y or yes goes ahead."""
+    print(question, end="", file=sys.stderr, flush=True)
+    try:
+        answer = sys.stdin.readline()
+    except (OSError, ValueError):
+        return False
+    return answer.strip().lower() in ("y", "yes")
