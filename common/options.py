@@ -524,8 +524,8 @@ OPTIONS: tuple[Option, ...] = (
         help_for=(
             (
                 "forget",
-                "forget it even while a consumer holds its pages or serves it (their "
-                "commits are then fenced)",
+                "forget it even while a consumer holds its pages or serves it: deleted at "
+                "once, and again one lease later (what they wrote until they let go)",
             ),
         ),
     ),

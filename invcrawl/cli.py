@@ -14,6 +14,7 @@ import contextlib
 import os
 import signal
 import sys
+import textwrap
 from collections.abc import Iterator, Sequence
 from importlib import metadata
 from types import FrameType
@@ -33,6 +34,7 @@ from invcrawl.errors import (
     fail,
 )
 
+HELP_WIDTH = 79  # descriptions and epilogs are written as they show (the example whole)
 # Commands that run Scrapy in this process: Scrapy installs their log handler.
 SCRAPY_IN_PROCESS = frozenset({"produce", "consume", "inventory"})
 
@@ -67,10 +69,16 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="invcrawl",
-        description="Crawl Sphinx documentation sites into one structured record per "
-        "documented symbol, through sharded, leased Redis queues.",
-        epilog="Every flag also has an INVCRAWL_* variable (shown in brackets). Exit codes: "
-        "0 done, 1 failed, 2 usage error, 3 dead-lettered pages, 130 SIGINT, 143 SIGTERM.",
+        description=textwrap.fill(
+            "Crawl Sphinx documentation sites into one structured record per documented "
+            "symbol, through sharded, leased Redis queues.",
+            HELP_WIDTH,
+        ),
+        epilog=textwrap.fill(
+            "Every flag also has an INVCRAWL_* variable (shown in brackets). Exit codes: 0 "
+            "done, 1 failed, 2 usage error, 3 dead-lettered pages, 130 SIGINT, 143 SIGTERM.",
+            HELP_WIDTH,
+        ),
         formatter_class=Formatter,
     )
     parser.add_argument("--version", action="version", version=f"invcrawl {program_version()}")
@@ -79,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(
             command.name,
             help=command.help,
-            description=command.help[0].upper() + command.help[1:] + ".",
+            description=textwrap.fill(command.help[0].upper() + command.help[1:] + ".", HELP_WIDTH),
             epilog=f"example:\n  {command.example}",
             formatter_class=Formatter,
         )
