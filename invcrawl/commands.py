@@ -115,7 +115,7 @@ def preflight(url: str, wait: float) -> None:
 
 def _site(config: Config) -> str:
     if not config.site:
-        raise UserError(
+        raise UsageError(
             "missing SITE: a docs URL, an objects.inv URL or a local directory "
             "(or set INVCRAWL_SITE)"
         )
@@ -129,9 +129,9 @@ def _sites(config: Config) -> list[tuple[str, str]]:
         try:
             sites += parse_sites_file(config.sites_file.read_text(encoding="utf-8"))
         except OSError as exc:
-            raise UserError(f"cannot read --sites {config.sites_file}: {exc.strerror}") from None
+            raise UsageError(f"cannot read --sites {config.sites_file}: {exc.strerror}") from None
     if len(config.crawl_ids) > 1:
-        raise UserError("--crawl-id names one crawl; several sites get one crawl id each")
+        raise UsageError("--crawl-id names one crawl; several sites get one crawl id each")
     for site in sites:  # a missing directory or a bad URL is a usage error, whatever the flags
         inventory_url(site)
     return plan_sites(sites, config.crawl_id)
