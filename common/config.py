@@ -73,16 +73,23 @@ class Config:
     watch: bool = False
     progress: str = "auto"
     log_level: str = "WARNING"
+    quiet: bool = False
+    verbose: bool = False
     max_inflated_mb: int = 64
     dlq_action: str = "list"
     task_ids: tuple[str, ...] = ()
     all_tasks: bool = False
+    forget_ids: tuple[str, ...] = ()
+    yes: bool = False
     bind: str = "127.0.0.1"
     port: int = 8780
+    metrics_port: int | None = None
     dashboard_token: str | None = field(default=None, repr=False)  # a secret
     refresh: bool = False
     force: bool = False
-    every: float | None = None
+    every: float | str | None = None  # seconds, or "auto" (common/cadence.py)
+    refresh_min: float = 3600.0
+    refresh_max: float = 7 * 86400.0
     since: str | None = None
     redis_wait: float = 60.0
     redis_ca: Path | None = None
@@ -97,6 +104,18 @@ class Config:
     @property
     def lease_ms(self) -> int:
         return int(self.lease * 1000)
+
+    @property
+    def scrapy_log_level(self) -> str:
+        """What a Scrapy process logs on the terminal: ``--log-level``, down to INFO with
+        ``-v``, up to ERROR with ``-q``."""
+        order = ("DEBUG", "INFO", "WARNING", "ERROR")
+        level = order.index(self.log_level)
+        if self.verbose:
+            level = min(level, order.index("INFO"))
+        if self.quiet:
+            level = max(level, order.index("ERROR"))
+        return order[level]
 
     @property
     def crawl_ids(self) -> tuple[str, ...]:
@@ -146,6 +165,10 @@ def load_config(
     register_secrets(config, env)
     if config.backoff_max < config.backoff_base:
         raise ConfigError("--backoff-max must be at least --backoff-base")
+    if config.refresh_max < config.refresh_min:
+        raise ConfigError("--refresh-max must be at least --refresh-min")
+    if config.quiet and config.verbose:
+        raise ConfigError("-q and -v do not go together")
     return config
 
 
@@ -160,6 +183,12 @@ def register_secrets(config: Config, env: Mapping[str, str]) -> None:
     register_secret(config.dashboard_token)
     for name in PROXY_VARIABLES:
         register_url(env.get(name) or env.get(name.upper()))
+
+
+def is_given(name: str, cli: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> bool:
+    """Whether option ``name`` was given, as a flag or as its variable (not defaulted)."""
+    env = os.environ if environ is None else environ
+    return cli.get(name) is not None or env.get(OPTIONS_BY_NAME[name].env, "") != ""
 
 
 def configuration_table() -> str:

@@ -22,24 +22,29 @@ def boolean(text: str) -> bool:
     raise ValueError(f"expected a boolean (1/0, true/false), got {text!r}")
 
 
+def _number(text: str, kind: type[int] | type[float], expected: str) -> float:
+    """``text`` as an int or a float, or a ValueError that says what was expected (not
+    Python's ``invalid literal for int() with base 10``)."""
+    try:
+        value = kind(text.strip())
+    except ValueError:
+        raise ValueError(f"expected {expected}, got {text!r}") from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"expected {expected}, got {text!r}")
+    return value
+
+
 def positive_int(text: str) -> int:
-    value = int(text)
+    value = int(_number(text, int, "an integer >= 1"))
     if value < 1:
         raise ValueError(f"expected an integer >= 1, got {value}")
     return value
 
 
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):  # float() reads "nan" and "inf"; no setting means them
-        raise ValueError(f"expected a finite number, got {text!r}")
-    return value
-
-
 def positive_float(text: str) -> float:
-    value = _finite(text)
+    value = _number(text, float, "a number > 0")
     if value <= 0:
-        raise ValueError(f"expected a number > 0, got {value}")
+        raise ValueError(f"expected a number > 0, got {value:g}")
     return value
 
 
@@ -53,10 +58,15 @@ def crawl_id(text: str) -> str:
     return text
 
 
+def crawl_ids(text: str) -> tuple[str, ...]:
+    """Crawl ids given as positionals (each validated like ``--crawl-id``)."""
+    return tuple(crawl_id(one) for one in re.split(r"[\s,]+", text) if one)
+
+
 def non_negative_float(text: str) -> float:
-    value = _finite(text)
+    value = _number(text, float, "a number >= 0")
     if value < 0:
-        raise ValueError(f"expected a number >= 0, got {value}")
+        raise ValueError(f"expected a number >= 0, got {value:g}")
     return value
 
 
@@ -96,12 +106,38 @@ def duration(text: str) -> float:
     return float(match[1]) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[match[2]]
 
 
-def cursor(text: str) -> str:
-    if not re.match(r"^(0|\d+-\d+|\$)$", text):
+AUTO = "auto"
+
+
+def every(text: str) -> float | str:
+    """A refresh period (:func:`duration`), or ``auto``: each crawl its own interval,
+    adapted to how often it changes (``common/cadence.py``)."""
+    if text.strip().lower() == AUTO:
+        return AUTO
+    try:
+        return duration(text)
+    except ValueError:
         raise ValueError(
-            f"expected a cursor printed by `invcrawl changes` (e.g. 1732400000000-0), got {text!r}"
-        )
-    return text
+            f"expected a duration such as 90s, 15m, 6h or 1d, or 'auto', got {text!r}"
+        ) from None
+
+
+STREAM_ID_RE = re.compile(r"^\d+-\d+$")
+
+
+def cursor(text: str) -> str:
+    """A position in the change feed: ``0`` (the start), ``$`` (what comes next), a
+    stream entry id (``1732400000000-0``), or the cursor of several crawls that
+    ``invcrawl changes`` prints without ``--crawl-id``: ``CRAWL=ID,CRAWL=ID...``
+    (``frontier/changes.py``)."""
+    if text in ("0", "$") or STREAM_ID_RE.match(text):
+        return text
+    parts = [part.partition("=") for part in text.split(",")]
+    if all(sep and CRAWL_ID_RE.match(c) and STREAM_ID_RE.match(i) for c, sep, i in parts):
+        return text
+    raise ValueError(
+        f"expected a cursor printed by `invcrawl changes` (e.g. 1732400000000-0), got {text!r}"
+    )
 
 
 def hosts(text: str) -> tuple[str, ...]:
@@ -117,7 +153,7 @@ def task_ids(text: str) -> tuple[str, ...]:
 
 
 def port(text: str) -> int:
-    value = int(text)
+    value = int(_number(text, int, "a TCP port 0-65535"))
     if not 0 <= value <= 65535:
         raise ValueError(f"expected a TCP port 0-65535, got {value}")
     return value

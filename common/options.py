@@ -21,35 +21,98 @@ class Command:
     """One ``invcrawl`` command; its handler is ``invcrawl.commands.cmd_<name>``."""
 
     name: str
-    help: str
+    help: str  # what it does, one line (``invcrawl --help`` lists them)
+    example: str  # one typical command line (``invcrawl NAME --help`` shows it)
     redis: bool = True  # talks to Redis (takes --redis, --data-dir...)
     crawls: bool = False  # runs Scrapy: fetches pages or inventories
+    requires: tuple[str, ...] = ()  # options it cannot do without (flag or variable)
 
 
 COMMANDS: tuple[Command, ...] = (
     Command(
         "crawl",
-        "all-in-one: produce, run N consumers, show progress, write JSON Lines",
+        "crawl sites start to finish: produce, run N consumers, show progress, write one "
+        "JSON Lines file per site; run it again to resume",
+        "invcrawl crawl https://docs.python.org/3/ --consumers 4 -o python.jsonl",
         crawls=True,
     ),
-    Command("produce", "read a site's objects.inv and enqueue one task per page", crawls=True),
     Command(
-        "consume", "claim page tasks, fetch, extract, commit items (one per process)", crawls=True
+        "produce",
+        "read each site's objects.inv and enqueue one task per page, for consumers started "
+        "separately",
+        "invcrawl produce https://docs.python.org/3/ --redis redis://localhost:6379/0",
+        crawls=True,
     ),
-    Command("status", "show crawls, progress, per-slot queues, consumers, rate and ETA"),
-    Command("export", "write the latest version of every item as JSON Lines"),
-    Command("dashboard", "serve a read-only live web page of every crawl, host and consumer"),
-    Command("changes", "print added, changed and removed items (JSON Lines) since a cursor"),
-    Command("dlq", "list or redrive dead-lettered pages"),
-    Command("reshard", "move queued and delayed tasks to a new slot count"),
-    Command("report", "extraction coverage per domain:role (statuses, empty signatures/docs)"),
-    Command("redis", "keep the embedded Redis of --data-dir running (for redis-cli), until Ctrl-C"),
-    Command("inventory", "load and summarise an objects.inv (no Redis)", redis=False),
+    Command(
+        "consume",
+        "claim page tasks, fetch, extract and commit their items, until stopped (--burst: "
+        "until the crawls are complete)",
+        "invcrawl consume --redis redis://localhost:6379/0 --metrics-port 9108",
+        crawls=True,
+    ),
+    Command(
+        "status",
+        "show every crawl (one line each) and the busy hosts, or one crawl in detail",
+        "invcrawl status --crawl-id docs.python.org-3 --watch",
+    ),
+    Command(
+        "export",
+        "write the latest version of every live item as JSON Lines",
+        "invcrawl export --crawl-id docs.python.org-3 -o python.jsonl",
+    ),
+    Command(
+        "dashboard",
+        "serve a read-only live web page of every crawl, host and consumer, and the "
+        "fleet's Prometheus gauges at /metrics",
+        "invcrawl dashboard --redis redis://localhost:6379/0 --port 8780",
+    ),
+    Command(
+        "changes",
+        "print the items added, changed and removed after a cursor (JSON Lines events), "
+        "and the cursor to resume from",
+        "invcrawl changes --crawl-id docs.python.org-3 --since 1732400000000-0",
+    ),
+    Command(
+        "dlq",
+        "list dead-lettered pages with their reason, or redrive them into their queues",
+        "invcrawl dlq redrive --all --crawl-id docs.python.org-3",
+    ),
+    Command(
+        "reshard",
+        "move a crawl's queued and delayed tasks to a new number of slots",
+        "invcrawl reshard --slots 32 --crawl-id docs.python.org-3",
+        requires=("slots",),
+    ),
+    Command(
+        "report",
+        "show extraction coverage per domain:role: statuses, empty signatures and docs",
+        "invcrawl report --crawl-id docs.python.org-3",
+    ),
+    Command(
+        "inventory",
+        "download and summarise a site's objects.inv: entries, pages, types (no Redis)",
+        "invcrawl inventory https://docs.python.org/3/",
+        redis=False,
+    ),
+    Command(
+        "forget",
+        "delete a crawl from Redis: its queues, items, counters and registry entries "
+        "(output files are kept)",
+        "invcrawl forget docs.python.org-3 --yes",
+    ),
+    Command(
+        "redis",
+        "keep the embedded Redis of --data-dir running for redis-cli (its port and password "
+        "are files of the data dir), until Ctrl-C",
+        "invcrawl redis --data-dir .invcrawl",
+    ),
 )
+COMMANDS_BY_NAME = {c.name: c for c in COMMANDS}
 COMMAND_NAMES = frozenset(c.name for c in COMMANDS)
 _REDIS = frozenset(c.name for c in COMMANDS if c.redis)
 _CRAWLERS = frozenset(c.name for c in COMMANDS if c.crawls)
 _RUNNERS = frozenset({"crawl", "produce", "consume"})  # deliver pages: leases, retries
+_FLEET_READERS = ("export", "changes", "report", "dlq")  # every crawl, or --crawl-id
 
 
 # -- the options -----------------------------------------------------------------------
@@ -71,6 +134,11 @@ class Option:
     switch: bool | None = None  # a flag without a value; the value it sets
     inherited: bool = False  # passed on to the consumer processes `crawl` starts
     default_text: str | None = None  # how docs show a computed default
+    help_for: tuple[tuple[str, str], ...] = ()  # (command, help) where it means more
+
+    def help_in(self, command: str) -> str:
+        """The option's help as ``invcrawl COMMAND --help`` shows it."""
+        return dict(self.help_for).get(command, self.help)
 
     @property
     def env(self) -> str:
@@ -125,7 +193,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "task_ids",
         values.task_ids,
-        "dead task ids to redrive",
+        "dead task ids to redrive (as `dlq list` shows them)",
         frozenset({"dlq"}),
         positional=True,
         many=True,
@@ -134,9 +202,26 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "all_tasks",
         values.boolean,
-        "redrive every dead task",
+        "redrive every dead task (of --crawl-id, else of every crawl)",
         frozenset({"dlq"}),
         ("--all",),
+        switch=True,
+    ),
+    Option(
+        "forget_ids",
+        values.crawl_ids,
+        "the crawls to delete",
+        frozenset({"forget"}),
+        positional=True,
+        many=True,
+        metavar="CRAWL_ID",
+    ),
+    Option(
+        "yes",
+        values.boolean,
+        "do not ask for confirmation (needed when standard input is not a terminal)",
+        frozenset({"forget"}),
+        ("-y", "--yes"),
         switch=True,
     ),
     Option(
@@ -160,16 +245,30 @@ OPTIONS: tuple[Option, ...] = (
         values.crawl_id,
         "crawl id (default: derived from the site URL, or the only crawl in Redis); "
         "consume takes a comma-separated list and serves those crawls only",
-        _REDIS,
+        _REDIS - {"forget"},
         metavar="ID",
+        help_for=(
+            ("crawl", "crawl id of a single site (default: derived from the site URL)"),
+            ("produce", "crawl id of a single site (default: derived from the site URL)"),
+            ("consume", "serve only these crawls, comma-separated (default: every open crawl)"),
+            ("status", "show this crawl in detail (default: every crawl, one line each)"),
+            ("dashboard", "open the page filtered on this crawl"),
+            ("reshard", "the crawl to reshard (default: the only crawl in Redis)"),
+            *(
+                (name, "only this crawl (default: every crawl, each line naming its crawl)")
+                for name in _FLEET_READERS
+            ),
+        ),
     ),
     Option(
         "slots",
         values.positive_int,
-        "number of queue slots of a new crawl",
+        "number of queue slots of a new crawl (an existing crawl keeps its own: see "
+        "`invcrawl reshard`)",
         frozenset({"crawl", "produce", "reshard"}),
         metavar="S",
         inherited=True,
+        help_for=(("reshard", "the crawl's new number of slots (required)"),),
     ),
     Option(
         "consumer_slots",
@@ -336,10 +435,19 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "output",
         Path,
-        "JSON Lines output file (crawl: one site only; default <crawl-id>.jsonl in --out-dir)",
+        "JSON Lines output file ('-': standard output)",
         frozenset({"crawl", "export", "changes"}),
         ("-o", "--output"),
         metavar="FILE",
+        help_for=(
+            (
+                "crawl",
+                "the JSON Lines file of a single site (default: <crawl-id>.jsonl in "
+                "--out-dir; '-': standard output)",
+            ),
+            ("export", "write the items to FILE (default and '-': standard output)"),
+            ("changes", "append the events to FILE (default and '-': standard output)"),
+        ),
     ),
     Option(
         "out_dir",
@@ -351,17 +459,32 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "follow",
         values.boolean,
-        "keep reading new and updated items (export: through a consumer group)",
+        "keep running and write what arrives, until interrupted",
         frozenset({"export", "changes"}),
         switch=True,
+        help_for=(
+            (
+                "export",
+                "keep running: append new, updated and removed items as they arrive, "
+                "through the consumer group --group (resumes where it stopped)",
+            ),
+            ("changes", "keep running: print new events as they arrive"),
+        ),
     ),
     Option(
         "bind",
         str,
         "address the dashboard listens on (anything but loopback requires --token, or a "
-        "Redis user that can only read in --redis)",
-        frozenset({"dashboard"}),
+        "Redis user that can only read in --redis); consume: its --metrics-port endpoint's",
+        frozenset({"dashboard", "consume"}),
         metavar="ADDRESS",
+        help_for=(
+            (
+                "consume",
+                "address the --metrics-port endpoint listens on (0.0.0.0: every interface, "
+                "for a Prometheus on another host or container)",
+            ),
+        ),
     ),
     Option(
         "port",
@@ -369,6 +492,15 @@ OPTIONS: tuple[Option, ...] = (
         "port of the dashboard (0: any free port)",
         frozenset({"dashboard"}),
         metavar="N",
+    ),
+    Option(
+        "metrics_port",
+        values.port,
+        "serve Prometheus metrics of this consumer at http://BIND:PORT/metrics (0: any "
+        "free port, printed at start)",
+        frozenset({"consume"}),
+        metavar="PORT",
+        default_text="none",
     ),
     Option(
         "dashboard_token",
@@ -390,17 +522,43 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "force",
         values.boolean,
-        "with --refresh: fetch and extract every page again (no validators)",
-        frozenset({"crawl", "produce"}),
+        "with --refresh: fetch and extract every page again (no validators); forget: even "
+        "while a consumer holds its pages",
+        frozenset({"crawl", "produce", "forget"}),
         switch=True,
         inherited=True,
+        help_for=(
+            (
+                "forget",
+                "forget it even while a consumer holds its pages or serves it: deleted at "
+                "once, and again one lease later (what they wrote until they let go)",
+            ),
+        ),
     ),
     Option(
         "every",
+        values.every,
+        "keep running and refresh every crawl on this period, jittered (e.g. 6h); 'auto': "
+        "each crawl on its own interval between --refresh-min and --refresh-max, shortened "
+        "when a round found changes and lengthened when it found none",
+        frozenset({"crawl", "produce"}),
+        metavar="DURATION|auto",
+    ),
+    Option(
+        "refresh_min",
         values.duration,
-        "keep running and refresh every crawl on this period, jittered (e.g. 6h)",
+        "with --every auto: the shortest interval between two refreshes of a crawl",
         frozenset({"crawl", "produce"}),
         metavar="DURATION",
+        default_text="1h",
+    ),
+    Option(
+        "refresh_max",
+        values.duration,
+        "with --every auto: the longest interval between two refreshes of a crawl",
+        frozenset({"crawl", "produce"}),
+        metavar="DURATION",
+        default_text="7d",
     ),
     Option(
         "since",
@@ -427,31 +585,59 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "json",
         values.boolean,
-        "print JSON",
-        frozenset({"status", "inventory", "report", "dlq"}),
+        "print JSON (crawl: one summary on standard output when done)",
+        frozenset({"status", "inventory", "report", "dlq", "crawl"}),
         switch=True,
+        help_for=(
+            (
+                "crawl",
+                "print one JSON summary on standard output when done: entries, pages, "
+                "items by status, output files, time (one line per round with --every)",
+            ),
+            ("status", "print the status as JSON (the dashboard's data)"),
+            ("inventory", "print the summary as JSON"),
+            ("report", "print the coverage as JSON"),
+            ("dlq", "print the dead letters as JSON"),
+        ),
     ),
     Option(
         "watch",
         values.boolean,
-        "refresh until the crawl finishes",
+        "redraw every second until every crawl shown is finished or failed",
         frozenset({"status"}),
         switch=True,
     ),
     Option(
         "progress",
         values.choice("auto", "bar", "lines", "none"),
-        "progress display (auto: a bar on a terminal, lines otherwise)",
+        "progress display: auto (a bar on a terminal, lines otherwise), bar, lines or none",
         frozenset({"crawl"}),
         metavar="MODE",
     ),
     Option(
         "log_level",
         values.choice("DEBUG", "INFO", "WARNING", "ERROR"),
-        "log level of the Scrapy processes",
+        "log level of the Scrapy processes (crawl: their files under DATA_DIR/logs/; -v and "
+        "-q set what the terminal shows)",
         COMMAND_NAMES,
         metavar="LEVEL",
         inherited=True,
+    ),
+    Option(
+        "quiet",
+        values.boolean,
+        "print only errors and what was asked for: no progress, notes or summaries",
+        COMMAND_NAMES,
+        ("-q", "--quiet"),
+        switch=True,
+    ),
+    Option(
+        "verbose",
+        values.boolean,
+        "also print invcrawl's log records from INFO up (produce, consume: Scrapy's too)",
+        COMMAND_NAMES,
+        ("-v", "--verbose"),
+        switch=True,
     ),
     Option(
         "max_inflated_mb",

@@ -16,6 +16,7 @@ from common.items import CrawlInfo, bucket_count
 from common.plan import base_of
 from consumer.heartbeat import beat_crawl
 from consumer.slots import SlotPolicy
+from frontier.forget import withdraw
 from frontier.hosts import origin_of
 from frontier.session import CrawlSession
 from frontier.states import CrawlState
@@ -151,3 +152,20 @@ async def leave_failed(worker: Worker, crawl_id: str) -> None:
         await detach(worker, served, finished=True)
     else:
         worker._completed.add(crawl_id)
+
+
+async def forgotten(worker: Worker, crawl_id: str) -> None:
+    """The crawl was deleted while served (``invcrawl forget --force``): stop serving it,
+    drop the pages held of it (their commits would be fenced), and take this consumer's
+    own entries back out of its keys (a heartbeat may have written them after the
+    deletion)."""
+    served = worker.crawls.pop(crawl_id, None)
+    if served is None:
+        return
+    worker.rotation.remove(crawl_id)
+    worker._completed.add(crawl_id)
+    for claim in [c for (held_crawl, _), c in worker.held.items() if held_crawl == crawl_id]:
+        worker.settled(claim, "forgotten")
+    log.warning("crawl %s was forgotten: consumer %s no longer serves it", crawl_id, worker.id)
+    with contextlib.suppress(Exception):
+        await withdraw(served.session, worker.id)

@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING
 
 from frontier.connection import is_transient
+from frontier.session import CrawlNotFound
 
 if TYPE_CHECKING:
     from consumer.discovery import ServedCrawl
@@ -43,6 +44,10 @@ async def heartbeat_loop(worker: Worker) -> None:
         for served in list(worker.crawls.values()):
             try:
                 await beat_crawl(worker, served)
+            except CrawlNotFound:  # invcrawl forget --force
+                from consumer.discovery import forgotten  # noqa: PLC0415 - it imports us
+
+                await forgotten(worker, served.session.crawl_id)
             except Exception as exc:
                 if is_transient(exc):
                     worker.outages.note(exc)
@@ -78,7 +83,7 @@ async def beat_crawl(worker: Worker, served: ServedCrawl) -> None:
                 worker.config.task_deadline,
             )
             worker.stat("invcrawl/abandoned", 1)
-            worker.settled(claim)
+            worker.settled(claim, "abandoned")
         else:
             renew.append(claim)
     info = {
@@ -94,7 +99,7 @@ async def beat_crawl(worker: Worker, served: ServedCrawl) -> None:
         if lost:
             log.warning("lease of %s lost", lost.task.url)
             worker.stat("invcrawl/leases_lost", 1)
-            worker.settled(lost)
+            worker.settled(lost, "lease_lost")
     await served.slots.refresh()
     for slot in served.slots.reap_order():
         requeued, dead = await session.reap(slot, served.max_tries)

@@ -9,7 +9,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from frontier.connection import is_transient
 
@@ -20,9 +20,15 @@ StatSink = Callable[[str, int], None]
 
 
 class Outages:
-    def __init__(self, stat: StatSink, stopping: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        stat: StatSink,
+        stopping: Callable[[], bool],
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> None:
         self.stat = stat
         self._stopping = stopping
+        self._on_error = on_error  # every transient error (metrics), not only the first
         self._since: float | None = None
 
     async def call(
@@ -58,6 +64,8 @@ class Outages:
         return 0.0 if self._since is None else time.monotonic() - self._since
 
     def note(self, exc: BaseException) -> None:
+        if self._on_error is not None:
+            self._on_error(exc)
         if self._since is None:
             self._since = time.monotonic()
             self.stat("invcrawl/redis_outages", 1)
@@ -67,3 +75,14 @@ class Outages:
         if self._since is not None:
             log.warning("Redis is back after %.1fs", time.monotonic() - self._since)
             self._since = None
+
+
+def new_stat_sink(get_stats: Callable[[], Any]) -> StatSink:
+    """A stat sink on a Scrapy stats collector that exists only once the crawl starts."""
+
+    def inc(name: str, n: int) -> None:
+        stats = get_stats()
+        if stats is not None:
+            stats.inc_value(name, n)
+
+    return inc

@@ -1,21 +1,38 @@
 """Process entry of ``invcrawl consume``: one Scrapy crawler whose spider builds the
 process's one Redis client and its :class:`~consumer.worker.Worker`; graceful SIGTERM
-(finish or release in-flight pages, exit 0), a second signal forces the stop."""
+(finish or release in-flight pages; the command then exits 143, or 130 for SIGINT), a
+second signal forces the stop."""
 
 from __future__ import annotations
 
 import gc
 import logging
 import signal
+import sys
 from types import FrameType
 
 from scrapy.crawler import AsyncCrawlerProcess
 
+from common import interrupts
 from common.config import Config
+from consumer.metrics import Metrics, PrometheusMetrics
 from consumer.settings import consumer_settings
 from consumer.worker import Upstream
 
 log = logging.getLogger("invcrawl.consumer")
+
+
+def serve_metrics(config: Config) -> Metrics | None:
+    """``--metrics-port``: Prometheus metrics served from a thread of this process
+    (consumer/metrics.py); raises MetricsError when the port cannot be had."""
+    if config.metrics_port is None:
+        return None
+    metrics = PrometheusMetrics()
+    address, port = metrics.serve(config.bind, config.metrics_port)
+    shown = f"[{address}]" if ":" in address else address
+    if not config.quiet:
+        print(f"invcrawl consume: metrics at http://{shown}:{port}/metrics", file=sys.stderr)
+    return metrics
 
 
 def run_consumer(config: Config, upstream: Upstream | None = None) -> int:
@@ -33,6 +50,7 @@ def run_consumer(config: Config, upstream: Upstream | None = None) -> int:
         nonlocal signals_seen
         from twisted.internet import reactor  # noqa: PLC0415
 
+        interrupts.record(signum)  # the exit code says which (130, 143)
         spider = crawler.spider
         if not isinstance(spider, PageSpider):
             return
@@ -45,7 +63,8 @@ def run_consumer(config: Config, upstream: Upstream | None = None) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    process.crawl(crawler, config=config, upstream=upstream)
+    metrics = serve_metrics(config)
+    process.crawl(crawler, config=config, upstream=upstream, metrics=metrics)
     # Everything imported and built so far (Scrapy, Twisted, lxml, redis-py: ~1/2 million
     # objects) lives as long as the process: moved out of the collector's generations, it is
     # no longer rescanned by every full collection (~0.1 s of a CPython-docs crawl).

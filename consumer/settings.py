@@ -55,7 +55,7 @@ def base_settings(config: Config) -> dict[str, Any]:
         # process (token in a file of the user's profile): never in a crawler fleet. It
         # also cost start-up (aiohttp) and shut-down (its server's stop).
         "REMOTE_CONTROL_ENABLED": False,
-        "LOG_LEVEL": config.log_level,
+        "LOG_LEVEL": config.scrapy_log_level,  # -v and -q move it (common/config.py)
         "LOGSTATS_INTERVAL": 60.0,
         **scrapy_redis_settings(config.redis),
     }

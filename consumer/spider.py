@@ -4,6 +4,7 @@ fetched page in one parse, and hands the page's items to the commit pipeline."""
 from __future__ import annotations
 
 import re
+import time
 import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -24,8 +25,10 @@ from common.validators import response_validators
 from consumer import addresses, redirects
 from consumer.budget import ExtractionTimeout, budget
 from consumer.failures import Outcome, classify_exception, classify_status
+from consumer.metrics import Metrics
+from consumer.outages import new_stat_sink
 from consumer.politeness import HostBusy
-from consumer.worker import Upstream, Worker, new_stat_sink
+from consumer.worker import Upstream, Worker
 from frontier.connection import connect
 from frontier.session import Claim, Frontier
 
@@ -64,6 +67,7 @@ class PageSpider(Spider):
         *args: Any,
         config: Config,
         upstream: Upstream | None = None,
+        metrics: Metrics | None = None,
         **kwargs: Any,
     ) -> PageSpider:
         # The process's one Redis client: scrapy-redis builds it from REDIS_URL/REDIS_PARAMS
@@ -78,6 +82,7 @@ class PageSpider(Spider):
             config,
             stat=new_stat_sink(lambda: crawler.stats),
             upstream=upstream,
+            metrics=metrics,
         )
         max_page_bytes = crawler.settings.getint("DOWNLOAD_MAXSIZE") or DEFAULT_MAX_PAGE_BYTES
         spider: PageSpider = super().from_crawler(
@@ -112,6 +117,7 @@ class PageSpider(Spider):
 
     async def parse_page(self, response: Response) -> list[PageResult]:
         claim: Claim = response.meta[CLAIM]
+        self.worker.metrics.fetched(response.meta.get("download_latency") or 0.0)
         known = claim.task.validators
         if response.status == 304 and known:  # a refresh's conditional GET: unchanged
             return [PageResult(claim, PageOutcome.UNCHANGED, [], known.encode())]
@@ -137,8 +143,10 @@ class PageSpider(Spider):
             )
             if known and known.body_hash == validators.body_hash:  # same bytes: no extraction
                 return [PageResult(claim, PageOutcome.UNCHANGED, [], validators.encode())]
+            started = time.perf_counter()
             with budget(self.worker.config.extract_budget):
                 items = self.extract(claim, response, body)
+            self.worker.metrics.extracted(time.perf_counter() - started)
         except ExtractionTimeout as exc:  # a hostile or pathological page
             await self.worker.fail(claim, Outcome("retry", str(exc)))
             return []

@@ -19,19 +19,27 @@ import secrets
 import socket
 import time
 import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from typing import Any, Protocol
 
 from common.config import Config
 from common.items import CrawlInfo, PageOutcome, prepare
 from consumer.dead_pages import record_dead_pages
-from consumer.discovery import ServedCrawl, detach, discover, leave_failed, next_look_in
+from consumer.discovery import (
+    ServedCrawl,
+    detach,
+    discover,
+    forgotten,
+    leave_failed,
+    next_look_in,
+)
 from consumer.failures import Outcome, backoff_delay
 from consumer.heartbeat import beat_fleet, heartbeat_loop
+from consumer.metrics import Metrics
 from consumer.outages import Outages, StatSink
 from consumer.politeness import HostGate
 from consumer.scheduling import CrawlRotation
-from frontier.session import Claim, CommitResult, Frontier
+from frontier.session import Claim, CommitResult, CrawlNotFound, Frontier
 from frontier.states import ProducerState
 
 log = logging.getLogger("invcrawl.consumer")
@@ -54,18 +62,24 @@ class Worker:
         stat: StatSink | None = None,
         upstream: Upstream | None = None,
         consumer_id: str | None = None,
+        *,
+        metrics: Metrics | None = None,
     ) -> None:
         self.frontier = frontier
         self.config = config
         self.id = consumer_id or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
         self.stat: StatSink = stat or (lambda name, n: None)
+        # Where things settle, for Prometheus (consume --metrics-port; else a no-op).
+        self.metrics = metrics or Metrics()
         self.upstream = upstream
         self.crawls: dict[str, ServedCrawl] = {}
         self.rotation = CrawlRotation()
         self.held: dict[tuple[str, str], Claim] = {}
         self.stopping = False
         self.fatal: str | None = None  # set when the feed dies of a non-transient error
-        self.outages = Outages(self.stat, lambda: self.stopping)
+        self.outages = Outages(
+            self.stat, lambda: self.stopping, on_error=lambda exc: self.metrics.redis_error()
+        )
         self.hosts = HostGate(
             frontier.hosts,
             self.id,
@@ -103,7 +117,7 @@ class Worker:
                 self.stat("invcrawl/released", 1)
             except Exception as exc:  # the lease will expire and be reaped instead
                 log.warning("could not release %s: %s", claim.task.id, exc)
-        self.held.clear()
+            self.settled(claim, "released")
         with contextlib.suppress(Exception):  # else they expire after one lease
             await self.hosts.close()
         for served in list(self.crawls.values()):
@@ -221,6 +235,7 @@ class Worker:
             claims += got
         for claim in claims:
             self.held[(claim.crawl_id, claim.task.id)] = claim
+            self.metrics.claimed(claim.crawl_id, claim.task.url)
             self.stat("invcrawl/claims", 1)
             if claim.deliveries > 1:
                 self.stat("invcrawl/redeliveries", 1)
@@ -243,7 +258,11 @@ class Worker:
         async def claim() -> list[Claim]:
             return await served.session.claim(self.id, slots, n, busy, self.config.lease_ms)
 
-        return await self.outages.call(claim, give_up_when_stopping=True) or []
+        try:
+            return await self.outages.call(claim, give_up_when_stopping=True) or []
+        except CrawlNotFound:
+            await forgotten(self, served.session.crawl_id)
+            return []
 
     async def _retire_complete(self) -> None:
         """Crawls whose claim came back empty and of which we hold nothing: complete?
@@ -259,10 +278,14 @@ class Worker:
                 return record_dead_pages(s.session, s.info, s.buckets, s.dead_recorded)
 
             # Before completion, so that the finished crawl has them: consumer/dead_pages.py
-            await self.outages.call(record, give_up_when_stopping=True)
-            complete = await self.outages.call(
-                served.session.is_complete, give_up_when_stopping=True
-            )
+            try:
+                await self.outages.call(record, give_up_when_stopping=True)
+                complete = await self.outages.call(
+                    served.session.is_complete, give_up_when_stopping=True
+                )
+            except CrawlNotFound:
+                await forgotten(self, crawl_id)
+                continue
             if complete:
                 await detach(self, served, finished=True)
 
@@ -280,15 +303,22 @@ class Worker:
         outcome: PageOutcome,
         validators: str = "",
     ) -> CommitResult | None:
-        served = self.crawls[claim.crawl_id]
+        served = self.crawls.get(claim.crawl_id)
+        if served is None:  # forgotten meanwhile: nothing to commit to
+            self.settled(claim, "forgotten")
+            return None
         prepared = [prepare(item, served.buckets) for item in items]
+        settled_as, started = "abandoned", time.perf_counter()  # abandoned: gave up on Redis
         try:
             result = await self.outages.call(
                 lambda: served.session.commit(claim, prepared, outcome, validators),
                 deadline=self._settle_deadline(claim),
             )
+            if result is not None:
+                settled_as = str(outcome) if result.committed else "fenced"
         finally:
-            self.settled(claim)
+            self.metrics.committed(time.perf_counter() - started)
+            self.settled(claim, settled_as)
         if result is None:
             return None
         if result.committed:
@@ -296,8 +326,10 @@ class Worker:
             self.stat("invcrawl/items_new", result.new)
             self.stat("invcrawl/items_updated", result.updated)
             self.stat("invcrawl/items_unchanged", result.unchanged)
+            self.metrics.items_committed(claim.crawl_id, items, result)
         else:
             self.stat("invcrawl/fenced", 1)
+            self.metrics.fenced(claim.crawl_id)
             log.warning(
                 "commit of %s fenced (%s): another delivery owns it",
                 claim.task.url,
@@ -306,7 +338,10 @@ class Worker:
         return result
 
     async def fail(self, claim: Claim, outcome: Outcome, dead_now: bool = False) -> str | None:
-        served = self.crawls[claim.crawl_id]
+        served = self.crawls.get(claim.crawl_id)
+        if served is None:  # forgotten meanwhile
+            self.settled(claim, "forgotten")
+            return None
         delay = backoff_delay(
             claim.deliveries, self.config.backoff_base, self.config.backoff_max, outcome.retry_after
         )
@@ -317,6 +352,7 @@ class Worker:
             "consumer": self.id,
             "delivery": claim.deliveries,
         }
+        settled_as = "abandoned"
         try:
             result = await self.outages.call(
                 lambda: served.session.fail(
@@ -328,8 +364,11 @@ class Worker:
                 ),
                 deadline=self._settle_deadline(claim),
             )
+            settled_as = result or settled_as
         finally:
-            self.settled(claim)
+            self.settled(claim, settled_as)
+        if result == "fenced":
+            self.metrics.fenced(claim.crawl_id)
         if result:
             self.stat(f"invcrawl/{result}", 1)
             level = logging.WARNING if result == "dead" else logging.INFO
@@ -348,14 +387,20 @@ class Worker:
     async def postpone(self, claim: Claim, seconds: float) -> bool | None:
         """Give the task back without using a delivery, not to be claimed again for
         ``seconds`` (its host is blocked or busy for a while)."""
-        served = self.crawls[claim.crawl_id]
+        served = self.crawls.get(claim.crawl_id)
+        if served is None:  # forgotten meanwhile
+            self.settled(claim, "forgotten")
+            return None
+        released: bool | None = None
         try:
-            return await self.outages.call(
+            released = await self.outages.call(
                 lambda: served.session.release(claim, int(seconds * 1000)),
                 deadline=self._settle_deadline(claim),
             )
+            return released
         finally:
-            self.settled(claim)
+            outcomes = {True: "postponed", False: "fenced", None: "abandoned"}
+            self.settled(claim, outcomes[released])
 
     async def fail_with_exception(self, claim: Claim, exc: BaseException) -> None:
         """An unexpected error in our own code is deterministic: dead-letter at once with
@@ -364,10 +409,11 @@ class Worker:
         log.error("extraction failed on %s", claim.task.url, exc_info=exc)
         await self.fail(claim, Outcome("dead", f"internal error: {text[:500]}"), dead_now=True)
 
-    def settled(self, claim: Claim) -> None:
+    def settled(self, claim: Claim, outcome: str = "released") -> None:
         """The claim is no longer ours (committed, failed, released, lease lost or
-        abandoned): make room for the next claims."""
-        self.held.pop((claim.crawl_id, claim.task.id), None)
+        abandoned: ``outcome``, counted once per claim): make room for the next claims."""
+        if self.held.pop((claim.crawl_id, claim.task.id), None) is not None:
+            self.metrics.page_settled(claim.crawl_id, claim.task.url, outcome)
         if not any(crawl_id == claim.crawl_id for crawl_id, _ in self.held):
             # Its last page in hand: check the crawl for completion now, not after its
             # idle backoff (up to a second at the end of every crawl, measured).
@@ -378,14 +424,3 @@ class Worker:
         # Keep trying to settle through a Redis outage; after the hard deadline plus a
         # lease the result would be fenced anyway and the task is reaped instead.
         return claim.claimed_at + self.config.task_deadline + self.config.lease
-
-
-def new_stat_sink(get_stats: Callable[[], Any]) -> StatSink:
-    """A stat sink on a Scrapy stats collector that exists only once the crawl starts."""
-
-    def inc(name: str, n: int) -> None:
-        stats = get_stats()
-        if stats is not None:
-            stats.inc_value(name, n)
-
-    return inc

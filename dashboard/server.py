@@ -10,7 +10,8 @@ sends), and its throughput history lives in its own memory.
 Routes: ``GET /`` the page; ``GET /api/status`` the latest snapshot (JSON);
 ``GET /api/events`` the snapshots as server-sent events; ``GET /api/crawl/{id}`` one
 crawl in detail (``status --crawl-id ID --json`` with its dead letters), read on demand;
-``POST /api/login`` trades the token for a session cookie; ``GET /healthz``.
+``POST /api/login`` trades the token for a session cookie; ``GET /metrics`` the fleet's
+gauges for Prometheus, from the same snapshot (dashboard/metrics.py); ``GET /healthz``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import ipaddress
 import json
 import logging
 import re
-import signal
 import sys
 from collections.abc import Awaitable, Callable
 from html import escape as html_escape
@@ -35,8 +35,10 @@ from urllib.parse import unquote, urlsplit
 from aiohttp import web
 from redis.exceptions import RedisError
 
+from common import interrupts
 from common.config import Config, ConfigError
 from common.secrets import mask_secrets, mask_url
+from dashboard.metrics import CONTENT_TYPE_LATEST, exposition
 from dashboard.snapshot import Throughput, crawl_detail, take
 from frontier.connection import connect
 from frontier.permissions import write_allowed
@@ -146,6 +148,7 @@ class Sampler:
         self.lease_ms = lease_ms
         self.interval = interval
         self.throughput = Throughput()
+        self.data: dict[str, Any] | None = None  # the latest snapshot (for /metrics)
         self.body = b""
         self.version = 0
         self._changed = asyncio.Condition()
@@ -160,6 +163,7 @@ class Sampler:
             log.exception("building the status failed")
             data = {"error": mask_secrets(f"the dashboard could not build the status: {exc!r}")}
         async with self._changed:
+            self.data = data
             self.body = json.dumps(data, separators=(",", ":")).encode()
             self.version += 1
             self._changed.notify_all()
@@ -279,6 +283,14 @@ async def login(request: web.Request) -> web.Response:
     return response
 
 
+async def metrics(request: web.Request) -> web.Response:
+    """The fleet's gauges in Prometheus's text format, from the latest snapshot."""
+    sampler = request.app[SAMPLER]
+    await sampler.next(0, KEEPALIVE_S)  # waits only before the first snapshot
+    body = exposition(lambda: sampler.data)
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
 async def healthz(_: web.Request) -> web.Response:
     return web.Response(text="ok\n")
 
@@ -324,6 +336,7 @@ def build_app(
     app.router.add_get("/api/crawl/{crawl_id}", crawl)
     app.router.add_get("/api/events", events)
     app.router.add_post("/api/login", login)
+    app.router.add_get("/metrics", metrics)
     app.router.add_get("/healthz", healthz)
 
     async def sampling(_: web.Application) -> Any:
@@ -373,8 +386,13 @@ async def serve(config: Config, secret: str | None) -> None:
         await site.start()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
+
+        def stopped(signum: int) -> None:
+            interrupts.record(signum)  # the command exits 130 or 143
+            stop.set()
+
+        for signum in interrupts.STOP_SIGNALS:
+            loop.add_signal_handler(signum, stopped, signum)
         for host, port in (a[:2] for a in runner.addresses):
             shown = f"[{host}]" if ":" in host else host
             print(

@@ -25,7 +25,12 @@ key                                 type    holds
                                             ``max_tries``, ``weight``; refresh:
                                             ``round``, ``refreshes``, ``inv_etag``,
                                             ``inv_last_modified``, ``refresh_started_at``,
-                                            ``refreshed_at``, ``next_refresh_at`` (ms)
+                                            ``refreshed_at``, ``next_refresh_at`` (ms);
+                                            refresh schedule (``frontier/cadence.py``):
+                                            ``refresh_interval`` (s),
+                                            ``refresh_adaptive`` (1: ``--every auto``),
+                                            ``refresh_changed`` (1/0: the last round's),
+                                            ``refresh_base`` (changes before the round)
 ``invcrawl:{C}:task``               HASH    task id -> task JSON (``docs/delivery.md``); deleted
                                             when the task is committed, kept while dead
 ``invcrawl:{C}:seen``               SET     task ids ever enqueued (idempotent enqueue, resume)
@@ -93,6 +98,13 @@ FLEET = f"{PREFIX}:fleet"
 FLEET_INFO = f"{PREFIX}:fleet:info"
 # outside any hash tag, each written by commands of its own (frontier/registry.py)
 REGISTRY_KEYS = (CRAWLS, ACTIVE, HOSTS, FLEET, FLEET_INFO)
+
+# Fields of a crawl's meta hash written by the refresh schedule (frontier/cadence.py).
+META_NEXT_REFRESH = "next_refresh_at"
+META_REFRESH_INTERVAL = "refresh_interval"
+META_REFRESH_ADAPTIVE = "refresh_adaptive"
+META_REFRESH_CHANGED = "refresh_changed"
+META_REFRESH_BASE = "refresh_base"
 
 
 @dataclass(frozen=True, slots=True)

@@ -95,6 +95,12 @@ def _summary(
         "refresh_round": int(meta.get("round") or 0),
         "last_refresh_at": int(meta.get("refresh_started_at") or 0) or None,
         "next_refresh_at": int(meta.get("next_refresh_at") or 0) or None,
+        # the refresh schedule (frontier/cadence.py): its interval, adaptive or fixed
+        "refresh_interval_s": float(meta.get("refresh_interval") or 0) or None,
+        "refresh_adaptive": meta.get("refresh_adaptive") == "1",
+        "refresh_changed": None
+        if "refresh_changed" not in meta
+        else meta["refresh_changed"] == "1",
         "items_removed": counters.get("items_removed", 0),
         "retain_items": meta.get("retain_items") or "all",
         "server_time": now,

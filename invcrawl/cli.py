@@ -1,9 +1,10 @@
 """``invcrawl`` command line: the parser (built from :data:`common.options.COMMANDS` and
 :data:`common.options.OPTIONS`, so every flag has an ``INVCRAWL_*`` variable and the
 documented table cannot drift from it), configuration, dispatch to
-``invcrawl.commands.cmd_<command>``, and one-line errors. A user mistake (bad URL,
-unreachable site or Redis, not an inventory...) prints one line and exits non-zero; a
-traceback means a bug in invcrawl.
+``invcrawl.commands.cmd_<command>``, one-line errors and the exit codes of the README
+(usage 2; stopped by SIGINT 130, by SIGTERM 143, after a graceful stop). A user mistake
+(bad URL, unreachable site or Redis, not an inventory...) prints one line and exits
+non-zero; a traceback means a bug in invcrawl.
 """
 
 from __future__ import annotations
@@ -11,33 +12,113 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import signal
 import sys
-from collections.abc import Sequence
-from typing import Any
+import textwrap
+from collections.abc import Iterator, Sequence
+from importlib import metadata
+from types import FrameType
+from typing import Any, NoReturn
 
-from common.config import ConfigError, load_config
-from common.options import COMMANDS, OPTIONS, Option
+from common import interrupts
+from common.config import ConfigError, default_of, is_given, load_config
+from common.options import COMMANDS, COMMANDS_BY_NAME, OPTIONS, OPTIONS_BY_NAME, Option
 from common.secrets import install_log_masking
-from invcrawl.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, fail
+from invcrawl import terminal
+from invcrawl.errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    Terminated,
+    fail,
+)
+
+HELP_WIDTH = 79  # descriptions and epilogs are written as they show (the example whole)
+# Commands that run Scrapy in this process: Scrapy installs their log handler.
+SCRAPY_IN_PROCESS = frozenset({"produce", "consume", "inventory"})
+
+
+def program_version() -> str:
+    try:
+        return metadata.version("invcrawl")
+    except metadata.PackageNotFoundError:  # run from a source tree that was not installed
+        return "unknown"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with the one-line errors of every other invcrawl error: ``invcrawl:
+    error: --consumers: expected an integer >= 1, got 'abc'``, exit 2 (no usage dump)."""
+
+    def error(self, message: str) -> NoReturn:
+        message = message.removeprefix("argument ")
+        hint = f" (see `{self.prog} --help`)"
+        if "the following arguments are required: COMMAND" in message:
+            message, hint = "a command is needed", " (see `invcrawl --help`)"
+        print(f"invcrawl: error: {message}{hint}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """Help with room for the option column, and the example kept as written."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=32)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="invcrawl",
-        description="Crawl a Sphinx documentation site into one structured record per "
-        "documented symbol, through sharded, leased Redis queues.",
+        description=textwrap.fill(
+            "Crawl Sphinx documentation sites into one structured record per documented "
+            "symbol, through sharded, leased Redis queues.",
+            HELP_WIDTH,
+        ),
+        epilog=textwrap.fill(
+            "Every flag also has an INVCRAWL_* variable (shown in brackets). Exit codes: 0 "
+            "done, 1 failed, 2 usage error, 3 dead-lettered pages, 130 SIGINT, 143 SIGTERM.",
+            HELP_WIDTH,
+        ),
+        formatter_class=Formatter,
     )
+    parser.add_argument("--version", action="version", version=f"invcrawl {program_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
-        p = sub.add_parser(command.name, help=command.help, description=command.help)
+        p = sub.add_parser(
+            command.name,
+            help=command.help,
+            description=textwrap.fill(command.help[0].upper() + command.help[1:] + ".", HELP_WIDTH),
+            epilog=f"example:\n  {command.example}",
+            formatter_class=Formatter,
+        )
         for option in OPTIONS:
             if command.name in option.commands:
-                _add(p, option)
+                _add(p, option, command.name, required=option.name in command.requires)
     return parser
 
 
-def _add(parser: argparse.ArgumentParser, option: Option) -> None:
-    help_text = f"{option.help} [{option.env}]"
+def shown_default(option: Option) -> str | None:
+    """The default ``--help`` shows (None: nothing worth showing)."""
+    if option.default_text is not None:
+        return option.default_text
+    if option.switch is not None or option.positional:
+        return None
+    value = default_of(option.name)
+    if value is None or value == () or isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value)
+
+
+def _add(
+    parser: argparse.ArgumentParser, option: Option, command: str, required: bool = False
+) -> None:
+    help_text = option.help_in(command)
+    default = None if required else shown_default(option)
+    if default is not None:
+        help_text += f" (default: {default.replace('%', '%%')})"
+    help_text += f" [{option.env}]"
     if option.positional:
         parser.add_argument(
             option.name,
@@ -79,22 +160,56 @@ def cli_values(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     install_log_masking()  # no password of a Redis or proxy URL in any log line
+    interrupts.reset()
     args = build_parser().parse_args(argv)
+    values = cli_values(args)
+    command = COMMANDS_BY_NAME[args.command]
+    for name in command.requires:
+        if not is_given(name, values):
+            flag = OPTIONS_BY_NAME[name].flag
+            return fail(f"{command.name} needs {flag} (see `invcrawl {command.name} --help`)", 2)
     try:
-        config = load_config(cli_values(args))
+        config = load_config(values)
     except ConfigError as exc:
         return fail(str(exc), EXIT_USAGE)
+    terminal.configure(
+        quiet=config.quiet,
+        verbose=config.verbose,
+        logs=command.name not in SCRAPY_IN_PROCESS,
+    )
     from invcrawl import commands  # noqa: PLC0415 - keep --help fast
 
+    with terminating():
+        try:
+            code = commands.run(args.command, config)
+            sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        except KeyboardInterrupt as exc:
+            terminal.say("invcrawl: interrupted")
+            default = EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+            return interrupts.exit_code() or default
+        except BrokenPipeError:
+            return quiet_broken_pipe()
+    # Stopped by a signal, gracefully (in-flight pages finished, files closed): say so.
+    return interrupts.exit_code() or code
+
+
+@contextlib.contextmanager
+def terminating() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` where a command has no handler of its own (the
+    long-running ones install theirs and record the signal: common/interrupts.py)."""
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield  # someone embedding us handles it
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        interrupts.record(signum)
+        raise Terminated
+
+    signal.signal(signal.SIGTERM, handler)
     try:
-        code = commands.run(args.command, config)
-        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
-        return code
-    except KeyboardInterrupt:
-        print("invcrawl: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return quiet_broken_pipe()
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def quiet_broken_pipe() -> int:

@@ -12,25 +12,34 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from redis.exceptions import NoPermissionError
 
+from common import interrupts
 from common.config import Config, ConfigError
 from common.inventory import InventoryError, inventory_to_dict
 from common.secrets import mask_secrets
 from common.site import SiteError, inventory_url, parse_sites_file, plan_sites
-from frontier.connection import connect
 from frontier.embedded import embedded_redis
 from frontier.scripts import StaleLayout
 from frontier.server import RedisServerError
-from frontier.session import CrawlNotFound, CrawlSession, Frontier
+from frontier.session import CrawlNotFound, Frontier
 from frontier.startup import RedisUnavailable, redis_url, wait_for_redis
-from invcrawl.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UserError, fail
-from invcrawl.files import appending
+from invcrawl import terminal
+from invcrawl.errors import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    UserError,
+    fail,
+)
 from invcrawl.outputs import check_crawl_outputs, check_output_file, write_failed
 from invcrawl.render import duration
+from invcrawl.scope import crawls_in_scope, resolve_crawl, with_frontier
 
 if TYPE_CHECKING:
     from producer.run import Produced
@@ -60,9 +69,8 @@ def run(command: str, config: Config) -> int:
             "lists what each invcrawl user may do)"
         )
     except USER_ERRORS as exc:
-        return fail(
-            str(exc), EXIT_USAGE if isinstance(exc, (ConfigError, SiteError)) else EXIT_FAILED
-        )
+        usage = isinstance(exc, (ConfigError, SiteError, UsageError))
+        return fail(str(exc), EXIT_USAGE if usage else EXIT_FAILED)
 
 
 # -- Redis ---------------------------------------------------------------------------
@@ -96,7 +104,7 @@ def redis_for(config: Config, *, create: bool) -> Iterator[Config]:
 @contextlib.contextmanager
 def interruptible() -> Iterator[None]:
     """SIGTERM and SIGHUP end the command as Ctrl-C does (``finally`` blocks run, the
-    output is flushed, exit 130), rather than killing it where it stands."""
+    output is flushed; exit 128 + the signal), rather than killing it where it stands."""
     signals = (signal.SIGTERM, signal.SIGHUP)
     previous = [signal.signal(sig, _interrupt) for sig in signals]
     try:
@@ -107,6 +115,7 @@ def interruptible() -> Iterator[None]:
 
 
 def _interrupt(signum: int, frame: object) -> None:
+    interrupts.record(signum)  # the exit code says which: 143 (SIGTERM), 129 (SIGHUP)
     raise KeyboardInterrupt
 
 
@@ -115,7 +124,7 @@ def preflight(url: str, wait: float) -> None:
     (a Redis restarting beside us); fail in one line when it does not or cannot."""
 
     def say(text: str) -> None:
-        print(f"invcrawl: {text}", file=sys.stderr, flush=True)
+        terminal.say(f"invcrawl: {text}")
 
     try:
         asyncio.run(wait_for_redis(url, wait, say))
@@ -125,42 +134,9 @@ def preflight(url: str, wait: float) -> None:
         raise UserError(str(exc)) from None
 
 
-def with_frontier(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:
-    """Run ``job`` on a fresh event loop with the process's one Redis client."""
-    assert config.redis
-
-    async def main() -> T:
-        frontier = Frontier(connect(config.redis or "", config.redis_cluster))
-        try:
-            return await job(frontier)
-        finally:
-            await frontier.aclose()
-
-    return asyncio.run(main())
-
-
-async def resolve_crawl(frontier: Frontier, config: Config) -> CrawlSession:
-    """The crawl a command acts on: ``--crawl-id``, or the only crawl in Redis."""
-    if len(config.crawl_ids) > 1:
-        raise UserError("this command acts on one crawl: give one --crawl-id")
-    if config.crawl_id:
-        session = frontier.crawl(config.crawl_id)
-        if not await session.exists():
-            raise CrawlNotFound(config.crawl_id)
-        return session
-    crawls = await frontier.registry.known()
-    if len(crawls) == 1:
-        return frontier.crawl(crawls[0])
-    if not crawls:
-        raise UserError("no crawl in this Redis yet (run `invcrawl produce SITE` first)")
-    raise UserError(
-        f"{len(crawls)} crawls in this Redis ({', '.join(crawls)}): pick one with --crawl-id"
-    )
-
-
 def _site(config: Config) -> str:
     if not config.site:
-        raise UserError(
+        raise UsageError(
             "missing SITE: a docs URL, an objects.inv URL or a local directory "
             "(or set INVCRAWL_SITE)"
         )
@@ -174,9 +150,9 @@ def _sites(config: Config) -> list[tuple[str, str]]:
         try:
             sites += parse_sites_file(config.sites_file.read_text(encoding="utf-8"))
         except OSError as exc:
-            raise UserError(f"cannot read --sites {config.sites_file}: {exc.strerror}") from None
+            raise UsageError(f"cannot read --sites {config.sites_file}: {exc.strerror}") from None
     if len(config.crawl_ids) > 1:
-        raise UserError("--crawl-id names one crawl; several sites get one crawl id each")
+        raise UsageError("--crawl-id names one crawl; several sites get one crawl id each")
     for site in sites:  # a missing directory or a bad URL is a usage error, whatever the flags
         inventory_url(site)
     return plan_sites(sites, config.crawl_id)
@@ -233,10 +209,11 @@ def cmd_produce(config: Config) -> int:
                 fail(error)
             return EXIT_FAILED if errors else code
         if live.every is not None:
+            from invcrawl.adaptive import report_next  # noqa: PLC0415
             from producer.schedule import produce_every  # noqa: PLC0415
 
-            produce_every(live, sites, _report_round)
-            return EXIT_INTERRUPTED
+            produce_every(live, sites, _report_round, report_next)
+            return interrupts.exit_code() or EXIT_INTERRUPTED
         from producer.run import produce  # noqa: PLC0415
 
         results = produce(live, sites)
@@ -249,22 +226,26 @@ def _report_produced(results: Sequence[Produced]) -> None:
         if produced.error:
             fail(produced.error)
         else:
-            print(
-                f"crawl {produced.crawl_id}: {produced.tasks} page tasks, {produced.added} new",
-                file=sys.stderr,
+            terminal.say(
+                f"crawl {produced.crawl_id}: {produced.tasks} page tasks, {produced.added} new"
             )
 
 
-def _report_round(results: Sequence[Produced], next_in: float) -> None:
+def _report_round(results: Sequence[Produced], next_in: float | None) -> None:
     _report_produced(results)
-    print(f"next refresh in {duration(next_in)}", file=sys.stderr, flush=True)
+    if next_in is not None:
+        terminal.say(f"next refresh in {duration(next_in)}")
 
 
 def cmd_consume(config: Config) -> int:
+    from consumer.metrics import MetricsError  # noqa: PLC0415
     from consumer.run import run_consumer  # noqa: PLC0415
 
     with redis_for(config, create=True) as live:
-        return run_consumer(live)
+        try:
+            return run_consumer(live)
+        except MetricsError as exc:
+            raise UserError(str(exc)) from None
 
 
 def cmd_crawl(config: Config) -> int:
@@ -272,10 +253,12 @@ def cmd_crawl(config: Config) -> int:
 
     sites = _sites(config)
     if config.output is not None and len(sites) > 1:
-        raise UserError(
+        raise UsageError(
             f"-o names one output file, but {len(sites)} sites were given: use --out-dir DIR "
             "(one <crawl-id>.jsonl each)"
         )
+    if config.json and config.output is not None and str(config.output) == "-":
+        raise UsageError("--json prints the summary on standard output: -o - cannot go there")
     check_crawl_outputs(config, [crawl_id for _, crawl_id in sites])  # before any work
     with redis_for(config, create=True) as live:
         return run_crawl(live, sites, embedded=config.redis is None)
@@ -296,7 +279,7 @@ def cmd_status(config: Config) -> int:
             if config.json:
                 text = json.dumps(data, indent=None if config.watch else 2)
             else:
-                text = render_status_view(data)
+                text = render_status_view(data, terminal.width())
             if clear:
                 sys.stdout.write("\x1b[H\x1b[2J")
             print(text, flush=True)
@@ -309,25 +292,41 @@ def cmd_status(config: Config) -> int:
 
 
 def cmd_report(config: Config) -> int:
-    from frontier.report import coverage  # noqa: PLC0415
-    from invcrawl.render import render_report  # noqa: PLC0415
+    """Coverage of ``--crawl-id`` (one report), or of every crawl (a list of them)."""
+    from frontier.every_crawl import coverage_all  # noqa: PLC0415
+    from invcrawl.render import render_reports  # noqa: PLC0415
 
-    async def job(frontier: Frontier) -> dict[str, Any]:
-        return await coverage(await resolve_crawl(frontier, config))
+    async def job(frontier: Frontier) -> list[dict[str, Any]]:
+        return await coverage_all(frontier, await crawls_in_scope(frontier, config))
 
     with redis_for(config, create=False) as live:
-        report = with_frontier(live, job)
-    print(json.dumps(report, indent=2) if live.json else render_report(report))
+        reports = with_frontier(live, job)
+    if live.json:
+        print(json.dumps(reports[0] if config.crawl_id else reports, indent=2))
+    else:
+        print(render_reports(reports))
     return EXIT_OK
 
 
 def cmd_export(config: Config) -> int:
     from frontier.export import HistoryTrimmed  # noqa: PLC0415
-    from invcrawl.exporting import export_to, follow_to  # noqa: PLC0415
+    from invcrawl.exporting import (  # noqa: PLC0415
+        export_all_to,
+        export_to,
+        follow_all_to,
+        follow_to,
+    )
 
     async def job(frontier: Frontier) -> int:
-        session = await resolve_crawl(frontier, config)
+        crawls = await crawls_in_scope(frontier, config)
         try:
+            if config.crawl_id is None and config.follow:
+                return await follow_all_to(frontier, config.output, config.group)
+            if config.crawl_id is None:
+                if config.base is not None:
+                    raise UsageError("--base is the earlier export of one crawl: give --crawl-id")
+                return await export_all_to(frontier, crawls, config.output)
+            session = frontier.crawl(crawls[0])
             if config.follow:
                 return await follow_to(session, config.output, config.group)
             return await export_to(session, config.output, config.base)
@@ -346,64 +345,55 @@ def cmd_export(config: Config) -> int:
             # (the .part file is gone: removed by the writer on failure)
             raise write_failed(config.output, exc, "nothing was changed in Redis") from None
     if not live.follow:
-        print(f"{count} items written to {live.output or 'stdout'}", file=sys.stderr)
+        terminal.say(f"{count} items written to {live.output or 'stdout'}")
     return EXIT_OK
 
 
 def cmd_changes(config: Config) -> int:
-    """The change feed as JSON Lines; the cursor to resume from goes to stderr."""
-    from frontier.changes import read_changes  # noqa: PLC0415
-    from frontier.retention import entry_before, trimmed_before  # noqa: PLC0415
+    """The change feed as JSON Lines (of ``--crawl-id``, or of every crawl with each event
+    naming its crawl); the cursor to resume from goes to stderr."""
+    from invcrawl.operations import read_changes_of  # noqa: PLC0415
 
-    async def job(frontier: Frontier) -> tuple[int, str]:
-        session = await resolve_crawl(frontier, config)
-        trimmed = await trimmed_before(session)
-        if trimmed and entry_before(config.since or "0-0", trimmed):
-            # --retain-items exported: the entries before it were exported and dropped
-            what = f"--since {config.since}" if config.since else "the start of the feed"
-            raise UserError(
-                f"crawl {session.crawl_id} keeps its items only until they are exported "
-                f"(--retain-items exported): events before {trimmed} were trimmed, "
-                f"{what} is older; read from --since {trimmed} or from the export files"
-            )
-        with appending(config.output) as out:
-
-            def emit(event: dict[str, Any]) -> None:
-                out.write(json.dumps(event, ensure_ascii=False) + "\n")
-                if config.follow:
-                    out.flush()
-
-            return await read_changes(session, config.since, emit, follow=config.follow)
-
+    if config.crawl_id and config.since and "=" in config.since:
+        raise UsageError(
+            f"--since {config.since} is the cursor of several crawls: give it without "
+            "--crawl-id, or the one entry id of this crawl"
+        )
     check_output_file(config.output)
     with redis_for(config, create=False) as live, interruptible():
-        count, cursor = with_frontier(live, job)
-    print(f"{count} change(s); resume with --since {cursor}", file=sys.stderr)
+        count, cursor = with_frontier(live, lambda frontier: read_changes_of(frontier, config))
+    terminal.say(f"{count} change(s); resume with --since {cursor}")
     return EXIT_OK
 
 
 def cmd_dlq(config: Config) -> int:
-    from frontier import admin  # noqa: PLC0415
+    """Dead letters of ``--crawl-id`` or of every crawl; redrive the given ones (found in
+    whichever crawl holds them) or all."""
+    from frontier.every_crawl import dead_letters_all, redrive_all  # noqa: PLC0415
 
     if config.dlq_action == "redrive" and not (config.all_tasks or config.task_ids):
-        raise UserError("dlq redrive needs TASK_ID... or --all")
+        raise UsageError("dlq redrive needs TASK_ID... or --all")
 
     async def job(frontier: Frontier) -> Any:
-        session = await resolve_crawl(frontier, config)
+        crawls = await crawls_in_scope(frontier, config)
         if config.dlq_action == "list":
-            return await admin.dead_tasks(session)
-        return await admin.redrive(session, None if config.all_tasks else config.task_ids)
+            return await dead_letters_all(frontier, crawls)
+        return await redrive_all(frontier, crawls, None if config.all_tasks else config.task_ids)
 
     with redis_for(config, create=False) as live:
         result = with_frontier(live, job)
     if config.dlq_action == "redrive":
-        print(f"{result} task(s) redriven", file=sys.stderr)
-    elif live.json:
+        per_crawl = "".join(f"\n  crawl {c}: {n}" for c, n in result.items())
+        terminal.say(f"{sum(result.values())} task(s) redriven{per_crawl}")
+        return EXIT_OK
+    if config.crawl_id:  # one crawl's rows, as before: no crawl column
+        result = [{k: v for k, v in row.items() if k != "crawl_id"} for row in result]
+    if live.json:
         print(json.dumps(result, indent=2))
     else:
         from invcrawl.render import render_dlq  # noqa: PLC0415
 
-        print(render_dlq(result))
+        print(render_dlq(result, terminal.width()))
     return EXIT_OK
 
 
@@ -415,9 +405,8 @@ def cmd_reshard(config: Config) -> int:
 
     with redis_for(config, create=False) as live:
         queued, delayed = with_frontier(live, job)
-    print(
-        f"resharded to {live.slots} slots: moved {queued} queued and {delayed} delayed task(s)",
-        file=sys.stderr,
+    terminal.say(
+        f"resharded to {live.slots} slots: moved {queued} queued and {delayed} delayed task(s)"
     )
     return EXIT_OK
 
@@ -441,6 +430,19 @@ def cmd_redis(config: Config) -> int:
         )
         while True:
             time.sleep(3600)
+
+
+def cmd_forget(config: Config) -> int:
+    """Delete crawls from Redis (keys and registry entries), after asking (``--yes``:
+    without asking); refused while a consumer holds a crawl's pages, unless ``--force``."""
+    from invcrawl.operations import forget_crawls  # noqa: PLC0415
+
+    if not config.forget_ids:
+        raise UsageError("forget needs the CRAWL_ID of the crawl to delete")
+    if not config.yes and not sys.stdin.isatty():
+        raise UsageError("forget deletes crawls for good: confirm with --yes")
+    with redis_for(config, create=False) as live:
+        return with_frontier(live, lambda frontier: forget_crawls(frontier, config))
 
 
 # -- dashboard ----------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import dataclasses
 import hashlib
+import json
 import logging
 import os
 import random
@@ -25,6 +26,7 @@ from pathlib import Path
 from signal import SIGHUP, SIGTERM
 from typing import Any
 
+from common import interrupts
 from common.config import Config
 from common.options import OPTIONS
 from common.secrets import has_password
@@ -34,9 +36,10 @@ from frontier.server import on_parent_death
 from frontier.session import CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
 from frontier.status import crawl_summaries, crawl_summary
+from invcrawl import terminal
 from invcrawl.crawl_outputs import CrawlOutputs
 from invcrawl.errors import EXIT_DEAD_PAGES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
-from invcrawl.render import duration, fleet_progress_line, progress_line, terminal_safe
+from invcrawl.render import crawl_json, duration, fleet_progress_line, progress_line, terminal_safe
 
 MAX_RESPAWNS = 20
 log = logging.getLogger("invcrawl.crawl")
@@ -79,32 +82,38 @@ def child_env(config: Config, embedded: bool = False) -> dict[str, str] | None:
 
 def run_crawl(config: Config, sites: list[tuple[str, str]], embedded: bool = False) -> int:
     """One crawl (or refresh) of every site; with ``--every``, then a refresh of them all
-    on that period (jittered by 10%), until interrupted. ``embedded``: ``config.redis``
-    is the data dir's embedded Redis (see :func:`child_argv`)."""
+    on that period (jittered by 10%), until interrupted; ``--every auto``: each crawl on
+    its own interval (invcrawl/adaptive.py). ``embedded``: ``config.redis`` is the data
+    dir's embedded Redis (see :func:`child_argv`)."""
+    if config.every == "auto":
+        from invcrawl.adaptive import run_adaptive  # noqa: PLC0415
+
+        return run_adaptive(config, sites, lambda c, s: asyncio.run(CrawlRun(c, s, embedded).run()))
     code = asyncio.run(CrawlRun(config, sites, embedded).run())
-    every = config.every
-    if every is None or code == EXIT_INTERRUPTED:
+    if config.every is None or interrupts.first():
         return code
     config = dataclasses.replace(config, refresh=True)
     previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (SIGTERM, SIGHUP)}
     try:
         while True:
-            delay = every * random.uniform(0.9, 1.1)
+            assert isinstance(config.every, float)
+            delay = config.every * random.uniform(0.9, 1.1)
             asyncio.run(_mark_next_refresh(config, sites, delay))
             print(f"next refresh in {duration(delay)}", file=sys.stderr, flush=True)
             time.sleep(delay)
             code = asyncio.run(CrawlRun(config, sites, embedded).run())
-            if code == EXIT_INTERRUPTED:
+            if interrupts.first():
                 return code
     except KeyboardInterrupt:
         asyncio.run(_mark_next_refresh(config, sites, None))
-        return EXIT_INTERRUPTED
+        return interrupts.exit_code() or EXIT_INTERRUPTED
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:
+    interrupts.record(signum)
     raise KeyboardInterrupt
 
 
@@ -138,7 +147,7 @@ class CrawlRun:
         self.sessions: dict[str, CrawlSession] = {}
         self.outputs = CrawlOutputs(self.sessions, self.output_of, self.say)
         self.before: dict[str, dict[str, int]] = {}  # item counters before a refresh
-        mode = config.progress
+        mode = "none" if config.quiet else config.progress
         self.progress = ("bar" if sys.stderr.isatty() else "lines") if mode == "auto" else mode
 
     def output_of(self, crawl_id: str) -> Path:
@@ -151,7 +160,7 @@ class CrawlRun:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            loop.add_signal_handler(sig, self._interrupt)
+            loop.add_signal_handler(sig, self._interrupt, sig)
         what = self.sites[0][0] if len(self.sites) == 1 else f"{len(self.sites)} sites"
         self.say(f"crawl {', '.join(self.crawl_ids)[:60]}: reading the inventory of {what}")
         frontier = Frontier(connect(self.config.redis or "", self.config.redis_cluster))
@@ -185,12 +194,19 @@ class CrawlRun:
                 for crawl_id in self.outputs.written:
                     self.summary(self.summaries[crawl_id], crawl_id, time.monotonic() - started)
                 self.say("interrupted: run the same command again to resume")
-                return EXIT_INTERRUPTED
+                return interrupts.exit_code() or EXIT_INTERRUPTED
             await self.outputs.finish(self.summaries, this_run_only=False, announce=False)
         finally:
             self.outputs.abandon()
             await frontier.aclose()
-        return self.conclude(time.monotonic() - started)
+        seconds = time.monotonic() - started
+        code = self.conclude(seconds)
+        if self.config.json:  # one line per run (per round with --every) on stdout
+            written = self.outputs.written
+            outputs = {c: str(self.output_of(c)) for c in written}
+            report = crawl_json(self.summaries, written, outputs, self.before, seconds, code)
+            print(json.dumps(report), flush=True)
+        return code
 
     async def start_refresh(self, sessions: dict[str, CrawlSession]) -> None:
         """Start the refresh round of every finished crawl before any consumer starts (a
@@ -217,7 +233,7 @@ class CrawlRun:
         for crawl_id in failed:
             if crawl_id not in self.reported:
                 error = self.summaries[crawl_id].get("error") or "did not finish"
-                self.say(f"invcrawl: error: crawl {crawl_id}: {error}")
+                self.say(f"invcrawl: error: crawl {crawl_id}: {error}", always=True)
         if failed:
             return EXIT_FAILED
         if dead:
@@ -268,10 +284,11 @@ class CrawlRun:
                 summaries = await crawl_summaries(frontier, self.crawl_ids)
                 self.summaries.update(zip(self.crawl_ids, summaries, strict=True))
                 self._report_failed_producers()
-                line = self._progress_line()
+                columns = (terminal.width(sys.stderr) or 80) - 1
+                line = self._progress_line(columns if self.progress == "bar" else None)
                 now = time.monotonic()
                 if self.progress == "bar":
-                    sys.stderr.write("\r" + line.ljust(79))
+                    sys.stderr.write("\r" + line.ljust(columns))
                     sys.stderr.flush()
                 elif self.progress == "lines" and now - last_line >= 5:
                     self.say(line)
@@ -300,10 +317,10 @@ class CrawlRun:
         if self.progress == "bar":
             sys.stderr.write("\n")
 
-    def _progress_line(self) -> str:
+    def _progress_line(self, width: int | None) -> str:
         if len(self.summaries) == 1:
-            return progress_line(next(iter(self.summaries.values())))
-        return fleet_progress_line(list(self.summaries.values()))
+            return progress_line(next(iter(self.summaries.values())), width)
+        return fleet_progress_line(list(self.summaries.values()), width)
 
     def _report_failed_producers(self) -> None:
         """One line per site whose inventory could not be read, as soon as it is known;
@@ -311,7 +328,7 @@ class CrawlRun:
         for crawl_id, s in self.summaries.items():
             if s.get("producer") == ProducerState.FAILED and crawl_id not in self.reported:
                 self.reported.add(crawl_id)
-                self.say(f"\ninvcrawl: error: crawl {crawl_id}: {s.get('error')}")
+                self.say(f"\ninvcrawl: error: crawl {crawl_id}: {s.get('error')}", always=True)
 
     def _all_produced(self) -> bool:
         producers = {s.get("producer") for s in self.summaries.values()}
@@ -337,7 +354,8 @@ class CrawlRun:
             for wait in waits:
                 wait.cancel()
 
-    def _interrupt(self) -> None:
+    def _interrupt(self, signum: int = signal.SIGINT) -> None:
+        interrupts.record(signum)
         if self.interrupted:  # second signal: stop now
             for proc in self.procs.values():
                 with contextlib.suppress(ProcessLookupError):
@@ -378,5 +396,6 @@ class CrawlRun:
                 f"fetched {pages.get('pages:fetched', 0)} (`invcrawl changes` lists them)"
             )
 
-    def say(self, text: str) -> None:
-        print(terminal_safe(text), file=sys.stderr, flush=True)  # errors quote sites
+    def say(self, text: str, *, always: bool = False) -> None:
+        if always or not terminal.quiet():
+            print(terminal_safe(text), file=sys.stderr, flush=True)  # errors quote sites

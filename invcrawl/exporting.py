@@ -8,14 +8,19 @@ rename).
   so that once it is complete only the tail is left to read; moved into place by
   :meth:`IncrementalExport.finish` as soon as that crawl is finished.
 * :func:`follow_to`: ``export --follow``, each batch acknowledged once it is fsynced.
+* :func:`export_all_to`, :func:`follow_all_to`: the same for every crawl at once (``export``
+  without ``--crawl-id``), one output whose items name their crawl.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 from common.codec import item_json
+from frontier.every_crawl import DISCOVER_EVERY, check_exportable, iter_latest_all
 from frontier.export import (
     GroupReader,
     StreamTail,
@@ -24,7 +29,7 @@ from frontier.export import (
     merged_with,
 )
 from frontier.retention import acknowledge_output, retains_all, trimmed_before
-from frontier.session import CrawlSession
+from frontier.session import CrawlSession, Frontier
 from invcrawl.files import (
     PartFile,
     appending,
@@ -105,19 +110,66 @@ class IncrementalExport:
 async def follow_to(session: CrawlSession, output: Path | None, group: str) -> int:
     """Append items to ``output`` as they arrive, acknowledging each batch after it is
     flushed and fsynced. Runs until interrupted; returns the count."""
+    with appending(output) as out:
+        try:
+            return await _follow_into(session, out, group)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            return 0
+
+
+async def _follow_into(
+    session: CrawlSession, out: IO[str], group: str, counted: list[int] | None = None
+) -> int:
+    """Follow one crawl's stream through ``group`` into ``out`` (which other followers
+    may share: each batch is written and flushed with no await in between, so batches of
+    several crawls never interleave inside a line). Runs until cancelled."""
     reader = GroupReader(session, group)
     await reader.start()
     count = 0
+    try:
+        while True:
+            entries = await reader.read()
+            if not entries:
+                continue
+            for _, fields in entries:
+                out.write(item_json(fields["data"]) + "\n")
+            durable_flush(out)
+            await reader.ack(entries)
+            count += len(entries)
+            if counted is not None:
+                counted[0] += len(entries)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        return count
+
+
+async def export_all_to(frontier: Frontier, crawl_ids: Sequence[str], output: Path | None) -> int:
+    """The latest version of every live item of every crawl, in one file written
+    atomically (or on standard output); the count."""
+    await check_exportable(frontier, crawl_ids)
+    return await write_lines_async(iter_latest_all(frontier, crawl_ids), output)
+
+
+async def follow_all_to(frontier: Frontier, output: Path | None, group: str) -> int:
+    """``export --follow`` of every crawl, and of every crawl created meanwhile: one
+    follower per crawl (each its own consumer group ``group`` on its stream), all writing
+    to one output. Runs until cancelled; returns the items written."""
+    followers: dict[str, asyncio.Task[int]] = {}
+    counted = [0]
     with appending(output) as out:
         try:
             while True:
-                entries = await reader.read()
-                if not entries:
-                    continue
-                for _, fields in entries:
-                    out.write(item_json(fields["data"]) + "\n")
-                durable_flush(out)
-                await reader.ack(entries)
-                count += len(entries)
+                for crawl_id in await frontier.registry.known():
+                    if crawl_id not in followers:
+                        follower = _follow_into(frontier.crawl(crawl_id), out, group, counted)
+                        followers[crawl_id] = asyncio.ensure_future(follower)
+                failed = [t for t in followers.values() if t.done() and t.exception()]
+                if failed:
+                    raise failed[0].exception()  # type: ignore[misc]
+                await asyncio.sleep(DISCOVER_EVERY)
         except (asyncio.CancelledError, KeyboardInterrupt):
-            return count
+            pass
+        finally:
+            for task in followers.values():
+                task.cancel()
+            await asyncio.gather(*followers.values(), return_exceptions=True)
+    return counted[0]

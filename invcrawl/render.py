@@ -1,11 +1,15 @@
-"""Human-readable output, sized for an 80-column terminal. Pure: data in, text out.
+"""Human-readable output. Pure: data in, text out.
+
+Every function takes the ``width`` of the terminal the text goes to (``invcrawl/
+terminal.width``) and fits each line in it, or None when the output is piped or
+redirected: then nothing is cut (a long URL, crawl id or error stays whole) and only
+wrapped lists break near :data:`SOFT_WIDTH` columns, for readability.
 
 Strings a site provides (an inventory's Project and Version, its domain:role names, URLs,
 reasons and errors quoting them) reach the terminal through :func:`safe`: a control
 character (ESC starting an escape sequence, a carriage return, a bidirectional override)
 is shown escaped (``\x1b``), never written raw. Every render function returns text
-passed through :func:`terminal_safe` as well.
-"""
+passed through :func:`terminal_safe` as well."""
 
 from __future__ import annotations
 
@@ -15,7 +19,8 @@ from collections.abc import Callable, Iterable
 from functools import wraps
 from typing import Any
 
-WIDTH = 80
+SOFT_WIDTH = 80  # where lists wrap when the output is not a terminal
+
 
 # C0 and C1 controls, DEL, and the invisible format characters that reorder or hide text
 # (zero-width, bidirectional embeddings, overrides and isolates, the BOM).
@@ -50,6 +55,21 @@ def _terminal(render: Callable[..., str]) -> Callable[..., str]:
     return wrapped
 
 
+def fit(line: str, width: int | None) -> str:
+    """``line`` cut to ``width`` columns (None: whole)."""
+    return line if width is None else line[:width]
+
+
+def first_fitting(candidates: Iterable[str], width: int | None) -> str:
+    """The first of ``candidates`` (most to least complete) that fits in ``width``; the
+    last one cut if none does."""
+    line = ""
+    for line in candidates:
+        if width is None or len(line) <= width:
+            return line
+    return fit(line, width)
+
+
 def bar(done: int, total: int, width: int = 30) -> str:
     fraction = min(1.0, done / total) if total else 0.0
     filled = round(fraction * width)
@@ -64,29 +84,42 @@ def duration(seconds: float | None) -> str:
         return f"{seconds}s"
     if seconds < 3600:
         return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    if seconds < 2 * 86400:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    return f"{seconds // 86400}d{seconds % 86400 // 3600:02d}h"
 
 
 @_terminal
-def progress_line(s: dict[str, Any]) -> str:
-    """One line for the crawl command's live progress."""
+def progress_line(s: dict[str, Any], width: int | None = None) -> str:
+    """One line for the crawl command's live progress. On a narrow terminal the item
+    count goes first, then the rate, then the bar shrinks: the ETA always shows."""
     by = s["items_by_status"]
     settled = s["pages_done"] + s["pages_dead"]
     if not s["pages_total"] and s.get("producer") != "done":
-        return "producing: reading the inventory and enqueueing its pages..."
-    # Dead pages next to the page count: the line is cut at the terminal width, from
-    # the end (the rate and ETA matter least).
+        return fit("producing: reading the inventory and enqueueing its pages...", width)
     dead = f" ({s['pages_dead']} dead)" if s["pages_dead"] else ""
-    line = (
-        f"{bar(settled, s['pages_total'], 20)} {settled}/{s['pages_total']} pages{dead} "
-        f"{s['items']} items ({by['ok']} ok) {s['rate_pages_s']:.1f}/s "
-        f"ETA {duration(s['eta_s'])}"
+    items = f" {s['items']} items ({by['ok']} ok)"
+    rate = f" {s['rate_pages_s']:.1f}/s"
+    eta = f" ETA {duration(s['eta_s'])}"
+
+    def line(bar_width: int, *parts: str) -> str:
+        pages = f"{settled}/{s['pages_total']} pages{dead}"
+        return f"{bar(settled, s['pages_total'], bar_width)} {pages}" + "".join(parts)
+
+    return first_fitting(
+        (
+            line(20, items, rate, eta),
+            line(20, rate, eta),
+            line(20, eta),
+            line(10, eta),
+            f"{settled}/{s['pages_total']} pages{dead}{eta}",
+        ),
+        width,
     )
-    return line[: WIDTH - 1]
 
 
 @_terminal
-def fleet_progress_line(crawls: list[dict[str, Any]]) -> str:
+def fleet_progress_line(crawls: list[dict[str, Any]], width: int | None = None) -> str:
     """One line for the live progress of a multi-site crawl: every crawl together."""
     total = sum(c["pages_total"] for c in crawls)
     settled = sum(c["pages_done"] + c["pages_dead"] for c in crawls)
@@ -94,47 +127,64 @@ def fleet_progress_line(crawls: list[dict[str, Any]]) -> str:
     finished = sum(c["state"] in ("finished", "failed") for c in crawls)
     rate = sum(c["rate_pages_s"] for c in crawls if c["state"] in ("producing", "running"))
     dead_text = f" ({dead} dead)" if dead else ""
-    line = (
-        f"{bar(settled, total, 20)} {settled}/{total} pages{dead_text} "
-        f"{finished}/{len(crawls)} crawls done {rate:.1f}/s"
+    done = f" {finished}/{len(crawls)} crawls done"
+    rate_text = f" {rate:.1f}/s"
+
+    def line(bar_width: int, *parts: str) -> str:
+        return f"{bar(settled, total, bar_width)} {settled}/{total} pages{dead_text}" + "".join(
+            parts
+        )
+
+    return first_fitting(
+        (
+            line(20, done, rate_text),
+            line(20, done),
+            line(10, done),
+            f"{settled}/{total} pages{dead_text}{done}",
+        ),
+        width,
     )
-    return line[: WIDTH - 1]
 
 
-def wrap(label: str, parts: Iterable[str], sep: str = "  ") -> list[str]:
-    """``label`` followed by ``parts`` joined with ``sep``, wrapped at WIDTH columns under
-    a hanging indent (a part longer than a line is cut)."""
+def wrap(label: str, parts: Iterable[str], sep: str = "  ", width: int | None = None) -> list[str]:
+    """``label`` followed by ``parts`` joined with ``sep``, wrapped under a hanging indent
+    at ``width`` columns (None: at :data:`SOFT_WIDTH`, and a part longer than a line is
+    kept whole; with a width it is cut)."""
+    limit = SOFT_WIDTH if width is None else width
     lines: list[str] = []
     current = ""
     for part in parts:
-        if current and len(label) + len(current) + len(sep) + len(part) > WIDTH:
+        if current and len(label) + len(current) + len(sep) + len(part) > limit:
             lines.append(current)
             current = part
         else:
             current = f"{current}{sep}{part}" if current else part
     lines.append(current)
     pad = " " * len(label)
-    return [((label if i == 0 else pad) + text)[:WIDTH] for i, text in enumerate(lines)]
+    return [fit((label if i == 0 else pad) + text, width) for i, text in enumerate(lines)]
 
 
 @_terminal
-def render_status(s: dict[str, Any]) -> str:
-    """The status of one crawl; every line fits in WIDTH columns, whatever the figures."""
+def render_status(s: dict[str, Any], width: int | None = None) -> str:
+    """The status of one crawl; on a terminal every line fits in ``width`` columns,
+    whatever the figures."""
     by = s["items_by_status"]
     title = f"crawl {s['crawl_id']}  [{s['state']}]"
     if s.get("project"):
         title += f"  {safe(s['project'])} {safe(s.get('version'))}".rstrip()
-    lines = [title[:WIDTH], f"site     {safe(s.get('site')) or '-'}"[:WIDTH]]
+    lines = [fit(title, width), fit(f"site     {safe(s.get('site')) or '-'}", width)]
     settled = s["pages_done"] + s["pages_dead"]
     figures = f"  {s['pages_done']} done, {s['pages_dead']} dead / {s['pages_total']}"
     # "pages    " + bar (its width + 9 columns) + figures
-    width = max(10, min(30, WIDTH - 9 - 9 - len(figures)))
-    lines.append(f"pages    {bar(settled, s['pages_total'], width)}{figures}"[:WIDTH])
+    room = SOFT_WIDTH if width is None else width
+    bar_width = max(10, min(30, room - 9 - 9 - len(figures)))
+    lines.append(fit(f"pages    {bar(settled, s['pages_total'], bar_width)}{figures}", width))
     lines += wrap(
         "entries  ",
         [f"{s['entries_total']}", f" items {s['items']}", f" stream {s['stream_entries']}"],
+        width=width,
     )
-    lines += wrap("status   ", [f"{k} {v}" for k, v in by.items()])
+    lines += wrap("status   ", [f"{k} {v}" for k, v in by.items()], width=width)
     lines += wrap(
         "rate     ",
         [
@@ -143,6 +193,7 @@ def render_status(s: dict[str, Any]) -> str:
             f" ETA {duration(s['eta_s'])}",
             f" consumers {len(s['consumers_alive'])}",
         ],
+        width=width,
     )
     c = s["counters"]
     lines += wrap(
@@ -151,6 +202,7 @@ def render_status(s: dict[str, Any]) -> str:
             f"{name} {c.get(name, 0)}"
             for name in ("claims", "retries", "reaped", "fenced", "redriven")
         ],
+        width=width,
     )
     if s.get("redis_memory"):
         mem = s["redis_memory"]
@@ -158,6 +210,7 @@ def render_status(s: dict[str, Any]) -> str:
             "memory   ",
             [f"{mib(mem['total'])} in Redis"]
             + [f" {k.replace('_', ' ')} {mib(v)}" for k, v in mem.items() if k != "total"],
+            width=width,
         )
     lines += wrap(
         "stream   ",
@@ -166,49 +219,72 @@ def render_status(s: dict[str, Any]) -> str:
             f" retain {s.get('retain_items', 'all')}",
             f" trimmed {s.get('items_trimmed', 0)}",
         ],
+        width=width,
     )
-    if s.get("refresh_round") or s.get("next_refresh_at"):
-        lines += wrap("refresh  ", refresh_parts(s, s.get("server_time")))
+    if s.get("refresh_round") or s.get("next_refresh_at") or s.get("refresh_interval_s"):
+        lines += wrap("refresh  ", refresh_parts(s, s.get("server_time")), width=width)
     if s.get("error"):
-        lines.append(f"error    {safe(s['error'])}"[:WIDTH])
+        lines.append(fit(f"error    {safe(s['error'])}", width))
     lines.append("")
     lines.append(f"{'slot':>4} {'queued':>7} {'inflight':>8} {'delayed':>7} {'dead':>5}  owner")
     for row in s["per_slot"]:
         owner = row["owner"] or "-"
         lines.append(
-            f"{row['slot']:>4} {row['queued']:>7} {row['inflight']:>8} "
-            f"{row['delayed']:>7} {row.get('dead', 0):>5}  {owner}"[:WIDTH]
+            fit(
+                f"{row['slot']:>4} {row['queued']:>7} {row['inflight']:>8} "
+                f"{row['delayed']:>7} {row.get('dead', 0):>5}  {owner}",
+                width,
+            )
         )
     if s["consumers_alive"]:
         lines.append("")
-        lines += wrap("consumers ", s["consumers_alive"], ", ")
+        lines += wrap("consumers ", s["consumers_alive"], ", ", width=width)
     return "\n".join(lines)
 
 
+def column(values: Iterable[str], header: str, width: int | None, rest: int) -> int:
+    """The width of a table's first column: its longest value (piped), or what is left
+    of ``width`` beside ``rest`` columns of the others (at least 10)."""
+    natural = max([len(header), *(len(v) for v in values)])
+    return natural if width is None else max(10, min(natural, width - rest))
+
+
 @_terminal
-def render_fleet(fleet: dict[str, Any]) -> str:
-    """Every crawl on one line, then every busy host; each line fits in WIDTH columns."""
+def render_fleet(fleet: dict[str, Any], width: int | None = None) -> str:
+    """Every crawl on one line (and its refresh schedule, its error), then every busy
+    host; on a terminal each line fits in ``width`` columns, piped nothing is cut."""
     crawls, hosts, t = fleet["crawls"], fleet["hosts"], fleet["totals"]
     if not crawls:
         return "no crawls in this Redis"
     dead = f" ({t['pages_dead']} dead)" if t["pages_dead"] else ""
+    idw = column((c["crawl_id"] for c in crawls), "crawl", width, 48)
     lines = [
-        f"{t['crawls']} crawls ({t['open']} open)  pages {t['pages_done']}/"
-        f"{t['pages_total']}{dead}  items {t['items']}  {t['rate_pages_s']:.1f} pages/s"[:WIDTH],
+        fit(
+            f"{t['crawls']} crawls ({t['open']} open)  pages {t['pages_done']}/"
+            f"{t['pages_total']}{dead}  items {t['items']}  {t['rate_pages_s']:.1f} pages/s",
+            width,
+        ),
         "",
-        f"{'crawl':<30} {'state':<9} {'pages':>13} {'items':>8} {'dead':>5} {'rate/s':>8}",
+        f"{'crawl':<{idw}} {'state':<9} {'pages':>13} {'items':>8} {'dead':>5} {'rate/s':>8}",
     ]
     for c in crawls:
         pages = f"{c['pages_done']}/{c['pages_total']}"
         rate = f"{c['rate_pages_s']:.1f}" if c["state"] in ("producing", "running") else "-"
         lines.append(
-            f"{c['crawl_id'][:30]:<30} {c['state'][:9]:<9} {pages:>13} {c['items']:>8} "
-            f"{c['pages_dead']:>5} {rate:>8}"[:WIDTH]
+            fit(
+                f"{fit(c['crawl_id'], idw):<{idw}} {c['state'][:9]:<9} {pages:>13} "
+                f"{c['items']:>8} {c['pages_dead']:>5} {rate:>8}",
+                width,
+            )
         )
+        if c.get("refresh_interval_s") or c.get("next_refresh_at"):
+            schedule = [p.strip() for p in refresh_parts(c, fleet.get("server_time"))[1:-1]]
+            lines.append(fit("  refresh " + ", ".join(schedule), width))
         if c.get("error"):
-            lines.append(f"  error: {safe(c['error'])}"[:WIDTH])
+            lines.append(fit(f"  error: {safe(c['error'])}", width))
     if hosts:
-        lines += ["", f"{'host':<38} {'in flight':>9} {'delay':>7}  blocked until"]
+        hw = column((h["host"] for h in hosts), "host", width, 33)
+        lines += ["", f"{'host':<{hw}} {'in flight':>9} {'delay':>7}  blocked until"]
         for h in hosts:
             limit = f"{h['in_flight']}/{h['limit']}" if h["limit"] else str(h["in_flight"])
             blocked = "-"
@@ -216,20 +292,26 @@ def render_fleet(fleet: dict[str, Any]) -> str:
                 blocked = time.strftime("%H:%M:%S", time.localtime(h["blocked_until"] / 1000))
                 blocked += f" ({safe(h['block_reason'])})" if h.get("block_reason") else ""
             lines.append(
-                f"{safe(h['host'])[:38]:<38} {limit:>9} {h['delay_s']:>6.2f}s  {blocked}"[:WIDTH]
+                fit(
+                    f"{fit(safe(h['host']), hw):<{hw}} {limit:>9} {h['delay_s']:>6.2f}s  {blocked}",
+                    width,
+                )
             )
             if h.get("robots_delay_capped_from"):
                 lines.append(
-                    f"  robots.txt Crawl-delay {h['robots_delay_capped_from']:g}s capped to "
-                    f"{h['robots_delay_s']:g}s (--max-crawl-delay)"[:WIDTH]
+                    fit(
+                        f"  robots.txt Crawl-delay {h['robots_delay_capped_from']:g}s capped "
+                        f"to {h['robots_delay_s']:g}s (--max-crawl-delay)",
+                        width,
+                    )
                 )
     return "\n".join(lines)
 
 
 @_terminal
-def render_status_view(data: dict[str, Any]) -> str:
+def render_status_view(data: dict[str, Any], width: int | None = None) -> str:
     """One crawl in detail, or the fleet."""
-    return render_fleet(data) if "crawls" in data else render_status(data)
+    return render_fleet(data, width) if "crawls" in data else render_status(data, width)
 
 
 @_terminal
@@ -256,15 +338,33 @@ def render_inventory(summary: dict[str, Any]) -> str:
 
 
 @_terminal
-def render_dlq(rows: list[dict[str, Any]]) -> str:
+def render_dlq(rows: list[dict[str, Any]], width: int | None = None) -> str:
+    """Dead letters, two lines each (the second: the page's URL); rows of several crawls
+    (``dlq list`` without ``--crawl-id``) start with their crawl."""
     if not rows:
         return "the dead-letter queue is empty"
-    lines = [f"{'task id':<17} {'tries':>5}  {'died':<19}  reason / url"]
+    crawls = any("crawl_id" in row for row in rows)
+    cw = column((row.get("crawl_id") or "" for row in rows), "crawl", width, 70) if crawls else 0
+    lead = f"{'crawl':<{cw}}  " if crawls else ""
+    lines = [fit(f"{lead}{'task id':<17} {'tries':>5}  {'died':<19}  reason / url", width)]
     for row in rows:
         died = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row["died_at"] / 1000))
-        lines.append(f"{row['id']:<17} {row['tries'] or 0:>5}  {died}  {safe(row['reason'])}")
-        lines.append(f"{'':<45}{safe(row['url'])}"[:WIDTH])
+        lead = f"{fit(row.get('crawl_id') or '-', cw):<{cw}}  " if crawls else ""
+        lines.append(
+            fit(
+                f"{lead}{row['id']:<17} {row['tries'] or 0:>5}  {died}  {safe(row['reason'])}",
+                width,
+            )
+        )
+        lines.append(fit(f"{'':<{len(lead) + 45}}{safe(row['url'])}", width))
     return "\n".join(lines)
+
+
+def render_reports(reports: list[dict[str, Any]]) -> str:
+    """The coverage of several crawls: one table each, headed by its crawl."""
+    if not reports:
+        return "no crawl in this Redis"
+    return "\n\n".join(render_report(report) for report in reports)
 
 
 @_terminal
@@ -290,8 +390,12 @@ def render_report(report: dict[str, Any]) -> str:
 
 
 def refresh_parts(s: dict[str, Any], now_ms: int | None) -> list[str]:
-    """Refresh round, when the last one started and when the next is due (``--every``)."""
+    """Refresh round, when the last one started, the crawl's interval (``--every``) and
+    when the next is due."""
     parts = [f"round {s.get('refresh_round') or 0}"]
+    if s.get("refresh_interval_s"):
+        auto = " (auto)" if s.get("refresh_adaptive") else ""
+        parts.append(f" every {duration(s['refresh_interval_s'])}{auto}")
     for label, key in ((" last", "last_refresh_at"), (" next", "next_refresh_at")):
         at = s.get(key)
         if not at:
@@ -308,3 +412,46 @@ def refresh_parts(s: dict[str, Any], now_ms: int | None) -> list[str]:
 
 def mib(n: int) -> str:
     return f"{n / 1024 / 1024:.1f} MiB" if n >= 1024 * 1024 else f"{n / 1024:.0f} KiB"
+
+
+def crawl_json(  # noqa: PLR0917 - the run's figures, each named
+    summaries: dict[str, dict[str, Any]],
+    written: dict[str, int],
+    outputs: dict[str, str],
+    before: dict[str, dict[str, int]],
+    seconds: float,
+    code: int,
+) -> dict[str, Any]:
+    """``crawl --json``: the run's summary as one JSON document: per crawl its state,
+    entries, pages, items by status, output file and items written (and, for a refresh,
+    what changed); the time and the exit code."""
+    crawls = []
+    for crawl_id, s in summaries.items():
+        row: dict[str, Any] = {
+            "crawl_id": crawl_id,
+            "site": s.get("site"),
+            "state": s["state"],
+            "entries": s["entries_total"],
+            "pages": {"total": s["pages_total"], "done": s["pages_done"], "dead": s["pages_dead"]},
+            "items": {"total": s["items"], "by_status": s["items_by_status"]},
+            "output": outputs.get(crawl_id),
+            "written": written.get(crawl_id),
+            "error": s.get("error"),
+        }
+        if crawl_id in before:
+            was, now = before[crawl_id], s["counters"]
+            row["refresh"] = {
+                "round": s.get("refresh_round", 0),
+                **{
+                    event: now.get(counter, 0) - was.get(counter, 0)
+                    for event, counter in (
+                        ("added", "items_new"),
+                        ("changed", "items_updated"),
+                        ("removed", "items_removed"),
+                    )
+                },
+                "pages_unchanged": now.get("pages:unchanged", 0),
+                "pages_fetched": now.get("pages:fetched", 0),
+            }
+        crawls.append(row)
+    return {"crawls": crawls, "seconds": round(seconds, 3), "exit_code": code}

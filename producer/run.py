@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.crawler import AsyncCrawlerProcess, Crawler
 
+from common import interrupts
 from common.config import Config
 from common.plan import PlanCache
 from common.site import SiteError, inventory_url
@@ -51,8 +52,20 @@ def fetch_inventories(
     process = AsyncCrawlerProcess(base_settings(config))
     quiet_download_errors()  # after the process, which configures logging
     crawler = start_inventory_crawl(process, config, jobs, host_gate)[0]
+    record_signals_on_start()
     process.start()
     return job_errors(crawler, jobs)
+
+
+def record_signals_on_start() -> None:
+    """Have the shutdown handlers Scrapy's process installs (after the reactor's start-up)
+    record the signal too, so that the command exits 130 or 143 after Scrapy's graceful
+    stop (common/interrupts.py). Call it after the process is built, before it starts."""
+    from twisted.internet import reactor  # noqa: PLC0415 - the process installed it
+
+    # Start-up triggers run in the order they were added, and the process adds its own
+    # when it starts: one turn of the loop later, they are in place.
+    reactor.callWhenRunning(reactor.callLater, 0, interrupts.chain)  # type: ignore[attr-defined]
 
 
 def start_inventory_crawl(

@@ -1,17 +1,26 @@
-"""``invcrawl produce --every DURATION``: the long-running producer of a deployment that
-keeps its sites fresh (compose's ``producer`` service with ``INVCRAWL_EVERY``).
+"""``invcrawl produce --every DURATION|auto``: the long-running producer of a deployment
+that keeps its sites fresh (compose's ``producer`` service with ``INVCRAWL_EVERY``).
 
 One process, one Scrapy reactor, one Redis client and one host gate for every round: the
-first round produces each site as ``invcrawl produce`` does; then, every DURATION
-(jittered by 10%, so that many producers do not hit their hosts in step), a refresh
-round re-checks every crawl (``frontier/refresh.py``) and the running consumers
-revalidate its pages. A round starts no interpreter, imports nothing and opens no
-connection, which is most of what a one-shot ``produce --refresh`` costs on an
-unchanged site (docs/performance.md). A crawl still being crawled when a round comes is
-left to finish (``refresh.lua`` never restarts one; producing again only resumes it).
+first round produces each site as ``invcrawl produce`` does; then refresh rounds re-check
+the crawls (``frontier/refresh.py``) and the running consumers revalidate their pages. A
+round starts no interpreter, imports nothing and opens no connection, which is most of
+what a one-shot ``produce --refresh`` costs on an unchanged site (docs/performance.md).
+A crawl still being crawled when a round comes is left to finish (``refresh.lua`` never
+restarts one; producing again only resumes it).
 
-``status`` shows each crawl's next refresh; SIGINT/SIGTERM stop the loop (a round in
-progress is stopped like ``produce``: producing is idempotent, the next run resumes)."""
+* ``--every DURATION``: every crawl together, every DURATION jittered by 10% (so that
+  many producers do not hit their hosts in step).
+* ``--every auto``: each crawl on its own interval (``common/cadence.py``): once a
+  crawl's round is over (its crawl finished), the interval is shortened if the round
+  found changes and lengthened if not, within ``--refresh-min`` and ``--refresh-max``,
+  and the crawl's next round is due one jittered interval later; due crawls are
+  refreshed together in one inventory crawl. Interval and next round live in each
+  crawl's meta (``frontier/cadence.py``), so a restarted producer keeps them.
+
+``status`` shows each crawl's interval and next round; SIGINT/SIGTERM stop the loop (a
+round in progress is stopped like ``produce``: producing is idempotent, the next run
+resumes)."""
 
 from __future__ import annotations
 
@@ -24,37 +33,55 @@ from collections.abc import Callable, Sequence
 
 from scrapy.crawler import AsyncCrawlerProcess
 
+from common.cadence import Bounds
 from common.config import Config
 from common.plan import PlanCache
 from consumer.politeness import HostGate
 from consumer.settings import base_settings
+from frontier import cadence
+from frontier.cadence import Next
 from frontier.refresh import announce_next_refresh, mark_next_refresh
 from frontier.session import Frontier
+from frontier.states import CrawlState, ProducerState
+from frontier.status import crawl_summaries
 from producer.run import (
     Produced,
     job_errors,
     produced,
     producer_clients,
     quiet_download_errors,
+    record_signals_on_start,
     redis_jobs,
     start_inventory_crawl,
 )
 
 log = logging.getLogger("invcrawl.producer")
 JITTER = 0.1
+POLL = 1.0  # --every auto: seconds between two looks at crawls whose round is under way
 
-Report = Callable[[Sequence[Produced], float], None]
+Report = Callable[[Sequence[Produced], float | None], None]
+Announce = Callable[[Next], None]
 
 
-def produce_every(config: Config, sites: Sequence[tuple[str, str]], report: Report) -> None:
-    """Produce every site, then refresh them all every ``config.every`` seconds until a
-    signal stops the process. ``report(results, next_in)`` after each round."""
+def produce_every(
+    config: Config,
+    sites: Sequence[tuple[str, str]],
+    report: Report,
+    announce: Announce | None = None,
+) -> None:
+    """Produce every site, then refresh them on schedule until a signal stops the
+    process. ``report(results, next_in)`` after each inventory round (``next_in``: the
+    fixed period's next delay, None with ``auto``); ``announce(next)``: a crawl's next
+    round was scheduled (``auto``)."""
     assert config.every
     process = AsyncCrawlerProcess(base_settings(config))
     quiet_download_errors()  # after the process, which configures logging
     frontier, gate = producer_clients(config)
-    schedule = Schedule(process, config, sites, report, frontier=frontier, gate=gate)
+    schedule = Schedule(
+        process, config, sites, report, frontier=frontier, gate=gate, announce=announce
+    )
     schedule.begin()
+    record_signals_on_start()
     try:
         process.start(stop_after_crawl=False)  # until SIGINT/SIGTERM
     finally:
@@ -73,6 +100,8 @@ class Schedule:
         *,
         frontier: Frontier,
         gate: HostGate,
+        announce: Announce | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         self.process = process
         self.config = config
@@ -80,6 +109,8 @@ class Schedule:
         self.gate = gate
         self.sites = sites
         self.report = report
+        self.announce = announce or (lambda nxt: None)
+        self.rng = rng or random.Random()
         self.crawl_ids = [crawl_id for _, crawl_id in sites]
         self._driver: asyncio.Task[None] | None = None
         # An unchanged inventory (a 304: most rounds) is not parsed and planned again.
@@ -87,34 +118,42 @@ class Schedule:
 
     def begin(self) -> None:
         """Schedule the first round (it runs once the process starts its loop)."""
-        first = self._round(self.config)
-        self._driver = first.get_loop().create_task(self._rounds(first))
+        first = self._round(self.config, self.sites)
+        rounds = self._adaptive(first) if self.config.every == "auto" else self._fixed(first)
+        self._driver = first.get_loop().create_task(rounds)
 
     def cancel(self) -> None:
         if self._driver is not None and not self._driver.done():
             self._driver.cancel()
 
-    def _round(self, config: Config) -> asyncio.Task[list[Produced]]:
-        sinks, jobs = redis_jobs(config, self.frontier, self.sites)
+    def _round(
+        self, config: Config, sites: Sequence[tuple[str, str]]
+    ) -> asyncio.Task[list[Produced]]:
+        sinks, jobs = redis_jobs(config, self.frontier, sites)
         crawler, crawl = start_inventory_crawl(self.process, config, jobs, self.gate, self.plans)
 
         async def outcome() -> list[Produced]:
             await crawl
-            return produced(self.sites, sinks, job_errors(crawler, jobs))
+            return produced(sites, sinks, job_errors(crawler, jobs))
 
         return crawl.get_loop().create_task(outcome())
 
-    async def _rounds(self, first: asyncio.Task[list[Produced]]) -> None:
+    async def _results(self, round_: asyncio.Task[list[Produced]]) -> list[Produced]:
+        try:
+            return await round_
+        except Exception:  # a broken round must not end the schedule
+            log.exception("the round failed; the next one is tried on schedule")
+            return []
+
+    async def _fixed(self, first: asyncio.Task[list[Produced]]) -> None:
+        """``--every DURATION``: every crawl, every DURATION (jittered)."""
         current = first
         refresh = dataclasses.replace(self.config, refresh=True)
-        assert self.config.every
+        every = self.config.every
+        assert isinstance(every, float)
         while True:
-            try:
-                results = await current
-            except Exception:  # a broken round must not end the schedule
-                log.exception("the round failed; the next one is tried on schedule")
-                results = []
-            delay = self.config.every * random.uniform(1 - JITTER, 1 + JITTER)
+            results = await self._results(current)
+            delay = every * random.uniform(1 - JITTER, 1 + JITTER)
             try:
                 await mark_next_refresh(self.frontier, self.crawl_ids, delay)
             except Exception as exc:  # Redis unreachable: status just lacks the time
@@ -124,7 +163,62 @@ class Schedule:
             # (a full scan of them took ~40 ms of a round; refcounting still frees them).
             gc.freeze()
             await asyncio.sleep(delay)
-            current = self._round(refresh)
+            current = self._round(refresh, self.sites)
+
+    async def _adaptive(self, first: asyncio.Task[list[Produced]]) -> None:
+        """``--every auto``: each crawl on its own interval; due crawls refreshed together."""
+        bounds = Bounds(self.config.refresh_min, self.config.refresh_max)
+        refresh = dataclasses.replace(self.config, refresh=True)
+        site_of = {crawl_id: site for site, crawl_id in self.sites}
+        under_way = set(self.crawl_ids)  # a round was started: measured once it is over
+        due_at: dict[str, int] = {}
+        current: asyncio.Task[list[Produced]] | None = first
+        producing = set(self.crawl_ids)  # in the inventory crawl under way
+        while True:
+            if current is not None and current.done():
+                self.report(await self._results(current), None)
+                gc.freeze()  # as in _fixed
+                current, producing = None, set()
+            try:
+                # Not before its inventory crawl is done: until then a crawl whose round
+                # has not started yet still looks finished.
+                for crawl_id in await self._over(under_way - producing):
+                    nxt = await cadence.schedule_next(
+                        self.frontier.crawl(crawl_id), self.rng, bounds
+                    )
+                    under_way.discard(crawl_id)
+                    due_at[crawl_id] = nxt.at_ms
+                    self.announce(nxt)
+                now = await self.frontier.registry.server_ms()
+                due = sorted(c for c, at in due_at.items() if at <= now)
+                if due and current is None:  # one inventory crawl at a time
+                    for crawl_id in due:
+                        await cadence.begin_round(self.frontier.crawl(crawl_id))
+                        del due_at[crawl_id]
+                    under_way.update(due)
+                    producing = set(due)
+                    current = self._round(refresh, [(site_of[c], c) for c in due])
+                    continue
+            except Exception as exc:  # Redis unreachable: try again in a moment
+                log.warning("the refresh schedule could not be read or written: %s", exc)
+                now = 0
+            nap = POLL if under_way or current is not None or not due_at else 3600.0
+            if due_at and now:
+                nap = min(nap, (min(due_at.values()) - now) / 1000)
+            await asyncio.sleep(max(0.05, nap))
+
+    async def _over(self, crawl_ids: set[str]) -> list[str]:
+        """The crawls among ``crawl_ids`` whose round is over: finished, or failed."""
+        ids = sorted(crawl_ids)
+        if not ids:
+            return []
+        summaries = await crawl_summaries(self.frontier, ids)
+        return [
+            s["crawl_id"]
+            for s in summaries
+            if s["state"] in (CrawlState.FINISHED, CrawlState.FAILED)
+            or s.get("producer") == ProducerState.FAILED
+        ]
 
 
 async def clear_next_refresh(config: Config, crawl_ids: Sequence[str]) -> None:

@@ -73,11 +73,11 @@ def test_one_output_file_for_several_sites_is_a_usage_error(tmp_path: Path) -> N
     result = invcrawl(
         "crawl", str(tmp_path / "a"), str(tmp_path / "b"), "-o", "a.jsonl", cwd=tmp_path
     )
-    assert result.code == 1 and "-o names one output file" in result.stderr
+    assert result.code == 2 and "-o names one output file" in result.stderr  # usage (README)
     assert not (tmp_path / ".invcrawl").exists()  # refused before any Redis was started
 
 
 def test_an_unreadable_sites_file_is_one_line(tmp_path: Path) -> None:
     result = invcrawl("produce", "--sites", str(tmp_path / "none.txt"), cwd=tmp_path)
-    assert result.code == 1 and "cannot read --sites" in result.stderr
+    assert result.code == 2 and "cannot read --sites" in result.stderr  # usage (README)
     assert len(result.stderr.strip().splitlines()) == 1

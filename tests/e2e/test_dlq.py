@@ -95,5 +95,5 @@ def test_redrive_needs_ids_or_all(tmp_path: Path) -> None:
             == 0
         )
         result = invcrawl("dlq", "redrive", "--redis", server.url, "--crawl-id", "x", cwd=tmp_path)
-    assert result.code == 1 and "TASK_ID... or --all" in result.stderr
+    assert result.code == 2 and "TASK_ID... or --all" in result.stderr  # a usage error
     assert "Traceback" not in result.stderr

@@ -302,7 +302,7 @@ def test_produce_every_refreshes_inside_one_long_running_producer(
     """Compose's scheduled refresh: `produce --every 2s` stays up beside a running
     consumer. Its first round produces the crawl; each later round, in the same process,
     re-checks it (every page answers 304, no event); an edit published between two rounds
-    comes out as `changed` events for that page only. SIGTERM ends it with 130 and no
+    comes out as `changed` events for that page only. SIGTERM ends it with 143 and no
     refresh announced any more."""
     src, html = site
     edited_html = tmp_path / "edited"
@@ -351,7 +351,7 @@ def test_produce_every_refreshes_inside_one_long_running_producer(
             assert producer.poll() is None  # one process all along
             producer.send_signal(signal.SIGTERM)
             _, err = producer.communicate(timeout=60)
-            assert producer.returncode == 130, err[-2000:]
+            assert producer.returncode == 143, err[-2000:]
             assert err.count("next refresh in") >= 2, err[-2000:]
             assert client.hget(meta, "next_refresh_at") is None
             acc = check_accounting(client, CRAWL)

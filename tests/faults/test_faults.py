@@ -58,7 +58,7 @@ def test_nothing_lost_nothing_duplicated(
         assert report.fenced >= 1, detail
     assert report.unexpected_exits == 0, detail
     if scenario.sigterm:
-        assert any("exited 0, left 0 lease(s)" in note for note in report.notes), detail
+        assert any("exited 143, left 0 lease(s)" in note for note in report.notes), detail
     if scenario.sigstop:
         assert report.fenced >= 1, detail
     if scenario.poison:

@@ -239,6 +239,18 @@ def _crawl_and_check(
     assert consumer.xlen(items) == len(site.keys)
     assert consumer.hget(meta, "state") == "finished"
 
+    # `invcrawl forget`: refused in one line to the reader; the producer user may.
+    other_id = next(
+        c for c in client(acl_redis, "reader").smembers("invcrawl:crawls") if c != crawl_id
+    )
+    denied = invcrawl("forget", other_id, "--yes", "--redis", url(acl_redis, "reader"), cwd=work)
+    assert denied.code == 1 and "Redis refused a command to this user" in denied.stderr
+    forgotten = invcrawl(
+        "forget", other_id, "--yes", "--redis", url(acl_redis, "producer"), cwd=work
+    )
+    assert forgotten.code == 0, forgotten.stderr
+    assert not client(acl_redis, "reader").exists(f"invcrawl:{{{other_id}}}:meta")
+
 
 # -- the AOF reloads under the ACL file ------------------------------------------------------
 

@@ -485,7 +485,13 @@ class Harness:
         def check() -> bool:
             for proc in self.procs:
                 code = proc.returncode
-                if proc.name.startswith("consumer") and code not in (None, 0) and not proc.killed:
+                # 0, or 128 + the stop signal the test sent it (README: exit codes)
+                stopped = {128 + s for s in proc.signals if s in (signal.SIGINT, signal.SIGTERM)}
+                if (
+                    proc.name.startswith("consumer")
+                    and code not in (None, 0, *stopped)
+                    and not proc.killed
+                ):
                     raise AssertionError(f"{proc} failed:\n{proc.tail()}")
             return self.finished()
 

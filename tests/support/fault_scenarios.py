@@ -66,7 +66,7 @@ SCENARIOS: dict[str, Scenario] = {
         ),
         Scenario(
             "sigterm",
-            "a busy consumer SIGTERMed: it must finish or release its pages and exit 0",
+            "a busy consumer SIGTERMed: it must finish or release its pages and exit 143",
             sigterm=True,
             delay_ms=60,
         ),

@@ -49,7 +49,7 @@ class ConsumerSignals:
         return None
 
     def terminate_a_busy_consumer(self) -> bool:
-        """SIGTERM a consumer holding leases; it must exit 0 within a lease or two and
+        """SIGTERM a consumer holding leases; it must exit 143 within a lease or two and
         leave no lease behind (its pages committed or released, not left to expire)."""
         index = self.busy_consumer()
         if index is None:
@@ -74,7 +74,7 @@ class ConsumerSignals:
         self.report.notes.append(
             f"SIGTERM: consumer held {held} lease(s), exited {code}, left {left} lease(s)"
         )
-        self.sigterm_clean = code == 0 and left == 0
+        self.sigterm_clean = code == 143 and left == 0  # 128 + SIGTERM, after a clean stop
         return True
 
     def pause_a_busy_consumer(self) -> bool:

@@ -1,10 +1,19 @@
-"""The crawl command's progress line."""
+"""Terminal rendering: the crawl command's progress line, lines fitted to a terminal's
+width and never cut when piped, the summary of `crawl --json`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from invcrawl.render import progress_line
+from invcrawl.render import (
+    crawl_json,
+    duration,
+    fleet_progress_line,
+    progress_line,
+    render_dlq,
+    render_fleet,
+    render_status,
+)
 
 
 def status(**overrides: Any) -> dict[str, Any]:
@@ -24,7 +33,22 @@ def status(**overrides: Any) -> dict[str, Any]:
 def test_progress_counts_pages_items_and_dead() -> None:
     line = progress_line(status())
     assert "251/500 pages" in line and "7000 items (6990 ok)" in line and "(1 dead)" in line
-    assert len(line) < 80
+    assert line.endswith("50.0/s ETA 5s")  # piped (lines mode): whole
+
+
+def test_progress_on_a_narrow_terminal_drops_items_then_rate_but_keeps_the_eta() -> None:
+    """The bar once was cut at 79 columns, its ETA first."""
+    big = status(pages_total=1234567, pages_done=123456, items=12345678, eta_s=7200.0)
+    big["items_by_status"] = {"ok": 12345678}
+    whole = progress_line(big)
+    assert len(whole) > 79 and "12345678 items" in whole
+    for width in (100, 79, 60, 50):
+        line = progress_line(big, width)
+        assert len(line) <= width and line.endswith("ETA 2h00m"), (width, line)
+    assert "items" not in progress_line(big, 79) and "/s" in progress_line(big, 79)
+    assert "/s" not in progress_line(big, 50)
+    fleet = fleet_progress_line([{**big, "state": "running", "crawl_id": "a"}] * 3, 50)
+    assert len(fleet) <= 50 and "0/3 crawls done" in fleet
 
 
 def test_before_the_inventory_is_read_it_says_so_instead_of_zero_pages() -> None:
@@ -33,3 +57,126 @@ def test_before_the_inventory_is_read_it_says_so_instead_of_zero_pages() -> None
         assert line.startswith("producing:") and "0/0" not in line
     # A crawl whose producer is done always shows its pages, even an empty one.
     assert "0/0 pages" in progress_line(status(pages_total=0, pages_done=0, pages_dead=0))
+
+
+def summary(**overrides: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "crawl_id": "docs.example.org-" + "very-long-" * 8 + "id",
+        "state": "finished",
+        "producer": "done",
+        "site": "https://docs.example.org/" + "deep/" * 20,
+        "project": "Demo",
+        "version": "1.0",
+        "entries_total": 10,
+        "pages_total": 4,
+        "pages_done": 4,
+        "pages_dead": 0,
+        "items": 10,
+        "items_by_status": {"ok": 9, "skipped": 1},
+        "stream_entries": 10,
+        "per_slot": [{"slot": 0, "queued": 0, "inflight": 0, "delayed": 0, "owner": None}],
+        "consumers_alive": [],
+        "elapsed_s": 1.0,
+        "rate_pages_s": 4.0,
+        "eta_s": None,
+        "counters": {"items_new": 10},
+        "error": "HTTP 503 from " + "https://docs.example.org/" + "x" * 120,
+        "refresh_round": 3,
+        "refresh_interval_s": 7200.0,
+        "refresh_adaptive": True,
+        "next_refresh_at": 1_000_000 + 3_600_000,
+        "server_time": 1_000_000,
+    }
+    return base | overrides
+
+
+def test_piped_output_is_never_cut_and_a_terminal_gets_its_width() -> None:
+    s = summary()
+    dlq = [
+        {
+            "crawl_id": s["crawl_id"],
+            "id": "0123456789abcdef",
+            "tries": 5,
+            "died_at": 1_700_000_000_000,
+            "reason": "HTTP 500 " + "r" * 100,
+            "url": "https://docs.example.org/" + "p" * 150,
+        }
+    ]
+    fleet = {
+        "crawls": [s],
+        "hosts": [
+            {
+                "host": "https://" + "h" * 90 + ":443",
+                "in_flight": 1,
+                "limit": 4,
+                "delay_s": 0.0,
+                "blocked_until": None,
+            }
+        ],
+        "totals": {
+            "crawls": 1,
+            "open": 0,
+            "pages_total": 4,
+            "pages_done": 4,
+            "pages_dead": 0,
+            "items": 10,
+            "rate_pages_s": 0.0,
+        },
+        "server_time": 1_000_000,
+    }
+    for text in (render_status(s), render_fleet(fleet), render_dlq(dlq)):
+        assert s["crawl_id"] in text or "0123456789abcdef" in text
+    assert s["error"] in render_status(s) and s["site"] in render_status(s)
+    assert s["error"] in render_fleet(fleet) and fleet["hosts"][0]["host"] in render_fleet(fleet)
+    assert dlq[0]["url"] in render_dlq(dlq) and dlq[0]["reason"] in render_dlq(dlq)
+    assert dlq[0]["crawl_id"] in render_dlq(dlq)  # rows of several crawls name theirs
+    for width in (60, 80, 160):
+        for text in (render_status(s, width), render_fleet(fleet, width), render_dlq(dlq, width)):
+            assert max(len(line) for line in text.splitlines()) <= width, text
+    # a wide terminal shows what a narrow one cuts
+    assert s["crawl_id"] in render_fleet(fleet, 160) and s["crawl_id"] not in render_fleet(
+        fleet, 80
+    )
+
+
+def test_status_and_fleet_show_the_refresh_interval_and_next_round() -> None:
+    text = render_status(summary())
+    assert "every 2h00m (auto)" in text and "next in 1h00m" in text
+    fleet_text = render_fleet(
+        {
+            "crawls": [summary(crawl_id="a")],
+            "hosts": [],
+            "totals": {
+                "crawls": 1,
+                "open": 0,
+                "pages_total": 4,
+                "pages_done": 4,
+                "pages_dead": 0,
+                "items": 10,
+                "rate_pages_s": 0,
+            },
+            "server_time": 1_000_000,
+        }
+    )
+    assert "  refresh every 2h00m (auto), next in 1h00m" in fleet_text.splitlines()
+
+
+def test_durations_of_days() -> None:
+    assert [duration(s) for s in (5, 65, 3700, 7 * 86400, 86400 + 60)] == [
+        "5s",
+        "1m05s",
+        "1h01m",
+        "7d00h",
+        "24h01m",
+    ]
+
+
+def test_crawl_json_names_every_figure() -> None:
+    s = summary(crawl_id="a", counters={"items_new": 12, "items_updated": 2})
+    report = crawl_json({"a": s}, {"a": 10}, {"a": "a.jsonl"}, {"a": {"items_new": 10}}, 1.23456, 0)
+    (crawl,) = report["crawls"]
+    assert crawl["pages"] == {"total": 4, "done": 4, "dead": 0}
+    assert crawl["items"] == {"total": 10, "by_status": {"ok": 9, "skipped": 1}}
+    assert (crawl["output"], crawl["written"], crawl["entries"]) == ("a.jsonl", 10, 10)
+    assert crawl["refresh"]["added"] == 2 and crawl["refresh"]["changed"] == 2
+    assert report["seconds"] == 1.235 and report["exit_code"] == 0

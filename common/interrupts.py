@@ -1,0 +1,65 @@
+"""Which stop signal ended the process, whoever handled it.
+
+A command stopped by SIGINT exits 130 and one stopped by SIGTERM 143 (128 + the signal,
+as a shell reports a process killed by it; README's exit codes), after stopping
+gracefully. The handlers that do the graceful part are many and not all ours (Scrapy's
+own, asyncio's, the crawl supervisor's): each records the signal here with
+:func:`record`, or has :func:`chain` wrap it, and the CLI turns the first one recorded
+into the exit code (:func:`exit_code`). Pure standard library: no Twisted, no Redis.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+_received: list[int] = []
+
+
+def record(signum: int) -> None:
+    """A stop signal arrived (safe inside a signal handler: one list append)."""
+    _received.append(int(signum))
+
+
+def first() -> int | None:
+    """The first stop signal received, if any."""
+    return _received[0] if _received else None
+
+
+def exit_code() -> int | None:
+    """128 + the first stop signal received (130 for SIGINT, 143 for SIGTERM), or None."""
+    signum = first()
+    return None if signum is None else 128 + signum
+
+
+def reset() -> None:
+    """Forget what was received (tests that run several commands in one process)."""
+    _received.clear()
+
+
+def chain() -> None:
+    """Wrap the handlers now installed for SIGINT and SIGTERM so that they record the
+    signal before doing what they did (call it once the library that installs them, e.g.
+    Scrapy's process after its start-up, has done so)."""
+    for signum in STOP_SIGNALS:
+        previous = signal.getsignal(signum)
+        if getattr(previous, "_records", False):
+            continue
+        signal.signal(signum, _recording(previous))
+
+
+def _recording(previous: Any) -> Callable[[int, FrameType | None], Any]:
+    def handler(signum: int, frame: FrameType | None) -> Any:
+        record(signum)
+        if callable(previous):
+            return previous(signum, frame)
+        if previous == signal.SIG_DFL:  # what the default would have done, as an exception
+            raise KeyboardInterrupt
+        return None  # SIG_IGN
+
+    handler._records = True  # type: ignore[attr-defined]
+    return handler

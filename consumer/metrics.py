@@ -1,0 +1,220 @@
+"""Prometheus metrics of one consumer process (``invcrawl consume --metrics-port PORT``),
+in the text exposition format at ``http://BIND:PORT/metrics``, with the official
+``prometheus_client``.
+
+:class:`Metrics` is the interface the delivery loop calls where it settles things (one
+object, handed to the :class:`~consumer.worker.Worker`; the spider times fetch and
+extraction through the worker's): it does nothing, so that a consumer without
+``--metrics-port`` pays one method call per event. :class:`PrometheusMetrics` counts:
+
+========================================  ========  ===========================================
+metric                                    labels    what
+========================================  ========  ===========================================
+``invcrawl_claims_total``                 crawl     tasks claimed
+``invcrawl_pages_total``                  crawl,    claims settled, by outcome: a committed
+                                          outcome   page's (fetched, unchanged, not_found,
+                                                    skipped, offsite), or retry, dead,
+                                                    postponed, fenced, lease_lost, abandoned,
+                                                    released, forgotten
+``invcrawl_items_total``                  crawl,    items of committed pages, by item status
+                                          status
+``invcrawl_item_changes_total``           crawl,    the same items by what the commit did:
+                                          change    new, updated, unchanged (dedup)
+``invcrawl_leases_lost_total``            crawl     leases found lost by the heartbeat
+``invcrawl_fenced_commits_total``         crawl     commits refused by the fencing token
+``invcrawl_redis_errors_total``                     transient Redis errors met (and retried)
+``invcrawl_fetch_seconds``                          download time of a page (Scrapy's
+                                                    ``download_latency``)
+``invcrawl_extract_seconds``                        extraction time of a fetched page
+``invcrawl_commit_seconds``                         the commit of a page (its Lua call, with
+                                                    the retries of an outage)
+``invcrawl_pages_in_flight``              host      pages claimed and not settled, per host
+                                                    (``scheme://host:port``; ``local`` for a
+                                                    directory)
+========================================  ========  ===========================================
+
+plus the process's CPU, memory and file descriptors (``process_*``) and the Python
+collector's (``python_*``). The histograms are per process, not per crawl: their
+buckets times every crawl of a fleet would be too many series.
+"""
+
+from __future__ import annotations
+
+from collections import Counter as Tally
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    start_http_server,
+)
+from prometheus_client.gc_collector import GCCollector
+from prometheus_client.platform_collector import PlatformCollector
+from prometheus_client.process_collector import ProcessCollector
+
+from frontier.hosts import origin_of
+from frontier.values import CommitResult
+
+LOCAL = "local"  # the host label of pages that have none (file:// pages)
+# Seconds: a loopback page downloads in ~1 ms and extracts in ~10 ms; a slow site's
+# page takes seconds; the download timeout is 30 s by default.
+FETCH_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+EXTRACT_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15)
+COMMIT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5, 30)
+
+
+class MetricsError(Exception):
+    """The metrics endpoint could not listen (one line for the user)."""
+
+
+def host_of(url: str) -> str:
+    """The ``host`` label of a page URL."""
+    return origin_of(url) or LOCAL
+
+
+class Metrics:
+    """What the delivery loop reports; this base records nothing."""
+
+    def claimed(self, crawl: str, url: str) -> None:
+        """A task of ``crawl`` for page ``url`` was claimed."""
+
+    def page_settled(self, crawl: str, url: str, outcome: str) -> None:
+        """A claim held by this consumer was settled (each claim exactly once)."""
+
+    def items_committed(
+        self, crawl: str, items: Sequence[Mapping[str, Any]], result: CommitResult
+    ) -> None:
+        """A page's ``items`` were committed (``result``: how many were new, updated or
+        unchanged)."""
+
+    def fenced(self, crawl: str) -> None:
+        """A commit was refused: another delivery owns the task."""
+
+    def redis_error(self) -> None:
+        """A transient Redis error (retried with backoff)."""
+
+    def fetched(self, seconds: float) -> None: ...
+
+    def extracted(self, seconds: float) -> None: ...
+
+    def committed(self, seconds: float) -> None: ...
+
+
+class PrometheusMetrics(Metrics):
+    """:class:`Metrics` in a registry of its own, served by :meth:`serve`."""
+
+    def __init__(self) -> None:
+        # No `*_created` series beside each counter: Prometheus ignores them in the text
+        # format, and they would double what a scrape carries.
+        disable_created_metrics()  # type: ignore[no-untyped-call]
+        self.registry = registry = CollectorRegistry(auto_describe=True)
+        ProcessCollector(registry=registry)
+        PlatformCollector(registry=registry)
+        GCCollector(registry=registry)
+        self.claims = Counter("invcrawl_claims", "Tasks claimed", ["crawl"], registry=registry)
+        self.pages = Counter(
+            "invcrawl_pages",
+            "Claims settled, by outcome (a committed page's outcome, or what else ended it)",
+            ["crawl", "outcome"],
+            registry=registry,
+        )
+        self.items = Counter(
+            "invcrawl_items",
+            "Items of committed pages, by item status",
+            ["crawl", "status"],
+            registry=registry,
+        )
+        self.changes = Counter(
+            "invcrawl_item_changes",
+            "Items of committed pages, by what the commit did (new, updated, unchanged)",
+            ["crawl", "change"],
+            registry=registry,
+        )
+        self.leases_lost = Counter(
+            "invcrawl_leases_lost", "Leases the heartbeat found lost", ["crawl"], registry=registry
+        )
+        self.fenced_commits = Counter(
+            "invcrawl_fenced_commits",
+            "Commits refused by the fencing token",
+            ["crawl"],
+            registry=registry,
+        )
+        self.redis_errors = Counter(
+            "invcrawl_redis_errors", "Transient Redis errors, retried", registry=registry
+        )
+        self.fetch = Histogram(
+            "invcrawl_fetch_seconds",
+            "Download time of a page",
+            buckets=FETCH_BUCKETS,
+            registry=registry,
+        )
+        self.extract = Histogram(
+            "invcrawl_extract_seconds",
+            "Extraction time of a fetched page",
+            buckets=EXTRACT_BUCKETS,
+            registry=registry,
+        )
+        self.commit = Histogram(
+            "invcrawl_commit_seconds",
+            "Commit of a page's items and acknowledgement",
+            buckets=COMMIT_BUCKETS,
+            registry=registry,
+        )
+        self.in_flight = Gauge(
+            "invcrawl_pages_in_flight",
+            "Pages claimed and not yet settled, per host",
+            ["host"],
+            registry=registry,
+        )
+
+    def serve(self, bind: str, port: int) -> tuple[str, int]:
+        """Serve ``/metrics`` from a thread of this process; returns (address, port)."""
+        try:
+            server, _ = start_http_server(port, addr=bind, registry=self.registry)
+        except OSError as exc:
+            raise MetricsError(
+                f"cannot serve metrics on {bind}:{port}: {exc.strerror or exc}"
+            ) from None
+        return str(server.server_address[0]), int(server.server_address[1])
+
+    def claimed(self, crawl: str, url: str) -> None:
+        self.claims.labels(crawl).inc()
+        self.in_flight.labels(host_of(url)).inc()
+
+    def page_settled(self, crawl: str, url: str, outcome: str) -> None:
+        self.pages.labels(crawl, outcome).inc()
+        self.in_flight.labels(host_of(url)).dec()
+        if outcome == "lease_lost":
+            self.leases_lost.labels(crawl).inc()
+
+    def items_committed(
+        self, crawl: str, items: Sequence[Mapping[str, Any]], result: CommitResult
+    ) -> None:
+        for status, n in Tally(str(item.get("status")) for item in items).items():
+            self.items.labels(crawl, status).inc(n)
+        for change, n in (
+            ("new", result.new),
+            ("updated", result.updated),
+            ("unchanged", result.unchanged),
+        ):
+            if n:
+                self.changes.labels(crawl, change).inc(n)
+
+    def fenced(self, crawl: str) -> None:
+        self.fenced_commits.labels(crawl).inc()
+
+    def redis_error(self) -> None:
+        self.redis_errors.inc()
+
+    def fetched(self, seconds: float) -> None:
+        self.fetch.observe(seconds)
+
+    def extracted(self, seconds: float) -> None:
+        self.extract.observe(seconds)
+
+    def committed(self, seconds: float) -> None:
+        self.commit.observe(seconds)

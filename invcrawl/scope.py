@@ -1,0 +1,84 @@
+"""The crawls a command acts on, and the event loop it reads them in: one Redis client,
+and SIGINT/SIGTERM that stop the job gracefully and are recorded for the exit code."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from common import interrupts
+from common.config import Config
+from frontier.connection import connect
+from frontier.session import CrawlNotFound, CrawlSession, Frontier
+from invcrawl.errors import Terminated, UsageError, UserError
+
+T = TypeVar("T")
+
+
+def with_frontier(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:
+    """Run ``job`` on a fresh event loop with the process's one Redis client. SIGINT and
+    SIGTERM cancel it: a job that follows a stream returns what it did (the cursor to
+    resume from...), any other is interrupted; either way the signal is recorded, so
+    that the command exits 130 or 143 (common/interrupts.py)."""
+    assert config.redis
+
+    async def main() -> T:
+        task = asyncio.current_task()
+        assert task is not None
+
+        def stop(signum: int) -> None:
+            interrupts.record(signum)
+            task.cancel()
+
+        loop = asyncio.get_running_loop()
+        for signum in interrupts.STOP_SIGNALS:
+            loop.add_signal_handler(signum, stop, signum)
+        frontier = Frontier(connect(config.redis or "", config.redis_cluster))
+        try:
+            return await job(frontier)
+        finally:
+            await frontier.aclose()
+
+    saved = {signum: signal.getsignal(signum) for signum in interrupts.STOP_SIGNALS}
+    try:
+        return asyncio.run(main())
+    except asyncio.CancelledError:
+        signum = interrupts.first()
+        if signum is None:
+            raise
+        raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt from None
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
+
+
+async def resolve_crawl(frontier: Frontier, config: Config) -> CrawlSession:
+    """The crawl a command acts on: ``--crawl-id``, or the only crawl in Redis."""
+    if len(config.crawl_ids) > 1:
+        raise UsageError("this command acts on one crawl: give one --crawl-id")
+    if config.crawl_id:
+        session = frontier.crawl(config.crawl_id)
+        if not await session.exists():
+            raise CrawlNotFound(config.crawl_id)
+        return session
+    crawls = await frontier.registry.known()
+    if len(crawls) == 1:
+        return frontier.crawl(crawls[0])
+    if not crawls:
+        raise UserError("no crawl in this Redis yet (run `invcrawl produce SITE` first)")
+    raise UsageError(
+        f"{len(crawls)} crawls in this Redis ({', '.join(crawls)}): pick one with --crawl-id"
+    )
+
+
+async def crawls_in_scope(frontier: Frontier, config: Config) -> list[str]:
+    """The crawls a reading command covers: ``--crawl-id``, else every crawl in Redis
+    (export, changes, report and dlq: each line they write names its crawl)."""
+    if config.crawl_id:
+        return [(await resolve_crawl(frontier, config)).crawl_id]
+    crawls = await frontier.registry.known()
+    if not crawls:
+        raise UserError("no crawl in this Redis yet (run `invcrawl produce SITE` first)")
+    return crawls

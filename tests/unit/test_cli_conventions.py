@@ -1,0 +1,109 @@
+"""The CLI conventions users bring from Scrapy, rq and Unix tools: --version, -q/-v on
+every command, --help with defaults and an example, one-line usage errors naming the
+flag (exit 2), required flags, help texts that say what each command does."""
+
+from __future__ import annotations
+
+import pytest
+
+from common import option_values as values
+from common.options import COMMANDS, OPTIONS
+from invcrawl.cli import build_parser, main, program_version
+
+NUMBERS = {
+    values.positive_int,
+    values.positive_float,
+    values.non_negative_float,
+    values.port,
+    values.duration,
+}
+
+
+@pytest.fixture(autouse=True)
+def wide_help(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # argparse wraps help at the terminal's width
+
+
+def help_of(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args([*argv, "--help"])
+    assert exc.value.code == 0
+    return capsys.readouterr().out
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"invcrawl {program_version()}"
+    assert program_version()[0].isdigit()
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.name)
+def test_every_command_has_quiet_verbose_defaults_and_an_example(
+    command: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = command.name  # type: ignore[attr-defined]
+    text = help_of(capsys, name)
+    assert "-q, --quiet" in text and "-v, --verbose" in text
+    assert f"example:\n  {command.example}" in text  # type: ignore[attr-defined]
+    assert command.example.startswith(f"invcrawl {name}")  # type: ignore[attr-defined]
+    if name != "inventory":  # every command with Redis shows e.g. --redis-wait's default
+        assert "(default: 60)" in text
+    if name == "crawl":
+        assert "(default: auto (CPU count, min 2))" in text
+        assert "auto (a bar on a terminal, lines otherwise), bar, lines or none" in text
+
+
+def test_help_texts_say_what_each_command_does(capsys: pytest.CaptureFixture[str]) -> None:
+    helps = [c.help for c in COMMANDS]
+    assert len(set(helps)) == len(helps)
+    export = help_of(capsys, "export")
+    assert "--out-dir" not in export and "standard output" in export
+    reshard = help_of(capsys, "reshard")
+    assert "new crawl" not in reshard and "new number of slots (required)" in reshard
+    assert "(default: 16)" not in reshard  # required: no default shown
+    changes = help_of(capsys, "changes")
+    assert "each line naming its crawl" in changes
+
+
+def numeric_flags() -> list[tuple[str, str]]:
+    out = []
+    for option in OPTIONS:
+        if option.parse in NUMBERS and not option.positional:
+            command = sorted(option.commands)[0]
+            out.append((command, option.flag))
+    return out
+
+
+@pytest.mark.parametrize(("command", "flag"), numeric_flags())
+def test_numbers_that_do_not_parse_give_one_line_naming_the_flag(
+    command: str, flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args([command, flag, "abc"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    (line,) = err.splitlines()
+    assert line.startswith(f"invcrawl: error: {flag}: expected ")
+    assert "invalid literal" not in line and "could not convert" not in line
+
+
+def test_usage_errors_exit_2_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["reshard", "--redis", "redis://127.0.0.1:1/0"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "invcrawl: error: reshard needs --slots (see `invcrawl reshard --help`)"
+    )
+    assert main(["status", "-q", "-v", "--redis", "redis://127.0.0.1:1/0"]) == 2
+    assert "-q and -v do not go together" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args(["status", "--no-such-flag"])
+    assert exc.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "unrecognized arguments: --no-such-flag" in line
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args([])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.strip() == (
+        "invcrawl: error: a command is needed (see `invcrawl --help`)"
+    )
