@@ -419,7 +419,7 @@ def cmd_redis(config: Config) -> int:
     redis-cli (docs/redis-keys.md): its port and password are files of the data dir."""
     if config.redis:
         raise ConfigError("invcrawl redis runs the embedded Redis: give no --redis")
-    with redis_for(config, create=False), interruptible():
+    with redis_for(config, create=True), interruptible():
         data_dir = config.data_dir
         print(
             f"invcrawl: the embedded Redis of {data_dir}/ runs on 127.0.0.1, port in "

@@ -80,7 +80,7 @@ def site(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("signum", list(SIGNALS), ids=lambda s: signal.Signals(s).name)
-@pytest.mark.parametrize("command", [c.name for c in COMMANDS if c.redis])
+@pytest.mark.parametrize("command", [c.name for c in COMMANDS if c.redis and c.name != "redis"])
 def test_every_command_stopped_by_a_signal_exits_128_plus_it(
     command: str, signum: int, site: Path, tmp_path: Path
 ) -> None:
@@ -91,6 +91,19 @@ def test_every_command_stopped_by_a_signal_exits_128_plus_it(
     running.wait_for_line("waiting for Redis at")
     code = running.stop(signum)
     assert code == SIGNALS[signum], running.stderr()
+    assert "Traceback" not in running.stderr()
+
+
+@pytest.mark.parametrize("signum", [*SIGNALS, signal.SIGHUP], ids=lambda s: signal.Signals(s).name)
+def test_the_embedded_redis_command_stops_with_128_plus_the_signal(
+    signum: int, tmp_path: Path
+) -> None:
+    """`invcrawl redis` (which takes no --redis: it runs the data dir's own server), held
+    until stopped: SIGINT 130, SIGTERM 143, SIGHUP 129."""
+    running = Running(["redis", "--data-dir", str(tmp_path / "data")], tmp_path, "redis")
+    running.wait_for_line("runs on 127.0.0.1")
+    code = running.stop(signum)
+    assert code == 128 + signum, running.stderr()
     assert "Traceback" not in running.stderr()
 
 
