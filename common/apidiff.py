@@ -130,7 +130,7 @@ def item_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[st
     changes += [
         _change("raises_removed", False, exception=e) for e in old_raises if e not in new_raises
     ]
-    reordered = _positional_order(old) != _positional_order(new)
+    reordered = _reordered(_positional_order(old), _positional_order(new))
     if _squash(old.get("signature")) != _squash(new.get("signature")) and (
         reordered or not changes
     ):
@@ -140,12 +140,11 @@ def item_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[st
             )
         )
     seen = {v.get("version") for v in _notes(old, "deprecated")}
-    changes += [
-        _change("deprecated", False, version=v.get("version"))
-        for v in _notes(new, "deprecated")
-        if v.get("version") not in seen
-    ]
-    if _squash(old.get("doc")) != _squash(new.get("doc")) and _doc_text(old) != _doc_text(new):
+    deprecations = [v for v in _notes(new, "deprecated") if v.get("version") not in seen]
+    changes += [_change("deprecated", False, version=v.get("version")) for v in deprecations]
+    if _squash(old.get("doc")) != _squash(new.get("doc")) and (
+        _doc_text(old) != _doc_text(new) or _other_notes(old, []) != _other_notes(new, deprecations)
+    ):  # the text, or version notes other than a new deprecation (one taken away...)
         changes.append(_change("doc_changed", False))
     return changes
 
@@ -272,6 +271,11 @@ def _same_param(
     return out
 
 
+def _reordered(old: list[str], new: list[str]) -> bool:
+    """Do the parameters positional in both versions come in another order?"""
+    return [n for n in old if n in new] != [n for n in new if n in old]
+
+
 def _positional_order(item: Mapping[str, Any]) -> list[str]:
     return [_bare(p.get("name")) for p in item.get("params") or [] if p.get("kind") in _POSITIONAL]
 
@@ -302,6 +306,16 @@ def _raises(item: Mapping[str, Any]) -> list[str]:
 
 def _notes(item: Mapping[str, Any], kind: str) -> list[Mapping[str, Any]]:
     return [v for v in item.get("versions") or [] if v.get("kind") == kind]
+
+
+def _other_notes(
+    item: Mapping[str, Any], reported: list[Mapping[str, Any]]
+) -> list[tuple[Any, Any, str | None]]:
+    return [
+        (v.get("kind"), v.get("version"), _squash(v.get("text")))
+        for v in item.get("versions") or []
+        if v not in reported
+    ]
 
 
 def _doc_text(item: Mapping[str, Any]) -> str:

@@ -43,6 +43,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("dlq", "list or redrive dead-lettered pages"),
     Command("reshard", "move queued and delayed tasks to a new slot count"),
     Command("report", "extraction coverage per domain:role (statuses, empty signatures/docs)"),
+    Command("versions", "list the projects in Redis and, for each, its versions (crawls)"),
+    Command("diff", "compare two crawls symbol by symbol: typed API changes, breaking first"),
+    Command("history", "a symbol across the versions of its project: typed changes per step"),
     Command("inventory", "load and summarise an objects.inv (no Redis)", redis=False),
 )
 COMMAND_NAMES = frozenset(c.name for c in COMMANDS)
@@ -139,6 +142,56 @@ OPTIONS: tuple[Option, ...] = (
         switch=True,
     ),
     Option(
+        "project_name",
+        str,
+        "list this project only",
+        frozenset({"versions"}),
+        positional=True,
+        metavar="PROJECT",
+    ),
+    Option(
+        "old_crawl",
+        values.crawl_ref,
+        "the older crawl: a crawl id or PROJECT@VERSION",
+        frozenset({"diff"}),
+        positional=True,
+        metavar="OLD",
+    ),
+    Option(
+        "new_crawl",
+        values.crawl_ref,
+        "the newer crawl: a crawl id or PROJECT@VERSION",
+        frozenset({"diff"}),
+        positional=True,
+        metavar="NEW",
+    ),
+    Option(
+        "symbol",
+        str,
+        "the item key of the symbol, domain:role:name (e.g. py:function:json.dumps)",
+        frozenset({"history"}),
+        positional=True,
+        metavar="KEY",
+    ),
+    Option(
+        "project",
+        str,
+        "crawl, produce: the crawl's project name (default: the inventory's '# Project:' "
+        "line; kept by later runs that do not give it); history: the project to read",
+        frozenset({"crawl", "produce", "history"}),
+        metavar="NAME",
+        inherited=True,
+    ),
+    Option(
+        "version",
+        str,
+        "the crawl's version (default: the inventory's '# Version:' line; kept by later "
+        "runs that do not give it). `invcrawl --version` alone prints invcrawl's version",
+        frozenset({"crawl", "produce"}),
+        metavar="V",
+        inherited=True,
+    ),
+    Option(
         "redis",
         values.redis_url,
         "Redis URL; without it an embedded redis-server is started in --data-dir",
@@ -157,8 +210,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "crawl_id",
         values.crawl_id,
-        "crawl id (default: derived from the site URL, or the only crawl in Redis); "
-        "consume takes a comma-separated list and serves those crawls only",
+        "crawl id (default: derived from the site URL, or the only crawl in Redis), or "
+        "PROJECT@VERSION of an existing crawl; consume takes a comma-separated list and "
+        "serves those crawls only",
         _REDIS,
         metavar="ID",
     ),
@@ -426,8 +480,15 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "json",
         values.boolean,
-        "print JSON",
-        frozenset({"status", "inventory", "report", "dlq"}),
+        "print JSON (diff: one JSON line per symbol that differs)",
+        frozenset({"status", "inventory", "report", "dlq", "versions", "diff", "history"}),
+        switch=True,
+    ),
+    Option(
+        "markdown",
+        values.boolean,
+        "write release-notes Markdown: a section per module, breaking changes first",
+        frozenset({"diff"}),
         switch=True,
     ),
     Option(

@@ -24,6 +24,7 @@ from frontier.scripts import StaleLayout
 from frontier.server import RedisServerError, embedded_redis
 from frontier.session import CrawlNotFound, CrawlSession, Frontier
 from frontier.startup import RedisUnavailable, redis_url, wait_for_redis
+from frontier.versions import AmbiguousCrawl, resolve_ref
 from invcrawl.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UserError, fail
 from invcrawl.outputs import check_crawl_outputs, check_output_file, write_failed
 from invcrawl.render import duration
@@ -41,6 +42,7 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
     RedisServerError,
     CrawlNotFound,
     StaleLayout,
+    AmbiguousCrawl,
 )
 
 
@@ -57,7 +59,10 @@ def run(command: str, config: Config) -> int:
         )
     except USER_ERRORS as exc:
         return fail(
-            str(exc), EXIT_USAGE if isinstance(exc, (ConfigError, SiteError)) else EXIT_FAILED
+            str(exc),
+            EXIT_USAGE
+            if isinstance(exc, (ConfigError, SiteError, AmbiguousCrawl))
+            else EXIT_FAILED,
         )
 
 
@@ -75,7 +80,7 @@ def redis_for(config: Config, *, create: bool) -> Iterator[Config]:
     if config.redis:
         live = dataclasses.replace(config, redis=redis_url(config))  # TLS options
         preflight(live.redis or "", config.redis_wait)
-        yield live
+        yield resolved(live)
         return
     data_dir = config.data_dir
     has_data = (data_dir / "appendonlydir").exists() or (data_dir / "appendonly.aof").exists()
@@ -86,7 +91,21 @@ def redis_for(config: Config, *, create: bool) -> Iterator[Config]:
         )
     with embedded_redis(data_dir, config.fsync) as url:
         preflight(url, 0)
-        yield dataclasses.replace(config, redis=url)
+        yield resolved(dataclasses.replace(config, redis=url))
+
+
+def resolved(config: Config) -> Config:
+    """``--crawl-id`` with ``PROJECT@VERSION`` parts turned into crawl ids, for the
+    commands that hand the config on (crawl, produce, consume); the others resolve it
+    where they pick their crawl (``resolve_crawl``, status, diff), all through
+    ``frontier.versions.resolve_ref``."""
+    if "@" not in (config.crawl_id or ""):
+        return config
+
+    async def job(frontier: Frontier) -> str:
+        return ",".join([await resolve_ref(frontier, ref) for ref in config.crawl_ids])
+
+    return dataclasses.replace(config, crawl_id=with_frontier(config, job))
 
 
 def preflight(url: str, wait: float) -> None:
@@ -123,7 +142,7 @@ async def resolve_crawl(frontier: Frontier, config: Config) -> CrawlSession:
     if len(config.crawl_ids) > 1:
         raise UserError("this command acts on one crawl: give one --crawl-id")
     if config.crawl_id:
-        session = frontier.crawl(config.crawl_id)
+        session = frontier.crawl(await resolve_ref(frontier, config.crawl_id))
         if not await session.exists():
             raise CrawlNotFound(config.crawl_id)
         return session
@@ -207,6 +226,8 @@ def cmd_produce(config: Config) -> int:
                 )
             from producer.run import produce_and_consume  # noqa: PLC0415
 
+            if live.crawl_id != config.crawl_id:  # PROJECT@VERSION named the crawl
+                sites = _sites(live)
             code, errors = produce_and_consume(live, sites)
             for error in (errors or "").splitlines():
                 fail(error)
@@ -214,11 +235,13 @@ def cmd_produce(config: Config) -> int:
         if live.every is not None:
             from producer.schedule import produce_every  # noqa: PLC0415
 
+            if live.crawl_id != config.crawl_id:
+                sites = _sites(live)
             produce_every(live, sites, _report_round)
             return EXIT_INTERRUPTED
         from producer.run import produce  # noqa: PLC0415
 
-        results = produce(live, sites)
+        results = produce(live, _sites(live) if live.crawl_id != config.crawl_id else sites)
     _report_produced(results)
     return EXIT_FAILED if any(p.error for p in results) else EXIT_OK
 
@@ -257,6 +280,8 @@ def cmd_crawl(config: Config) -> int:
         )
     check_crawl_outputs(config)  # before anything is crawled
     with redis_for(config, create=True) as live:
+        if live.crawl_id != config.crawl_id:  # PROJECT@VERSION named the crawl
+            sites = _sites(live)
         return run_crawl(live, sites)
 
 
@@ -271,7 +296,8 @@ def cmd_status(config: Config) -> int:
     async def job(frontier: Frontier) -> int:
         clear = config.watch and sys.stdout.isatty() and not config.json
         while True:
-            data, settled = await status_view(frontier, config.crawl_id, config.lease_ms)
+            crawl_id = await resolve_ref(frontier, config.crawl_id) if config.crawl_id else None
+            data, settled = await status_view(frontier, crawl_id, config.lease_ms)
             if config.json:
                 text = json.dumps(data, indent=None if config.watch else 2)
             else:
@@ -416,3 +442,34 @@ def cmd_dashboard(config: Config) -> int:
             raise UserError(
                 f"cannot listen on {live.bind}:{live.port}: {exc.strerror or exc}"
             ) from None
+
+
+# -- versions / diff / history (invcrawl/versions_cmd.py) -------------------------------------
+
+
+def _reader(config: Config) -> Callable[[Callable[[Frontier], Awaitable[Any]]], Any]:
+    """Run one read job on the frontier of the configured Redis."""
+
+    def read(job: Callable[[Frontier], Awaitable[Any]]) -> Any:
+        with redis_for(config, create=False) as live:
+            return with_frontier(live, job)
+
+    return read
+
+
+def cmd_versions(config: Config) -> int:
+    from invcrawl import versions_cmd  # noqa: PLC0415
+
+    return versions_cmd.versions(config, _reader(config))
+
+
+def cmd_diff(config: Config) -> int:
+    from invcrawl import versions_cmd  # noqa: PLC0415
+
+    return versions_cmd.diff(config, _reader(config))
+
+
+def cmd_history(config: Config) -> int:
+    from invcrawl import versions_cmd  # noqa: PLC0415
+
+    return versions_cmd.history(config, _reader(config))

@@ -306,3 +306,17 @@ def test_module_of_and_describe() -> None:
         == "new required parameter x"
     )
     assert describe({"kind": "deprecated", "version": None}) == "deprecated in this version"
+
+
+def test_a_deprecation_taken_away_is_a_doc_change() -> None:
+    old = item(
+        doc="Do things. Deprecated since version 2.0: Use g.",
+        versions=[{"kind": "deprecated", "version": "2.0", "text": "Use g."}],
+    )
+    assert kinds(item_changes(old, item())) == [("doc_changed", False)]
+    assert kinds(item_changes(item(), old)) == [("deprecated", False)]
+
+
+def test_made_keyword_only_is_not_a_reordering() -> None:
+    new = item(signature="m.f(a, *, b=1)", params=[param("a", PK), param("b", KW, default="1")])
+    assert kinds(item_changes(item(), new)) == [("param_kind_changed", True)]
