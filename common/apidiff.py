@@ -112,14 +112,22 @@ def diff_items(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> 
     return SymbolDiff(new["key"], CHANGED, any(c["breaking"] for c in changes), changes, old, new)
 
 
+# What the diff reads of an item: two items equal on these have no change (the fast path:
+# most symbols of two versions are identical).
+COMPARED = ("status", "signature", "params", "returns", "raises", "versions", "doc")
+
+
 def item_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every typed change from ``old`` to ``new`` (two live items of one key), each with
     its ``breaking`` flag."""
+    if all(old.get(f) == new.get(f) for f in COMPARED):
+        return []
     if old.get("status") not in _CONTENT or new.get("status") not in _CONTENT:
         if old.get("status") == new.get("status"):
             return []
         return [_change("status_changed", False, old=old.get("status"), new=new.get("status"))]
-    changes = param_changes(old.get("params") or [], new.get("params") or [])
+    same_params = old.get("params") == new.get("params")
+    changes = [] if same_params else param_changes(old.get("params") or [], new.get("params") or [])
     old_return, new_return = _returns(old), _returns(new)
     if _squash(old_return) != _squash(new_return):
         changes.append(_change("return_changed", False, old=old_return, new=new_return))
@@ -142,8 +150,13 @@ def item_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[st
     seen = {v.get("version") for v in _notes(old, "deprecated")}
     deprecations = [v for v in _notes(new, "deprecated") if v.get("version") not in seen]
     changes += [_change("deprecated", False, version=v.get("version")) for v in deprecations]
-    if _squash(old.get("doc")) != _squash(new.get("doc")) and (
-        _doc_text(old) != _doc_text(new) or _other_notes(old, []) != _other_notes(new, deprecations)
+    if (
+        old.get("doc") != new.get("doc")
+        and _squash(old.get("doc")) != _squash(new.get("doc"))
+        and (
+            _doc_text(old) != _doc_text(new)
+            or _other_notes(old, []) != _other_notes(new, deprecations)
+        )
     ):  # the text, or version notes other than a new deprecation (one taken away...)
         changes.append(_change("doc_changed", False))
     return changes

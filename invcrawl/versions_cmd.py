@@ -5,6 +5,7 @@ of that one's), and returns an exit code."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import time
@@ -86,8 +87,9 @@ def diff(config: Config, read: Read[tuple[str, str, list[SymbolDiff], set[str]]]
         old_id = await resolve_ref(frontier, old_ref)
         new_id = await resolve_ref(frontier, new_ref)
         known = {c.crawl_id: c for c in await crawl_versions(frontier)}
-        old = await latest_items(frontier.crawl(old_id))
-        new = await latest_items(frontier.crawl(new_id))
+        old, new = await asyncio.gather(
+            latest_items(frontier.crawl(old_id)), latest_items(frontier.crawl(new_id))
+        )
         modules = {
             str(i.get("name"))
             for items in (old, new)
