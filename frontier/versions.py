@@ -17,7 +17,7 @@ import orjson
 
 from common.apidiff_versions import matches, parse_ref, version_key
 from common.codec import item_json
-from frontier.export import REMOVED, iter_latest, stream_entries
+from frontier.export import REMOVED, HistoryTrimmed, iter_latest, stream_entries
 from frontier.retention import trimmed_before
 from frontier.session import CrawlNotFound, CrawlSession, Frontier
 
@@ -33,8 +33,9 @@ _FIELDS = (
 )
 
 
-class AmbiguousCrawl(ValueError):
-    """``PROJECT@VERSION`` names several crawls, or a command needs one project."""
+class CrawlRefError(ValueError):
+    """A project name or ``PROJECT@VERSION`` that names no crawl or several (a usage
+    error: the user picks another)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,26 +97,26 @@ def by_project(crawls: Sequence[CrawlVersion]) -> dict[str, list[CrawlVersion]]:
         grouped.setdefault(crawl.project, []).append(crawl)
     return {
         project: sorted(grouped[project], key=lambda c: (version_key(c.version), c.crawl_id))
-        for project in sorted(grouped, key=str.casefold)
+        for project in sorted(grouped, key=lambda p: (p.casefold(), p))
     }
 
 
 def pick_project(crawls: Sequence[CrawlVersion], project: str | None) -> str:
     """The project a command means: ``project`` (case-insensitive), or the only one."""
-    projects = sorted({c.project for c in crawls}, key=str.casefold)
+    projects = sorted({c.project for c in crawls}, key=lambda p: (p.casefold(), p))
     if project is not None:
         exact = [p for p in projects if p == project]
         folded = [p for p in projects if p.casefold() == project.casefold()]
         if exact or len(folded) == 1:
             return (exact or folded)[0]
-        raise AmbiguousCrawl(
+        raise CrawlRefError(
             f"no project {project!r} in this Redis (projects: {', '.join(map(repr, projects))})"
         )
     if len(projects) == 1:
         return projects[0]
     if not projects:
-        raise AmbiguousCrawl("no crawl in this Redis yet (run `invcrawl crawl SITE` first)")
-    raise AmbiguousCrawl(
+        raise CrawlRefError("no crawl in this Redis yet (run `invcrawl crawl SITE` first)")
+    raise CrawlRefError(
         f"{len(projects)} projects in this Redis ({', '.join(map(repr, projects))}): "
         "pick one with --project"
     )
@@ -133,7 +134,7 @@ async def resolve_ref(frontier: Frontier, ref: str) -> str:
         if len(found) == 1:
             return found[0]
         if len(found) > 1:
-            raise AmbiguousCrawl(
+            raise CrawlRefError(
                 f"{ref} is {len(found)} crawls ({', '.join(found)}): give one crawl id"
             )
     raise CrawlNotFound(ref)
@@ -150,7 +151,7 @@ async def given_names(session: CrawlSession) -> tuple[str | None, str | None]:
 
 async def _check_complete(session: CrawlSession) -> None:
     if await trimmed_before(session):
-        raise AmbiguousCrawl(
+        raise HistoryTrimmed(
             f"crawl {session.crawl_id} keeps its items only until they are exported "
             "(--retain-items exported): its stream no longer holds every item; compare its "
             "export files instead"

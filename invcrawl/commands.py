@@ -24,7 +24,7 @@ from frontier.scripts import StaleLayout
 from frontier.server import RedisServerError, embedded_redis
 from frontier.session import CrawlNotFound, CrawlSession, Frontier
 from frontier.startup import RedisUnavailable, redis_url, wait_for_redis
-from frontier.versions import AmbiguousCrawl, resolve_ref
+from frontier.versions import CrawlRefError, resolve_ref
 from invcrawl.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UserError, fail
 from invcrawl.outputs import check_crawl_outputs, check_output_file, write_failed
 from invcrawl.render import duration
@@ -42,7 +42,7 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
     RedisServerError,
     CrawlNotFound,
     StaleLayout,
-    AmbiguousCrawl,
+    CrawlRefError,
 )
 
 
@@ -60,9 +60,7 @@ def run(command: str, config: Config) -> int:
     except USER_ERRORS as exc:
         return fail(
             str(exc),
-            EXIT_USAGE
-            if isinstance(exc, (ConfigError, SiteError, AmbiguousCrawl))
-            else EXIT_FAILED,
+            EXIT_USAGE if isinstance(exc, (ConfigError, SiteError, CrawlRefError)) else EXIT_FAILED,
         )
 
 

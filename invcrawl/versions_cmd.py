@@ -16,12 +16,14 @@ from common.apidiff import SymbolDiff, diff_all
 from common.apidiff_render import describe, markdown, summary
 from common.apidiff_versions import Step, history_steps, summary_of
 from common.config import Config, ConfigError
+from frontier.export import HistoryTrimmed
 from frontier.session import Frontier
 from frontier.versions import (
     CrawlVersion,
     by_project,
     crawl_versions,
     latest_items,
+    pick_project,
     resolve_ref,
     symbol_versions,
 )
@@ -35,10 +37,8 @@ def versions(config: Config, read: Read[list[CrawlVersion]]) -> int:
     crawls = read(crawl_versions)
     grouped = by_project(crawls)
     if config.project_name is not None:
-        wanted = config.project_name.casefold()
-        grouped = {p: v for p, v in grouped.items() if p.casefold() == wanted}
-        if not grouped:
-            raise UserError(f"no project {config.project_name!r} in this Redis")
+        name = pick_project(crawls, config.project_name)
+        grouped = {name: grouped[name]}
     if config.json:
         data = [
             {"project": project, "versions": [c.to_json() for c in rows]}
@@ -102,7 +102,10 @@ def diff(config: Config, read: Read[tuple[str, str, list[SymbolDiff], set[str]]]
             old_label, new_label = old_id, new_id
         return old_label, new_label, diff_all(old, new), modules
 
-    old_label, new_label, diffs, modules = read(job)
+    try:
+        old_label, new_label, diffs, modules = read(job)
+    except HistoryTrimmed as exc:
+        raise UserError(str(exc)) from None
     if config.json:
         for d in diffs:
             sys.stdout.write(json.dumps(d.to_json(), ensure_ascii=False) + "\n")
@@ -125,7 +128,10 @@ def history(
     ) -> tuple[str, list[tuple[CrawlVersion, dict[str, Any] | None]]]:
         return await symbol_versions(frontier, key, config.project)
 
-    project, rows = read(job)
+    try:
+        project, rows = read(job)
+    except HistoryTrimmed as exc:
+        raise UserError(str(exc)) from None
     steps = history_steps([(c.version or c.crawl_id, c.crawl_id, item) for c, item in rows])
     facts = summary_of(steps)
     if not facts["exists_in"]:
