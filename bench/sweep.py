@@ -64,6 +64,7 @@ CHECKS = (
     "params",
 )  # fmt: skip
 PARAM_NAME = re.compile(r"\*{0,2}[^\W\d]\w*")
+CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
 def say(text: str) -> None:
@@ -102,7 +103,8 @@ def markdown_texts(markdown: str) -> tuple[str, str]:
     """The rendered text without code, and with it."""
     if not markdown.strip():
         return "", ""
-    root = lxml_html.fromstring("<div>" + COMMONMARK.render(markdown) + "</div>")
+    html = CONTROL.sub("", COMMONMARK.render(markdown))  # a page's "\x07": no XML text
+    root = lxml_html.fromstring("<div>" + html + "</div>")
     everything = root.text_content()
     for code in root.xpath("//code|//pre"):
         code.drop_tree()

@@ -85,7 +85,7 @@ _ALT = re.compile(r'\balt="([^"]*)"')
 BR_MARK = "\x01"  # survives whitespace normalisation; becomes a Markdown hard break
 # A literal backtick of the text (outside code): written "\`" by finish(), so that it can
 # never pair with a code span's (bs4's "<em>.foo`</em>", statsmodels' "z`").
-TICK = "\x07"
+TICK = "\ufdd0"  # a Unicode noncharacter: no text holds one (a page may hold "\x07")
 _TICK_OR_SKIP = re.compile(r"<(code|tt|kbd|samp)\b[^>]*>.*?</\1>|<[^>]*>|(`)", re.S)
 # :kbd:`Ctrl-C` is a compound of keys, <kbd class="kbd compound"><kbd>Ctrl</kbd>-<kbd>C</kbd>
 # </kbd>: one code span, not a code span per key inside another.
@@ -412,6 +412,8 @@ def _finish_joined(s: str) -> list[str]:
     pieces = " ".join(s.split()).split(_SEP)
     if _NEEDS_MARKERS.search(s):  # one C scan for the batch; most pieces need nothing
         pieces = [_markers(p) if _NEEDS_MARKERS.search(p) else p for p in pieces]
+    if TICK in s:  # a list item's literal backtick (mdlist.fast_list marks the whole list)
+        pieces = [p.replace(TICK, "\\`") for p in pieces]
     if BR_MARK not in s:
         return [p.strip() for p in pieces]
     return [_breaks(p) if BR_MARK in p else p.strip() for p in pieces]

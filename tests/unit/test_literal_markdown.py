@@ -69,3 +69,17 @@ def test_a_code_span_that_is_all_emphasis_stays_one_code_span() -> None:
     assert (
         section("<p>the <code><em>nested</em></code> code</p>")["markdown"] == "the `nested` code"
     )
+
+
+def test_a_literal_backtick_in_a_list_item_is_escaped() -> None:
+    out = section(
+        "<ul><li><p>Fix <code>a</code> and a stray ` here</p></li><li><p>two</p></li></ul>"
+    )
+    assert out["markdown"] == "- Fix `a` and a stray \\` here\n- two"
+    assert "\ufdd0" not in out["markdown"]
+
+
+def test_a_control_character_of_the_page_stays_itself() -> None:
+    out = section("<p>send Ctrl-G (ASCII 7, bell, \u2018\x07\u2019) and a ` tick</p>")
+    assert out["markdown"] == "send Ctrl-G (ASCII 7, bell, \u2018\x07\u2019) and a \\` tick"
+    assert stray_markers(out["doc"], out["markdown"], code=True) == []
