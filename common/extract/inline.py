@@ -18,13 +18,15 @@ from urllib.parse import urljoin
 
 from lxml import etree
 
+from .literals import CODE as _CODE
+from .literals import TAG as _TAG
+from .literals import TICK, literal_shapes, protect_ticks
 from .text import Element, norm
 
 _SPAN = re.compile(r"</?span\b[^>]*>")
 _IMG = re.compile(r"<img\b([^>]*)>")
 # An empty link's lazy text would run on to the next "</a>": never past a batch separator.
 _LINK_BATCH = re.compile(r"<a\s[^>]*?\bhref=\"([^\"]*)\"[^>]*>\s*([^\x02]+?)\s*</a>")
-_CODE = re.compile(r"<(code|tt|kbd|samp)\b[^>]*>(.*?)</\1>", re.S)
 _LINK = re.compile(r"<a\s[^>]*?\bhref=\"([^\"]*)\"[^>]*>\s*(.+?)\s*</a>", re.S)
 # The same matches, ~3x faster: no lazy scan of the tag or the text. Exact unless some link is
 # empty or blank (the lazy text then runs on past its "</a>"), hence BLANK_LINK.
@@ -79,26 +81,9 @@ _BR = re.compile(r"<br\b[^>]*>")
 _NAMES = re.compile(r"<(span|img|code|tt|kbd|samp|a|em|i|cite|var|dfn|strong|b|br)\b")
 _CODE_NAMES = frozenset(("code", "tt", "kbd", "samp"))
 _EMPH_NAMES = frozenset(("em", "i", "cite", "var", "dfn"))
-_TAG = re.compile(r"<[^>]*>")
 _SRC = re.compile(r'\bsrc="([^"]*)"')
 _ALT = re.compile(r'\balt="([^"]*)"')
 BR_MARK = "\x01"  # survives whitespace normalisation; becomes a Markdown hard break
-# A literal backtick of the text (outside code): written "\`" by finish(), so that it can
-# never pair with a code span's (bs4's "<em>.foo`</em>", statsmodels' "z`").
-TICK = "\ufdd0"  # a Unicode noncharacter: no text holds one (a page may hold "\x07")
-_TICK_OR_SKIP = re.compile(r"<(code|tt|kbd|samp)\b[^>]*>.*?</\1>|<[^>]*>|(`)", re.S)
-# :kbd:`Ctrl-C` is a compound of keys, <kbd class="kbd compound"><kbd>Ctrl</kbd>-<kbd>C</kbd>
-# </kbd>: one code span, not a code span per key inside another.
-_KBD_COMPOUND = re.compile(
-    r"<kbd\b[^>]*\bcompound\b[^>]*>((?:[^<]++|<kbd\b[^>]*>[^<]*+</kbd>)*+)</kbd>"
-)
-_KBD_TAG = re.compile(r"</?kbd\b[^>]*>")
-# Code spans that touch ("<code>a</code><code>b</code>") would write "`a``b`": one span.
-_ADJACENT_CODE = re.compile(r"</(?:code|tt|samp|kbd)><(?:code|tt|samp|kbd)\b[^>]*>")
-# A placeholder of a literal role (:samp:`issues/{num}`, :file:) is an <em> inside the code:
-# code, emphasised code, code ("`issues/`*`num`*"); markers inside a code span are literal.
-_CODE_WITH_EM = re.compile(r"<(?:code|tt|samp)\b[^>]*>[^<]*<(?:em|var)\b")
-_EM_PART = re.compile(r"(<(?:em|var)\b[^>]*>.*?</(?:em|var)>)", re.S)
 
 
 class Linker:
@@ -234,7 +219,7 @@ def marks(fragment: str, linker: Linker, batch: bool = False) -> str:
 
     s = fragment
     if "`" in s:
-        s = _TICK_OR_SKIP.sub(_tick, s)
+        s = protect_ticks(s)
     if "<span" in s:
         # The regex stops at every "<" of the fragment; C string replacement of the closing tag
         # and of the code-text span (nearly all inline spans) often leaves it nothing to do.
@@ -249,7 +234,7 @@ def marks(fragment: str, linker: Linker, batch: bool = False) -> str:
         if "span" in names:
             s = _SPAN.sub("", s)
         if not names.isdisjoint(_CODE_NAMES):
-            s = _literal_shapes(s)
+            s = literal_shapes(s)
         if "img" in names:
             s = _IMG.sub(img, s)
         if not names.isdisjoint(_CODE_NAMES):
@@ -267,38 +252,6 @@ def marks(fragment: str, linker: Linker, batch: bool = False) -> str:
         if "br" in names:
             s = _BR.sub(BR_MARK, s)
     return s
-
-
-def _tick(match: re.Match[str]) -> str:
-    return TICK if match.group(2) else match.group(0)
-
-
-def _literal_shapes(s: str) -> str:
-    """Literal roles whose markup nests: compound keys, touching code spans, placeholders.
-    Each pass is gated by a substring test or one C search (most fragments have none)."""
-    if "compound" in s:
-        s = _KBD_COMPOUND.sub(lambda m: "<kbd>" + _KBD_TAG.sub("", m.group(1)) + "</kbd>", s)
-    if "><" in s and _ADJACENT_CODE.search(s):
-        s = _ADJACENT_CODE.sub("", s)
-    if _CODE_WITH_EM.search(s):
-        s = _CODE.sub(_placeholders, s)
-    return s
-
-
-def _placeholders(match: re.Match[str]) -> str:
-    inner = match.group(2)
-    if "<em" not in inner and "<var" not in inner:
-        return match.group(0)
-    parts = _EM_PART.split(inner)
-    if not any(part.strip() for part in parts[::2]):
-        return "<code>" + _TAG.sub("", inner) + "</code>"  # all emphasised: one code span
-    out = []
-    for part in parts:
-        if part.startswith(("<em", "<var")):
-            out.append("<em><code>" + _TAG.sub("", part) + "</code></em>")
-        elif part:
-            out.append("<code>" + part + "</code>")
-    return "".join(out)
 
 
 def _links(s: str, pattern: re.Pattern[str], linker: Linker) -> str:
