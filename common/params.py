@@ -119,18 +119,21 @@ def drop_optional_brackets(s: str) -> str:
     return "".join(out)
 
 
+_COMMA_NEXT = re.compile(r"\s*,")
+
+
 def _opens_group(s: str, i: int) -> bool:
     """Is the ``[`` at ``i`` an optional group's? Yes at the start, after a comma or a
-    blank (not after ``=``, ``:`` or ``(``: a list value), or just before a comma."""
-    after = s[i + 1 :].lstrip()
-    if after.startswith(","):
-        return True
-    if i == 0 or s[i - 1] == ",":
+    blank (not after ``=``, ``:`` or ``(``: a list value), or just before a comma.
+    Looks at the blanks around it only: linear over any text."""
+    if _COMMA_NEXT.match(s, i + 1) or i == 0 or s[i - 1] == ",":
         return True
     if not s[i - 1].isspace():
         return False
-    before = s[:i].rstrip()
-    return not before or before[-1] not in "=:("
+    j = i - 1
+    while j >= 0 and s[j].isspace():
+        j -= 1
+    return j < 0 or s[j] not in "=:("
 
 
 def py_slot(raw: str) -> Slot | None:
