@@ -12,8 +12,9 @@ The copy's edits (each a kind the diff must report):
 * removed: every 300th ``py:function`` entry left out of ``objects.inv``.
 
 Reported: both crawls' items, the diff's counts per kind, and the time of
-``invcrawl diff OLD NEW --json`` (process start to exit, median of 3 runs) with the
-in-process split: reading both crawls' latest items from Redis, and diffing them.
+``invcrawl diff OLD NEW --json`` (process start to exit, median of 3 runs; and its CPU
+time, which a loaded machine does not inflate) with the in-process split: reading both
+crawls' latest items from Redis, and diffing them.
 
     python bench/diff.py [--runs 3]
 """
@@ -25,6 +26,7 @@ import asyncio
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -141,14 +143,17 @@ def main(argv: list[str] | None = None) -> int:
             crawl(server, work / "out", str(SITE), str(copy))
             say(f"both crawled in {time.monotonic() - started:.1f}s")
             old, new = "python3.11-html", "edited-html"
-            walls = []
+            walls, cpus = [], []
             for _ in range(args.runs):
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 started = time.perf_counter()
                 result = subprocess.run(
                     [*INVCRAWL, "diff", old, new, "--json", "--redis", server.url],
                     check=True, env=env(), capture_output=True, text=True,
                 )  # fmt: skip
                 walls.append(time.perf_counter() - started)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
             lines = [json.loads(x) for x in result.stdout.splitlines()]
             read, compute, items, _ = asyncio.run(in_process(server.url, old, new))
     finally:
@@ -161,9 +166,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {kind:<24} {count}")
     print(
         f"invcrawl diff --json: {statistics.median(walls):.2f}s (median of {len(walls)}; "
-        f"runs {', '.join(f'{w:.2f}' for w in walls)}); in process: reading both crawls "
-        f"{read:.2f}s, diffing {compute:.2f}s"
+        f"runs {', '.join(f'{w:.2f}' for w in walls)}), CPU {statistics.median(cpus):.2f}s "
+        f"(the process itself, whatever the machine's load); in process: reading both "
+        f"crawls {read:.2f}s, diffing {compute:.2f}s"
     )
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     return 0
 
 

@@ -12,10 +12,11 @@ from common.params import (
     is_param_name,
     parse_c_arglist,
     parse_py_arglist,
+    py_slot,
     with_kinds,
 )
 
-from .text import Element, class_tokens, has_class, norm, raw_text, text
+from .text import Element, has_class, norm, raw_text, text
 
 
 def _with_class(el: Element, tag: str, name: str) -> list[Element]:
@@ -77,38 +78,52 @@ def signature(dts: list[Element]) -> str | None:
     return "\n".join(lines) if lines else None
 
 
+def _is_o(cls: str | None) -> bool:
+    return cls is not None and (cls == "o" or cls.endswith(" o") or cls.startswith("o "))
+
+
 def _structured(em: Element) -> Slot | None:
     """(name, type, default) of one ``em.sig-param`` from its parts, as Sphinx >= 3 writes
-    them from the parsed signature: ``span.o`` stars or marker, ``span.n`` name, ``span.p``
-    colon, the annotation's elements, ``span.o`` "=", ``span.default_value``. None when
-    the em has no such parts, or they do not make a name (Sphinx's fallback parser writes
-    a piece of the raw text as one span: ``scalars=(<class 'Mapping'>``)."""
-    name: list[str] = []
-    annotation: list[str] = []
-    default: list[str] = []
-    state = 0  # 0 name, 1 annotation, 2 default
-    for kid in em:
-        if not isinstance(kid.tag, str):
-            continue
-        classes = class_tokens(kid)
-        part = raw_text(kid)
-        if "default_value" in classes:
-            default = [part]
-            state = 3
-        elif state < 2 and "o" in classes and part.strip() == "=":
-            state = 2
-        elif state == 0 and "p" in classes and part.strip() == ":":
-            state = 1
-        elif state == 0:
-            name.append(part.strip())
-        elif state == 1:
-            annotation.append(part + (kid.tail or ""))
-        elif state == 2:
-            default.append(part + (kid.tail or ""))
-    joined = "".join(name)
-    if not joined or (joined not in MARKERS and not is_param_name(joined)):
+    them from the parsed signature: ``span.o`` stars or a ``*``/``/`` marker (Sphinx 9:
+    ``span.keyword-only-separator.o``), ``span.n`` the name, ``span.p`` the colon, the
+    annotation's elements, ``span.o`` "=", ``span.default_value`` last. None when the em
+    does not start with such parts or they do not make a name (Sphinx's fallback parser
+    writes a piece of the raw text as one span: ``scalars=(<class 'Mapping'>``).
+
+    A few C calls per em (the name's spans, the default's, the whole text) rather than one
+    per part: a page of the CPython docs has hundreds of parameters."""
+    first = em[0]
+    if not isinstance(first.tag, str):
         return None
-    return joined, norm("".join(annotation)) or None, norm("".join(default)) or None
+    if _is_o(first.get("class")):
+        name = raw_text(first).strip()
+        second = em[1] if len(em) > 1 else None
+        if second is not None and second.get("class") == "n":
+            name += raw_text(second).strip()
+            used = 2
+        else:
+            used = 1
+    elif first.get("class") == "n":
+        name = raw_text(first).strip()
+        used = 1
+    else:
+        return None
+    if name not in MARKERS and not is_param_name(name):
+        return None
+    if used == len(em):
+        return name, None, None
+    whole = norm(raw_text(em))
+    last = em[-1]
+    default = norm(raw_text(last)) if last.get("class") == "default_value" else None
+    head = whole
+    if default is not None and whole.endswith(default):
+        head = whole[: len(whole) - len(default)].rstrip().removesuffix("=").rstrip()
+    rest = head[len(name) :].strip() if head.startswith(name) else None
+    if rest is None or (rest and not rest.startswith(":")):
+        return None
+    if default is None and "=" in rest:  # a default without its own span: read the text
+        return py_slot(whole)
+    return name, rest[1:].strip() or None, default or None
 
 
 def _em_slots(ems: list[Element]) -> list[Slot]:
