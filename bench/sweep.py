@@ -13,10 +13,18 @@ code, independent of the extractor (it never imports ``common.extract``):
   ``dd`` (long enough to be telling) must not appear in it;
 * no empty ``doc`` where the anchor ``dt``'s own ``dd`` has text;
 * the Markdown round trip: ``doc_markdown`` rendered by markdown-it-py shows no ``*`` or
-  backtick that ``doc`` does not have.
+  backtick that ``doc`` does not have (``markdown``: outside code; ``stray``: code spans
+  included, so a marker left inside one, ``Ctrl`-`C``, ``issues/*num*``, counts too);
+* ``params``: every parameter name is an identifier, optionally prefixed by ``*`` or
+  ``**`` (C's variadic ``...`` too); an unnamed C parameter (name null) is counted apart,
+  as ``unnamed``, not as a failure.
+
+Targets (issue 28): ``params`` <= 0.1% of the items that have params, ``stray`` <= 0.05% of
+the items, on every site.
 
     python bench/sweep.py                     # every site (a few minutes)
     python bench/sweep.py --sites 5           # the first five
+    python bench/sweep.py --only python-dask-doc,sphinx-doc
 
 One line per site and a total; figures, not asserts (docs/extraction.md holds a run).
 """
@@ -27,6 +35,7 @@ import argparse
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -40,6 +49,7 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 sys.path[:0] = [str(REPO), str(BENCH)]
 
+import fleet  # noqa: E402
 from fleet import DOC, find_sites  # noqa: E402
 from lxml import html as lxml_html  # noqa: E402
 from markdown_it import MarkdownIt  # noqa: E402
@@ -49,7 +59,12 @@ from frontier.server import RedisServer  # noqa: E402
 
 NOISE = ("¶", "[source]", "\uf0c1", "\U0001f517")  # permalink signs, viewcode, link icons
 COMMONMARK = MarkdownIt("commonmark")
-CHECKS = ("accounting", "anchor", "signature", "noise", "member", "empty_doc", "markdown")
+CHECKS = (
+    "accounting", "anchor", "signature", "noise", "member", "empty_doc", "markdown", "stray",
+    "params",
+)  # fmt: skip
+PARAM_NAME = re.compile(r"\*{0,2}[^\W\d]\w*")
+CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
 def say(text: str) -> None:
@@ -84,13 +99,27 @@ def text(el: Any) -> str:
     return " ".join(el.text_content().split())
 
 
-def markdown_text(markdown: str) -> str:
+def markdown_texts(markdown: str) -> tuple[str, str]:
+    """The rendered text without code, and with it."""
     if not markdown.strip():
-        return ""
-    root = lxml_html.fromstring("<div>" + COMMONMARK.render(markdown) + "</div>")
+        return "", ""
+    html = CONTROL.sub("", COMMONMARK.render(markdown))  # a page's "\x07": no XML text
+    root = lxml_html.fromstring("<div>" + html + "</div>")
+    everything = root.text_content()
     for code in root.xpath("//code|//pre"):
         code.drop_tree()
-    return root.text_content()
+    return root.text_content(), everything
+
+
+def bad_param_name(item: dict[str, Any]) -> bool:
+    """A parameter whose name is not a parameter name (C's ``...`` is one)."""
+    for p in item.get("params") or []:
+        name = p.get("name")
+        if name is None or (name == "..." and item.get("domain") in ("c", "cpp")):
+            continue
+        if not isinstance(name, str) or PARAM_NAME.fullmatch(name) is None:
+            return True
+    return False
 
 
 def own_text(dd: Any) -> str:
@@ -153,9 +182,14 @@ def check_item(item: dict[str, Any], pages: Pages) -> list[str]:
                 if dt.get("id") and any(b in doc for b in member_bodies(dt)[:1]):
                     failed.append("member")
                     break
-    rendered = markdown_text(item.get("doc_markdown") or "")
-    if any(rendered.count(ch) > (item.get("doc") or "").count(ch) for ch in "*`"):
+    rendered, with_code = markdown_texts(item.get("doc_markdown") or "")
+    doc_text = item.get("doc") or ""
+    if any(rendered.count(ch) > doc_text.count(ch) for ch in "*`"):
         failed.append("markdown")
+    if any(with_code.count(ch) > doc_text.count(ch) for ch in "*`"):
+        failed.append("stray")
+    if bad_param_name(item):
+        failed.append("params")
     return failed
 
 
@@ -173,6 +207,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sites", type=int, default=100, help="at most this many sites")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     parser.add_argument("--show", type=int, default=3, help="failing items shown per check")
+    parser.add_argument("--only", help="comma-separated packages: sweep these sites only")
+    parser.add_argument(
+        "--packages",
+        type=Path,
+        help="the package list (default: ../shared/corpus/debian-doc-packages.txt beside "
+        "the repository)",
+    )
     parser.add_argument(
         "--from",
         dest="source",
@@ -181,7 +222,11 @@ def main(argv: list[str] | None = None) -> int:
         "the sites it has",
     )
     args = parser.parse_args(argv)
+    if args.packages is not None:
+        fleet.PACKAGES.insert(0, args.packages)
     sites = find_sites(args.sites)
+    if args.only:
+        sites = [site for site in sites if site.package in args.only.split(",")]
     work = args.source or Path(tempfile.mkdtemp(prefix="invcrawl-sweep-"))
     rows, totals = [], Counter()
     examples: dict[str, list[str]] = {}
@@ -198,6 +243,10 @@ def main(argv: list[str] | None = None) -> int:
             pages = Pages(url)
             fails: Counter[str] = Counter()
             statuses = Counter(i.get("status") for i in items)
+            with_params = sum(1 for i in items if i.get("params"))
+            unnamed = sum(
+                1 for i in items if any(p.get("name") is None for p in i.get("params") or [])
+            )
             if len({i["key"] for i in items}) != site.entries or code not in (0, 3):  # 3: dead
                 fails["accounting"] += 1
             for item in items:
@@ -210,12 +259,14 @@ def main(argv: list[str] | None = None) -> int:
             row = {
                 "site": site.package, "items": len(items), "entries": site.entries,
                 "ok": round(ok_share, 4), "seconds": round(time.monotonic() - started, 1),
+                "with_params": with_params, "unnamed": unnamed,
                 **{c: fails[c] for c in CHECKS},
             }  # fmt: skip
             rows.append(row)
             totals.update(
-                {"items": len(items), "ok": statuses["ok"], "nonskipped": len(items) - skipped}
-            )
+                {"items": len(items), "ok": statuses["ok"], "nonskipped": len(items) - skipped,
+                 "with_params": with_params, "unnamed": unnamed}
+            )  # fmt: skip
             totals.update({c: fails[c] for c in CHECKS})
             say(line(row))
     print(f"{'site':<28} {'items':>6} {'ok':>7} " + " ".join(f"{c[:8]:>8}" for c in CHECKS))
@@ -229,9 +280,34 @@ def main(argv: list[str] | None = None) -> int:
     for name, keys in examples.items():
         for key in keys:
             print(f"  e.g. {name}: {key}")
+    print(targets(rows, totals))
     if args.json:
         args.json.write_text(json.dumps({"sites": rows, "totals": dict(totals)}, indent=2))
     return 0
+
+
+def targets(rows: list[dict[str, Any]], totals: Counter[str]) -> str:
+    """The two targets of issue 28, worst site and all sites."""
+
+    def share(failed: int, of: int) -> float:
+        return failed / max(of, 1)
+
+    worst_params = max(rows, key=lambda r: share(r["params"], r["with_params"]), default=None)
+    worst_stray = max(rows, key=lambda r: share(r["stray"], r["items"]), default=None)
+    out = [
+        f"params: {totals['params']} of {totals['with_params']} items with params "
+        f"({share(totals['params'], totals['with_params']):.3%}; target <= 0.1% on every site)",
+        f"stray:  {totals['stray']} of {totals['items']} items "
+        f"({share(totals['stray'], totals['items']):.3%}; target <= 0.05% on every site)",
+        f"unnamed C parameters: {totals['unnamed']} items",
+    ]
+    if worst_params is not None and worst_stray is not None:
+        out.append(
+            f"worst site: params {worst_params['site']} "
+            f"{share(worst_params['params'], worst_params['with_params']):.3%}, "
+            f"stray {worst_stray['site']} {share(worst_stray['stray'], worst_stray['items']):.3%}"
+        )
+    return "\n".join(out)
 
 
 def line(row: dict[str, Any]) -> str:

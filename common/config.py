@@ -43,6 +43,13 @@ class Config:
     redis: str | None = None
     redis_cluster: bool = False
     crawl_id: str | None = None
+    project_name: str | None = None
+    old_crawl: str | None = None
+    new_crawl: str | None = None
+    symbol: str | None = None
+    project: str | None = None  # None: the inventory's (or what an earlier run was given)
+    version: str | None = None
+    markdown: bool = False
     slots: int = 16
     consumer_slots: str = "auto"
     partition: str | None = None

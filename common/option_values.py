@@ -49,12 +49,23 @@ def positive_float(text: str) -> float:
 
 
 def crawl_id(text: str) -> str:
-    """One crawl id, or several separated by commas (``consume`` serves them all)."""
+    """One crawl id, or several separated by commas (``consume`` serves them all); each
+    may be ``PROJECT@VERSION`` (resolved once Redis is up: invcrawl/commands.py)."""
     for one in text.split(","):
-        if not CRAWL_ID_RE.match(one):
-            raise ValueError(
-                f"invalid crawl id {one!r}: use letters, digits, '.', '_' and '-' (max 100)"
-            )
+        crawl_ref(one)
+    return text
+
+
+def crawl_ref(text: str) -> str:
+    """A crawl id, or ``PROJECT@VERSION`` of a crawl (docs/versions.md)."""
+    project, at, version = text.rpartition("@")
+    if at and project.strip() and version.strip():
+        return text
+    if not CRAWL_ID_RE.match(text):
+        raise ValueError(
+            f"invalid crawl id {text!r}: use letters, digits, '.', '_' and '-' (max 100), "
+            "or PROJECT@VERSION"
+        )
     return text
 
 

@@ -106,6 +106,21 @@ COMMANDS: tuple[Command, ...] = (
         "are files of the data dir), until Ctrl-C",
         "invcrawl redis --data-dir .invcrawl",
     ),
+    Command(
+        "versions",
+        "list the projects in Redis and, for each, its versions (crawls) in version order",
+        "invcrawl versions numpy --json",
+    ),
+    Command(
+        "diff",
+        "compare two crawls symbol by symbol: typed API changes, breaking first",
+        "invcrawl diff numpy@1.26 numpy@2.0 --markdown",
+    ),
+    Command(
+        "history",
+        "one symbol across the versions of its project: the typed changes at each step",
+        "invcrawl history py:function:numpy.unique --project numpy",
+    ),
 )
 COMMANDS_BY_NAME = {c.name: c for c in COMMANDS}
 COMMAND_NAMES = frozenset(c.name for c in COMMANDS)
@@ -225,6 +240,56 @@ OPTIONS: tuple[Option, ...] = (
         switch=True,
     ),
     Option(
+        "project_name",
+        str,
+        "list this project only",
+        frozenset({"versions"}),
+        positional=True,
+        metavar="PROJECT",
+    ),
+    Option(
+        "old_crawl",
+        values.crawl_ref,
+        "the older crawl: a crawl id or PROJECT@VERSION",
+        frozenset({"diff"}),
+        positional=True,
+        metavar="OLD",
+    ),
+    Option(
+        "new_crawl",
+        values.crawl_ref,
+        "the newer crawl: a crawl id or PROJECT@VERSION",
+        frozenset({"diff"}),
+        positional=True,
+        metavar="NEW",
+    ),
+    Option(
+        "symbol",
+        str,
+        "the item key of the symbol, domain:role:name (e.g. py:function:json.dumps)",
+        frozenset({"history"}),
+        positional=True,
+        metavar="KEY",
+    ),
+    Option(
+        "project",
+        str,
+        "crawl, produce: the crawl's project name (default: the inventory's '# Project:' "
+        "line; kept by later runs that do not give it); history: the project to read",
+        frozenset({"crawl", "produce", "history"}),
+        metavar="NAME",
+        inherited=True,
+    ),
+    Option(
+        "version",
+        str,
+        "the crawl's version (default: the inventory's '# Version:' line; kept by later "
+        "runs that do not give it). `invcrawl --version` alone prints invcrawl's version",
+        frozenset({"crawl", "produce"}),
+        metavar="V",
+        inherited=True,
+    ),
+    Option(
         "redis",
         values.redis_url,
         "Redis URL; without it an embedded redis-server is started in --data-dir",
@@ -243,8 +308,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "crawl_id",
         values.crawl_id,
-        "crawl id (default: derived from the site URL, or the only crawl in Redis); "
-        "consume takes a comma-separated list and serves those crawls only",
+        "crawl id (default: derived from the site URL, or the only crawl in Redis), or "
+        "PROJECT@VERSION of an existing crawl; consume takes a comma-separated list and "
+        "serves those crawls only",
         _REDIS - {"forget"},
         metavar="ID",
         help_for=(
@@ -585,8 +651,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "json",
         values.boolean,
-        "print JSON (crawl: one summary on standard output when done)",
-        frozenset({"status", "inventory", "report", "dlq", "crawl"}),
+        "print JSON (crawl: one summary on standard output when done; diff: one JSON line "
+        "per symbol that differs)",
+        frozenset({"status", "inventory", "report", "dlq", "crawl", "versions", "diff", "history"}),
         switch=True,
         help_for=(
             (
@@ -598,7 +665,17 @@ OPTIONS: tuple[Option, ...] = (
             ("inventory", "print the summary as JSON"),
             ("report", "print the coverage as JSON"),
             ("dlq", "print the dead letters as JSON"),
+            ("versions", "print the projects and their versions as JSON"),
+            ("diff", "print one JSON line per symbol that differs, with its typed changes"),
+            ("history", "print the symbol's history as JSON"),
         ),
+    ),
+    Option(
+        "markdown",
+        values.boolean,
+        "write release-notes Markdown: a section per module, breaking changes first",
+        frozenset({"diff"}),
+        switch=True,
     ),
     Option(
         "watch",

@@ -5,17 +5,28 @@ return after a removal), ``changed`` (its checksum changed) or ``removed`` (a to
 the key left the inventory). An event's ``cursor`` is its stream entry id; reading again
 ``--since`` the last cursor printed resumes exactly after it. A refresh that finds
 nothing changed appends nothing, so the feed is silent.
+
+A ``changed`` event also carries the typed ``changes`` and the ``breaking`` flag of
+``invcrawl diff`` (``common/apidiff.py``), computed against the item it replaces: the
+key's previous entry in the stream. The feed keeps the entry id of each key's latest
+entry as it reads; a key whose earlier entries lie before ``--since`` is found by one
+pass over that part of the stream, made once and only when such an event comes. An
+event whose previous item is no longer in the stream (``--retain-items exported``
+trimmed it) has no ``changes``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from typing import Any, cast
 
+import orjson
+
+from common.apidiff import item_changes
 from common.codec import item_json
 from frontier.export import CHUNK, Entry, read_after
+from frontier.retention import entry_before
 from frontier.session import CrawlSession
 
 EVENT_OF_KIND = {"new": "added", "update": "changed", "removed": "removed"}
@@ -26,8 +37,71 @@ def change_event(entry_id: str, fields: dict[str, str]) -> dict[str, Any]:
         "event": EVENT_OF_KIND.get(fields.get("kind", ""), "changed"),
         "key": fields["key"],
         "cursor": entry_id,
-        "item": json.loads(item_json(fields["data"])),
+        "item": orjson.loads(item_json(fields["data"])),
     }
+
+
+class Previous:
+    """Where each key's latest entry is, up to the entry being read: what a ``changed``
+    event is compared with."""
+
+    def __init__(self, session: CrawlSession, since: str) -> None:
+        self.session = session
+        self.since = since  # entries up to here were not read by the feed
+        self.latest: dict[str, str] = {}  # key -> id of its latest entry read so far
+        self.prefix_read = since == "0-0"
+
+    async def _read_prefix(self) -> None:
+        """Index the entries before ``since`` (the feed's keys first seen later win)."""
+        self.prefix_read = True
+        before: dict[str, str] = {}
+        after = "-"
+        while batch := await read_after(self.session, after, CHUNK):
+            for entry_id, fields in batch:
+                if entry_before(self.since, entry_id):
+                    break
+                before[fields["key"]] = entry_id
+            else:
+                after = "(" + batch[-1][0]
+                continue
+            break
+        self.latest = {**before, **self.latest}
+
+    async def events(self, batch: list[Entry]) -> list[dict[str, Any]]:
+        """The events of a batch of entries (in order), ``changed`` ones with their typed
+        changes; the previous items of the batch are fetched in one pipeline."""
+        wanted: list[str | None] = []
+        for entry_id, fields in batch:
+            key = fields["key"]
+            if fields.get("kind") == "update" and key not in self.latest and not self.prefix_read:
+                await self._read_prefix()
+            wanted.append(self.latest.get(key) if fields.get("kind") == "update" else None)
+            self.latest[key] = entry_id
+        previous = await self._fetch([w for w in wanted if w])
+        out = []
+        for (entry_id, fields), prev_id in zip(batch, wanted, strict=True):
+            event = change_event(entry_id, fields)
+            old = previous.get(prev_id) if prev_id else None
+            if event["event"] == "changed" and old is not None:
+                changes = item_changes(old, event["item"])
+                event["changes"] = changes
+                event["breaking"] = any(c["breaking"] for c in changes)
+            out.append(event)
+        return out
+
+    async def _fetch(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        if not ids:
+            return {}
+        pipe = self.session.redis.pipeline(transaction=False)
+        for entry_id in ids:
+            pipe.xrange(self.session.keys.items, min=entry_id, max=entry_id, count=1)
+        out = {}
+        for entry_id, rows in zip(ids, await pipe.execute(), strict=True):
+            if rows:
+                fields = cast(list[Entry], rows)[0][1]
+                if fields.get("kind") != "removed":
+                    out[entry_id] = orjson.loads(item_json(fields["data"]))
+        return out
 
 
 async def read_changes(
@@ -43,13 +117,14 @@ async def read_changes(
     if cursor == "$":  # only what comes next
         last = await session.redis.xrevrange(session.keys.items, count=1)
         cursor = str(last[0][0]) if last else "0-0"
+    previous = Previous(session, cursor)
     count = 0
     try:
         while True:
             batch = await read_after(session, "(" + cursor if cursor != "0-0" else "-", CHUNK)
-            for entry_id, fields in batch:
-                emit(change_event(entry_id, fields))
-                cursor = entry_id
+            for event in await previous.events(batch):
+                emit(event)
+                cursor = event["cursor"]
                 count += 1
             if batch:
                 continue
@@ -59,9 +134,9 @@ async def read_changes(
                 {session.keys.items: cursor}, count=CHUNK, block=block_ms
             )
             streams = cast(list[tuple[str, list[Entry]]], reply or [])
-            for entry_id, fields in streams[0][1] if streams else []:
-                emit(change_event(entry_id, fields))
-                cursor = entry_id
+            for event in await previous.events(streams[0][1] if streams else []):
+                emit(event)
+                cursor = event["cursor"]
                 count += 1
     except (asyncio.CancelledError, KeyboardInterrupt):
         return count, cursor

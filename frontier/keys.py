@@ -16,6 +16,8 @@ key                                 type    holds
                                             they were last listed (``frontier/registry.py``)
 ``invcrawl:{C}:meta``               HASH    crawl metadata: ``site``, ``inventory_url``,
                                             ``inventory_sha256``, ``project``, ``version``,
+                                            (``project_given``, ``version_given``: from
+                                            ``--project``/``--version``, kept by later runs),
                                             ``slots``, ``max_slots``, ``buckets``, ``entries``,
                                             ``pages``, ``tasks``, ``producer``
                                             (``running``/``done``/``failed``), ``state``

@@ -12,7 +12,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from redis.exceptions import NoPermissionError
@@ -27,6 +27,7 @@ from frontier.scripts import StaleLayout
 from frontier.server import RedisServerError
 from frontier.session import CrawlNotFound, Frontier
 from frontier.startup import RedisUnavailable, redis_url, wait_for_redis
+from frontier.versions import CrawlRefError, resolve_ref
 from invcrawl import terminal
 from invcrawl.errors import (
     EXIT_FAILED,
@@ -54,6 +55,7 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
     RedisServerError,
     CrawlNotFound,
     StaleLayout,
+    CrawlRefError,
 )
 
 
@@ -69,7 +71,7 @@ def run(command: str, config: Config) -> int:
             "lists what each invcrawl user may do)"
         )
     except USER_ERRORS as exc:
-        usage = isinstance(exc, (ConfigError, SiteError, UsageError))
+        usage = isinstance(exc, (ConfigError, SiteError, UsageError, CrawlRefError))
         return fail(str(exc), EXIT_USAGE if usage else EXIT_FAILED)
 
 
@@ -87,7 +89,7 @@ def redis_for(config: Config, *, create: bool) -> Iterator[Config]:
     if config.redis:
         live = dataclasses.replace(config, redis=redis_url(config))  # TLS options
         preflight(live.redis or "", config.redis_wait)
-        yield live
+        yield resolved(live)
         return
     data_dir = config.data_dir
     has_data = (data_dir / "appendonlydir").exists() or (data_dir / "appendonly.aof").exists()
@@ -98,7 +100,21 @@ def redis_for(config: Config, *, create: bool) -> Iterator[Config]:
         )
     with embedded_redis(data_dir, config.fsync) as url:
         preflight(url, 0)
-        yield dataclasses.replace(config, redis=url)
+        yield resolved(dataclasses.replace(config, redis=url))
+
+
+def resolved(config: Config) -> Config:
+    """``--crawl-id`` with ``PROJECT@VERSION`` parts turned into crawl ids, for the
+    commands that hand the config on (crawl, produce, consume); the others resolve it
+    where they pick their crawl (``resolve_crawl``, status, diff), all through
+    ``frontier.versions.resolve_ref``."""
+    if "@" not in (config.crawl_id or ""):
+        return config
+
+    async def job(frontier: Frontier) -> str:
+        return ",".join([await resolve_ref(frontier, ref) for ref in config.crawl_ids])
+
+    return dataclasses.replace(config, crawl_id=with_frontier(config, job))
 
 
 @contextlib.contextmanager
@@ -204,6 +220,8 @@ def cmd_produce(config: Config) -> int:
                 )
             from producer.run import produce_and_consume  # noqa: PLC0415
 
+            if live.crawl_id != config.crawl_id:  # PROJECT@VERSION named the crawl
+                sites = _sites(live)
             code, errors = produce_and_consume(live, sites)
             for error in (errors or "").splitlines():
                 fail(error)
@@ -212,11 +230,13 @@ def cmd_produce(config: Config) -> int:
             from invcrawl.adaptive import report_next  # noqa: PLC0415
             from producer.schedule import produce_every  # noqa: PLC0415
 
+            if live.crawl_id != config.crawl_id:  # PROJECT@VERSION named the crawl
+                sites = _sites(live)
             produce_every(live, sites, _report_round, report_next)
             return interrupts.exit_code() or EXIT_INTERRUPTED
         from producer.run import produce  # noqa: PLC0415
 
-        results = produce(live, sites)
+        results = produce(live, _sites(live) if live.crawl_id != config.crawl_id else sites)
     _report_produced(results)
     return EXIT_FAILED if any(p.error for p in results) else EXIT_OK
 
@@ -261,6 +281,8 @@ def cmd_crawl(config: Config) -> int:
         raise UsageError("--json prints the summary on standard output: -o - cannot go there")
     check_crawl_outputs(config, [crawl_id for _, crawl_id in sites])  # before any work
     with redis_for(config, create=True) as live:
+        if live.crawl_id != config.crawl_id:  # PROJECT@VERSION named the crawl
+            sites = _sites(live)
         return run_crawl(live, sites, embedded=config.redis is None)
 
 
@@ -275,7 +297,8 @@ def cmd_status(config: Config) -> int:
     async def job(frontier: Frontier) -> int:
         clear = config.watch and sys.stdout.isatty() and not config.json
         while True:
-            data, settled = await status_view(frontier, config.crawl_id, config.lease_ms)
+            crawl_id = await resolve_ref(frontier, config.crawl_id) if config.crawl_id else None
+            data, settled = await status_view(frontier, crawl_id, config.lease_ms)
             if config.json:
                 text = json.dumps(data, indent=None if config.watch else 2)
             else:
@@ -460,3 +483,34 @@ def cmd_dashboard(config: Config) -> int:
             raise UserError(
                 f"cannot listen on {live.bind}:{live.port}: {exc.strerror or exc}"
             ) from None
+
+
+# -- versions / diff / history (invcrawl/versions_cmd.py) -------------------------------------
+
+
+def _reader(config: Config) -> Callable[[Callable[[Frontier], Awaitable[Any]]], Any]:
+    """Run one read job on the frontier of the configured Redis."""
+
+    def read(job: Callable[[Frontier], Awaitable[Any]]) -> Any:
+        with redis_for(config, create=False) as live:
+            return with_frontier(live, job)
+
+    return read
+
+
+def cmd_versions(config: Config) -> int:
+    from invcrawl import versions_cmd  # noqa: PLC0415
+
+    return versions_cmd.versions(config, _reader(config))
+
+
+def cmd_diff(config: Config) -> int:
+    from invcrawl import versions_cmd  # noqa: PLC0415
+
+    return versions_cmd.diff(config, _reader(config))
+
+
+def cmd_history(config: Config) -> int:
+    from invcrawl import versions_cmd  # noqa: PLC0415
+
+    return versions_cmd.history(config, _reader(config))

@@ -12,6 +12,7 @@ from common import interrupts
 from common.config import Config
 from frontier.connection import connect
 from frontier.session import CrawlNotFound, CrawlSession, Frontier
+from frontier.versions import resolve_ref
 from invcrawl.errors import Terminated, UsageError, UserError
 
 T = TypeVar("T")
@@ -59,7 +60,7 @@ async def resolve_crawl(frontier: Frontier, config: Config) -> CrawlSession:
     if len(config.crawl_ids) > 1:
         raise UsageError("this command acts on one crawl: give one --crawl-id")
     if config.crawl_id:
-        session = frontier.crawl(config.crawl_id)
+        session = frontier.crawl(await resolve_ref(frontier, config.crawl_id))
         if not await session.exists():
             raise CrawlNotFound(config.crawl_id)
         return session

@@ -17,6 +17,7 @@ from common.site import local_fetch_url
 from common.tasks import Task, TaskEntry
 from frontier.refresh import Refresh, StoredInventory
 from frontier.session import ENQUEUE_BATCH, Frontier
+from frontier.versions import given_names
 from producer.spider import Fetched
 
 log = logging.getLogger("invcrawl.producer")
@@ -86,14 +87,23 @@ class RedisSink:
     async def __call__(self, fetched: Fetched) -> None:
         inv, plan = fetched.inventory, fetched.plan
         tasks = tasks_from_plan(plan)
+        # --project / --version name the crawl, else what an earlier run was given, else
+        # the inventory's header (docs/versions.md)
+        given_project, given_version = await given_names(self.session)
+        project = self.config.project or given_project or inv.project
+        version = self.config.version or given_version or inv.version
         fields = {
             "site": self.site,
             "inventory_url": fetched.url,
             "inventory_sha256": fetched.sha256,
-            "project": inv.project or "",
-            "version": inv.version or "",
+            "project": project or "",
+            "version": version or "",
             "max_tries": self.config.max_tries,
         }
+        if self.config.project:
+            fields["project_given"] = self.config.project
+        if self.config.version:
+            fields["version_given"] = self.config.version
         # A later run (a refresh) keeps the crawl's own unless given again.
         if self.config.weight is not None:
             fields["weight"] = self.config.weight

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from common.params import field_names, param
+
 from .text import Element, has_class, norm, text
 
 _LABELS: dict[str, tuple[str, ...]] = {
@@ -201,8 +203,8 @@ def _sphinx_item(item: Element) -> tuple[str | None, str | None, str]:
     return name, type_, rest.lstrip(_SEP).strip()
 
 
-def _bare(name: str) -> str:
-    return name.lstrip("*").strip()
+def _bare(name: str | None) -> str:
+    return (name or "").lstrip("*").strip()
 
 
 def parse_fields(
@@ -212,7 +214,7 @@ def parse_fields(
     ``returns`` lists every return value: named ones (numpydoc ``popt``, ``pcov``) each
     with its own type, or the one unnamed value of ``:returns:``/``:rtype:``."""
     params = [dict(p) for p in sig_params]
-    by_name = {_bare(p["name"]): p for p in params}
+    by_name = {_bare(p["name"]): p for p in params if p["name"]}
     returns: list[dict[str, Any]] = []
     raises: list[dict[str, Any]] = []
     seen_params = False
@@ -224,23 +226,16 @@ def parse_fields(
         if kind == "params":
             seen_params = True
             for name, type_, desc in entries:
-                if not name:
-                    continue
-                for part in name.split(","):  # numpydoc "x1, x2 : array_like"
+                # numpydoc "x1, x2 : array_like", "name: type", "x (u)"; prose is no name
+                names, written = field_names(name) if name else ([], None)
+                for part in names:
                     key = _bare(part)
-                    if not key:
-                        continue
                     p = by_name.get(key)
-                    if p is None:
-                        p = {
-                            "name": part.strip(),
-                            "type": None,
-                            "default": None,
-                            "description": None,
-                        }
+                    if p is None:  # documented, not in the signature: its kind is unknown
+                        p = param(part, None)
                         params.append(p)
                         by_name[key] = p
-                    p["type"] = p["type"] or type_
+                    p["type"] = p["type"] or type_ or written
                     p["description"] = desc or p["description"]
         elif kind == "returns":
             named = [e for e in entries if e[0]]

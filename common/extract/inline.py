@@ -18,13 +18,15 @@ from urllib.parse import urljoin
 
 from lxml import etree
 
+from .literals import CODE as _CODE
+from .literals import TAG as _TAG
+from .literals import TICK, literal_shapes, protect_ticks
 from .text import Element, norm
 
 _SPAN = re.compile(r"</?span\b[^>]*>")
 _IMG = re.compile(r"<img\b([^>]*)>")
 # An empty link's lazy text would run on to the next "</a>": never past a batch separator.
 _LINK_BATCH = re.compile(r"<a\s[^>]*?\bhref=\"([^\"]*)\"[^>]*>\s*([^\x02]+?)\s*</a>")
-_CODE = re.compile(r"<(code|tt|kbd|samp)\b[^>]*>(.*?)</\1>", re.S)
 _LINK = re.compile(r"<a\s[^>]*?\bhref=\"([^\"]*)\"[^>]*>\s*(.+?)\s*</a>", re.S)
 # The same matches, ~3x faster: no lazy scan of the tag or the text. Exact unless some link is
 # empty or blank (the lazy text then runs on past its "</a>"), hence BLANK_LINK.
@@ -79,7 +81,6 @@ _BR = re.compile(r"<br\b[^>]*>")
 _NAMES = re.compile(r"<(span|img|code|tt|kbd|samp|a|em|i|cite|var|dfn|strong|b|br)\b")
 _CODE_NAMES = frozenset(("code", "tt", "kbd", "samp"))
 _EMPH_NAMES = frozenset(("em", "i", "cite", "var", "dfn"))
-_TAG = re.compile(r"<[^>]*>")
 _SRC = re.compile(r'\bsrc="([^"]*)"')
 _ALT = re.compile(r'\balt="([^"]*)"')
 BR_MARK = "\x01"  # survives whitespace normalisation; becomes a Markdown hard break
@@ -217,6 +218,8 @@ def marks(fragment: str, linker: Linker, batch: bool = False) -> str:
         return f"![{alt.group(1) if alt else ''}]({linker(src.group(1))})"
 
     s = fragment
+    if "`" in s:
+        s = protect_ticks(s)
     if "<span" in s:
         # The regex stops at every "<" of the fragment; C string replacement of the closing tag
         # and of the code-text span (nearly all inline spans) often leaves it nothing to do.
@@ -230,6 +233,8 @@ def marks(fragment: str, linker: Linker, batch: bool = False) -> str:
         names = set(_NAMES.findall(s))
         if "span" in names:
             s = _SPAN.sub("", s)
+        if not names.isdisjoint(_CODE_NAMES):
+            s = literal_shapes(s)
         if "img" in names:
             s = _IMG.sub(img, s)
         if not names.isdisjoint(_CODE_NAMES):
@@ -270,6 +275,8 @@ def finish(s: str) -> str:
     s = norm(s)
     if _NEEDS_MARKERS.search(s):
         s = _markers(s)
+    if TICK in s:
+        s = s.replace(TICK, "\\`")
     return _breaks(s) if BR_MARK in s else s
 
 
@@ -358,6 +365,8 @@ def _finish_joined(s: str) -> list[str]:
     pieces = " ".join(s.split()).split(_SEP)
     if _NEEDS_MARKERS.search(s):  # one C scan for the batch; most pieces need nothing
         pieces = [_markers(p) if _NEEDS_MARKERS.search(p) else p for p in pieces]
+    if TICK in s:  # a list item's literal backtick (mdlist.fast_list marks the whole list)
+        pieces = [p.replace(TICK, "\\`") for p in pieces]
     if BR_MARK not in s:
         return [p.strip() for p in pieces]
     return [_breaks(p) if BR_MARK in p else p.strip() for p in pieces]
@@ -385,6 +394,13 @@ def convert_many(fragments: list[str], linker: Linker) -> list[str]:
 
 def _breaks(s: str) -> str:
     return "  \n".join(line.strip() for line in s.split(BR_MARK)).strip()
+
+
+def plain(text: str) -> str:
+    """Markdown for text without markup: ``convert`` of its escaped HTML, without a linker."""
+    if BR_MARK not in text and "`" not in text and "*" not in text:
+        return norm(text)
+    return finish(html.escape(text, quote=False).replace("`", TICK))
 
 
 def convert(fragment: str, linker: Linker) -> str:

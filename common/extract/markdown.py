@@ -24,13 +24,12 @@ from __future__ import annotations
 import html
 
 from .inline import (
-    BR_MARK,
     Linker,
     code_span,
     convert,
     convert_many,
     escape_stars,
-    finish,
+    plain,
     serialize,
     wrap,
 )
@@ -81,7 +80,7 @@ def _plain(el: Element) -> str:
     text = el.text
     if not text:
         return ""
-    return norm(text) if BR_MARK not in text else finish(html.escape(text, quote=False))
+    return plain(text)
 
 
 class Markdown:

@@ -5,6 +5,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from common.params import (
+    MARKERS,
+    Slot,
+    balanced,
+    is_param_name,
+    parse_c_arglist,
+    parse_py_arglist,
+    py_slot,
+    with_kinds,
+)
+
 from .text import Element, has_class, norm, raw_text, text
 
 
@@ -20,9 +31,6 @@ def _with_class(el: Element, tag: str, name: str) -> list[Element]:
 
 _MARK = "\x00"  # glues text to a bracket: no space after "(" / before ")" of a parameter dl
 _MARKS = re.compile(r"\s*\x00\s*")
-_C_NAME = re.compile(r"([A-Za-z_]\w*|\.\.\.)\s*(?:\[[^\]]*\]\s*)*$")
-_OPEN = "([{<"
-_CLOSE = ")]}>"
 
 
 def dt_text(dt: Element, raw: str | None = None) -> str:
@@ -70,73 +78,75 @@ def signature(dts: list[Element]) -> str | None:
     return "\n".join(lines) if lines else None
 
 
-_NESTING = re.compile(r"[(\[{<'\"]")
+def _is_o(cls: str | None) -> bool:
+    return cls is not None and (cls == "o" or cls.endswith(" o") or cls.startswith("o "))
 
 
-_SPECIAL: dict[str, re.Pattern[str]] = {}  # per separator: the characters _split_top acts on
+def _structured(em: Element) -> Slot | None:
+    """(name, type, default) of one ``em.sig-param`` from its parts, as Sphinx >= 3 writes
+    them from the parsed signature: ``span.o`` stars or a ``*``/``/`` marker (Sphinx 9:
+    ``span.keyword-only-separator.o``), ``span.n`` the name, ``span.p`` the colon, the
+    annotation's elements, ``span.o`` "=", ``span.default_value`` last. None when the em
+    does not start with such parts or they do not make a name (Sphinx's fallback parser
+    writes a piece of the raw text as one span: ``scalars=(<class 'Mapping'>``).
 
-
-def _split_top(s: str, sep: str) -> list[str]:
-    """Split on ``sep`` outside brackets and quotes."""
-    if _NESTING.search(s) is None:
-        return s.split(sep)  # the common case: no brackets, no quotes
-    special = _SPECIAL.get(sep)
-    if special is None:
-        special = _SPECIAL[sep] = re.compile("[" + re.escape(_OPEN + _CLOSE + "'\"" + sep) + "]")
-    out: list[str] = []
-    depth = 0
-    quote = ""
-    start = 0
-    for match in special.finditer(s):  # every other character changes nothing
-        ch = match.group()
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch in _OPEN:
-            depth += 1
-        elif ch in _CLOSE:
-            depth = max(0, depth - 1)
-        elif ch == sep and depth == 0:
-            i = match.start()
-            out.append(s[start:i])
-            start = i + 1
-    out.append(s[start:])
-    return out
-
-
-def _param(name: str, type_: str | None, default: str | None) -> dict[str, Any]:
-    return {"name": name, "type": type_ or None, "default": default or None, "description": None}
-
-
-def _py_param(raw: str, default: str | None) -> dict[str, Any] | None:
-    raw = raw.strip().rstrip(",").strip()
-    if not raw or raw in ("*", "/", "[", "]", "...", "[,", ","):
-        return None  # bare keyword-only / positional-only markers are not parameters
-    head, *rest = _split_top(raw, "=")
-    if default is None and rest:
-        default = "=".join(rest).strip()
-    name, *annot = _split_top(head, ":")
-    name = name.strip().strip("[]").strip()
-    if not name:
+    A few C calls per em (the name's spans, the default's, the whole text) rather than one
+    per part: a page of the CPython docs has hundreds of parameters."""
+    first = em[0]
+    if not isinstance(first.tag, str):
         return None
-    type_ = ":".join(annot).strip() if annot else None
-    return _param(name, type_, default)
-
-
-def _c_param(raw: str) -> dict[str, Any] | None:
-    raw = raw.strip()
-    if not raw or raw == "void":
+    if _is_o(first.get("class")):
+        name = raw_text(first).strip()
+        second = em[1] if len(em) > 1 else None
+        if second is not None and second.get("class") == "n":
+            name += raw_text(second).strip()
+            used = 2
+        else:
+            used = 1
+    elif first.get("class") == "n":
+        name = raw_text(first).strip()
+        used = 1
+    else:
         return None
-    head, *rest = _split_top(raw, "=")
-    default = "=".join(rest).strip() if rest else None
-    head = head.strip()
-    match = _C_NAME.search(head)
-    if match is None or match.start() == 0:
-        # An unnamed parameter ("int") or a function pointer: keep it whole as the type.
-        return _param(head, head if match is None else None, default) if head else None
-    return _param(match.group(1), head[: match.start()].strip() or None, default)
+    if name not in MARKERS and not is_param_name(name):
+        return None
+    if used == len(em):
+        return name, None, None
+    whole = norm(raw_text(em))
+    last = em[-1]
+    default = norm(raw_text(last)) if last.get("class") == "default_value" else None
+    head = whole
+    if default is not None and whole.endswith(default):
+        head = whole[: len(whole) - len(default)].rstrip().removesuffix("=").rstrip()
+    rest = head[len(name) :].strip() if head.startswith(name) else None
+    if rest is None or (rest and not rest.startswith(":")):
+        return None
+    if default is None and "=" in rest:  # a default without its own span: read the text
+        return py_slot(whole)
+    return name, rest[1:].strip() or None, default or None
+
+
+def _em_slots(ems: list[Element]) -> list[Slot]:
+    """Slots of the parameter ems. Texts of ems without structure are parsed as text, and
+    an em whose text leaves a bracket or quote open is joined with the next ones first:
+    Sphinx's fallback parser (a signature Python's parser rejects) splits at every comma,
+    also inside defaults (``(<class 'Mapping'>, <class 'str'>)``) and annotations."""
+    slots: list[Slot] = []
+    pending = ""
+    for em in ems:
+        if not pending and next(iter(em), None) is not None:
+            slot = _structured(em)
+            if slot is not None:
+                slots.append(slot)
+                continue
+        piece = text(em)
+        pending = f"{pending}, {piece}" if pending else piece
+        if balanced(pending):
+            slots += parse_py_arglist(pending)
+            pending = ""
+    if pending:
+        slots += parse_py_arglist(pending)
+    return slots
 
 
 _PARENS = re.compile(r"[()]")
@@ -158,25 +168,28 @@ def _paren_span(sig: str, start: int) -> str | None:
     return sig[open_at + 1 :]
 
 
+_NO_PARAMS = frozenset(("rst",))  # directives and their options: arguments, not parameters
+
+
 def params(dt: Element, domain: str, sig: str | None = None) -> list[dict[str, Any]]:
-    """Parameters from the first signature dt (structure first, text as the fallback).
+    """Parameters of the first signature dt, with their kinds: from the ``em.sig-param``
+    elements where Sphinx writes them (Python-like domains), else from the text between
+    the parentheses that follow the object's name (C and C++, Sphinx < 2.1). A value
+    (``A = array([...])``, ``X: T = f(a, b)``) has no parameters: its parentheses do not
+    follow the name.
 
     ``sig``: ``dt_text(dt)`` when the caller has it already."""
-    if domain not in ("c", "cpp"):
+    if domain in _NO_PARAMS:
+        return []
+    c_like = domain in ("c", "cpp")
+    if not c_like:
         ems = _with_class(dt, "em", "sig-param")
         if not ems:
             # Sphinx < 2.1: bare <em> children of the dt; the <em class="property"> is the
-            # "class "/"async " annotation, not a parameter.
+            # "class "/"async " annotation or an attribute's value, not a parameter.
             ems = [el for el in dt if el.tag == "em" and not has_class(el, "property")]
         if ems:
-            out = []
-            for em in ems:
-                # The default is split off textually: the default_value span (3.0+) holds the
-                # same text as what follows the top-level "=".
-                p = _py_param(text(em), None)
-                if p is not None:
-                    out.append(p)
-            return out
+            return with_kinds(_em_slots(ems), domain)
     if sig is None:
         sig = dt_text(dt)
     names = (
@@ -189,16 +202,13 @@ def params(dt: Element, domain: str, sig: str | None = None) -> list[dict[str, A
         name_text = text(names[0])
         found = sig.find(name_text) if name_text else -1
         start = found + len(name_text) if found >= 0 else 0
+    if not c_like and not sig[start:].lstrip().startswith("("):
+        return []
     inner = _paren_span(sig, start)
     if inner is None or not inner.strip():
         return []
-    c_like = domain in ("c", "cpp")
-    result = []
-    for raw in _split_top(inner, ","):
-        p = _c_param(raw) if c_like else _py_param(raw, None)
-        if p is not None:
-            result.append(p)
-    return result
+    slots = parse_c_arglist(inner) if c_like else parse_py_arglist(inner)
+    return with_kinds(slots, domain)
 
 
 def return_annotation(dt: Element, raw: str | None = None) -> str | None:

@@ -197,7 +197,7 @@ def compare(key: str, exp: dict[str, Any], got: dict[str, Any]) -> list[str]:
             gp = by_name.get(p["name"])
             if gp is None:
                 continue
-            for field in ("type", "default", "description"):
+            for field in ("type", "default", "description", "kind"):
                 if not _match_text(p[field], gp.get(field), prefix=field == "description"):
                     _mismatch(out, key, f"param {p['name']}.{field}", p[field], gp.get(field))
     if "returns" in exp:

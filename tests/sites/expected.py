@@ -29,7 +29,8 @@ What a field in an entry means (a field that is absent is not asserted):
     Ordered parameter names (a leading ``*``/``**`` is ignored, and bare ``*``/``/``
     separators are not parameters). Per parameter, ``type``/``default`` are exact after
     whitespace collapsing (a tuple lists accepted alternatives, e.g. the annotation or the
-    field-list type; ``None`` means "none shown"), ``description`` is a prefix.
+    field-list type; ``None`` means "none shown"), ``description`` is a prefix, ``kind``
+    (``positional-or-keyword``, ``keyword-only``...) exact where given.
 ``returns``
     ``None``: no return information. Else ``type`` exact (return annotation or ``:rtype:``),
     ``description`` prefix.
@@ -55,8 +56,16 @@ class _Any:
 ANY: Final = _Any()
 
 
-def P(name: str, type: Any = ANY, default: Any = ANY, description: Any = ANY) -> dict[str, Any]:
-    return {"name": name, "type": type, "default": default, "description": description}
+def P(
+    name: str, type: Any = ANY, default: Any = ANY, description: Any = ANY, kind: Any = ANY
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "type": type,
+        "default": default,
+        "description": description,
+        "kind": kind,
+    }
 
 
 def R(type: Any = ANY, description: Any = ANY) -> dict[str, Any]:
@@ -126,9 +135,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
         doc="Multiply a value by a factor.",
         parent=_CORE,
         params=[
-            P("value", "float", None, "The number to scale."),
-            P("factor", "float", "1.5", "The multiplier."),
-            P("clamp", "bool", "False", "Limit the result to the unit interval."),
+            P("value", "float", None, "The number to scale.", "positional-or-keyword"),
+            P("factor", "float", "1.5", "The multiplier.", "positional-or-keyword"),
+            P("clamp", "bool", "False", "Limit the result to the unit interval.", "keyword-only"),
         ],
         returns=R("float", "The scaled number."),
         raises=[],

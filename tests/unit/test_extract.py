@@ -84,12 +84,14 @@ def test_sphinx18_function_signature_params_fields_versions() -> None:
     assert out["params"] == [
         {
             "name": "obj",
+            "kind": "positional-or-keyword",
             "type": "object",
             "default": None,
             "description": "the object to serialize",
         },
         {
             "name": "skipkeys",
+            "kind": "keyword-only",
             "type": "bool",
             "default": "False",
             "description": "skip non-basic keys",
@@ -209,7 +211,15 @@ def test_sphinx3_span_target_module_takes_siblings_until_heading() -> None:
 def test_sphinx3_class_excludes_member_and_inner_span_id_resolves() -> None:
     out = one(page(SPHINX_3), "rdf.rdf.Rdf", "old_rdf.Rdf", role="class")
     assert out["signature"] == "class rdf.rdf.Rdf(a=1)"
-    assert out["params"] == [{"name": "a", "type": None, "default": "1", "description": None}]
+    assert out["params"] == [
+        {
+            "name": "a",
+            "kind": "positional-or-keyword",
+            "type": None,
+            "default": "1",
+            "description": None,
+        }
+    ]
     assert out["doc"] == "Class body."
     assert "Method body" not in out["doc_markdown"]
 
@@ -266,7 +276,13 @@ def test_sphinx5_class_signature_type_default_source_link_stripped() -> None:
     )
     assert out["signature"] == "class dogpile.cache.region.CacheRegion(name: str = None)"
     assert out["params"] == [
-        {"name": "name", "type": "str", "default": "None", "description": "the region name"}
+        {
+            "name": "name",
+            "kind": "positional-or-keyword",
+            "type": "str",
+            "default": "None",
+            "description": "the region name",
+        }
     ]
     assert out["doc"].startswith("A front end to a backend.")
     assert "Return a value" not in out["doc"]
@@ -340,8 +356,20 @@ def test_sphinx72_nested_dl_signature_reattached() -> None:
     out = one(page(SPHINX_72), "mlopt", "mlopt")
     assert out["signature"] == "mlopt(aaaa, bbbb: int = 3)"
     assert out["params"] == [
-        {"name": "aaaa", "type": None, "default": None, "description": None},
-        {"name": "bbbb", "type": "int", "default": "3", "description": None},
+        {
+            "name": "aaaa",
+            "kind": "positional-or-keyword",
+            "type": None,
+            "default": None,
+            "description": None,
+        },
+        {
+            "name": "bbbb",
+            "kind": "positional-or-keyword",
+            "type": "int",
+            "default": "3",
+            "description": None,
+        },
     ]
     assert out["doc"].startswith("The real body.")
     assert "aaaa" not in out["doc"]
@@ -412,8 +440,20 @@ def test_cpp_br_lines_joined_and_secondary_ids() -> None:
         assert out["doc"] == "Does f."
     out = one(body, "f", "_CPPv4I0E1fv1T", "cpp", "function")
     assert out["params"] == [
-        {"name": "x", "type": "int", "default": None, "description": None},
-        {"name": "name", "type": "const char *", "default": None, "description": None},
+        {
+            "name": "x",
+            "kind": "positional-only",
+            "type": "int",
+            "default": None,
+            "description": None,
+        },
+        {
+            "name": "name",
+            "kind": "positional-only",
+            "type": "const char *",
+            "default": None,
+            "description": None,
+        },
     ]
 
 
@@ -590,12 +630,14 @@ def test_numpydoc_nested_dl_fields_translated_labels() -> None:
     assert out["params"] == [
         {
             "name": "x1",
+            "kind": "positional-or-keyword",
             "type": "array_like",
             "default": None,
             "description": "The arrays to be added.",
         },
         {
             "name": "x2",
+            "kind": "positional-or-keyword",
             "type": "array_like",
             "default": None,
             "description": "The arrays to be added.",

@@ -92,6 +92,7 @@ def test_other_kinds(results: dict[tuple[str, str, str], dict[str, Any]]) -> Non
     assert c_func["signature"] == "PyObject *PyObject_GetAttr(PyObject *o, PyObject *attr_name)"
     assert c_func["params"][0] == {
         "name": "o",
+        "kind": "positional-only",
         "type": "PyObject *",
         "default": None,
         "description": None,

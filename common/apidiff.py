@@ -1,0 +1,346 @@
+"""Typed API diffs: what changed in one symbol between two items, and whether it can
+break a caller. Pure: items in (as docs/items.md describes them), change records out.
+
+Signatures are compared as parsed parameter lists (an item's ``params``: name, kind,
+type, default), not as strings, so a theme or whitespace change is no change. A
+symbol's changes, each a dict with a ``kind`` and its facts:
+
+=======================  ==========================  ===========================================
+kind                     facts                       breaking when
+=======================  ==========================  ===========================================
+``param_added``          ``param``, ``required``     it is required (no default, not variadic)
+``param_removed``        ``param``                   always
+``param_renamed``        ``old``, ``new``            a caller can name it (not positional-only)
+``param_default_changed`` ``param``, ``old``, ``new``  the default was removed (now required)
+``param_type_changed``   ``param``, ``old``, ``new``  never
+``param_kind_changed``   ``param``, ``old``, ``new``  made keyword-only or positional-only
+``return_changed``       ``old``, ``new``            never
+``raises_added``         ``exception``               never
+``raises_removed``       ``exception``               never
+``deprecated``           ``version``                 never
+``signature_changed``    ``old``, ``new``            the positional parameters changed order
+``status_changed``       ``old``, ``new``            never (one side has no content: a dead
+                                                     page, a page not found)
+``doc_changed``          (none)                      never
+=======================  ==========================  ===========================================
+
+A removed symbol is breaking (except ``std`` entries: labels, pages, terms); an added one
+is not. A rename is reported only where the evidence is clear: one parameter left and one
+came, at the same place in the signature, of the same kind, with the same default, and the
+same type or description (at least one of those shown); otherwise it is a removal and an
+addition.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from common.params import (
+    KEYWORD_ONLY,
+    POSITIONAL_ONLY,
+    POSITIONAL_OR_KEYWORD,
+    VAR_KEYWORD,
+    VAR_POSITIONAL,
+)
+
+ADDED, REMOVED, CHANGED = "added", "removed", "changed"
+CHANGE_KINDS = (
+    "param_added",
+    "param_removed",
+    "param_renamed",
+    "param_default_changed",
+    "param_type_changed",
+    "param_kind_changed",
+    "return_changed",
+    "raises_added",
+    "raises_removed",
+    "deprecated",
+    "signature_changed",
+    "status_changed",
+    "doc_changed",
+)
+# Statuses whose items carry extracted content (the others are empty: docs/items.md).
+_CONTENT = frozenset(("ok", "anchor_missing"))
+_REQUIRED_KINDS = frozenset((POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, KEYWORD_ONLY))
+_POSITIONAL = frozenset((POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD))
+
+
+@dataclass(slots=True)
+class SymbolDiff:
+    """One symbol that differs: one JSON line of ``invcrawl diff --json``."""
+
+    key: str
+    change: str  # added | removed | changed
+    breaking: bool
+    changes: list[dict[str, Any]] = field(default_factory=list)
+    old: Mapping[str, Any] | None = None  # the items, for renderers (not in the JSON line)
+    new: Mapping[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "change": self.change,
+            "breaking": self.breaking,
+            "changes": self.changes,
+        }
+
+
+def live(item: Mapping[str, Any] | None) -> bool:
+    """An item that exists (a tombstone, ``status: removed``, does not)."""
+    return item is not None and item.get("status") != "removed"
+
+
+def diff_items(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> SymbolDiff | None:
+    """The typed difference of one symbol between two items (None: absent, or a
+    tombstone); None when nothing a reader would call a change differs (a theme, the
+    site's address, whitespace)."""
+    if not live(old) and not live(new):
+        return None
+    if not live(old):
+        assert new is not None
+        return SymbolDiff(new["key"], ADDED, False, [], None, new)
+    if not live(new):
+        assert old is not None
+        return SymbolDiff(old["key"], REMOVED, old.get("domain") != "std", [], old, None)
+    assert old is not None and new is not None
+    changes = item_changes(old, new)
+    if not changes:
+        return None
+    return SymbolDiff(new["key"], CHANGED, any(c["breaking"] for c in changes), changes, old, new)
+
+
+# What the diff reads of an item: two items equal on these have no change (the fast path:
+# most symbols of two versions are identical).
+COMPARED = ("status", "signature", "params", "returns", "raises", "versions", "doc")
+
+
+def item_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every typed change from ``old`` to ``new`` (two live items of one key), each with
+    its ``breaking`` flag."""
+    if all(old.get(f) == new.get(f) for f in COMPARED):
+        return []
+    if old.get("status") not in _CONTENT or new.get("status") not in _CONTENT:
+        if old.get("status") == new.get("status"):
+            return []
+        return [_change("status_changed", False, old=old.get("status"), new=new.get("status"))]
+    same_params = old.get("params") == new.get("params")
+    changes = [] if same_params else param_changes(old.get("params") or [], new.get("params") or [])
+    old_return, new_return = _returns(old), _returns(new)
+    if _squash(old_return) != _squash(new_return):
+        changes.append(_change("return_changed", False, old=old_return, new=new_return))
+    old_raises, new_raises = _raises(old), _raises(new)
+    changes += [
+        _change("raises_added", False, exception=e) for e in new_raises if e not in old_raises
+    ]
+    changes += [
+        _change("raises_removed", False, exception=e) for e in old_raises if e not in new_raises
+    ]
+    reordered = _reordered(_positional_order(old), _positional_order(new))
+    if _squash(old.get("signature")) != _squash(new.get("signature")) and (
+        reordered or not changes
+    ):
+        changes.append(
+            _change(
+                "signature_changed", reordered, old=old.get("signature"), new=new.get("signature")
+            )
+        )
+    seen = {v.get("version") for v in _notes(old, "deprecated")}
+    deprecations = [v for v in _notes(new, "deprecated") if v.get("version") not in seen]
+    changes += [_change("deprecated", False, version=v.get("version")) for v in deprecations]
+    if (
+        old.get("doc") != new.get("doc")
+        and _squash(old.get("doc")) != _squash(new.get("doc"))
+        and (
+            _doc_text(old) != _doc_text(new)
+            or _other_notes(old, []) != _other_notes(new, deprecations)
+        )
+    ):  # the text, or version notes other than a new deprecation (one taken away...)
+        changes.append(_change("doc_changed", False))
+    return changes
+
+
+def diff_all(
+    old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping[str, Any]]
+) -> list[SymbolDiff]:
+    """Every symbol that differs between two crawls (key -> latest item), by key."""
+    out = []
+    for key in sorted(old.keys() | new.keys()):
+        found = diff_items(old.get(key), new.get(key))
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _change(kind: str, breaking: bool, **facts: Any) -> dict[str, Any]:
+    return {"kind": kind, **facts, "breaking": breaking}
+
+
+# -- parameters ------------------------------------------------------------------------
+
+
+def _bare(name: str | None) -> str:
+    return (name or "").lstrip("*")
+
+
+def required(p: Mapping[str, Any]) -> bool:
+    """A caller must pass it: a named, non-variadic parameter of the signature without a
+    default (a parameter only a field list names has no kind, and is not)."""
+    return p.get("kind") in _REQUIRED_KINDS and p.get("default") is None
+
+
+def param_changes(
+    old: Iterable[Mapping[str, Any]], new: Iterable[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Changes between two parameter lists, matched by name (unnamed C parameters by
+    position), in the order of the new list, removals last."""
+    old_list, new_list = _keyed(old), _keyed(new)
+    old_by = dict(old_list)
+    new_by = dict(new_list)
+    gone = [k for k, _ in old_list if k not in new_by]
+    came = [k for k, _ in new_list if k not in old_by]
+    renamed: dict[str, str] = {}  # new key -> old key
+    if len(gone) == 1 and len(came) == 1 and _renamed(old_list, new_list, gone[0], came[0]):
+        renamed[came[0]] = gone[0]
+        gone, came = [], []
+    out: list[dict[str, Any]] = []
+    for key, p in new_list:
+        if key in renamed:
+            q = old_by[renamed[key]]
+            kinds = {q.get("kind"), p.get("kind")}
+            out.append(
+                _change(
+                    "param_renamed",
+                    kinds != {POSITIONAL_ONLY},
+                    old=q.get("name"),
+                    new=p.get("name"),
+                )
+            )
+            continue
+        if key in came:
+            out.append(
+                _change("param_added", required(p), param=p.get("name"), required=required(p))
+            )
+            continue
+        out += _same_param(p.get("name"), old_by[key], p)
+    out += [_change("param_removed", True, param=old_by[k].get("name")) for k in gone]
+    return out
+
+
+def _keyed(params: Iterable[Mapping[str, Any]]) -> list[tuple[str, Mapping[str, Any]]]:
+    out = []
+    for i, p in enumerate(params):
+        name = _bare(p.get("name"))
+        out.append((name or f"#{i}", p))
+    return out
+
+
+def _renamed(
+    old_list: list[tuple[str, Mapping[str, Any]]],
+    new_list: list[tuple[str, Mapping[str, Any]]],
+    gone: str,
+    came: str,
+) -> bool:
+    old_at = [k for k, _ in old_list].index(gone)
+    new_at = [k for k, _ in new_list].index(came)
+    q, p = old_list[old_at][1], new_list[new_at][1]
+    if old_at != new_at or q.get("kind") != p.get("kind") or q.get("kind") is None:
+        return False
+    if _squash(q.get("default")) != _squash(p.get("default")):
+        return False
+    evidence = [
+        (q.get(f), p.get(f)) for f in ("type", "description", "default") if q.get(f) or p.get(f)
+    ]
+    return bool(evidence) and all(_squash(a) == _squash(b) for a, b in evidence)
+
+
+def _same_param(
+    name: str | None, q: Mapping[str, Any], p: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    out = []
+    old_kind, new_kind = q.get("kind"), p.get("kind")
+    if old_kind and new_kind and old_kind != new_kind:
+        breaking = new_kind in (KEYWORD_ONLY, POSITIONAL_ONLY) or (
+            new_kind in (VAR_POSITIONAL, VAR_KEYWORD)  # no longer one named parameter
+        )
+        out.append(_change("param_kind_changed", breaking, param=name, old=old_kind, new=new_kind))
+    if _squash(q.get("default")) != _squash(p.get("default")):
+        became_required = q.get("default") is not None and p.get("default") is None
+        out.append(
+            _change(
+                "param_default_changed",
+                became_required and new_kind in _REQUIRED_KINDS,
+                param=name,
+                old=q.get("default"),
+                new=p.get("default"),
+            )
+        )
+    if _squash(q.get("type")) != _squash(p.get("type")):
+        out.append(
+            _change("param_type_changed", False, param=name, old=q.get("type"), new=p.get("type"))
+        )
+    return out
+
+
+def _reordered(old: list[str], new: list[str]) -> bool:
+    """Do the parameters positional in both versions come in another order?"""
+    return [n for n in old if n in new] != [n for n in new if n in old]
+
+
+def _positional_order(item: Mapping[str, Any]) -> list[str]:
+    return [_bare(p.get("name")) for p in item.get("params") or [] if p.get("kind") in _POSITIONAL]
+
+
+# -- the rest of the item --------------------------------------------------------------
+
+_BLANKS = re.compile(r"\s+")
+
+
+def _squash(text: Any) -> str | None:
+    """Text compared without its whitespace (a theme or a wrapped line changes nothing)."""
+    return None if text is None else _BLANKS.sub("", str(text))
+
+
+def _returns(item: Mapping[str, Any]) -> str | None:
+    types = [r.get("type") for r in item.get("returns") or [] if r.get("type")]
+    return "; ".join(types) if types else None
+
+
+def _raises(item: Mapping[str, Any]) -> list[str]:
+    out: list[str] = []
+    for r in item.get("raises") or []:
+        name = " ".join(str(r.get("type") or "").split())
+        if name and name not in out:
+            out.append(name)
+    return out
+
+
+def _notes(item: Mapping[str, Any], kind: str) -> list[Mapping[str, Any]]:
+    return [v for v in item.get("versions") or [] if v.get("kind") == kind]
+
+
+def _other_notes(
+    item: Mapping[str, Any], reported: list[Mapping[str, Any]]
+) -> list[tuple[Any, Any, str | None]]:
+    return [
+        (v.get("kind"), v.get("version"), _squash(v.get("text")))
+        for v in item.get("versions") or []
+        if v not in reported
+    ]
+
+
+def _doc_text(item: Mapping[str, Any]) -> str:
+    """The item's text without its version notes (reported apart), whitespace squashed."""
+    doc = " ".join(str(item.get("doc") or "").split())
+    for note in item.get("versions") or []:
+        version = note.get("version")
+        if not version:
+            continue
+        # the translated lead-in ("Deprecated since version 1.4:"), then the note's text
+        lead = r"[^\W\d][^\W\d ]*(?: [^\W\d]+){0,5} " + re.escape(str(version)) + r"[.:]?"
+        rest = " ".join(str(note.get("text") or "").split())
+        pattern = lead + (r" ?" + re.escape(rest) if rest else "")
+        doc = re.sub(pattern, "", doc, count=1)
+    return _BLANKS.sub("", doc)

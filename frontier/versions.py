@@ -1,0 +1,194 @@
+"""Versions side by side: which project and version each crawl holds (its meta, written
+by the producer), ``PROJECT@VERSION`` resolved to a crawl id, and the latest items of a
+crawl or of one symbol, read back from the item stream. Reads only.
+
+The project registry is the crawls' own meta: ``invcrawl:crawls`` lists the crawls, one
+pipelined ``HMGET`` per crawl reads their ``project``, ``version``, ``state`` and
+figures. No key of its own, so nothing can disagree with the crawls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from common.apidiff_versions import matches, parse_ref, version_key
+from common.codec import item_json
+from frontier.export import REMOVED, HistoryTrimmed, iter_latest, stream_entries
+from frontier.retention import trimmed_before
+from frontier.session import CrawlNotFound, CrawlSession, Frontier
+
+_FIELDS = (
+    "project",
+    "version",
+    "state",
+    "entries",
+    "created_at",
+    "finished_at",
+    "refreshed_at",
+    "site",
+)
+
+
+class CrawlRefError(ValueError):
+    """A project name or ``PROJECT@VERSION`` that names no crawl or several (a usage
+    error: the user picks another)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlVersion:
+    """One crawl as a version of a project."""
+
+    crawl_id: str
+    project: str  # "" when neither the inventory nor --project named it
+    version: str
+    state: str
+    entries: int
+    crawled_at: int | None  # ms: the last refresh, else the end of the first crawl
+    site: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "crawl_id": self.crawl_id,
+            "version": self.version,
+            "state": self.state,
+            "entries": self.entries,
+            "crawled_at": self.crawled_at,
+            "site": self.site,
+        }
+
+
+async def crawl_versions(frontier: Frontier) -> list[CrawlVersion]:
+    """Every crawl of this Redis with its project and version."""
+    crawls = await frontier.registry.known()
+    if not crawls:
+        return []
+    pipe = frontier.redis.pipeline(transaction=False)
+    for crawl_id in crawls:
+        pipe.hmget(frontier.crawl(crawl_id).keys.meta, list(_FIELDS))
+    rows = await pipe.execute()
+    out = []
+    for crawl_id, row in zip(crawls, rows, strict=True):
+        meta = dict(zip(_FIELDS, row, strict=True))
+        if meta["state"] is None and meta["site"] is None:
+            continue  # listed, but its meta is gone
+        crawled = int(meta["refreshed_at"] or 0) or int(meta["finished_at"] or 0)
+        out.append(
+            CrawlVersion(
+                crawl_id,
+                meta["project"] or "",
+                meta["version"] or "",
+                meta["state"] or "",
+                int(meta["entries"] or 0),
+                crawled or None,
+                meta["site"] or "",
+            )
+        )
+    return out
+
+
+def by_project(crawls: Sequence[CrawlVersion]) -> dict[str, list[CrawlVersion]]:
+    """Project → its crawls in version order (projects sorted by name)."""
+    grouped: dict[str, list[CrawlVersion]] = {}
+    for crawl in crawls:
+        grouped.setdefault(crawl.project, []).append(crawl)
+    return {
+        project: sorted(grouped[project], key=lambda c: (version_key(c.version), c.crawl_id))
+        for project in sorted(grouped, key=lambda p: (p.casefold(), p))
+    }
+
+
+def pick_project(crawls: Sequence[CrawlVersion], project: str | None) -> str:
+    """The project a command means: ``project`` (case-insensitive), or the only one."""
+    projects = sorted({c.project for c in crawls}, key=lambda p: (p.casefold(), p))
+    if project is not None:
+        exact = [p for p in projects if p == project]
+        folded = [p for p in projects if p.casefold() == project.casefold()]
+        if exact or len(folded) == 1:
+            return (exact or folded)[0]
+        raise CrawlRefError(
+            f"no project {project!r} in this Redis (projects: {', '.join(map(repr, projects))})"
+        )
+    if len(projects) == 1:
+        return projects[0]
+    if not projects:
+        raise CrawlRefError("no crawl in this Redis yet (run `invcrawl crawl SITE` first)")
+    raise CrawlRefError(
+        f"{len(projects)} projects in this Redis ({', '.join(map(repr, projects))}): "
+        "pick one with --project"
+    )
+
+
+async def resolve_ref(frontier: Frontier, ref: str) -> str:
+    """The crawl id of ``ref``: a crawl id as is, ``PROJECT@VERSION`` looked up (an exact
+    project name first, then one that differs in case only)."""
+    parsed = parse_ref(ref)
+    if parsed is None:
+        return ref
+    crawls = await crawl_versions(frontier)
+    for exact in (True, False):
+        found = [c.crawl_id for c in crawls if matches(parsed, c.project, c.version, exact)]
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            raise CrawlRefError(
+                f"{ref} is {len(found)} crawls ({', '.join(found)}): give one crawl id"
+            )
+    raise CrawlNotFound(ref)
+
+
+async def given_names(session: CrawlSession) -> tuple[str | None, str | None]:
+    """The project and version ``--project`` / ``--version`` gave the crawl earlier: a
+    later run without them keeps them (the inventory header names it otherwise)."""
+    project, version = await session.redis.hmget(
+        session.keys.meta, ["project_given", "version_given"]
+    )
+    return (str(project) if project else None), (str(version) if version else None)
+
+
+async def _check_complete(session: CrawlSession) -> None:
+    if await trimmed_before(session):
+        raise HistoryTrimmed(
+            f"crawl {session.crawl_id} keeps its items only until they are exported "
+            "(--retain-items exported): its stream no longer holds every item; compare its "
+            "export files instead"
+        )
+
+
+async def latest_items(session: CrawlSession) -> dict[str, dict[str, Any]]:
+    """Key → the latest live item of the crawl."""
+    if not await session.exists():
+        raise CrawlNotFound(session.crawl_id)
+    await _check_complete(session)
+    out: dict[str, dict[str, Any]] = {}
+    async for data in iter_latest(session):
+        item = orjson.loads(data)
+        out[item["key"]] = item
+    return out
+
+
+async def latest_item(session: CrawlSession, key: str) -> dict[str, Any] | None:
+    """The latest version of one item (None: never there, or its latest entry is a
+    tombstone): one pass over the stream."""
+    await _check_complete(session)
+    found: Mapping[str, str] | None = None
+    async for _, fields in stream_entries(session):
+        if fields.get("key") == key:
+            found = fields
+    if found is None or found.get("kind") == REMOVED:
+        return None
+    item: dict[str, Any] = orjson.loads(item_json(found["data"]))
+    return item
+
+
+async def symbol_versions(
+    frontier: Frontier, key: str, project: str | None
+) -> tuple[str, list[tuple[CrawlVersion, dict[str, Any] | None]]]:
+    """The project, and each of its crawls in version order with the symbol's item."""
+    crawls = await crawl_versions(frontier)
+    name = pick_project(crawls, project)
+    ordered = by_project(crawls)[name]
+    return name, [(c, await latest_item(frontier.crawl(c.crawl_id), key)) for c in ordered]
