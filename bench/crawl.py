@@ -153,7 +153,7 @@ class Run:
     redis_peak_memory: int = 0
     phases: dict[str, float] = field(default_factory=dict)
     load: float = 0.0  # 1-minute load average at the end of the run
-    duplicates: int = -1  # output lines beyond the planned entries' count (-1: not checked)
+    duplicates: int = -1  # lines beyond the plan: a 2nd copy or unplanned (-1: unchecked)
     missing: int = -1  # planned entries with no output line
 
     @property
