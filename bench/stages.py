@@ -117,9 +117,46 @@ if os.environ.get("INVCRAWL_BENCH_ROUNDTRIPS") and _out:
     _rac.AbstractConnection.send_packed_command = _invcrawl_async_counted
     _rsc.AbstractConnection.send_packed_command = _invcrawl_sync_counted
 
+    # The exact CPU time of extract_page per process (thread CPU time around each call):
+    # the same code in every system, so a difference is the process around it, not the
+    # extractor. Wrapped when common.extract is first imported, before any module takes
+    # a reference to the function.
+    import importlib.abc, importlib.machinery, time as _time
+
+    _invcrawl_extract = [0.0, 0]
+
+    class _InvcrawlExtractFinder(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name != "common.extract":
+                return None
+            spec = importlib.machinery.PathFinder.find_spec(name, path)
+            if spec is None or spec.loader is None:
+                return spec
+            run = spec.loader.exec_module
+
+            def exec_module(module):
+                run(module)
+                original = module.extract_page
+
+                def extract_page(*args, **kwargs):
+                    started = _time.thread_time()
+                    try:
+                        return original(*args, **kwargs)
+                    finally:
+                        _invcrawl_extract[0] += _time.thread_time() - started
+                        _invcrawl_extract[1] += 1
+
+                module.extract_page = extract_page
+
+            spec.loader.exec_module = exec_module
+            return spec
+
+    sys.meta_path.insert(0, _InvcrawlExtractFinder())
+
     def _invcrawl_rt_dump():
         with open(os.path.join(_out, f"{os.getpid()}.rt"), "w") as f:
-            json.dump({"pid": os.getpid(), "argv": sys.argv, "roundtrips": _invcrawl_rt}, f)
+            json.dump({"pid": os.getpid(), "argv": sys.argv, "roundtrips": _invcrawl_rt,
+                       "extract_cpu": _invcrawl_extract[0], "extract_calls": _invcrawl_extract[1]}, f)
 
     atexit.register(_invcrawl_rt_dump)
     _invcrawl_rt_exit = os._exit
@@ -263,9 +300,13 @@ def parse_pyspy(path: Path) -> dict[int, dict[str, Any]]:
             continue
         pid = int(m[1])
         entry = procs.setdefault(
-            pid, {"argv": m[2].split(), "depth": len(pids), "stages": Counter()}
+            pid, {"cmdlines": Counter(), "depth": len(pids), "stages": Counter()}
         )
+        entry["cmdlines"][m[2]] += int(count)
         entry["stages"][stage_of(frames[last + 1 :])] += int(count)
+    for entry in procs.values():
+        # a process sampled right after its fork may show its parent's command line first
+        entry["argv"] = entry.pop("cmdlines").most_common(1)[0][0].split()
     return procs
 
 
@@ -292,7 +333,7 @@ def pyspy_role(entry: dict[str, Any]) -> str:
 
 
 def run_round(
-    bench: Bench, system: str, rep: int, url: str, *, args: argparse.Namespace, pages: int
+    bench: Bench, system: str, rep: int, urls: list[str], *, args: argparse.Namespace, pages: int
 ) -> dict[str, Any]:
     run_dir = bench.workdir / f"stages-{system}-{rep}"
     (run_dir / "rusage").mkdir(parents=True)
@@ -304,13 +345,13 @@ def run_round(
     output = run_dir / "out.jsonl"
     if system == "b":
         argv = [
-            sys.executable, "-m", "invcrawl", "crawl", url, "--consumers", "1",
-            "--concurrency", str(args.concurrency), "--host-concurrency", str(args.concurrency),
-            "--redis", server.url, "--crawl-id", f"stages-{rep}", "--progress", "none",
-            "--data-dir", str(run_dir / "data"), "-o", str(output),
+            sys.executable, "-m", "invcrawl", "crawl", *urls, "--consumers", "1",
+            "--concurrency", str(args.concurrency), "--host-concurrency", str(args.host_concurrency),
+            "--redis", server.url, "--progress", "none", "--data-dir", str(run_dir / "data"),
         ]  # fmt: skip
+        argv += ["--out-dir", str(run_dir / "out")] if len(urls) > 1 else ["-o", str(output)]
     else:
-        argv = peer.argv([url], server.url, output, processes=1, concurrency=args.concurrency)
+        argv = peer.argv(urls, server.url, output, processes=1, concurrency=args.concurrency)
     profile = run_dir / "pyspy.txt"
     if args.pyspy:
         argv = [
@@ -341,10 +382,13 @@ def run_round(
         cpu[proc.role] += proc.cpu
     cpu["redis"] = redis_cpu
     roundtrips: dict[str, Counter[str]] = defaultdict(Counter)
+    extract_cpu: dict[str, float] = defaultdict(float)
     for path in (run_dir / "rusage").glob("*.rt"):
         with contextlib.suppress(OSError, ValueError):
             data = json.loads(path.read_text())
             roundtrips[role_of(data["argv"])].update(data["roundtrips"])
+            if data.get("extract_calls"):
+                extract_cpu[role_of(data["argv"])] += data["extract_cpu"]
     server_us, server_calls, inner_us = server_time(slowlog)
     stages: dict[str, Counter[tuple[str, str]]] = defaultdict(Counter)
     for entry in parse_pyspy(profile).values():
@@ -360,6 +404,7 @@ def run_round(
         "cpu": dict(cpu),
         "redis_io": {k: io1.get(k, 0) - io0.get(k, 0) for k in io1},
         "roundtrips": {role: dict(c) for role, c in roundtrips.items()},
+        "extract_cpu": dict(extract_cpu),
         "server_us": dict(server_us),
         "server_calls": dict(server_calls),
         "inner_us": {k: dict(v) for k, v in inner_us.items()},
@@ -435,6 +480,13 @@ def render(rounds: list[dict[str, Any]], pages: int) -> str:
             lines.append(
                 f"  {role:58} {role_cpu:6.2f} {role_cpu / pages * 1000:8.2f} {role_cpu / total:6.1%}"
             )
+            exact = [r.get("extract_cpu", {}).get(role) for r in runs]
+            if any(exact):
+                cpu_in = med([x for x in exact if x])
+                lines.append(
+                    f"    {'(extract_page, timed exactly in the process)':56} {cpu_in:6.2f} "
+                    f"{cpu_in / pages * 1000:8.2f} {cpu_in / total:6.1%}"
+                )
             shares = stage_shares(runs, role)
             for stage, share in shares:
                 cpu = share * role_cpu
@@ -542,19 +594,53 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--systems", default="bd", help="b (invcrawl), d (scrapy-redis)")
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument(
+        "--host-concurrency",
+        type=int,
+        default=0,
+        help="invcrawl's --host-concurrency (default: --concurrency; 4 with --fleet)",
+    )
+    parser.add_argument(
+        "--fleet",
+        type=int,
+        default=0,
+        help="instead of --site: the first N sites of bench/fleet.py",
+    )
     parser.add_argument("--rate", type=int, default=200, help="py-spy samples per second")
     parser.add_argument("--no-pyspy", action="store_true", help="no stage profile")
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--redis-server", default=None)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument(
+        "--render", type=Path, default=None, help="print the tables of an earlier --json file"
+    )
     args = parser.parse_args(argv)
+    if args.render:
+        saved = json.loads(args.render.read_text())
+        print(render(saved, saved[0]["pages"]) if saved else "no rounds")
+        return 0
     args.redis_server = args.redis_server or default_redis_server()
     args.pyspy = None if args.no_pyspy else shutil.which("py-spy")
     if not args.no_pyspy and not args.pyspy:
         say("note: py-spy not found (pip install py-spy): no stage profile")
-    site = args.site.resolve()
-    pages, _fetch, entries, _expected = site_plan(site)
+    if args.fleet:
+        import fleet
+
+        sites = fleet.find_sites(args.fleet)
+        root, hosts = fleet.DOC, fleet.HOSTS
+        pages, entries = sum(s.pages for s in sites), sum(s.entries for s in sites)
+        paths = [
+            f"{hosts[i % len(hosts)]}/{s.root.relative_to(root)}/" for i, s in enumerate(sites)
+        ]
+        title = f"{len(sites)} Debian doc sites on {len(hosts)} loopback hosts"
+        args.host_concurrency = args.host_concurrency or 4  # bench/fleet.py's
+    else:
+        root, hosts, paths = args.site.resolve(), ("127.0.0.1",), ["127.0.0.1/"]
+        pages, _fetch, entries, _expected = site_plan(root)
+        title = str(root)
+        # the spider's per-domain limit is its concurrency: the same politeness (bench/crawl.py)
+        args.host_concurrency = args.host_concurrency or args.concurrency
     rounds: list[dict[str, Any]] = []
     keep = tempfile.mkdtemp(prefix="invcrawl-stages-kept-") if args.keep else None
     with tempfile.TemporaryDirectory(prefix="invcrawl-stages-") as scratch:
@@ -566,19 +652,22 @@ def main(argv: list[str] | None = None) -> int:
         )  # fmt: skip
         hook = Path(tmp) / "hook" / "sitecustomize.py"
         hook.write_text(hook.read_text() + ROUNDTRIPS_HOOK)
-        warm_page_cache(site)
-        with serve(site) as url:
+        if not args.fleet:
+            warm_page_cache(root)
+        with serve(root, hosts) as url:
+            port = url.rsplit(":", 1)[1].strip("/")
+            urls = [f"http://{path.replace('/', f':{port}/', 1)}" for path in paths]
             systems = [s for s in SYSTEMS if s in args.systems]
             for rep in range(args.rounds):
                 shift = rep % len(systems)
                 for system in systems[shift:] + systems[:shift]:
-                    r = run_round(bench, system, rep, url, args=args, pages=pages)
+                    r = run_round(bench, system, rep, urls, args=args, pages=pages)
                     say(
                         f"  {SYSTEMS[system]} round {rep + 1}/{args.rounds}: {r['wall']:.2f} s, "
                         f"CPU {sum(r['cpu'].values()):.2f} s, load {r['load']:.1f}"
                     )
                     rounds.append(r)
-    print(f"Stages: {site}, {pages} pages, {entries} entries; concurrency {args.concurrency}; "
+    print(f"Stages: {title}, {pages} pages, {entries} entries; concurrency {args.concurrency}; "
           f"py-spy {'at ' + str(args.rate) + ' Hz' if args.pyspy else 'off'}")  # fmt: skip
     print(render(rounds, pages))
     if args.json:
