@@ -61,6 +61,27 @@ class PageItems(dict):  # type: ignore[type-arg]
     """One page's items, handed to Scrapy as a single item (as the consumer does)."""
 
 
+def page_items(
+    crawl: CrawlInfo, task: Task, response: Response, max_page_bytes: int
+) -> list[dict[str, Any]] | None:
+    """A fetched page's items, extracted as the consumer spider does (one parse per page);
+    None when the page failed (a status other than 200 and 404). Shared with the
+    scrapy-redis peer (``bench/scrapy_redis_peer.py``): the same extraction on every side."""
+    if response.status == 404:
+        return status_items(crawl, task, "page_not_found", "HTTP 404")
+    if response.status != 200:
+        return None
+    targets = [Target(e.name, e.domain, e.role, e.anchor, e.dispname) for e in task.entries]
+    encoding = getattr(response, "encoding", None)
+    body = inflate_gzip(response.body, max_page_bytes)
+    base = task.url if response.url == task.download_url else response.url
+    contents = extract_page(body, base, targets, encoding=encoding)
+    return [
+        build_item(crawl, task, entry, content)
+        for entry, content in zip(task.entries, contents, strict=True)
+    ]
+
+
 class BaselineSpider(Spider):
     name = "invcrawl-baseline"
 
@@ -120,21 +141,10 @@ class BaselineSpider(Spider):
         task: Task = response.meta[TASK]
         assert self.crawl
         self.counts["fetched"] += 1
-        if response.status == 404:
-            reason = "HTTP 404"
-            return [PageItems(items=status_items(self.crawl, task, "page_not_found", reason))]
-        if response.status != 200:
+        items = page_items(self.crawl, task, response, self.max_page_bytes)
+        if items is None:
             self.counts["failed"] += 1
             return []
-        targets = [Target(e.name, e.domain, e.role, e.anchor, e.dispname) for e in task.entries]
-        encoding = getattr(response, "encoding", None)
-        body = inflate_gzip(response.body, self.max_page_bytes)
-        base = task.url if response.url == task.download_url else response.url
-        contents = extract_page(body, base, targets, encoding=encoding)
-        items = [
-            build_item(self.crawl, task, entry, content)
-            for entry, content in zip(task.entries, contents, strict=True)
-        ]
         return [PageItems(items=items)]
 
     def page_failed(self, failure: Failure) -> None:

@@ -9,10 +9,14 @@ Sections (method and caveats: bench/README.md and docs/performance.md):
 1. **End-to-end crawl** of SITE served on loopback by a private nginx
    (``bench/nginx.py``), runs alternated and repeated (medians): (a) the plain Scrapy
    spider of ``bench/baseline_spider.py``, (b) ``invcrawl crawl --consumers 1`` and
-   (c) ``invcrawl crawl --consumers 2``, each against a fresh private redis-server
-   (``frontier.server.RedisServer``, AOF, default fsync). Wall time, pages/s,
+   (c) ``invcrawl crawl --consumers 2``, (d) and (e) the scrapy-redis peer of
+   ``bench/scrapy_redis_peer.py`` (``RedisSpider``, its scheduler, dupefilter and item
+   pipeline) with 1 and 2 processes; (b)-(e) each against a fresh private redis-server
+   (``frontier.server.RedisServer``, AOF, ``appendfsync always``). Wall time, pages/s,
    entries/s, CPU seconds (user+sys of every process, Redis included; nginx shown
-   apart), peak RSS per process, and the ratios b/a, c/a, b/c.
+   apart) and per 1,000 pages, exactness of the output (items against the planned
+   entries: duplicates, missing), the load average, peak RSS per process, and the
+   ratios between the systems of the same run.
 2. **Extraction floor** (``bench/floor.py``): lxml parse + id index vs extract_page.
 3. **Redis memory** (``bench/memory.py``): per queued task and per deduplicated item.
 4. **Scale**: the site under 1, 4, 16 prefixes (symlinks, one merged ``objects.inv``),
@@ -53,10 +57,11 @@ sys.path[:0] = [str(REPO), str(BENCH)]
 
 import floor  # noqa: E402
 import memory  # noqa: E402
+import scrapy_redis_peer as peer  # noqa: E402
 from nginx import serve  # noqa: E402
 
 from common.inventory import parse_inventory  # noqa: E402
-from common.plan import plan_crawl  # noqa: E402
+from common.plan import Plan, plan_crawl  # noqa: E402
 from frontier.server import RedisServer, find_redis_server  # noqa: E402
 
 DEFAULT_SITE = Path("/usr/share/doc/python3.11/html")
@@ -66,7 +71,10 @@ MODES = {
     "a": "(a) baseline spider",
     "b": "(b) invcrawl, 1 consumer",
     "c": "(c) invcrawl, 2 consumers",
+    "d": "(d) scrapy-redis, 1 process",
+    "e": "(e) scrapy-redis, 2 processes",
 }
+PROCESSES = {"a": 1, "b": 1, "c": 2, "d": 1, "e": 2}
 
 # Written into a temp dir that goes first on the children's PYTHONPATH. Records the exact
 # rusage of every Python process at exit, then chains to the next sitecustomize on the path.
@@ -144,6 +152,13 @@ class Run:
     other_cpu: float = 0.0  # CPU used on the machine by processes outside the benchmark
     redis_peak_memory: int = 0
     phases: dict[str, float] = field(default_factory=dict)
+    load: float = 0.0  # 1-minute load average at the end of the run
+    duplicates: int = -1  # lines beyond the plan: a 2nd copy or unplanned (-1: unchecked)
+    missing: int = -1  # planned entries with no output line
+
+    @property
+    def cpu_per_1000(self) -> float:
+        return self.cpu / max(self.pages, 1) * 1000
 
     @property
     def noisy(self) -> bool:
@@ -260,6 +275,11 @@ def nginx_pids() -> list[int]:
 def role_of(argv: list[str]) -> str:
     if argv and argv[0].endswith("baseline_spider.py"):
         return "spider"
+    if argv and argv[0].endswith("scrapy_redis_peer.py"):
+        # the peer's driver feeds and exports (producer + supervisor); its spiders consume
+        return {"crawl": "crawl", "spider": "consumer"}.get(
+            argv[1] if len(argv) > 1 else "", "other"
+        )
     if len(argv) > 1 and argv[1] == "produce" and "--consume" in argv:
         return "consumer"  # the crawl's first consumer, which also produces
     if len(argv) > 1 and argv[1] in ("crawl", "produce", "consume", "export"):
@@ -279,13 +299,41 @@ def read_hooks(directory: Path) -> list[Proc]:
     return procs
 
 
-def count_output(path: Path) -> tuple[int, dict[str, int]]:
+def item_identity(key: str, url: str) -> tuple[str, str]:
+    """An item's identity across systems and servers: its key and its URL without the
+    origin (the plan's host is not nginx's)."""
+    return key, url.split("/", 3)[-1] if "://" in url else url
+
+
+def expected_items(plan: Plan) -> Counter[tuple[str, str]]:
+    """The identities of the items every planned entry must give, with multiplicity."""
+    from producer.enqueue import tasks_from_plan
+
+    return Counter(
+        item_identity(e.key, task.entry_url(e))
+        for task in tasks_from_plan(plan)
+        for e in task.entries
+    )
+
+
+def count_output(
+    path: Path, expected: Counter[tuple[str, str]] | None = None
+) -> tuple[int, dict[str, int], int, int]:
+    """(items, statuses, duplicates, missing): every JSON line of ``path``; duplicates and
+    missing against ``expected`` (-1 when not given)."""
     statuses: Counter[str] = Counter()
+    seen: Counter[tuple[str, str]] = Counter()
     if path.exists():
         with open(path, encoding="utf-8") as f:
             for line in f:
-                statuses[json.loads(line)["status"]] += 1
-    return sum(statuses.values()), dict(statuses)
+                item = json.loads(line)
+                statuses[item["status"]] += 1
+                seen[item_identity(item["key"], item["url"])] += 1
+    if expected is None:
+        return sum(statuses.values()), dict(statuses), -1, -1
+    duplicates = sum((seen - expected).values())
+    missing = sum((expected - seen).values())
+    return sum(statuses.values()), dict(statuses), duplicates, missing
 
 
 class Bench:
@@ -336,6 +384,7 @@ class Bench:
         pages: int,
         entries: int,
         label: str = "",
+        expected: Counter[tuple[str, str]] | None = None,
     ) -> Run:
         run_dir = self.workdir / f"run-{label or mode}-{rep}"
         (run_dir / "rusage").mkdir(parents=True)
@@ -351,10 +400,16 @@ class Bench:
                 "--concurrency",
                 str(self.args.concurrency),
             ]
+        elif mode in "de":
+            server = RedisServer(run_dir / "redis", binary=self.args.redis_server)
+            server.start()  # AOF, appendfsync always: the same server as invcrawl's
+            argv = peer.argv(
+                [url], server.url, output, processes=consumers, concurrency=self.args.concurrency
+            )
         else:
             server = RedisServer(
                 run_dir / "redis", binary=self.args.redis_server
-            )  # AOF, default fsync
+            )  # AOF, default fsync (always)
             server.start()
             argv = [
                 sys.executable,
@@ -410,10 +465,11 @@ class Bench:
                     client.close()
                     run.phases = phases(meta, started, started + wall, run.procs)
             run.other_cpu = max(0.0, busy - run.cpu - run.nginx_cpu)
+            run.load = os.getloadavg()[0]
         finally:
             if server:
                 server.stop()
-        run.items, run.statuses = count_output(output)
+        run.items, run.statuses, run.duplicates, run.missing = count_output(output, expected)
         if code != 0:
             tail = (run_dir / "stderr.log").read_text(errors="replace")[-1500:]
             say(f"  warning: {MODES.get(mode, mode)} exited with {code}:\n{tail}")
@@ -480,11 +536,11 @@ def warm_page_cache(root: Path) -> int:
     return total
 
 
-def site_plan(root: Path) -> tuple[int, int, int]:
+def site_plan(root: Path) -> tuple[int, int, int, Counter[tuple[str, str]]]:
     plan = plan_crawl(
         parse_inventory((root / "objects.inv").read_bytes()), "http://bench.invalid/objects.inv"
     )
-    return len(plan.pages), plan.fetch_pages, plan.entries
+    return len(plan.pages), plan.fetch_pages, plan.entries, expected_items(plan)
 
 
 def extraction_kind() -> str:
@@ -550,6 +606,11 @@ def summarise(runs: list[Run]) -> dict[str, Any]:
         "nginx_cpu": median([r.nginx_cpu for r in runs]),
         "other_cpu": median([r.other_cpu for r in runs]),
         "items": median([r.items for r in runs]),
+        "cpu_per_1000": median([r.cpu_per_1000 for r in runs]),
+        "load": median([r.load for r in runs]),
+        # exactness: the worst run (one duplicate in any run matters)
+        "duplicates": max((r.duplicates for r in runs), default=-1),
+        "missing": max((r.missing for r in runs), default=-1),
         "walls": [f"{r.wall:.2f}{'*' if r.noisy else ''}" for r in runs],
         "procs": procs,
         "consumers": max((r.count("consumer") for r in runs), default=0),
@@ -565,55 +626,78 @@ def summarise(runs: list[Run]) -> dict[str, Any]:
 def render_e2e(
     summary: dict[str, dict[str, Any]], pages: int, entries: int, repeat: int, concurrency: int
 ) -> str:
+    loads = [s["load"] for s in summary.values()]
     rows = [
         f"1. End-to-end crawl: {pages} pages, {entries} entries; nginx on loopback; "
-        f"concurrency {concurrency} per process; median of {repeat} alternating run(s)",
-        f"  {'run':27} {'wall s':>7} {'pages/s':>8} {'entries/s':>9} {'CPU s':>6} "
-        f"{'redis':>6} {'nginx':>6} {'other':>6} {'items':>6}  runs (wall s)",
+        f"concurrency {concurrency} per process; median of {repeat} alternating run(s); "
+        f"load average {min(loads, default=0):.1f}-{max(loads, default=0):.1f}",
+        f"  {'run':30} {'wall s':>7} {'pages/s':>8} {'entries/s':>9} {'CPU s':>6} "
+        f"{'CPU/1k':>6} {'redis':>6} {'nginx':>6} {'other':>6} {'load':>5} {'items':>6} "
+        f"{'dup':>4} {'miss':>4}  runs (wall s)",
     ]
     for mode, s in summary.items():
         wall = s["wall"]
         rows.append(
-            f"  {MODES[mode]:27} {wall:7.2f} {pages / wall:8.1f} {entries / wall:9.0f} "
-            f"{s['cpu']:6.2f} {s['redis_cpu']:6.2f} {s['nginx_cpu']:6.2f} {s['other_cpu']:6.2f} "
-            f"{s['items']:6.0f}  {' '.join(s['walls'])}"
+            f"  {MODES[mode]:30} {wall:7.2f} {pages / wall:8.1f} {entries / wall:9.0f} "
+            f"{s['cpu']:6.2f} {s['cpu_per_1000']:6.2f} {s['redis_cpu']:6.2f} "
+            f"{s['nginx_cpu']:6.2f} {s['other_cpu']:6.2f} {s['load']:5.1f} {s['items']:6.0f} "
+            f"{s['duplicates']:4d} {s['missing']:4d}  {' '.join(s['walls'])}"
         )
     rows.append(
-        "  CPU s = user+sys of every benchmarked process incl. Redis; nginx, and CPU used by "
-        "other processes on the machine"
+        "  CPU s = user+sys of every benchmarked process incl. Redis (and the supervisor, the "
+        "producer or the peer's driver); CPU/1k: per 1,000 pages;"
     )
-    rows.append("  (other), shown apart; * = a run during which other processes used > 0.25 CPU")
+    rows.append(
+        "  nginx, and CPU used by other processes on the machine (other), shown apart; load: "
+        "1-min load average at the end of each run (median);"
+    )
+    rows.append(
+        "  dup, miss: output lines beyond / short of the planned entries (worst run); "
+        "* = a run during which other processes used > 0.25 CPU"
+    )
     rows.append("")
-    rows.append(f"  {'per process (medians)':27} {'CPU s':>7} {'peak RSS MiB':>13}")
+    rows.append(f"  {'per process (medians)':30} {'CPU s':>7} {'peak RSS MiB':>13}")
     for mode, s in summary.items():
         for name, proc in s["procs"].items():
             rows.append(
-                f"  {MODES[mode][:3] + ' ' + name:27} {proc['cpu']:7.2f} {mib(proc['maxrss']):>13}"
+                f"  {MODES[mode][:3] + ' ' + name:30} {proc['cpu']:7.2f} {mib(proc['maxrss']):>13}"
             )
     phased = {m: s["phases"] for m, s in summary.items() if s["phases"]}
     if phased:
         names = list(next(iter(phased.values())))
-        rows += ["", f"  {'wall time by phase, s':27} " + " ".join(f"{n:>15}" for n in names)]
+        rows += ["", f"  {'wall time by phase, s':30} " + " ".join(f"{n:>15}" for n in names)]
         for mode, ph in phased.items():
-            rows.append(f"  {MODES[mode]:27} " + " ".join(f"{ph.get(n, 0):15.2f}" for n in names))
-    if {"a", "b", "c"} <= summary.keys():
-        a, b, c = (summary[m]["wall"] for m in "abc")
-        ca, cb, cc = (summary[m]["cpu"] for m in "abc")
-        c_busy = cc + summary["c"]["nginx_cpu"]
+            rows.append(f"  {MODES[mode]:30} " + " ".join(f"{ph.get(n, 0):15.2f}" for n in names))
+    rows += ["", f"  {'ratio (same run)':30} {'value':>7}  target"]
+    wall = {m: s["wall"] for m, s in summary.items()}
+    cpu = {m: s["cpu"] for m, s in summary.items()}
+    ratios = [
+        ("b/a wall time", wall, "b", "a", "<= 1.15"),
+        ("c/a wall time", wall, "c", "a", ""),
+        ("d/a wall time", wall, "d", "a", ""),
+        ("e/a wall time", wall, "e", "a", ""),
+        ("b/d wall time (1 process)", wall, "b", "d", "<= 1.00"),
+        ("c/e wall time (2 processes)", wall, "c", "e", "<= 1.00"),
+        ("b/c speed-up (2 vs 1)", wall, "b", "c", ">= 1.6 (ceiling here: section 2)"),
+        ("b/a CPU", cpu, "b", "a", "<= 1.25"),
+        ("c/a CPU", cpu, "c", "a", "<= 1.25"),
+        ("d/a CPU", cpu, "d", "a", ""),
+        ("e/a CPU", cpu, "e", "a", ""),
+        ("b/d CPU (1 process)", cpu, "b", "d", "<= 1.00"),
+        ("c/e CPU (2 processes)", cpu, "c", "e", "<= 1.00"),
+    ]
+    for name, values, num, den, target in ratios:
+        if num in values and den in values:
+            rows.append(f"  {name:30} {values[num] / values[den]:7.2f}  {target}".rstrip())
+    if {"b", "c"} <= summary.keys():
+        # The best (c) can do is its own CPU (consumers, Redis, crawl process, nginx)
+        # spread perfectly over every CPU of the machine with nothing else running.
+        c_busy = cpu["c"] + summary["c"]["nginx_cpu"]
         cpus = os.cpu_count() or 1
-        rows += [
-            "",
-            f"  {'ratio':27} {'value':>7}  target",
-            f"  {'b/a wall time':27} {b / a:7.2f}  <= 1.25",
-            f"  {'c/a wall time':27} {c / a:7.2f}",
-            f"  {'b/c speed-up (2 vs 1)':27} {b / c:7.2f}  >= 1.6 (ceiling here: section 2)",
-            f"  {'b/a CPU':27} {cb / ca:7.2f}",
-            f"  {'c/a CPU':27} {cc / ca:7.2f}",
-            # The best (c) can do is its own CPU (consumers, Redis, crawl process, nginx)
-            # spread perfectly over every CPU of the machine with nothing else running.
-            f"  {'b/c bound by (c) CPU':27} {b / (c_busy / cpus):7.2f}  "
-            f"= b / ((c CPU s + nginx) / {cpus} CPUs)",
-        ]
+        rows.append(
+            f"  {'b/c bound by (c) CPU':30} {wall['b'] / (c_busy / cpus):7.2f}  "
+            f"= b / ((c CPU s + nginx) / {cpus} CPUs)"
+        )
     return "\n".join(rows)
 
 
@@ -668,7 +752,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--scale-consumers", type=int, default=2)
     parser.add_argument(
-        "--modes", default="abc", help="end-to-end runs to do: a, b and/or c (default abc)"
+        "--modes",
+        default="abcde",
+        help="end-to-end runs to do: a (spider), b/c (invcrawl, 1/2 consumers), d/e "
+        "(scrapy-redis, 1/2 processes) (default abcde)",
     )
     parser.add_argument("--concurrency", type=int, default=8, help="pages in flight per process")
     parser.add_argument(
@@ -705,20 +792,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def run_e2e(bench: Bench, url: str, pages: int, entries: int) -> dict[str, Any]:
-    """(a), (b), (c) alternated: repetition r starts at mode r % 3 (abc, bca, cab...)."""
+def run_e2e(
+    bench: Bench, url: str, pages: int, entries: int, expected: Counter[tuple[str, str]]
+) -> dict[str, Any]:
+    """The modes alternated: repetition r starts at mode r % len(modes) (abcde, bcdea...)."""
     args = bench.args
     modes = [m for m in MODES if m in args.modes]
     runs: dict[str, list[Run]] = {m: [] for m in modes}
     for rep in range(args.repeat):
         order = modes[rep % len(modes) :] + modes[: rep % len(modes)]
         for mode in order:
-            consumers = {"a": 0, "b": 1, "c": 2}[mode]
-            run = bench.crawl(mode, rep, url, consumers, pages=pages, entries=entries)
+            run = bench.crawl(
+                mode, rep, url, PROCESSES[mode], pages=pages, entries=entries, expected=expected
+            )
             runs[mode].append(run)
             say(
                 f"  {MODES[mode]} run {rep + 1}/{args.repeat}: {run.wall:.2f} s, "
-                f"{run.items} items, CPU {run.cpu:.2f} s, other {run.other_cpu:.2f} s"
+                f"{run.items} items (dup {run.duplicates}, miss {run.missing}), "
+                f"CPU {run.cpu:.2f} s, other {run.other_cpu:.2f} s, load {run.load:.1f}"
             )
     return {
         "summary": {m: summarise(rs) for m, rs in runs.items()},
@@ -765,7 +856,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (site / "objects.inv").is_file():
         raise SystemExit(f"{site}/objects.inv not found: --site is a built Sphinx HTML directory")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the cleanups below
-    pages, fetch_pages, entries = site_plan(site)
+    pages, fetch_pages, entries, expected = site_plan(site)
     header = [
         "invcrawl benchmark",
         f"  site {site}: {pages} pages ({fetch_pages} fetched), {entries} entries",
@@ -788,7 +879,7 @@ def main(argv: list[str] | None = None) -> int:
                 sections["floor"] = "2. " + floor.render(results["floor"])
             with serve(site) as url:
                 if "e2e" not in args.skip:
-                    results["e2e"] = run_e2e(bench, url, pages, entries)
+                    results["e2e"] = run_e2e(bench, url, pages, entries, expected)
                     sections["e2e"] = render_e2e(
                         results["e2e"]["summary"], pages, entries, args.repeat, args.concurrency
                     )
