@@ -40,7 +40,7 @@ from consumer.outages import Outages, StatSink
 from consumer.politeness import HostGate
 from consumer.scheduling import CrawlRotation
 from frontier.session import Claim, CommitResult, CrawlNotFound, Frontier
-from frontier.states import ProducerState
+from frontier.states import CrawlState, ProducerState
 
 log = logging.getLogger("invcrawl.consumer")
 
@@ -288,6 +288,10 @@ class Worker:
                 continue
             if complete:
                 await detach(self, served, finished=True)
+            elif await self.outages.call(served.session.state) == CrawlState.FAILED:
+                # Its producer failed (a re-run's inventory could not be read): nothing
+                # will complete it; leave it, as a finished one.
+                await leave_failed(self, crawl_id)
 
     async def _sleep(self, seconds: float) -> None:
         self._wake.clear()

@@ -76,5 +76,7 @@ def scrapy_redis_settings(url: str | None) -> dict[str, Any]:
 def is_transient(exc: BaseException) -> bool:
     if isinstance(exc, TRANSIENT_REDIS_ERRORS):
         return True
-    # A Redis restarting from its AOF answers LOADING; some proxies say TRYAGAIN.
-    return isinstance(exc, ResponseError) and str(exc).startswith(("LOADING", "TRYAGAIN"))
+    # A Redis restarting from its AOF answers LOADING; some proxies say TRYAGAIN; a Redis
+    # running a long script answers BUSY (the command was refused, not run: retrying it
+    # is safe; docs/deploy.md, "Lua scripts").
+    return isinstance(exc, ResponseError) and str(exc).startswith(("LOADING", "TRYAGAIN", "BUSY "))

@@ -68,6 +68,11 @@ class CrawlSession:
     async def meta(self) -> dict[str, str]:
         return cast(dict[str, str], await self.redis.hgetall(self.keys.meta))
 
+    async def state(self) -> CrawlState | None:
+        """The crawl's state (None: not created yet)."""
+        value = await self.redis.hget(self.keys.meta, "state")
+        return CrawlState(str(value)) if value else None
+
     async def exists(self) -> bool:
         return bool(await self.redis.exists(self.keys.meta))
 

@@ -5,6 +5,7 @@ sink why it could not."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -54,6 +55,10 @@ class InventoryJob:
     sink: Sink
     error: str | None = None
     done: bool = False
+    # Set while its inventory is being planned and enqueued: the spider may be closed
+    # meanwhile (seen under heavy load: every page enqueued, the job then failed as "not
+    # processed", and its crawl could never complete), so closing waits for it.
+    busy: asyncio.Event | None = None
 
 
 NON_REDIRECT_STATUSES = [s for s in range(100, 600) if s not in (301, 302, 303, 307, 308)]
@@ -93,6 +98,8 @@ class InventorySpider(Spider):
 
     async def _closed(self, spider: Spider, reason: str) -> None:
         for job in self.jobs:
+            if job.busy is not None:  # its callback is still at work: let it finish
+                await job.busy.wait()
             if job.done:
                 continue
             if job.error is None:
@@ -127,6 +134,13 @@ class InventorySpider(Spider):
             )
 
     async def parse_inventory(self, response: Response, job: InventoryJob) -> list[Any]:
+        job.busy = asyncio.Event()
+        try:
+            return await self._parse_inventory(response, job)
+        finally:
+            job.busy.set()
+
+    async def _parse_inventory(self, response: Response, job: InventoryJob) -> list[Any]:
         url = response.url
         body = response.body
         not_modified = False

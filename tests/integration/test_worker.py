@@ -300,3 +300,33 @@ def test_a_finished_crawl_does_not_end_the_feed_while_its_producer_runs(
     assert run(main()) >= 0.5
     assert stats(sync_redis, "rerun")["pages_done"] == "3"
     assert sync_redis.hget("invcrawl:{rerun}:meta", "state") == "finished"
+
+
+def test_a_pinned_worker_leaves_a_crawl_whose_producer_failed_after_enqueueing(
+    redis_url: str, sync_redis: Any
+) -> None:
+    """Every page enqueued, then the producer failed before it recorded the crawl as
+    produced (the crawl is `failed`): the pages are all settled, nothing can complete
+    the crawl, and a worker pinned to it must leave it rather than wait for ever."""
+
+    async def main() -> None:
+        frontier = Frontier(connect(redis_url))
+        session = frontier.crawl("cut")
+        await session.open({"site": "cut", "max_tries": 5}, 4, 2)
+        await session.enqueue(make_tasks("cut", 6))
+        worker = Worker(Frontier(connect(redis_url)), config(redis_url, crawl_id="cut"))
+
+        async def fail_once_all_done() -> None:
+            while int(await session.redis.hget(session.keys.stats, "pages_done") or 0) < 6:
+                await asyncio.sleep(0.05)
+            await session.produce_failed("the inventory could not be processed", {})
+
+        failing = asyncio.ensure_future(fail_once_all_done())
+        # (the bound only keeps a broken worker from hanging the suite)
+        await asyncio.wait_for(drive(worker, lambda c: commit(worker, c)), 120)
+        await failing
+        await frontier.aclose()
+
+    run(main())
+    assert sync_redis.hget("invcrawl:{cut}:meta", "state") == "failed"
+    assert stats(sync_redis, "cut").get("pages_done") == "6"
