@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     # The sites are the user's own choice, as for ``invcrawl crawl``: their hosts pass
-    # the address guard (consumer/addresses.py) even on loopback.
+    # the address guard (fetch/addresses.py) even on loopback.
     hosts = tuple(sorted({urlsplit(site).hostname or "" for site in args.sites} - {""}))
     config = load_config({"concurrency": args.concurrency, "allow_hosts": hosts})
     settings = consumer_settings(config)

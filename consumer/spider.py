@@ -22,13 +22,13 @@ from common.extract import Target, extract_page
 from common.items import ItemStatus, PageOutcome, build_sized_item, checksum, status_items
 from common.plan import offsite_reason
 from common.validators import response_validators
-from consumer import addresses, redirects
-from consumer.budget import ExtractionTimeout, budget
-from consumer.failures import Outcome, classify_exception, classify_status
 from consumer.metrics import Metrics
-from consumer.outages import new_stat_sink
-from consumer.politeness import HostBusy
 from consumer.worker import Upstream, Worker
+from fetch import addresses, redirects
+from fetch.budget import ExtractionTimeout, budget
+from fetch.failures import Outcome, classify_exception, classify_status
+from fetch.outages import new_stat_sink
+from fetch.politeness import HostBusy
 from frontier.connection import connect
 from frontier.session import Claim, Frontier
 

@@ -33,12 +33,12 @@ from consumer.discovery import (
     leave_failed,
     next_look_in,
 )
-from consumer.failures import Outcome, backoff_delay
 from consumer.heartbeat import beat_fleet, heartbeat_loop
 from consumer.metrics import Metrics
-from consumer.outages import Outages, StatSink
-from consumer.politeness import HostGate
 from consumer.scheduling import CrawlRotation
+from fetch.failures import Outcome, backoff_delay
+from fetch.outages import Outages, StatSink
+from fetch.politeness import HostGate
 from frontier.session import Claim, CommitResult, CrawlNotFound, Frontier
 from frontier.states import ProducerState
 

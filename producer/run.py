@@ -22,11 +22,11 @@ from common import interrupts
 from common.config import Config
 from common.plan import PlanCache
 from common.site import SiteError, inventory_url
-from consumer.settings import base_settings
+from fetch.settings import base_settings
 from producer.spider import Fetched, InventoryJob, InventorySpider, Sink
 
 if TYPE_CHECKING:
-    from consumer.politeness import HostGate
+    from fetch.politeness import HostGate
     from frontier.session import Frontier
     from producer.enqueue import RedisSink
 
@@ -142,8 +142,8 @@ def produce(config: Config, sites: Sequence[tuple[str, str]]) -> list[Produced]:
 
 def producer_clients(config: Config) -> tuple[Frontier, HostGate]:
     """The process's one Redis client, and its side of the fleet's host politeness."""
-    from consumer.outages import Outages  # noqa: PLC0415
-    from consumer.politeness import HostGate  # noqa: PLC0415
+    from fetch.outages import Outages  # noqa: PLC0415
+    from fetch.politeness import HostGate  # noqa: PLC0415
     from frontier.connection import connect  # noqa: PLC0415
     from frontier.session import Frontier  # noqa: PLC0415
 

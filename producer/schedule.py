@@ -36,8 +36,8 @@ from scrapy.crawler import AsyncCrawlerProcess
 from common.cadence import Bounds
 from common.config import Config
 from common.plan import PlanCache
-from consumer.politeness import HostGate
-from consumer.settings import base_settings
+from fetch.politeness import HostGate
+from fetch.settings import base_settings
 from frontier import cadence
 from frontier.cadence import Next
 from frontier.refresh import announce_next_refresh, mark_next_refresh

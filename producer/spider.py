@@ -82,7 +82,7 @@ class InventorySpider(Spider):
         self.max_inflated = max_inflated
         self.plans = plans  # a long-running producer's plans of unchanged inventories
         # With Redis: inventories obey the fleet's host politeness and its shared
-        # robots.txt (consumer/politeness.py, consumer/robots.py), as pages do.
+        # robots.txt (fetch/politeness.py, fetch/robots.py), as pages do.
         self.host_gate = host_gate
 
     @classmethod
@@ -118,7 +118,7 @@ class InventorySpider(Spider):
                 errback=self.inventory_failed,
                 dont_filter=True,
                 # the site the user gave: trusted by the address policy even on an
-                # internal address; a redirect elsewhere is checked (consumer/addresses)
+                # internal address; a redirect elsewhere is checked (fetch/addresses)
                 # Every status reaches parse_inventory except redirects, which Scrapy's
                 # redirect middleware follows (http -> https, a moved docs root): the
                 # final URL is the base of the plan and of the site's redirect policy.
@@ -182,8 +182,8 @@ def _header(response: Response, name: bytes) -> str | None:
 
 
 def address_refusal(failure: Failure) -> str | None:
-    """Why consumer/addresses refused the failed request's address, if it did."""
-    from consumer import addresses  # noqa: PLC0415
+    """Why fetch/addresses refused the failed request's address, if it did."""
+    from fetch import addresses  # noqa: PLC0415
 
     if isinstance(failure.value, addresses.AddressRefused):
         return str(failure.value)

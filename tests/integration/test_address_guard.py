@@ -20,7 +20,7 @@ import sys
 from scrapy import Request, Spider
 from scrapy.crawler import AsyncCrawlerProcess
 from common.config import load_config
-from consumer import addresses
+from fetch import addresses
 from consumer.settings import consumer_settings
 
 URL = sys.argv[1]
@@ -38,7 +38,7 @@ class Probe(Spider):
 settings = consumer_settings(load_config({"redis": "redis://127.0.0.1:1/0"}, {}))
 # only the guard: the other middlewares need the consumer's Redis-backed spider
 settings["DOWNLOADER_MIDDLEWARES"] = {
-    "consumer.addresses.AddressGuardMiddleware": 50,
+    "fetch.addresses.AddressGuardMiddleware": 50,
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
 }
 settings.update(ROBOTSTXT_OBEY=False, ITEM_PIPELINES={}, LOG_LEVEL="ERROR")

@@ -17,8 +17,8 @@ from conftest import run
 from common.config import Config
 from common.items import CrawlInfo, ItemStatus, PageOutcome, status_items
 from common.tasks import Task, TaskEntry
-from consumer.failures import Outcome
 from consumer.worker import Worker
+from fetch.failures import Outcome
 from frontier.connection import connect
 from frontier.session import Claim, Frontier
 

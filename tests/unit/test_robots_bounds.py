@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from scrapy.utils.test import get_crawler
 
-from consumer.robots import ROBOTS_MAX_BYTES, SharedRobotsTxtMiddleware, _crawl_delay, _head
+from fetch.robots import ROBOTS_MAX_BYTES, SharedRobotsTxtMiddleware, _crawl_delay, _head
 
 # ~40 bytes a rule: about 13,000 wildcard rules in the 500 KiB that are read.
 HEAVY = "User-agent: *\n" + "".join(f"Disallow: /n/*x{i}*y*z.html$\n" for i in range(13_000))

@@ -25,8 +25,8 @@ from collections import defaultdict, deque
 from collections.abc import Coroutine
 from typing import Any
 
-from consumer.failures import parse_retry_after
-from consumer.outages import Outages
+from fetch.failures import parse_retry_after
+from fetch.outages import Outages
 from frontier.hosts import Hosts, origin_of
 
 PERMIT = "invcrawl_permit"

@@ -183,7 +183,7 @@ class AddressGuardMiddleware:
         return cls(crawler)
 
     def process_request(self, request: Any) -> None:
-        from consumer.redirects import site_origin  # noqa: PLC0415 - no import cycle
+        from fetch.redirects import site_origin  # noqa: PLC0415 - no import cycle
 
         # a page's crawl, or the site whose inventory this is (kept through redirects)
         site = site_origin(request, self.crawler.spider) or request.meta.get(SITE_META)

@@ -11,7 +11,7 @@ dead letter.
 
 Scrapy's own ``RedirectMiddleware`` never sees page requests (they carry
 ``handle_httpstatus_all``); it still follows robots.txt redirects, whose targets the
-address policy of :mod:`consumer.addresses` guards, and ``consumer/robots.py`` holds to
+address policy of :mod:`fetch.addresses` guards, and ``fetch/robots.py`` holds to
 the site's origin. A ``<meta http-equiv="refresh">`` of a page (sphinx-reredirects'
 stubs) is a redirect too, under the same rules: Scrapy's ``MetaRefreshMiddleware`` is
 off (it followed one to any host, and decoded the page with whatever charset the server

@@ -74,7 +74,7 @@ def classify_exception(exc: BaseException) -> Outcome:
     message = f"{name}: {exc}".strip().rstrip(":")[:300]
     if name == "IgnoreRequest" and "robots" in str(exc).lower():
         return Outcome("skipped", "disallowed by robots.txt")
-    if name == "AddressRefused":  # consumer/addresses.py: never retried
+    if name == "AddressRefused":  # fetch/addresses.py: never retried
         return Outcome("dead", str(exc))
     if isinstance(exc, FileNotFoundError):  # a file:// page that does not exist
         return Outcome("not_found", "no such file")

@@ -9,7 +9,7 @@ every consumer (``frontier/hosts.py``, ``ROBOTS_TTL``); the others wait for it t
 
 What a site controls here is bounded:
 
-* **Redirects** of robots.txt follow the page redirect policy (``consumer/redirects``:
+* **Redirects** of robots.txt follow the page redirect policy (``fetch/redirects``:
   the host's own origin, http to https on the same host, ``--allow-host``), at most
   ``MAX_REDIRECTS`` hops; a redirect elsewhere (another port of the host, another host)
   is not followed and the host has no robots.txt (Scrapy followed it and obeyed the
@@ -17,7 +17,7 @@ What a site controls here is bounded:
 * **Size**: the first :data:`ROBOTS_MAX_BYTES` are read, up to their last full line,
   the rest ignored (Google's rule and limit): a 7.5 MB file of 200,000 wildcard rules
   cost 23 CPU-s for 3 pages.
-* **Time**: parsing runs under ``--extract-budget`` (``consumer/budget``); past it the
+* **Time**: parsing runs under ``--extract-budget`` (``fetch/budget``); past it the
   file is treated as unreadable (obeyed as absent), as a failed download is.
 * **Crawl-delay**: only a finite positive value counts, capped at ``--max-crawl-delay``
   (default 60 s); the value asked for is recorded beside the cap, for ``status``. An
@@ -40,8 +40,8 @@ from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.misc import build_from_crawler
 from w3lib.url import safe_url_string
 
-from consumer.budget import ExtractionTimeout, budget
-from consumer.redirects import MAX_REDIRECTS, REDIRECT_STATUSES, redirect_allowed
+from fetch.budget import ExtractionTimeout, budget
+from fetch.redirects import MAX_REDIRECTS, REDIRECT_STATUSES, redirect_allowed
 from frontier.hosts import origin_of
 
 log = logging.getLogger("invcrawl.consumer")
