@@ -13,7 +13,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from scrapy.crawler import AsyncCrawlerProcess, Crawler
@@ -208,7 +208,7 @@ class ForkedProducer:
     and the crawl supervisor), writes the same lines to a pipe for this process, and
     leaves with ``os._exit``: it must not unwind the parent's stack, which may hold an
     embedded Redis server it would otherwise stop. The consumer polls it (:meth:`poll`,
-    the :class:`consumer.worker.Upstream` protocol) from its feed loop.
+    the ``Upstream`` protocol of ``consumer/worker.py``) from its feed loop.
     """
 
     def __init__(self, config: Config, sites: Sequence[tuple[str, str]]) -> None:
@@ -290,17 +290,21 @@ def _produce_and_exit(config: Config, sites: Sequence[tuple[str, str]], report: 
         os._exit(code)
 
 
-def produce_and_consume(config: Config, sites: Sequence[tuple[str, str]]) -> tuple[int, str | None]:
-    """``produce --consume``: the producer in a forked child (:class:`ForkedProducer`), the
-    consumer here, pinned to the crawls and waiting for the child before it decides a
-    crawl is complete. Returns the consumer's exit code and the producer's error lines
-    (one per site that failed; the other sites are crawled)."""
-    from consumer.run import run_consumer  # noqa: PLC0415 - imports Scrapy machinery
+Consume = Callable[[Config, "ForkedProducer"], int]
 
+
+def produce_and_consume(
+    config: Config, sites: Sequence[tuple[str, str]], consume: Consume
+) -> tuple[int, str | None]:
+    """``produce --consume``: the producer in a forked child (:class:`ForkedProducer`), the
+    consumer here (``consume``, the consumer's runner, given by the CLI: the producer does
+    not import the consumer), pinned to the crawls and waiting for the child before it
+    decides a crawl is complete. Returns the consumer's exit code and the producer's error
+    lines (one per site that failed; the other sites are crawled)."""
     producer = ForkedProducer(config, sites)
     pinned = ",".join(crawl_id for _, crawl_id in sites)
     try:
-        code = run_consumer(dataclasses.replace(config, crawl_id=pinned, burst=True), producer)
+        code = consume(dataclasses.replace(config, crawl_id=pinned, burst=True), producer)
     finally:
         # The consumer stopped (SIGTERM) before the crawl was produced: stop the producer
         # too, within a few seconds, and let its outcome decide the exit code.
