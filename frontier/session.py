@@ -68,6 +68,9 @@ class CrawlSession:
     async def meta(self) -> dict[str, str]:
         return cast(dict[str, str], await self.redis.hgetall(self.keys.meta))
 
+    async def meta_field(self, name: str) -> str | None:
+        return cast(str | None, await self.redis.hget(self.keys.meta, name))
+
     async def exists(self) -> bool:
         return bool(await self.redis.exists(self.keys.meta))
 
