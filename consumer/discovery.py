@@ -144,7 +144,7 @@ async def leave_failed(worker: Worker, crawl_id: str) -> None:
     `failed`, e.g. a refresh round whose inventory is cut short) gets no task: leave it,
     instead of waiting for a completion that cannot come."""
     session = worker.frontier.crawl(crawl_id)
-    state = await worker.outages.call(lambda: session.redis.hget(session.keys.meta, "state"))
+    state = await worker.outages.call(lambda: session.meta_field("state"))
     if state != CrawlState.FAILED:
         return
     served = worker.crawls.get(crawl_id)

@@ -187,7 +187,7 @@ class Worker:
             for crawl_id in self._pinned:
                 session = self.frontier.crawl(crawl_id)
                 producer = await self.outages.call(
-                    lambda s=session: s.redis.hget(s.keys.meta, "producer")  # type: ignore[misc]
+                    lambda s=session: s.meta_field("producer")  # type: ignore[misc]
                 )
                 if producer in (None, ProducerState.RUNNING):
                     log.error("the producer stopped before crawl %s was produced", crawl_id)
