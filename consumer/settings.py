@@ -6,11 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from common.config import Config
+from fetch.politeness import HostGate
 from fetch.settings import base_settings
 
 
-def consumer_settings(config: Config) -> dict[str, Any]:
-    settings = base_settings(config)
+def consumer_settings(config: Config, host_gate: HostGate | None = None) -> dict[str, Any]:
+    settings = base_settings(config, host_gate)
     settings.update(
         {
             "CONCURRENT_REQUESTS": config.concurrency,

@@ -13,24 +13,19 @@ from typing import Any
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.http import Response
-from scrapy_redis.connection import get_redis_from_settings
 from twisted.python.failure import Failure
 
 from common.bounds import SizeLimits, bound_items
-from common.config import Config
 from common.extract import Target, extract_page
 from common.items import ItemStatus, PageOutcome, build_sized_item, checksum, status_items
 from common.plan import offsite_reason
 from common.validators import response_validators
-from consumer.metrics import Metrics
-from consumer.worker import Upstream, Worker
-from fetch import addresses, redirects
+from consumer.worker import Worker
 from fetch.budget import ExtractionTimeout, budget
 from fetch.failures import Outcome, classify_exception, classify_status
-from fetch.outages import new_stat_sink
+from fetch.meta import DEAD, FOLLOW_WITHIN, OFFSITE, SITE
 from fetch.politeness import HostBusy
-from frontier.connection import connect
-from frontier.session import Claim, Frontier
+from frontier.session import Claim
 
 CLAIM = "invcrawl_claim"
 DEFAULT_MAX_PAGE_BYTES = 64 * 1024 * 1024
@@ -55,35 +50,14 @@ class PageSpider(Spider):
     def __init__(self, worker: Worker, max_page_bytes: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.worker = worker
-        self.host_gate = worker.hosts  # read by the politeness and robots.txt middlewares
         self.max_page_bytes = max_page_bytes
         config = worker.config
         self.limits = SizeLimits(config.max_doc_chars, int(config.max_item_mb * 1024 * 1024))
 
     @classmethod
     def from_crawler(
-        cls,
-        crawler: Crawler,
-        *args: Any,
-        config: Config,
-        upstream: Upstream | None = None,
-        metrics: Metrics | None = None,
-        **kwargs: Any,
+        cls, crawler: Crawler, *args: Any, worker: Worker, **kwargs: Any
     ) -> PageSpider:
-        # The process's one Redis client: scrapy-redis builds it from REDIS_URL/REDIS_PARAMS
-        # (a cluster client, which scrapy-redis cannot build, comes from frontier/connection).
-        client = (
-            connect(config.redis or "", cluster=True)
-            if config.redis_cluster
-            else get_redis_from_settings(crawler.settings)
-        )
-        worker = Worker(
-            Frontier(client),
-            config,
-            stat=new_stat_sink(lambda: crawler.stats),
-            upstream=upstream,
-            metrics=metrics,
-        )
         max_page_bytes = crawler.settings.getint("DOWNLOAD_MAXSIZE") or DEFAULT_MAX_PAGE_BYTES
         spider: PageSpider = super().from_crawler(
             crawler, *args, worker=worker, max_page_bytes=max_page_bytes, **kwargs
@@ -106,13 +80,21 @@ class PageSpider(Spider):
             if escapes:  # the producer's plan refuses these; a queue written otherwise too
                 yield self._status_result(claim, escapes, PageOutcome.OFFSITE)
                 continue
+            served = self.worker.crawls.get(claim.crawl_id)
+            site = served.origin if served is not None else None
             yield Request(
                 task.download_url,
                 headers=task.validators.conditional_headers() if task.validators else None,
                 callback=self.parse_page,
                 errback=self.page_failed,
                 dont_filter=True,  # a retried page must be fetched again
-                meta={CLAIM: claim, "handle_httpstatus_all": True, "dont_retry": True},
+                meta={
+                    CLAIM: claim,
+                    SITE: site,  # trusted by the address policy (fetch/addresses.py)
+                    FOLLOW_WITHIN: site,  # its redirects (fetch/redirects.py)
+                    "handle_httpstatus_all": True,
+                    "dont_retry": True,
+                },
             )
 
     async def parse_page(self, response: Response) -> list[PageResult]:
@@ -121,11 +103,10 @@ class PageSpider(Spider):
         known = claim.task.validators
         if response.status == 304 and known:  # a refresh's conditional GET: unchanged
             return [PageResult(claim, PageOutcome.UNCHANGED, [], known.encode())]
-        if response.meta.get(redirects.OFFSITE):  # redirected off the site: not followed
-            reason = response.meta[redirects.OFFSITE]
-            return [self._status_result(claim, reason, PageOutcome.OFFSITE)]
-        if response.meta.get(redirects.DEAD):
-            await self.worker.fail(claim, Outcome("dead", response.meta[redirects.DEAD]))
+        if response.meta.get(OFFSITE):  # redirected off the site: not followed
+            return [self._status_result(claim, response.meta[OFFSITE], PageOutcome.OFFSITE)]
+        if response.meta.get(DEAD):
+            await self.worker.fail(claim, Outcome("dead", response.meta[DEAD]))
             return []
         outcome = classify_status(response.status, _header(response, b"Retry-After"))
         if outcome.kind == "not_found":
@@ -159,10 +140,6 @@ class PageSpider(Spider):
         claim: Claim = failure.request.meta[CLAIM]  # type: ignore[attr-defined]
         if isinstance(failure.value, HostBusy):  # its host is blocked or busy for a while
             await self.worker.postpone(claim, failure.value.wait)
-            return []
-        refused = addresses.POLICY.refusal_of(failure.request.url)  # type: ignore[attr-defined]
-        if refused:  # an address we must not connect to: never retried
-            await self.worker.fail(claim, Outcome("dead", refused))
             return []
         outcome = classify_exception(failure.value)
         if outcome.kind == "skipped":

@@ -1,11 +1,14 @@
 """robots.txt, fetched once per host for the whole fleet, bounded like any other input.
 
 Scrapy's ``RobotsTxtMiddleware`` fetches robots.txt once per process; with N consumers
-that is N fetches per host. This subclass keeps its parsing and its decisions but gets
-the file through Redis: the first consumer that needs it takes a short lock, downloads
-it (through the downloader, so the host's permit and delay apply) and stores it for
-every consumer (``frontier/hosts.py``, ``ROBOTS_TTL``); the others wait for it there. A
-``Crawl-delay`` raises the host's delay for the fleet (``robots_delay_ms``).
+that is N fetches per host. :class:`SharedRobotsTxtMiddleware` (in its place, with the
+same decisions: a disallowed request is ignored with ``IgnoreRequest``, the rules parsed
+by Protego, Scrapy's default parser) gets the file through Redis: the first consumer
+that needs it takes a short lock, downloads it (through the downloader, so the host's
+permit and delay apply) and stores it for every consumer (``frontier/hosts.py``,
+``ROBOTS_TTL``); the others wait for it there. A ``Crawl-delay`` raises the host's delay
+for the fleet (``robots_delay_ms``). Without a host gate in the settings (no Redis:
+``invcrawl inventory``) each process downloads its own copy.
 
 What a site controls here is bounded:
 
@@ -30,17 +33,20 @@ import asyncio
 import logging
 import math
 import time
+from functools import partial
 from typing import Any
 from urllib.parse import urljoin
 
-from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+from protego import Protego
+from scrapy.crawler import Crawler
+from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.http import Request
 from scrapy.http.request import NO_CALLBACK
-from scrapy.utils.httpobj import urlparse_cached
-from scrapy.utils.misc import build_from_crawler
 from w3lib.url import safe_url_string
 
 from fetch.budget import ExtractionTimeout, budget
+from fetch.permits import HOST_GATE
+from fetch.politeness import HostGate
 from fetch.redirects import MAX_REDIRECTS, REDIRECT_STATUSES, redirect_allowed
 from frontier.hosts import origin_of
 
@@ -50,70 +56,97 @@ ROBOTS_TTL = 3600  # seconds a fetched robots.txt is shared before it is fetched
 LOCK_MS = 30_000  # a fetcher that dies holds the others back at most this long
 ROBOTS_MAX_BYTES = 500 * 1024  # Google reads the first 500 KiB and ignores the rest
 DEFAULT_MAX_CRAWL_DELAY = 60.0
+DOWNLOAD_PRIORITY = 1000  # robots.txt before the requests waiting for it (Scrapy's)
 
 
-class SharedRobotsTxtMiddleware(RobotsTxtMiddleware):
-    def __init__(self, crawler: Any) -> None:
-        super().__init__(crawler)
-        self._expires: dict[str, float] = {}
+class SharedRobotsTxtMiddleware:
+    """Downloader middleware: a request that its host's robots.txt disallows for our user
+    agent is ignored (``IgnoreRequest``: the page's entries are ``skipped``)."""
+
+    def __init__(self, crawler: Crawler, gate: HostGate | None) -> None:
         settings = crawler.settings
+        if not settings.getbool("ROBOTSTXT_OBEY"):
+            raise NotConfigured
+        self._crawler = crawler
+        self._stats = crawler.stats
+        self._gate = gate
+        self._useragent: str = settings.get("ROBOTSTXT_USER_AGENT") or ""
+        self._default_useragent: str = settings.get("USER_AGENT") or ""
         self._max_delay = settings.getfloat("INVCRAWL_MAX_CRAWL_DELAY", DEFAULT_MAX_CRAWL_DELAY)
         self._budget = settings.getfloat("INVCRAWL_EXTRACT_BUDGET", 0.0)
         hosts = settings.getlist("INVCRAWL_ALLOW_HOSTS")
         self._allow_hosts = frozenset(h.lower() for h in hosts)
+        # origin -> the reading of its rules (None: nothing to obey), shared by the
+        # requests that wait for it; read again once expired
+        self._rules: dict[str, asyncio.Task[Protego | None]] = {}
+        self._expires: dict[str, float] = {}
 
-    async def robot_parser(self, request: Request) -> Any:
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SharedRobotsTxtMiddleware:
+        return cls(crawler, HOST_GATE.get(crawler.settings))
+
+    async def process_request(self, request: Request) -> None:
+        if request.meta.get("dont_obey_robotstxt"):
+            return
         origin = origin_of(request.url)
-        if origin is None:  # not http(s): nothing of ours to apply
-            return await super().robot_parser(request)
-        gate = getattr(self.crawler.spider, "host_gate", None)
-        key = urlparse_cached(request).netloc
-        if key in self._parsers and time.monotonic() > self._expires.get(key, 0):
-            del self._parsers[key]  # shared copy expired: read it again
-        if key not in self._parsers:
-            future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-            self._parsers[key] = future  # type: ignore[assignment]
-            try:
-                if gate is None:  # no Redis to share it through (`invcrawl inventory`)
-                    parser = self._parse(origin, await self._download(origin))
-                else:
-                    parser = await self._shared_parser(origin, gate)
-            except Exception as exc:  # Redis or the download failed: obey nothing, as Scrapy
-                log.warning("robots.txt of %s unavailable (%s): not obeyed", origin, exc)
-                parser = None
-            self._parsers[key] = parser
-            self._expires[key] = time.monotonic() + ROBOTS_TTL
-            future.set_result(parser)
-        parser = self._parsers[key]
-        if isinstance(parser, asyncio.Future):
-            return await parser
-        return parser
+        if origin is None:  # not http(s) (a local site's file:// pages): nothing to obey
+            return
+        rules = await self.rules(origin)
+        if rules is None:
+            return
+        agent = self._useragent or _text(request.headers.get(b"User-Agent"))
+        if not rules.can_fetch(request.url, agent or self._default_useragent):
+            log.debug("Forbidden by robots.txt: %s", request)
+            self._stats.inc_value("robotstxt/forbidden")
+            raise IgnoreRequest("Forbidden by robots.txt")
 
-    async def _shared_parser(self, origin: str, gate: Any) -> Any:
+    async def rules(self, origin: str) -> Protego | None:
+        """The robots.txt rules of ``origin`` (None: none to obey), read once per
+        ``ROBOTS_TTL`` by this process, however many requests wait for them."""
+        reading = self._rules.get(origin)
+        if reading is None or (reading.done() and time.monotonic() > self._expires[origin]):
+            reading = asyncio.ensure_future(self._read(origin))
+            self._rules[origin] = reading
+        # shielded: a request cancelled while it waits does not cancel the reading
+        return await asyncio.shield(reading)
+
+    async def _read(self, origin: str) -> Protego | None:
+        try:
+            if self._gate is None:  # no Redis to share it through (`invcrawl inventory`)
+                rules = self.rules_from(origin, await self._download(origin))
+            else:
+                rules = await self._shared_rules(origin, self._gate)
+        except Exception as exc:  # Redis or the download failed: obey nothing, as Scrapy
+            log.warning("robots.txt of %s unavailable (%s): not obeyed", origin, exc)
+            rules = None
+        self._expires[origin] = time.monotonic() + ROBOTS_TTL
+        return rules
+
+    async def _shared_rules(self, origin: str, gate: HostGate) -> Protego | None:
         hosts, redis = gate.hosts, gate.outages.call  # Redis outages are waited out
         doc = await redis(lambda: hosts.robots(origin))
         while doc is None:
             if await redis(lambda: hosts.lock_robots(origin, gate.consumer_id, LOCK_MS)):
                 doc = await self._download(origin)
-                await redis(lambda d=doc: hosts.store_robots(origin, d, ROBOTS_TTL))
+                await redis(partial(hosts.store_robots, origin, doc, ROBOTS_TTL))
                 self._stats.inc_value("invcrawl/robots_fetched")
             else:
                 await asyncio.sleep(0.1)
                 doc = await redis(lambda: hosts.robots(origin))
-        parser = self._parse(origin, doc)
-        asked = _crawl_delay(parser, self._robotstxt_useragent or self._default_useragent)
+        rules = self.rules_from(origin, doc)
+        asked = crawl_delay(rules, self._useragent or self._default_useragent)
         delay = min(asked, self._max_delay)
         await redis(lambda: hosts.set_robots_delay(origin, int(delay * 1000), asked))
-        return parser
+        return rules
 
-    def _parse(self, origin: str, doc: dict[str, Any]) -> Any:
-        """The parser of a stored robots.txt; None (obey nothing) for none, or for a
-        file whose parsing runs past the extraction budget."""
+    def rules_from(self, origin: str, doc: dict[str, Any]) -> Protego | None:
+        """The rules of a stored robots.txt; None (obey nothing) for none, or for a file
+        whose parsing runs past the extraction budget."""
         if doc.get("body") is None:
             return None
         try:
             with budget(self._budget):
-                return build_from_crawler(self._parserimpl, self.crawler, doc["body"].encode())
+                return Protego.parse(doc["body"])
         except ExtractionTimeout:
             log.warning(
                 "robots.txt of %s took longer than %gs to parse: not obeyed", origin, self._budget
@@ -123,9 +156,10 @@ class SharedRobotsTxtMiddleware(RobotsTxtMiddleware):
 
     async def _download(self, origin: str) -> dict[str, Any]:
         url, hops = f"{origin}/robots.txt", []
+        engine = self._crawler.engine
         try:
             while True:
-                response = await self.crawler.engine.download_async(_request(url))
+                response = await engine.download_async(_request(url))
                 location = response.headers.get(b"Location")
                 if response.status not in REDIRECT_STATUSES or not location:
                     break
@@ -141,7 +175,7 @@ class SharedRobotsTxtMiddleware(RobotsTxtMiddleware):
         except Exception as exc:
             log.info("robots.txt of %s could not be fetched (%s): not obeyed", origin, exc)
             return {"status": None, "body": None, "error": str(exc)[:300], "at": time.time()}
-        body = _head(response.body) if response.status == 200 else b""
+        body = head(response.body) if response.status == 200 else b""
         return {
             "status": response.status,
             "body": body.decode("utf-8", "replace"),
@@ -154,7 +188,7 @@ def _request(url: str) -> Request:
     # (Scrapy's RedirectMiddleware would follow it anywhere the address policy allows).
     return Request(
         url,
-        priority=SharedRobotsTxtMiddleware.DOWNLOAD_PRIORITY,
+        priority=DOWNLOAD_PRIORITY,
         meta={"dont_obey_robotstxt": True, "dont_redirect": True},
         callback=NO_CALLBACK,
     )
@@ -165,24 +199,25 @@ def _absent(origin: str, why: str) -> dict[str, Any]:
     return {"status": None, "body": "", "error": why[:300], "at": time.time()}
 
 
-def _head(body: bytes) -> bytes:
+def _text(value: bytes | None) -> str:
+    return value.decode("latin-1") if value else ""
+
+
+def head(body: bytes) -> bytes:
     """The first ROBOTS_MAX_BYTES of a robots.txt, cut after its last whole line."""
     if len(body) <= ROBOTS_MAX_BYTES:
         return body
-    head = body[:ROBOTS_MAX_BYTES]
-    cut = head.rfind(b"\n")
-    return head[: cut + 1] if cut >= 0 else b""
+    first = body[:ROBOTS_MAX_BYTES]
+    cut = first.rfind(b"\n")
+    return first[: cut + 1] if cut >= 0 else b""
 
 
-def _crawl_delay(parser: Any, useragent: str | bytes) -> float:
-    """Crawl-delay for our user agent, from Protego (Scrapy's default parser): a finite
-    positive number of seconds, else 0."""
-    protego = getattr(parser, "rp", None)
-    if protego is None or not hasattr(protego, "crawl_delay"):
+def crawl_delay(rules: Protego | None, agent: str) -> float:
+    """Crawl-delay for our user agent: a finite positive number of seconds, else 0."""
+    if rules is None:
         return 0.0
-    agent = useragent.decode() if isinstance(useragent, bytes) else useragent
     try:
-        delay = float(protego.crawl_delay(agent) or 0)
+        delay = float(rules.crawl_delay(agent) or 0)
     except (TypeError, ValueError, OverflowError):
         return 0.0
     return delay if math.isfinite(delay) and delay > 0 else 0.0

@@ -16,13 +16,17 @@ from typing import Any
 import scrapy.core.downloader.handlers.http11  # noqa: F401
 
 from common.config import Config
+from fetch.addresses import ADDRESS_POLICY, AddressPolicy
+from fetch.permits import HOST_GATE
+from fetch.politeness import HostGate
 from frontier.connection import scrapy_redis_settings
 
 MIB = 1024 * 1024
 
 
-def base_settings(config: Config) -> dict[str, Any]:
-    return {
+def base_settings(config: Config, host_gate: HostGate | None = None) -> dict[str, Any]:
+    """``host_gate``: the process's side of fleet-wide host politeness (with Redis)."""
+    settings: dict[str, Any] = {
         "BOT_NAME": "invcrawl",
         "TWISTED_REACTOR": "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
         "ROBOTSTXT_OBEY": config.robots,
@@ -40,8 +44,8 @@ def base_settings(config: Config) -> dict[str, Any]:
             "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
             "fetch.robots.SharedRobotsTxtMiddleware": 100,
             # a fleet-wide host permit right before each download, released as soon as
-            # the response is in (fetch/politeness.py)
-            "fetch.politeness.HostPermitMiddleware": 950,
+            # the response is in (fetch/permits.py)
+            "fetch.permits.HostPermitMiddleware": 950,
             # no connection to loopback, private or metadata addresses unless the site
             # is there (fetch/addresses.py): pages, inventories and robots.txt alike
             "fetch.addresses.AddressGuardMiddleware": 50,
@@ -60,3 +64,7 @@ def base_settings(config: Config) -> dict[str, Any]:
         "LOGSTATS_INTERVAL": 60.0,
         **scrapy_redis_settings(config.redis),
     }
+    ADDRESS_POLICY.put(settings, AddressPolicy(config.allow_hosts))
+    if host_gate is not None:
+        HOST_GATE.put(settings, host_gate)
+    return settings
