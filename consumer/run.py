@@ -1,7 +1,8 @@
 """Process entry of ``invcrawl consume``: the process's one Redis client, its
-:class:`~consumer.worker.Worker`, and one Scrapy crawler whose spider feeds the worker's
-claims to Scrapy (the worker's host gate reaches the middlewares through the settings:
-``fetch/shared.py``); graceful SIGTERM (finish or release in-flight pages; the command
+:class:`~consumer.worker.Worker`, and one Scrapy crawler whose spider turns the worker's
+claims into requests and whose item pipeline hands every page's outcome back to
+``Worker.settle`` (the worker's host gate and settle step reach them through the
+settings: ``fetch/shared.py``); graceful SIGTERM (finish or release in-flight pages; the command
 then exits 143, or 130 for SIGINT), a second signal forces the stop."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 from types import FrameType
 from typing import Any
 
+from scrapy import signals
 from scrapy.crawler import AsyncCrawlerProcess
 from scrapy.settings import Settings
 from scrapy_redis.connection import get_redis_from_settings
@@ -56,8 +58,10 @@ def run_consumer(config: Config, upstream: Upstream | None = None) -> int:
         upstream=upstream,
         metrics=metrics,
     )
-    process = AsyncCrawlerProcess(consumer_settings(config, worker.hosts))
+    process = AsyncCrawlerProcess(consumer_settings(config, worker.hosts, worker))
     crawler = process.create_crawler(PageSpider)
+    # Whatever ends the crawl: release what is still held, deregister, stop beating.
+    crawler.signals.connect(worker.close, signal=signals.spider_closed)
     signals_seen = 0
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -67,14 +71,14 @@ def run_consumer(config: Config, upstream: Upstream | None = None) -> int:
         interrupts.record(signum)  # the exit code says which (130, 143)
         signals_seen += 1
         if signals_seen == 1:
-            reactor.callFromThread(worker.request_stop)  # type: ignore[attr-defined]
+            reactor.callFromThread(worker.request_stop)
         else:
             log.warning("second signal: stopping now, releasing in-flight pages")
-            reactor.callFromThread(crawler.stop)  # type: ignore[attr-defined]
+            reactor.callFromThread(crawler.stop)
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    process.crawl(crawler, worker=worker)
+    process.crawl(crawler, pages=worker, config=config)
     # Everything imported and built so far (Scrapy, Twisted, lxml, redis-py: ~1/2 million
     # objects) lives as long as the process: moved out of the collector's generations, it is
     # no longer rescanned by every full collection (~0.1 s of a CPython-docs crawl).

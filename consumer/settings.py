@@ -1,17 +1,23 @@
 """Scrapy settings of the consumer process: the shared ones (``fetch/settings.py``), its
-concurrency, the commit pipeline and the site's redirect policy for pages."""
+concurrency, the settle pipeline and the site's redirect policy for pages."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from common.config import Config
+from consumer.pages import SETTLE, Settle
 from fetch.politeness import HostGate
 from fetch.settings import base_settings
 
 
-def consumer_settings(config: Config, host_gate: HostGate | None = None) -> dict[str, Any]:
+def consumer_settings(
+    config: Config, host_gate: HostGate | None = None, settle: Settle | None = None
+) -> dict[str, Any]:
+    """``host_gate`` and ``settle``: the Worker's, for the middlewares and the pipeline."""
     settings = base_settings(config, host_gate)
+    if settle is not None:
+        SETTLE.put(settings, settle)
     settings.update(
         {
             "CONCURRENT_REQUESTS": config.concurrency,
@@ -19,7 +25,7 @@ def consumer_settings(config: Config, host_gate: HostGate | None = None) -> dict
             # A callback returns at most one PageResult: Scrapy's default of 100 makes
             # it start 100 asyncio tasks per page (scraper._parallel_asyncio).
             "CONCURRENT_ITEMS": 1,
-            "ITEM_PIPELINES": {"consumer.pipelines.CommitPipeline": 100},
+            "ITEM_PIPELINES": {"consumer.pipelines.SettlePipeline": 100},
             # Page redirects within the site only (fetch/redirects.py), meta refreshes
             # included: Scrapy's own follows them anywhere.
             "DOWNLOADER_MIDDLEWARES": {

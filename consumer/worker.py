@@ -5,8 +5,10 @@ pinned to: ``consumer/crawls.py``): it claims tasks within its capacity, spread 
 crawls by :class:`~consumer.scheduling.CrawlRotation`, holds them
 (``consumer/holdings.py``) while a heartbeat beside page work renews their leases and
 reaps expired ones (``consumer/heartbeat.py``), settles every task exactly once (commit,
-retry, dead-letter or release), and rides out Redis outages with backoff. Runs on the
-reactor's asyncio loop; never blocks it.
+retry, dead-letter or release: ``consumer/settling.py``), and rides out Redis outages
+with backoff. Runs on the reactor's asyncio loop; never blocks it. Nothing but its runner
+(``consumer/run.py``) imports it: the spider and the pipeline know it by the protocols of
+``consumer/pages.py``.
 """
 
 from __future__ import annotations
@@ -17,18 +19,16 @@ import logging
 import os
 import secrets
 import socket
-import time
-import traceback
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import AsyncIterator
+from typing import Protocol
 
 from common.config import Config
-from common.items import CrawlInfo, PageOutcome, prepare
 from consumer.crawls import ServedCrawl, ServedCrawls
 from consumer.heartbeat import Heartbeat
 from consumer.holdings import Holdings
 from consumer.metrics import Metrics
-from fetch.failures import Outcome, backoff_delay
+from consumer.pages import ClaimedPage, Settlement
+from consumer.settling import Settler
 from fetch.outages import Outages, StatSink
 from fetch.politeness import HostGate
 from frontier.session import Claim, CommitResult, CrawlNotFound, Frontier
@@ -94,6 +94,15 @@ class Worker:
             outages=self.outages,
             stat=self.stat,
         )
+        self.settler = Settler(
+            config,
+            self.id,
+            crawls=self.crawls,
+            held=self.held,
+            outages=self.outages,
+            metrics=self.metrics,
+            stat=self.stat,
+        )
         self._wake = asyncio.Event()
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -126,15 +135,10 @@ class Worker:
             log.debug("could not leave the fleet list: %s", exc)
         await self.frontier.aclose()
 
-    def crawl_info(self, claim: Claim) -> CrawlInfo:
-        served = self.crawls.get(claim.crawl_id)
-        assert served is not None
-        return served.info
-
     # -- the feed ------------------------------------------------------------------------
 
-    async def feed(self) -> AsyncIterator[Claim]:
-        """Yield claimed tasks, never more than ``concurrency`` held at once. Ends when
+    async def feed(self) -> AsyncIterator[ClaimedPage]:
+        """Yield claimed pages, never more than ``concurrency`` held at once. Ends when
         stopping, or when there is nothing left to serve (pinned crawls complete, or
         ``burst`` and every open crawl complete)."""
         try:
@@ -154,8 +158,8 @@ class Worker:
                     await self._sleep(1.0)
                     continue
                 claims = await self._claim_turn(free)
-                for claim in claims:
-                    yield claim
+                for served, claim in claims:
+                    yield ClaimedPage(claim, served.info, served.origin, served.base)
                 if not upstream_busy:
                     await self.crawls.retire_complete()
                     if self.crawls.all_done():  # at once, not after an idle sleep
@@ -194,8 +198,8 @@ class Worker:
                     await self.crawls.leave_failed(crawl_id)
         return False
 
-    async def _claim_turn(self, free: int) -> list[Claim]:
-        claims: list[Claim] = []
+    async def _claim_turn(self, free: int) -> list[tuple[ServedCrawl, Claim]]:
+        claims: list[tuple[ServedCrawl, Claim]] = []
         held_per_host = self.held.per_host(self.crawls.origin)
         for served, turn in self.crawls.turns(free):
             # Politeness steers the claims: no page of a host that cannot take a request
@@ -211,8 +215,8 @@ class Worker:
             got = await self._claim(served, asked)
             self.crawls.claimed(served.crawl_id, asked, len(got))
             held_per_host[served.origin] = held_per_host.get(served.origin, 0) + len(got)
-            claims += got
-        self.held.add(claims)
+            claims += [(served, claim) for claim in got]
+        self.held.add(claim for _, claim in claims)
         return claims
 
     async def _claim(self, served: ServedCrawl, n: int) -> list[Claim]:
@@ -245,126 +249,12 @@ class Worker:
 
     # -- settling ------------------------------------------------------------------------
 
-    async def commit(
-        self,
-        claim: Claim,
-        items: Sequence[Mapping[str, Any]],
-        outcome: PageOutcome,
-        validators: str = "",
-    ) -> CommitResult | None:
-        served = self.crawls.get(claim.crawl_id)
-        if served is None:  # forgotten meanwhile: nothing to commit to
-            self.held.settled(claim, "forgotten")
-            return None
-        prepared = [prepare(item, served.buckets) for item in items]
-        settled_as, started = "abandoned", time.perf_counter()  # abandoned: gave up on Redis
-        try:
-            result = await self.outages.call(
-                lambda: served.session.commit(claim, prepared, outcome, validators),
-                deadline=self._settle_deadline(claim),
-            )
-            if result is not None:
-                settled_as = str(outcome) if result.committed else "fenced"
-        finally:
-            self.metrics.committed(time.perf_counter() - started)
-            self.held.settled(claim, settled_as)
-        if result is None:
-            return None
-        if result.committed:
-            self.stat("invcrawl/pages_done", 1)
-            self.stat("invcrawl/items_new", result.new)
-            self.stat("invcrawl/items_updated", result.updated)
-            self.stat("invcrawl/items_unchanged", result.unchanged)
-            self.metrics.items_committed(claim.crawl_id, items, result)
-        else:
-            self.stat("invcrawl/fenced", 1)
-            self.metrics.fenced(claim.crawl_id)
-            log.warning(
-                "commit of %s fenced (%s): another delivery owns it",
-                claim.task.url,
-                "lease expired" if result.expired else "lease lost",
-            )
-        return result
-
-    async def fail(self, claim: Claim, outcome: Outcome, dead_now: bool = False) -> str | None:
-        served = self.crawls.get(claim.crawl_id)
-        if served is None:  # forgotten meanwhile
-            self.held.settled(claim, "forgotten")
-            return None
-        delay = backoff_delay(
-            claim.deliveries, self.config.backoff_base, self.config.backoff_max, outcome.retry_after
-        )
-        error = {
-            "reason": outcome.reason,
-            "error": outcome.reason,
-            "url": claim.task.url,
-            "consumer": self.id,
-            "delivery": claim.deliveries,
-        }
-        settled_as = "abandoned"
-        try:
-            result = await self.outages.call(
-                lambda: served.session.fail(
-                    claim,
-                    error,
-                    int(delay * 1000),
-                    served.max_tries,
-                    dead_now=dead_now or outcome.kind == "dead",
-                ),
-                deadline=self._settle_deadline(claim),
-            )
-            settled_as = result or settled_as
-        finally:
-            self.held.settled(claim, settled_as)
-        if result == "fenced":
-            self.metrics.fenced(claim.crawl_id)
-        if result:
-            self.stat(f"invcrawl/{result}", 1)
-            level = logging.WARNING if result == "dead" else logging.INFO
-            log.log(
-                level,
-                "%s: %s -> %s (delivery %d)",
-                claim.task.url,
-                outcome.reason,
-                result,
-                claim.deliveries,
-            )
-            if result == "retry":
-                self.crawls.wake(claim.crawl_id)
-        return result
-
-    async def postpone(self, claim: Claim, seconds: float) -> bool | None:
-        """Give the task back without using a delivery, not to be claimed again for
-        ``seconds`` (its host is blocked or busy for a while)."""
-        served = self.crawls.get(claim.crawl_id)
-        if served is None:  # forgotten meanwhile
-            self.held.settled(claim, "forgotten")
-            return None
-        released: bool | None = None
-        try:
-            released = await self.outages.call(
-                lambda: served.session.release(claim, int(seconds * 1000)),
-                deadline=self._settle_deadline(claim),
-            )
-            return released
-        finally:
-            outcomes = {True: "postponed", False: "fenced", None: "abandoned"}
-            self.held.settled(claim, outcomes[released])
-
-    async def fail_with_exception(self, claim: Claim, exc: BaseException) -> None:
-        """An unexpected error in our own code is deterministic: dead-letter at once with
-        the traceback's last line, rather than burn retries on it."""
-        text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        log.error("extraction failed on %s", claim.task.url, exc_info=exc)
-        await self.fail(claim, Outcome("dead", f"internal error: {text[:500]}"), dead_now=True)
+    async def settle(self, page: Settlement) -> CommitResult | str | bool | None:
+        """Settle a page's claim, whatever became of the page (``consumer/settling.py``)."""
+        return await self.settler.settle(page)
 
     def _settled(self, claim: Claim) -> None:
         """A claim left the holdings: make room for the next claims."""
         if not self.held.holds_crawl(claim.crawl_id):
             self.crawls.emptied(claim.crawl_id)
         self._wake.set()
-
-    def _settle_deadline(self, claim: Claim) -> float:
-        # Keep trying to settle through a Redis outage; after the hard deadline plus a
-        # lease the result would be fenced anyway and the task is reaped instead.
-        return claim.claimed_at + self.config.task_deadline + self.config.lease

@@ -63,7 +63,7 @@ def record_signals_on_start() -> None:
 
     # Start-up triggers run in the order they were added, and the process adds its own
     # when it starts: one turn of the loop later, they are in place.
-    reactor.callWhenRunning(reactor.callLater, 0, interrupts.chain)  # type: ignore[attr-defined]
+    reactor.callWhenRunning(reactor.callLater, 0, interrupts.chain)
 
 
 def start_inventory_crawl(

@@ -117,3 +117,8 @@ def test_no_import_cycle_in_any_package() -> None:
     assert graph["invcrawl.cli"] >= {"invcrawl.commands"}
     assert "consumer.worker" in graph["consumer.run"]
     assert cycles(graph) == []
+
+
+def test_the_worker_is_imported_by_its_runner_only() -> None:
+    importers = {m for m, names in module_graph().items() if "consumer.worker" in names}
+    assert importers == {"consumer.run"}
