@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
@@ -96,8 +97,6 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
         return None
-    import time  # noqa: PLC0415 - only on this rare path
-
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 

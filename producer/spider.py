@@ -19,6 +19,7 @@ from common.inventory import Inventory, InventoryError, parse_inventory
 from common.plan import Plan, PlanCache, plan_crawl
 from fetch.addresses import AddressRefused
 from fetch.meta import SITE
+from fetch.responses import header
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,8 +162,8 @@ class InventorySpider(Spider):
                 url,
                 sha256,
                 body,
-                _header(response, b"ETag"),
-                _header(response, b"Last-Modified"),
+                header(response, b"ETag"),
+                header(response, b"Last-Modified"),
                 not_modified,
             )
         )
@@ -172,11 +173,6 @@ class InventorySpider(Spider):
     def inventory_failed(self, failure: Failure) -> None:
         job: InventoryJob = failure.request.cb_kwargs["job"]  # type: ignore[attr-defined]
         job.error = describe_failure(failure, job.url)
-
-
-def _header(response: Response, name: bytes) -> str | None:
-    value = response.headers.get(name)
-    return value.decode("latin-1") if value else None
 
 
 def describe_failure(failure: Failure, url: str) -> str:
