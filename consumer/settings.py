@@ -22,7 +22,7 @@ def consumer_settings(
         {
             "CONCURRENT_REQUESTS": config.concurrency,
             "CONCURRENT_REQUESTS_PER_DOMAIN": config.concurrency,
-            # A callback returns at most one PageResult: Scrapy's default of 100 makes
+            # A callback returns exactly one settlement: Scrapy's default of 100 makes
             # it start 100 asyncio tasks per page (scraper._parallel_asyncio).
             "CONCURRENT_ITEMS": 1,
             "ITEM_PIPELINES": {"consumer.pipelines.SettlePipeline": 100},
