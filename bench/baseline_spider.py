@@ -144,7 +144,7 @@ class BaselineSpider(Spider):
 
 class JsonLinesPipeline:
     """Writes every item of a page as one JSON line, serialised by ``prepare`` exactly as the
-    commit pipeline does (so a faster serialiser speeds both sides up)."""
+    consumer's settle step does (so a faster serialiser speeds both sides up)."""
 
     def __init__(self, crawler: Any) -> None:
         self.crawler = crawler

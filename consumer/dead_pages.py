@@ -3,8 +3,9 @@ and the dead letter's reason, so that a finished crawl's output still has one it
 inventory entry (docs/items.md).
 
 A consumer writes them for every dead page of a crawl just before it checks the crawl for
-completion (``Worker._retire_complete``): whoever marks a crawl finished has written them
-first, whichever consumer dead-lettered the page, and whether a page died in ``fail.lua``
+completion (``consumer/crawls.ServedCrawls.retire_complete``): whoever marks a crawl
+finished has written them first, whichever consumer dead-lettered the page, and whether
+a page died in ``fail.lua``
 (a failed delivery) or in ``reap.lua`` (lease expiry on its last try), or its consumer was
 killed in between. ``dead_items.lua`` is idempotent and skips a page redriven meanwhile.
 """
