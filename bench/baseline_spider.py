@@ -14,7 +14,7 @@ consumer also compresses it for Redis, ``common/codec.py``, a cost the spider do
 pay).
 
 Fairness (see docs/performance.md): the Scrapy settings are the consumer's own
-(``consumer.run.consumer_settings``: concurrency 8 per process and per domain, robots.txt
+(``consumer.settings.consumer_settings``: concurrency 8 per process and per domain, robots.txt
 obeyed, no Scrapy retries, same timeouts and size limits), and, like the consumer, the
 spider hands Scrapy **one item per page** (the page's item list) so that neither side
 pays Scrapy's per-item signal/pipeline overhead 15,000 times. The only work it skips is
@@ -50,7 +50,7 @@ from common.items import CrawlInfo, build_item, status_items
 from common.plan import plan_crawl
 from common.site import inventory_url
 from common.tasks import Task
-from consumer.run import consumer_settings
+from consumer.settings import consumer_settings
 from consumer.spider import inflate_gzip
 from producer.enqueue import tasks_from_plan
 
@@ -154,7 +154,7 @@ class BaselineSpider(Spider):
 
 class JsonLinesPipeline:
     """Writes every item of a page as one JSON line, serialised by ``prepare`` exactly as the
-    commit pipeline does (so a faster serialiser speeds both sides up)."""
+    consumer's settle step does (so a faster serialiser speeds both sides up)."""
 
     def __init__(self, crawler: Any) -> None:
         self.crawler = crawler
@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     # The sites are the user's own choice, as for ``invcrawl crawl``: their hosts pass
-    # the address guard (consumer/addresses.py) even on loopback.
+    # the address guard (fetch/addresses.py) even on loopback.
     hosts = tuple(sorted({urlsplit(site).hostname or "" for site in args.sites} - {""}))
     config = load_config({"concurrency": args.concurrency, "allow_hosts": hosts})
     settings = consumer_settings(config)

@@ -3,8 +3,9 @@ and the dead letter's reason, so that a finished crawl's output still has one it
 inventory entry (docs/items.md).
 
 A consumer writes them for every dead page of a crawl just before it checks the crawl for
-completion (``Worker._retire_complete``): whoever marks a crawl finished has written them
-first, whichever consumer dead-lettered the page, and whether a page died in ``fail.lua``
+completion (``consumer/crawls.ServedCrawls.retire_complete``): whoever marks a crawl
+finished has written them first, whichever consumer dead-lettered the page, and whether
+a page died in ``fail.lua``
 (a failed delivery) or in ``reap.lua`` (lease expiry on its last try), or its consumer was
 killed in between. ``dead_items.lua`` is idempotent and skips a page redriven meanwhile.
 """
@@ -16,6 +17,7 @@ import logging
 
 from common.items import CrawlInfo, ItemStatus, prepare, status_items
 from common.tasks import TaskFormatError, decode_task
+from frontier.admin import dead_letters
 from frontier.session import CrawlSession
 
 log = logging.getLogger("invcrawl.consumer")
@@ -26,14 +28,11 @@ async def record_dead_pages(
 ) -> int:
     """``failed`` items for the dead pages of the crawl not in ``done`` (the ids this
     consumer already wrote); returns how many pages it wrote."""
-    k = session.keys
-    dead = [str(t) for t in await session.redis.zrange(k.dlq, 0, -1) if t not in done]
+    dead = await dead_letters(session, skip=done)
     if not dead:
         return 0
-    payloads = await session.redis.hmget(k.task, dead)
-    reasons = await session.redis.hmget(k.dlq_why, dead)
     written = 0
-    for task_id, payload, why in zip(dead, payloads, reasons, strict=True):
+    for task_id, payload, why in dead:
         if payload is None:  # redriven and committed meanwhile
             continue
         try:
@@ -42,7 +41,7 @@ async def record_dead_pages(
             log.error("dead task %s has an unreadable payload: %s", task_id, exc)
             done.add(task_id)
             continue
-        reason = _reason(why if isinstance(why, str) else None)
+        reason = _reason(why)
         items = status_items(info, task, ItemStatus.FAILED, reason)
         prepared = [prepare(item, buckets) for item in items]
         if await session.dead_items(task_id, prepared):

@@ -10,101 +10,124 @@ import logging
 import os
 import socket
 import time
-from typing import TYPE_CHECKING
+from typing import Any
 
+from common.config import Config
+from consumer.crawls import ServedCrawl, ServedCrawls
+from consumer.holdings import Holdings
+from fetch.outages import Outages, StatSink
+from fetch.politeness import HostGate
 from frontier.connection import is_transient
-from frontier.session import CrawlNotFound
-
-if TYPE_CHECKING:
-    from consumer.discovery import ServedCrawl
-    from consumer.worker import Worker
+from frontier.session import Frontier
+from frontier.values import CrawlNotFound
 
 log = logging.getLogger("invcrawl.consumer")
 
 
-async def heartbeat_loop(worker: Worker) -> None:
-    """Every lease/3: list this consumer in the fleet, renew host permits and register
-    hosts, then per crawl renew task leases (abandoning tasks past the hard deadline),
-    refresh slots and reap."""
-    interval = max(0.2, worker.config.lease / 3)
-    while True:
-        await asyncio.sleep(interval)
-        try:
-            await beat_fleet(worker)
-            await worker.hosts.renew()
-            origins = {s.origin for s in worker.crawls.values() if s.origin}
-            await worker.frontier.hosts.register(
-                origins, await worker.frontier.registry.server_ms()
-            )
-        except Exception as exc:
-            if not is_transient(exc):
-                log.exception("heartbeat of the host permits failed")
-            worker.outages.note(exc)
-            continue
-        for served in list(worker.crawls.values()):
+class Heartbeat:
+    def __init__(
+        self,
+        frontier: Frontier,
+        config: Config,
+        consumer_id: str,
+        *,
+        hosts: HostGate,
+        crawls: ServedCrawls,
+        held: Holdings,
+        outages: Outages,
+        stat: StatSink,
+    ) -> None:
+        self._frontier = frontier
+        self._config = config
+        self._consumer_id = consumer_id
+        self._hosts = hosts
+        self._crawls = crawls
+        self._held = held
+        self._outages = outages
+        self._stat = stat
+        self._started = time.time()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.ensure_future(self._loop())
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+    async def _loop(self) -> None:
+        """Every lease/3: list this consumer in the fleet, renew host permits and register
+        hosts, then per crawl renew task leases (abandoning tasks past the hard deadline),
+        refresh slots and reap."""
+        interval = max(0.2, self._config.lease / 3)
+        while True:
+            await asyncio.sleep(interval)
             try:
-                await beat_crawl(worker, served)
-            except CrawlNotFound:  # invcrawl forget --force
-                from consumer.discovery import forgotten  # noqa: PLC0415 - it imports us
-
-                await forgotten(worker, served.session.crawl_id)
+                await self.beat_fleet()
+                await self._hosts.renew()
+                origins = {s.origin for s in self._crawls if s.origin}
+                await self._frontier.hosts.register(
+                    origins, await self._frontier.registry.server_ms()
+                )
             except Exception as exc:
-                if is_transient(exc):
-                    worker.outages.note(exc)
-                    break
-                log.exception("heartbeat of crawl %s failed", served.session.crawl_id)
+                if not is_transient(exc):
+                    log.exception("heartbeat of the host permits failed")
+                self._outages.note(exc)
+                continue
+            for served in self._crawls:
+                try:
+                    await self.beat_crawl(served)
+                except CrawlNotFound:  # invcrawl forget --force
+                    await self._crawls.forgotten(served.crawl_id)
+                except Exception as exc:
+                    if is_transient(exc):
+                        self._outages.note(exc)
+                        break
+                    log.exception("heartbeat of crawl %s failed", served.crawl_id)
 
-
-async def beat_fleet(worker: Worker) -> None:
-    """List this consumer in the fleet (``invcrawl:fleet``), serving a crawl or idle, so
-    that ``status`` and the dashboard show idle consumers too."""
-    await worker.frontier.registry.beat_consumer(
-        worker.id,
-        {
+    def _info(self) -> dict[str, Any]:
+        return {
             "host": socket.gethostname(),
             "pid": os.getpid(),
-            "started": worker.started,
-            "lease_ms": worker.config.lease_ms,
-        },
-    )
+            "started": self._started,
+            "lease_ms": self._config.lease_ms,  # status judges liveness by the beat's own lease
+        }
 
+    async def beat_fleet(self) -> None:
+        """List this consumer in the fleet (``invcrawl:fleet``), serving a crawl or idle,
+        so that ``status`` and the dashboard show idle consumers too."""
+        await self._frontier.registry.beat_consumer(self._consumer_id, self._info())
 
-async def beat_crawl(worker: Worker, served: ServedCrawl) -> None:
-    """Renew this consumer's leases on one crawl, refresh its slots, reap."""
-    session, crawl_id = served.session, served.session.crawl_id
-    now = time.monotonic()
-    renew = []
-    for claim in [c for (cid, _), c in worker.held.items() if cid == crawl_id]:
-        if now - claim.claimed_at > worker.config.task_deadline:
-            # Hard deadline: stop renewing; the lease expires and the task is reaped.
-            log.warning(
-                "%s exceeded the %.0fs task deadline; abandoning it",
-                claim.task.url,
-                worker.config.task_deadline,
-            )
-            worker.stat("invcrawl/abandoned", 1)
-            worker.settled(claim, "abandoned")
-        else:
-            renew.append(claim)
-    info = {
-        "host": socket.gethostname(),
-        "pid": os.getpid(),
-        "started": worker.started,
-        "slots": served.slots.owned,
-        "held": len(renew),
-        "lease_ms": worker.config.lease_ms,  # status judges liveness by the beat's own lease
-    }
-    for task_id in await session.renew(worker.id, renew, worker.config.lease_ms, info):
-        lost = worker.held.get((crawl_id, task_id))
-        if lost:
-            log.warning("lease of %s lost", lost.task.url)
-            worker.stat("invcrawl/leases_lost", 1)
-            worker.settled(lost, "lease_lost")
-    await served.slots.refresh()
-    for slot in served.slots.reap_order():
-        requeued, dead = await session.reap(slot, served.max_tries)
-        if requeued or dead:
-            log.info("reaped %s slot %d: %d requeued, %d dead", crawl_id, slot, requeued, dead)
-            worker.stat("invcrawl/reaped", requeued + dead)
-            worker.rotation.wake(crawl_id)
-    worker.outages.over()
+    async def beat_crawl(self, served: ServedCrawl) -> None:
+        """Renew this consumer's leases on one crawl, refresh its slots, reap."""
+        session, crawl_id, config = served.session, served.crawl_id, self._config
+        now = time.monotonic()
+        renew = []
+        for claim in self._held.of_crawl(crawl_id):
+            if now - claim.claimed_at > config.task_deadline:
+                # Hard deadline: stop renewing; the lease expires and the task is reaped.
+                log.warning(
+                    "%s exceeded the %.0fs task deadline; abandoning it",
+                    claim.task.url,
+                    config.task_deadline,
+                )
+                self._stat("invcrawl/abandoned", 1)
+                self._held.settled(claim, "abandoned")
+            else:
+                renew.append(claim)
+        info = {**self._info(), "slots": served.slots.owned, "held": len(renew)}
+        for task_id in await session.renew(self._consumer_id, renew, config.lease_ms, info):
+            lost = self._held.get(crawl_id, task_id)
+            if lost:
+                log.warning("lease of %s lost", lost.task.url)
+                self._stat("invcrawl/leases_lost", 1)
+                self._held.settled(lost, "lease_lost")
+        await served.slots.refresh()
+        for slot in served.slots.reap_order():
+            requeued, dead = await session.reap(slot, served.max_tries)
+            if requeued or dead:
+                log.info("reaped %s slot %d: %d requeued, %d dead", crawl_id, slot, requeued, dead)
+                self._stat("invcrawl/reaped", requeued + dead)
+                self._crawls.wake(crawl_id)
+        self._outages.over()

@@ -2,9 +2,10 @@
 in the text exposition format at ``http://BIND:PORT/metrics``, with the official
 ``prometheus_client``.
 
-:class:`Metrics` is the interface the delivery loop calls where it settles things (one
-object, handed to the :class:`~consumer.worker.Worker`; the spider times fetch and
-extraction through the worker's): it does nothing, so that a consumer without
+:class:`Metrics` is the interface the delivery loop calls where it claims and settles
+things (one object, handed to the :class:`~consumer.worker.Worker`; the spider measures
+fetch and extraction and the settle step, ``consumer/settling.py``, records them): it
+does nothing, so that a consumer without
 ``--metrics-port`` pays one method call per event. :class:`PrometheusMetrics` counts:
 
 ========================================  ========  ===========================================

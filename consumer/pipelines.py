@@ -1,5 +1,7 @@
-"""The commit pipeline: a page's items and its task's acknowledgement, in one atomic,
-fenced Lua call (commit.lua, through :meth:`consumer.worker.Worker.commit`)."""
+"""The settle pipeline: Scrapy's item pipeline hands every page's settlement (items to
+commit, a failure, a postponement: ``consumer/pages.py``) to the one settle step
+(``Worker.settle``; a page's items and its task's acknowledgement are one atomic, fenced
+Lua call, commit.lua)."""
 
 from __future__ import annotations
 
@@ -7,21 +9,18 @@ from typing import Any
 
 from scrapy.crawler import Crawler
 
-from consumer.spider import PageResult, PageSpider
+from consumer.pages import SETTLE, PageFailure, PagePostponed, PageResult, Settle
 
 
-class CommitPipeline:
-    def __init__(self, crawler: Crawler) -> None:
-        self.crawler = crawler
+class SettlePipeline:
+    def __init__(self, settle: Settle) -> None:
+        self.settle = settle
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> CommitPipeline:
-        return cls(crawler)
+    def from_crawler(cls, crawler: Crawler) -> SettlePipeline:
+        return cls(SETTLE.require(crawler.settings))
 
     async def process_item(self, item: Any) -> Any:
-        if not isinstance(item, PageResult):
-            return item
-        spider = self.crawler.spider
-        assert isinstance(spider, PageSpider)
-        await spider.worker.commit(item.claim, item.items, item.outcome, item.validators)
+        if isinstance(item, (PageResult, PageFailure, PagePostponed)):
+            await self.settle.settle(item)
         return item

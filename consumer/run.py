@@ -1,7 +1,9 @@
-"""Process entry of ``invcrawl consume``: one Scrapy crawler whose spider builds the
-process's one Redis client and its :class:`~consumer.worker.Worker`; graceful SIGTERM
-(finish or release in-flight pages; the command then exits 143, or 130 for SIGINT), a
-second signal forces the stop."""
+"""Process entry of ``invcrawl consume``: the process's one Redis client, its
+:class:`~consumer.worker.Worker`, and one Scrapy crawler whose spider turns the worker's
+claims into requests and whose item pipeline hands every page's outcome back to
+``Worker.settle`` (the worker's host gate and settle step reach them through the
+settings: ``fetch/shared.py``); graceful SIGTERM (finish or release in-flight pages; the command
+then exits 143, or 130 for SIGINT), a second signal forces the stop."""
 
 from __future__ import annotations
 
@@ -10,14 +12,22 @@ import logging
 import signal
 import sys
 from types import FrameType
+from typing import Any
 
+from scrapy import signals
 from scrapy.crawler import AsyncCrawlerProcess
+from scrapy.settings import Settings
+from scrapy_redis.connection import get_redis_from_settings
 
 from common import interrupts
 from common.config import Config
 from consumer.metrics import Metrics, PrometheusMetrics
 from consumer.settings import consumer_settings
-from consumer.worker import Upstream
+from consumer.spider import PageSpider
+from consumer.worker import Upstream, Worker
+from fetch.outages import new_stat_sink
+from frontier.connection import connect, scrapy_redis_settings
+from frontier.session import Frontier
 
 log = logging.getLogger("invcrawl.consumer")
 
@@ -39,39 +49,50 @@ def run_consumer(config: Config, upstream: Upstream | None = None) -> int:
     """Consume until stopped (or, with ``burst``, until there is nothing left to serve).
     ``upstream``: a producer of this process's making (``produce --consume``) whose crawl
     is not complete before it is done."""
-    from consumer.spider import PageSpider  # noqa: PLC0415 - imports Scrapy machinery
-
     assert config.redis, "the CLI resolves an embedded Redis before starting a consumer"
-    process = AsyncCrawlerProcess(consumer_settings(config))
+    metrics = serve_metrics(config)
+    worker = Worker(
+        Frontier(redis_client(config)),
+        config,
+        stat=new_stat_sink(lambda: crawler.stats),
+        upstream=upstream,
+        metrics=metrics,
+    )
+    process = AsyncCrawlerProcess(consumer_settings(config, worker.hosts, worker))
     crawler = process.create_crawler(PageSpider)
+    # Whatever ends the crawl: release what is still held, deregister, stop beating.
+    crawler.signals.connect(worker.close, signal=signals.spider_closed)
     signals_seen = 0
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         nonlocal signals_seen
-        from twisted.internet import reactor  # noqa: PLC0415
+        from twisted.internet import reactor  # noqa: PLC0415 - the process installed it
 
         interrupts.record(signum)  # the exit code says which (130, 143)
-        spider = crawler.spider
-        if not isinstance(spider, PageSpider):
-            return
         signals_seen += 1
         if signals_seen == 1:
-            reactor.callFromThread(spider.worker.request_stop)  # type: ignore[attr-defined]
+            reactor.callFromThread(worker.request_stop)
         else:
             log.warning("second signal: stopping now, releasing in-flight pages")
-            reactor.callFromThread(crawler.stop)  # type: ignore[attr-defined]
+            reactor.callFromThread(crawler.stop)
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    metrics = serve_metrics(config)
-    process.crawl(crawler, config=config, upstream=upstream, metrics=metrics)
+    process.crawl(crawler, pages=worker, config=config)
     # Everything imported and built so far (Scrapy, Twisted, lxml, redis-py: ~1/2 million
     # objects) lives as long as the process: moved out of the collector's generations, it is
     # no longer rescanned by every full collection (~0.1 s of a CPython-docs crawl).
     gc.freeze()
     process.start(install_signal_handlers=False)
-    spider = crawler.spider
-    if isinstance(spider, PageSpider) and spider.worker.fatal:
-        log.error("consumer stopped by an unexpected error: %s", spider.worker.fatal)
+    if worker.fatal:
+        log.error("consumer stopped by an unexpected error: %s", worker.fatal)
         return 1
     return 0
+
+
+def redis_client(config: Config) -> Any:
+    """The process's one Redis client: scrapy-redis builds it from REDIS_URL/REDIS_PARAMS
+    (a cluster client, which scrapy-redis cannot build, comes from frontier/connection)."""
+    if config.redis_cluster:
+        return connect(config.redis or "", cluster=True)
+    return get_redis_from_settings(Settings(scrapy_redis_settings(config.redis)))

@@ -1,82 +1,37 @@
-"""Scrapy settings of the producer and consumer processes, built from Config.
-
-Scrapy's own retry middleware is off: retries are delayed tasks in Redis (counted,
-backed off, dead-lettered), never sleeps on the reactor.
-"""
+"""Scrapy settings of the consumer process: the shared ones (``fetch/settings.py``), its
+concurrency, the settle pipeline and the site's redirect policy for pages."""
 
 from __future__ import annotations
 
 from typing import Any
 
-# Imported here, at a shallow stack, on purpose: Scrapy builds deprecated aliases in
-# these modules with inspect.stack(), whose cost grows with the depth of the stack; when
-# the downloader loads them lazily under the reactor (~80 frames) that alone took 0.4 s
-# of every process's start-up, against ~0.05 s from here.
-import scrapy.core.downloader.handlers.http11  # noqa: F401
-
 from common.config import Config
-from frontier.connection import scrapy_redis_settings
-
-MIB = 1024 * 1024
-
-
-def base_settings(config: Config) -> dict[str, Any]:
-    return {
-        "BOT_NAME": "invcrawl",
-        "TWISTED_REACTOR": "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
-        "ROBOTSTXT_OBEY": config.robots,
-        "RETRY_ENABLED": False,
-        "USER_AGENT": config.user_agent,
-        "DOWNLOAD_TIMEOUT": config.download_timeout,
-        "DOWNLOAD_MAXSIZE": 64 * MIB,
-        "DOWNLOAD_WARNSIZE": 16 * MIB,
-        "COOKIES_ENABLED": False,
-        # Not loaded at all (COOKIES_ENABLED only disables it after its module, which
-        # pulls in tldextract and requests, was imported: ~0.2 s of start-up).
-        "DOWNLOADER_MIDDLEWARES": {
-            "scrapy.downloadermiddlewares.cookies.CookiesMiddleware": None,
-            # robots.txt once per host for the fleet, through Redis (consumer/robots.py)
-            "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
-            "consumer.robots.SharedRobotsTxtMiddleware": 100,
-            # a fleet-wide host permit right before each download, released as soon as
-            # the response is in (consumer/politeness.py)
-            "consumer.politeness.HostPermitMiddleware": 950,
-            # no connection to loopback, private or metadata addresses unless the site
-            # is there (consumer/addresses.py): pages, inventories and robots.txt alike
-            "consumer.addresses.AddressGuardMiddleware": 50,
-        },
-        "TWISTED_DNS_RESOLVER": "consumer.addresses.GuardedResolver",
-        "INVCRAWL_ALLOW_HOSTS": list(config.allow_hosts),
-        # robots.txt: its Crawl-delay capped, its parsing under the extract budget
-        "INVCRAWL_MAX_CRAWL_DELAY": config.max_crawl_delay,
-        "INVCRAWL_EXTRACT_BUDGET": config.extract_budget,
-        "TELNETCONSOLE_ENABLED": False,
-        # Scrapy 2.19's remote control runs Python code sent to an HTTP port of every
-        # process (token in a file of the user's profile): never in a crawler fleet. It
-        # also cost start-up (aiohttp) and shut-down (its server's stop).
-        "REMOTE_CONTROL_ENABLED": False,
-        "LOG_LEVEL": config.scrapy_log_level,  # -v and -q move it (common/config.py)
-        "LOGSTATS_INTERVAL": 60.0,
-        **scrapy_redis_settings(config.redis),
-    }
+from consumer.pages import SETTLE, Settle
+from fetch.politeness import HostGate
+from fetch.settings import base_settings
 
 
-def consumer_settings(config: Config) -> dict[str, Any]:
-    settings = base_settings(config)
+def consumer_settings(
+    config: Config, host_gate: HostGate | None = None, settle: Settle | None = None
+) -> dict[str, Any]:
+    """``host_gate`` and ``settle``: the Worker's, for the middlewares and the pipeline."""
+    settings = base_settings(config, host_gate)
+    if settle is not None:
+        SETTLE.put(settings, settle)
     settings.update(
         {
             "CONCURRENT_REQUESTS": config.concurrency,
             "CONCURRENT_REQUESTS_PER_DOMAIN": config.concurrency,
-            # A callback returns at most one PageResult: Scrapy's default of 100 makes
+            # A callback returns exactly one settlement: Scrapy's default of 100 makes
             # it start 100 asyncio tasks per page (scraper._parallel_asyncio).
             "CONCURRENT_ITEMS": 1,
-            "ITEM_PIPELINES": {"consumer.pipelines.CommitPipeline": 100},
-            # Page redirects within the site only (consumer/redirects.py), meta refreshes
+            "ITEM_PIPELINES": {"consumer.pipelines.SettlePipeline": 100},
+            # Page redirects within the site only (fetch/redirects.py), meta refreshes
             # included: Scrapy's own follows them anywhere.
             "DOWNLOADER_MIDDLEWARES": {
                 **settings["DOWNLOADER_MIDDLEWARES"],
                 "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
-                "consumer.redirects.SiteRedirectMiddleware": 585,  # after decompression
+                "fetch.redirects.SiteRedirectMiddleware": 585,  # after decompression
             },
         }
     )

@@ -24,7 +24,6 @@ class SlotPolicy:
         self.slot_count = slot_count
         self.pinned = config.pinned_slots(slot_count)
         self.owned: list[int] = list(self.pinned) if self.pinned is not None else []
-        self.members = 1
         self._rotation = itertools.count()
         self._beats = itertools.count()
 
@@ -40,7 +39,7 @@ class SlotPolicy:
             self.slot_count = layout.slots
             self.pinned = self.config.pinned_slots(layout.slots)
         pinned = None if self.pinned is None else [s for s in self.pinned if s < self.slot_count]
-        self.members, owned = await self.session.assign_slots(
+        _, owned = await self.session.assign_slots(
             self.consumer, self.slot_count, self.owner_ms, self.owner_ms, pinned
         )
         self.owned = pinned if pinned is not None else owned

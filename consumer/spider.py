@@ -1,5 +1,7 @@
-"""The consumer spider: feeds claimed page tasks to Scrapy, extracts every entry of a
-fetched page in one parse, and hands the page's items to the commit pipeline."""
+"""The consumer spider: turns the Worker's claimed pages into requests (their claim,
+crawl and site in ``request.meta``), extracts every entry of a fetched page in one parse,
+and answers every page with exactly one settlement (``consumer/pages.py``) for the item
+pipeline to settle: its callbacks decide nothing in Redis."""
 
 from __future__ import annotations
 
@@ -7,104 +9,76 @@ import re
 import time
 import zlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
 
-from scrapy import Request, Spider, signals
+from scrapy import Request, Spider
 from scrapy.crawler import Crawler
 from scrapy.http import Response
-from scrapy_redis.connection import get_redis_from_settings
 from twisted.python.failure import Failure
 
 from common.bounds import SizeLimits, bound_items
 from common.config import Config
 from common.extract import Target, extract_page
-from common.items import ItemStatus, PageOutcome, build_sized_item, checksum, status_items
+from common.items import (
+    CrawlInfo,
+    ItemStatus,
+    PageOutcome,
+    build_sized_item,
+    checksum,
+    status_items,
+)
 from common.plan import offsite_reason
 from common.validators import response_validators
-from consumer import addresses, redirects
-from consumer.budget import ExtractionTimeout, budget
-from consumer.failures import Outcome, classify_exception, classify_status
-from consumer.metrics import Metrics
-from consumer.outages import new_stat_sink
-from consumer.politeness import HostBusy
-from consumer.worker import Upstream, Worker
-from frontier.connection import connect
-from frontier.session import Claim, Frontier
+from consumer.pages import (
+    CLAIM,
+    CRAWL,
+    ClaimedPage,
+    PageFailure,
+    PageFeed,
+    PagePostponed,
+    PageResult,
+    Settlement,
+    internal_error,
+)
+from fetch.budget import ExtractionTimeout, budget
+from fetch.failures import Outcome, classify_exception, classify_status
+from fetch.meta import DEAD, FOLLOW_WITHIN, OFFSITE, SITE
+from fetch.politeness import HostBusy
+from fetch.responses import header
+from frontier.values import Claim
 
-CLAIM = "invcrawl_claim"
 DEFAULT_MAX_PAGE_BYTES = 64 * 1024 * 1024
-
-
-@dataclass(slots=True)
-class PageResult:
-    """All items of one page plus the claim they settle: committed together."""
-
-    claim: Claim
-    outcome: PageOutcome
-    items: list[dict[str, Any]] = field(default_factory=list)
-    validators: str = ""  # what the next refresh revalidates the page with ("" = none)
-
-    def __repr__(self) -> str:  # Scrapy logs items; keep it to one short line
-        return f"<PageResult {self.claim.task.url} {self.outcome} items={len(self.items)}>"
 
 
 class PageSpider(Spider):
     name = "invcrawl-consumer"
 
-    def __init__(self, worker: Worker, max_page_bytes: int, **kwargs: Any) -> None:
+    def __init__(self, pages: PageFeed, config: Config, max_page_bytes: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.worker = worker
-        self.host_gate = worker.hosts  # read by the politeness and robots.txt middlewares
+        self.pages = pages
+        self.extract_budget = config.extract_budget
         self.max_page_bytes = max_page_bytes
-        config = worker.config
         self.limits = SizeLimits(config.max_doc_chars, int(config.max_item_mb * 1024 * 1024))
 
     @classmethod
-    def from_crawler(
-        cls,
-        crawler: Crawler,
-        *args: Any,
-        config: Config,
-        upstream: Upstream | None = None,
-        metrics: Metrics | None = None,
-        **kwargs: Any,
-    ) -> PageSpider:
-        # The process's one Redis client: scrapy-redis builds it from REDIS_URL/REDIS_PARAMS
-        # (a cluster client, which scrapy-redis cannot build, comes from frontier/connection).
-        client = (
-            connect(config.redis or "", cluster=True)
-            if config.redis_cluster
-            else get_redis_from_settings(crawler.settings)
-        )
-        worker = Worker(
-            Frontier(client),
-            config,
-            stat=new_stat_sink(lambda: crawler.stats),
-            upstream=upstream,
-            metrics=metrics,
-        )
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> PageSpider:
         max_page_bytes = crawler.settings.getint("DOWNLOAD_MAXSIZE") or DEFAULT_MAX_PAGE_BYTES
         spider: PageSpider = super().from_crawler(
-            crawler, *args, worker=worker, max_page_bytes=max_page_bytes, **kwargs
+            crawler, *args, max_page_bytes=max_page_bytes, **kwargs
         )
-        crawler.signals.connect(spider._closed, signal=signals.spider_closed)
         return spider
 
-    async def _closed(self, spider: Spider, reason: str) -> None:
-        await self.worker.close()
-
-    async def start(self) -> AsyncIterator[Any]:
-        async for claim in self.worker.feed():
-            task = claim.task
+    async def start(self) -> AsyncIterator[Request | Settlement]:
+        async for page in self.pages.feed():
+            claim, task = page.claim, page.claim.task
             if task.status != "fetch":  # a generated or offsite page: never fetched
                 status = ItemStatus(task.status)
-                items = status_items(self.worker.crawl_info(claim), task, status, task.reason)
+                items = status_items(page.crawl, task, status, task.reason)
                 yield PageResult(claim, PageOutcome(task.status), items)
                 continue
-            escapes = self._outside(claim)
+            escapes = _outside(page)
             if escapes:  # the producer's plan refuses these; a queue written otherwise too
-                yield self._status_result(claim, escapes, PageOutcome.OFFSITE)
+                yield _status_result(claim, page.crawl, escapes, PageOutcome.OFFSITE)
                 continue
             yield Request(
                 task.download_url,
@@ -112,69 +86,71 @@ class PageSpider(Spider):
                 callback=self.parse_page,
                 errback=self.page_failed,
                 dont_filter=True,  # a retried page must be fetched again
-                meta={CLAIM: claim, "handle_httpstatus_all": True, "dont_retry": True},
+                meta={
+                    CLAIM: claim,
+                    CRAWL: page.crawl,
+                    SITE: page.site,  # trusted by the address policy (fetch/addresses.py)
+                    FOLLOW_WITHIN: page.site,  # its redirects (fetch/redirects.py)
+                    "handle_httpstatus_all": True,
+                    "dont_retry": True,
+                },
             )
 
-    async def parse_page(self, response: Response) -> list[PageResult]:
+    async def parse_page(self, response: Response) -> list[Settlement]:
         claim: Claim = response.meta[CLAIM]
-        self.worker.metrics.fetched(response.meta.get("download_latency") or 0.0)
+        crawl: CrawlInfo = response.meta[CRAWL]
+        fetched = response.meta.get("download_latency") or 0.0
         known = claim.task.validators
         if response.status == 304 and known:  # a refresh's conditional GET: unchanged
-            return [PageResult(claim, PageOutcome.UNCHANGED, [], known.encode())]
-        if response.meta.get(redirects.OFFSITE):  # redirected off the site: not followed
-            reason = response.meta[redirects.OFFSITE]
-            return [self._status_result(claim, reason, PageOutcome.OFFSITE)]
-        if response.meta.get(redirects.DEAD):
-            await self.worker.fail(claim, Outcome("dead", response.meta[redirects.DEAD]))
-            return []
-        outcome = classify_status(response.status, _header(response, b"Retry-After"))
+            return [PageResult(claim, PageOutcome.UNCHANGED, [], known.encode(), fetched)]
+        if response.meta.get(OFFSITE):  # redirected off the site: not followed
+            reason = response.meta[OFFSITE]
+            return [_status_result(claim, crawl, reason, PageOutcome.OFFSITE, fetched)]
+        if response.meta.get(DEAD):
+            return [PageFailure(claim, Outcome("dead", response.meta[DEAD]), None, fetched)]
+        outcome = classify_status(response.status, header(response, b"Retry-After"))
         if outcome.kind == "not_found":
-            return [self._status_result(claim, outcome.reason)]
+            return [_status_result(claim, crawl, outcome.reason, fetch_seconds=fetched)]
         if outcome.kind != "extract":
-            await self.worker.fail(claim, outcome)
-            return []
+            return [PageFailure(claim, outcome, None, fetched)]
         try:
             body = inflate_gzip(response.body, self.max_page_bytes)
             validators = response_validators(
-                _header(response, b"ETag"),
-                _header(response, b"Last-Modified"),
+                header(response, b"ETag"),
+                header(response, b"Last-Modified"),
                 body,
                 claim.task.entries_digest,
             )
             if known and known.body_hash == validators.body_hash:  # same bytes: no extraction
-                return [PageResult(claim, PageOutcome.UNCHANGED, [], validators.encode())]
+                return [PageResult(claim, PageOutcome.UNCHANGED, [], validators.encode(), fetched)]
             started = time.perf_counter()
-            with budget(self.worker.config.extract_budget):
+            with budget(self.extract_budget):
                 items = self.extract(claim, response, body)
-            self.worker.metrics.extracted(time.perf_counter() - started)
+            extracted = time.perf_counter() - started
         except ExtractionTimeout as exc:  # a hostile or pathological page
-            await self.worker.fail(claim, Outcome("retry", str(exc)))
-            return []
+            return [PageFailure(claim, Outcome("retry", str(exc)), None, fetched)]
         except Exception as exc:
-            await self.worker.fail_with_exception(claim, exc)
-            return []
-        return [PageResult(claim, PageOutcome.FETCHED, items, validators.encode())]
+            return [internal_error(claim, exc, fetched)]
+        validated = validators.encode()
+        return [PageResult(claim, PageOutcome.FETCHED, items, validated, fetched, extracted)]
 
-    async def page_failed(self, failure: Failure) -> list[PageResult]:
-        claim: Claim = failure.request.meta[CLAIM]  # type: ignore[attr-defined]
+    async def page_failed(self, failure: Failure) -> list[Settlement]:
+        request: Request = failure.request  # type: ignore[attr-defined]
+        claim: Claim = request.meta[CLAIM]
         if isinstance(failure.value, HostBusy):  # its host is blocked or busy for a while
-            await self.worker.postpone(claim, failure.value.wait)
-            return []
-        refused = addresses.POLICY.refusal_of(failure.request.url)  # type: ignore[attr-defined]
-        if refused:  # an address we must not connect to: never retried
-            await self.worker.fail(claim, Outcome("dead", refused))
-            return []
+            return [PagePostponed(claim, failure.value.wait)]
+        assert failure.value is not None
         outcome = classify_exception(failure.value)
         if outcome.kind == "skipped":
-            return [self._status_result(claim, outcome.reason, PageOutcome.SKIPPED)]
+            reason = outcome.reason
+            return [_status_result(claim, request.meta[CRAWL], reason, PageOutcome.SKIPPED)]
         if outcome.kind == "not_found":
-            return [self._status_result(claim, outcome.reason)]
-        await self.worker.fail(claim, outcome)
-        return []
+            return [_status_result(claim, request.meta[CRAWL], outcome.reason)]
+        return [PageFailure(claim, outcome)]
 
     def extract(self, claim: Claim, response: Response, body: bytes) -> list[dict[str, Any]]:
         task = claim.task
-        crawl = self.worker.crawl_info(claim)
+        crawl: CrawlInfo = response.meta[CRAWL]
         targets = [Target(e.name, e.domain, e.role, e.anchor, e.dispname) for e in task.entries]
         # Only a charset the server declared: Scrapy's own guess looks at the raw body,
         # which is meaningless for a gzip file served as is (it guesses "ascii" and the
@@ -191,24 +167,29 @@ class PageSpider(Spider):
         sizes = [size for _, size in sized]
         return bound_items(items, self.limits, len(body), checksum, sizes)  # docs/items.md
 
-    def _outside(self, claim: Claim) -> str | None:
-        """Why the task's URL is not on the crawl's site (its folder, once decoded)."""
-        served = self.worker.crawls.get(claim.crawl_id)
-        if served is None or not served.base:
-            return None
-        return offsite_reason(claim.task.download_url, served.base)
 
-    def _status_result(
-        self, claim: Claim, reason: str, outcome: PageOutcome = PageOutcome.NOT_FOUND
-    ) -> PageResult:
-        """A page that yields no content: every entry gets the page's status."""
-        status = {
-            PageOutcome.NOT_FOUND: ItemStatus.PAGE_NOT_FOUND,
-            PageOutcome.SKIPPED: ItemStatus.SKIPPED,
-            PageOutcome.OFFSITE: ItemStatus.OFFSITE,
-        }[outcome]
-        items = status_items(self.worker.crawl_info(claim), claim.task, status, reason)
-        return PageResult(claim, outcome, items)
+def _outside(page: ClaimedPage) -> str | None:
+    """Why the task's URL is not on the crawl's site (its folder, once decoded)."""
+    if not page.base:
+        return None
+    return offsite_reason(page.claim.task.download_url, page.base)
+
+
+def _status_result(
+    claim: Claim,
+    crawl: CrawlInfo,
+    reason: str,
+    outcome: PageOutcome = PageOutcome.NOT_FOUND,
+    fetch_seconds: float | None = None,
+) -> PageResult:
+    """A page that yields no content: every entry gets the page's status."""
+    status = {
+        PageOutcome.NOT_FOUND: ItemStatus.PAGE_NOT_FOUND,
+        PageOutcome.SKIPPED: ItemStatus.SKIPPED,
+        PageOutcome.OFFSITE: ItemStatus.OFFSITE,
+    }[outcome]
+    items = status_items(crawl, claim.task, status, reason)
+    return PageResult(claim, outcome, items, fetch_seconds=fetch_seconds)
 
 
 def inflate_gzip(body: bytes, limit: int) -> bytes:
@@ -224,11 +205,6 @@ def inflate_gzip(body: bytes, limit: int) -> bytes:
 
 
 def declared_charset(response: Response) -> str | None:
-    content_type = _header(response, b"Content-Type") or ""
+    content_type = header(response, b"Content-Type") or ""
     match = re.search(r"charset=[\"']?([\w.:-]+)", content_type, re.IGNORECASE)
     return match[1] if match else None
-
-
-def _header(response: Response, name: bytes) -> str | None:
-    value = response.headers.get(name)
-    return value.decode("latin-1") if value else None

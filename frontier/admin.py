@@ -1,12 +1,13 @@
 """Operator actions on a crawl, beside the delivery core: list and redrive dead-lettered
-tasks, and reshard the queues (``invcrawl dlq`` and ``invcrawl reshard``). Each state
+tasks (and read them back for their ``failed`` items: ``consumer/dead_pages.py``), and
+reshard the queues (``invcrawl dlq`` and ``invcrawl reshard``). Each state
 change is one Lua script (``redrive.lua``, ``reshard.lua``), run through the crawl's
 session, and only the processes that run these actions ever load them."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, cast
 
 from common.tasks import decode_task
@@ -43,6 +44,20 @@ async def dead_tasks(session: CrawlSession, limit: int | None = None) -> list[di
             }
         )
     return out
+
+
+async def dead_letters(
+    session: CrawlSession, skip: Collection[str] = ()
+) -> list[tuple[str, str | None, str | None]]:
+    """The dead-lettered tasks not in ``skip``: (task id, task payload, the dead letter's
+    JSON reason), a payload None for a task redriven and committed meanwhile."""
+    k = session.keys
+    dead = [str(t) for t in await session.redis.zrange(k.dlq, 0, -1) if t not in skip]
+    if not dead:
+        return []
+    payloads = cast(list[str | None], await session.redis.hmget(k.task, dead))
+    whys = cast(list[str | None], await session.redis.hmget(k.dlq_why, dead))
+    return list(zip(dead, payloads, whys, strict=True))
 
 
 async def redrive(session: CrawlSession, task_ids: Sequence[str] | None) -> int:

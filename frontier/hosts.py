@@ -9,7 +9,7 @@ script here touches one Redis Cluster hash slot and never a crawl's keys.
 Every host key expires: permits a lease after the last one, robots.txt and its lock
 with their own TTL, and the state :data:`STATE_TTL_MS` after its last write (longer than
 any start it schedules, any block, and twice a shared robots.txt's life,
-``consumer/robots.ROBOTS_TTL``, after which the delay is written again).
+``fetch/robots.ROBOTS_TTL``, after which the delay is written again).
 """
 
 from __future__ import annotations

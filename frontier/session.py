@@ -73,6 +73,9 @@ class CrawlSession:
         value = await self.redis.hget(self.keys.meta, "state")
         return CrawlState(str(value)) if value else None
 
+    async def meta_field(self, name: str) -> str | None:
+        return cast(str | None, await self.redis.hget(self.keys.meta, name))
+
     async def exists(self) -> bool:
         return bool(await self.redis.exists(self.keys.meta))
 

@@ -218,11 +218,13 @@ def cmd_produce(config: Config) -> int:
                     "produce --consume (and so `invcrawl crawl`) needs os.fork(), which this "
                     "platform lacks: run `invcrawl produce` and `invcrawl consume` instead"
                 )
+            # Imported before the fork: the forked producer starts with Scrapy loaded.
+            from consumer.run import run_consumer  # noqa: PLC0415
             from producer.run import produce_and_consume  # noqa: PLC0415
 
             if live.crawl_id != config.crawl_id:  # PROJECT@VERSION named the crawl
                 sites = _sites(live)
-            code, errors = produce_and_consume(live, sites)
+            code, errors = produce_and_consume(live, sites, run_consumer)
             for error in (errors or "").splitlines():
                 fail(error)
             return EXIT_FAILED if errors else code

@@ -13,8 +13,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
 
 from scrapy.crawler import AsyncCrawlerProcess, Crawler
 
@@ -22,13 +21,13 @@ from common import interrupts
 from common.config import Config
 from common.plan import PlanCache
 from common.site import SiteError, inventory_url
-from consumer.settings import base_settings
+from fetch.outages import Outages
+from fetch.politeness import HostGate
+from fetch.settings import base_settings
+from frontier.connection import connect
+from frontier.session import Frontier
+from producer.enqueue import RedisSink
 from producer.spider import Fetched, InventoryJob, InventorySpider, Sink
-
-if TYPE_CHECKING:
-    from consumer.politeness import HostGate
-    from frontier.session import Frontier
-    from producer.enqueue import RedisSink
 
 log = logging.getLogger("invcrawl.producer")
 # How long the inventory request waits for its host's turn (consumers may hold every
@@ -39,19 +38,18 @@ PRODUCER_MAX_WAIT = 120.0
 
 def quiet_download_errors() -> None:
     """The spider reports a failed inventory download in one line of its own; Scrapy's
-    retry and robots.txt middlewares would also log it at ERROR with tracebacks."""
-    for name in ("scrapy.downloadermiddlewares.retry", "scrapy.downloadermiddlewares.robotstxt"):
-        logging.getLogger(name).setLevel(logging.CRITICAL)
+    retry middleware would also log it at ERROR with a traceback."""
+    logging.getLogger("scrapy.downloadermiddlewares.retry").setLevel(logging.CRITICAL)
 
 
 def fetch_inventories(
-    config: Config, jobs: Sequence[InventoryJob], host_gate: Any = None
+    config: Config, jobs: Sequence[InventoryJob], host_gate: HostGate | None = None
 ) -> list[str | None]:
     """Run the producer spider once over every job; returns each job's error line (None
     on success), in order. ``host_gate``: the fleet's host politeness (with Redis)."""
-    process = AsyncCrawlerProcess(base_settings(config))
+    process = AsyncCrawlerProcess(base_settings(config, host_gate))
     quiet_download_errors()  # after the process, which configures logging
-    crawler = start_inventory_crawl(process, config, jobs, host_gate)[0]
+    crawler = start_inventory_crawl(process, config, jobs)[0]
     record_signals_on_start()
     process.start()
     return job_errors(crawler, jobs)
@@ -65,24 +63,20 @@ def record_signals_on_start() -> None:
 
     # Start-up triggers run in the order they were added, and the process adds its own
     # when it starts: one turn of the loop later, they are in place.
-    reactor.callWhenRunning(reactor.callLater, 0, interrupts.chain)  # type: ignore[attr-defined]
+    reactor.callWhenRunning(reactor.callLater, 0, interrupts.chain)
 
 
 def start_inventory_crawl(
     process: AsyncCrawlerProcess,
     config: Config,
     jobs: Sequence[InventoryJob],
-    host_gate: Any,
     plans: PlanCache | None = None,
 ) -> tuple[Crawler, asyncio.Task[None]]:
-    """Schedule one run of the producer spider over ``jobs`` in ``process``."""
+    """Schedule one run of the producer spider over ``jobs`` in ``process`` (whose
+    settings hold the host gate: ``fetch/settings.py``)."""
     crawler = process.create_crawler(InventorySpider)
     task = process.crawl(
-        crawler,
-        jobs=jobs,
-        max_inflated=config.max_inflated_mb * 1024 * 1024,
-        host_gate=host_gate,
-        plans=plans,
+        crawler, jobs=jobs, max_inflated=config.max_inflated_mb * 1024 * 1024, plans=plans
     )
     return crawler, task
 
@@ -142,11 +136,6 @@ def produce(config: Config, sites: Sequence[tuple[str, str]]) -> list[Produced]:
 
 def producer_clients(config: Config) -> tuple[Frontier, HostGate]:
     """The process's one Redis client, and its side of the fleet's host politeness."""
-    from consumer.outages import Outages  # noqa: PLC0415
-    from consumer.politeness import HostGate  # noqa: PLC0415
-    from frontier.connection import connect  # noqa: PLC0415
-    from frontier.session import Frontier  # noqa: PLC0415
-
     assert config.redis
     frontier = Frontier(connect(config.redis, config.redis_cluster))
     # A producer has no pages to hand back: through a Redis outage it waits, but not
@@ -169,8 +158,6 @@ def redis_jobs(
     config: Config, frontier: Frontier, sites: Sequence[tuple[str, str]]
 ) -> tuple[list[RedisSink], list[InventoryJob]]:
     """One inventory job per (site, crawl id), each producing into its crawl's keys."""
-    from producer.enqueue import RedisSink  # noqa: PLC0415
-
     sinks = [RedisSink(frontier, crawl_id, config, site) for site, crawl_id in sites]
     jobs = [_job(site, sink) for (site, _), sink in zip(sites, sinks, strict=True)]
     return sinks, jobs
@@ -208,7 +195,7 @@ class ForkedProducer:
     and the crawl supervisor), writes the same lines to a pipe for this process, and
     leaves with ``os._exit``: it must not unwind the parent's stack, which may hold an
     embedded Redis server it would otherwise stop. The consumer polls it (:meth:`poll`,
-    the :class:`consumer.worker.Upstream` protocol) from its feed loop.
+    the ``Upstream`` protocol of ``consumer/worker.py``) from its feed loop.
     """
 
     def __init__(self, config: Config, sites: Sequence[tuple[str, str]]) -> None:
@@ -290,17 +277,21 @@ def _produce_and_exit(config: Config, sites: Sequence[tuple[str, str]], report: 
         os._exit(code)
 
 
-def produce_and_consume(config: Config, sites: Sequence[tuple[str, str]]) -> tuple[int, str | None]:
-    """``produce --consume``: the producer in a forked child (:class:`ForkedProducer`), the
-    consumer here, pinned to the crawls and waiting for the child before it decides a
-    crawl is complete. Returns the consumer's exit code and the producer's error lines
-    (one per site that failed; the other sites are crawled)."""
-    from consumer.run import run_consumer  # noqa: PLC0415 - imports Scrapy machinery
+Consume = Callable[[Config, "ForkedProducer"], int]
 
+
+def produce_and_consume(
+    config: Config, sites: Sequence[tuple[str, str]], consume: Consume
+) -> tuple[int, str | None]:
+    """``produce --consume``: the producer in a forked child (:class:`ForkedProducer`), the
+    consumer here (``consume``, the consumer's runner, given by the CLI: the producer does
+    not import the consumer), pinned to the crawls and waiting for the child before it
+    decides a crawl is complete. Returns the consumer's exit code and the producer's error
+    lines (one per site that failed; the other sites are crawled)."""
     producer = ForkedProducer(config, sites)
     pinned = ",".join(crawl_id for _, crawl_id in sites)
     try:
-        code = run_consumer(dataclasses.replace(config, crawl_id=pinned, burst=True), producer)
+        code = consume(dataclasses.replace(config, crawl_id=pinned, burst=True), producer)
     finally:
         # The consumer stopped (SIGTERM) before the crawl was produced: stop the producer
         # too, within a few seconds, and let its outcome decide the exit code.

@@ -36,8 +36,7 @@ from scrapy.crawler import AsyncCrawlerProcess
 from common.cadence import Bounds
 from common.config import Config
 from common.plan import PlanCache
-from consumer.politeness import HostGate
-from consumer.settings import base_settings
+from fetch.settings import base_settings
 from frontier import cadence
 from frontier.cadence import Next
 from frontier.refresh import announce_next_refresh, mark_next_refresh
@@ -74,12 +73,10 @@ def produce_every(
     fixed period's next delay, None with ``auto``); ``announce(next)``: a crawl's next
     round was scheduled (``auto``)."""
     assert config.every
-    process = AsyncCrawlerProcess(base_settings(config))
-    quiet_download_errors()  # after the process, which configures logging
     frontier, gate = producer_clients(config)
-    schedule = Schedule(
-        process, config, sites, report, frontier=frontier, gate=gate, announce=announce
-    )
+    process = AsyncCrawlerProcess(base_settings(config, gate))
+    quiet_download_errors()  # after the process, which configures logging
+    schedule = Schedule(process, config, sites, report, frontier=frontier, announce=announce)
     schedule.begin()
     record_signals_on_start()
     try:
@@ -99,14 +96,12 @@ class Schedule:
         report: Report,
         *,
         frontier: Frontier,
-        gate: HostGate,
         announce: Announce | None = None,
         rng: random.Random | None = None,
     ) -> None:
         self.process = process
         self.config = config
         self.frontier = frontier
-        self.gate = gate
         self.sites = sites
         self.report = report
         self.announce = announce or (lambda nxt: None)
@@ -130,7 +125,7 @@ class Schedule:
         self, config: Config, sites: Sequence[tuple[str, str]]
     ) -> asyncio.Task[list[Produced]]:
         sinks, jobs = redis_jobs(config, self.frontier, sites)
-        crawler, crawl = start_inventory_crawl(self.process, config, jobs, self.gate, self.plans)
+        crawler, crawl = start_inventory_crawl(self.process, config, jobs, self.plans)
 
         async def outcome() -> list[Produced]:
             await crawl

@@ -18,6 +18,9 @@ from twisted.python.failure import Failure
 
 from common.inventory import Inventory, InventoryError, parse_inventory
 from common.plan import Plan, PlanCache, plan_crawl
+from fetch.addresses import AddressRefused
+from fetch.meta import SITE
+from fetch.responses import header
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +81,6 @@ class InventorySpider(Spider):
         self,
         jobs: Sequence[InventoryJob],
         max_inflated: int,
-        host_gate: Any = None,
         plans: PlanCache | None = None,
         **kwargs: Any,
     ) -> None:
@@ -86,9 +88,6 @@ class InventorySpider(Spider):
         self.jobs = list(jobs)
         self.max_inflated = max_inflated
         self.plans = plans  # a long-running producer's plans of unchanged inventories
-        # With Redis: inventories obey the fleet's host politeness and its shared
-        # robots.txt (consumer/politeness.py, consumer/robots.py), as pages do.
-        self.host_gate = host_gate
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> InventorySpider:
@@ -124,12 +123,12 @@ class InventorySpider(Spider):
                 callback=self.parse_inventory,
                 errback=self.inventory_failed,
                 dont_filter=True,
-                # the site the user gave: trusted by the address policy even on an
-                # internal address; a redirect elsewhere is checked (consumer/addresses)
                 # Every status reaches parse_inventory except redirects, which Scrapy's
                 # redirect middleware follows (http -> https, a moved docs root): the
                 # final URL is the base of the plan and of the site's redirect policy.
-                meta={"handle_httpstatus_list": NON_REDIRECT_STATUSES, "invcrawl_site": job.url},
+                # SITE: the site the user gave, trusted by the address policy even on an
+                # internal address; a redirect elsewhere is checked (fetch/addresses.py).
+                meta={"handle_httpstatus_list": NON_REDIRECT_STATUSES, SITE: job.url},
                 cb_kwargs={"job": job},
             )
 
@@ -177,8 +176,8 @@ class InventorySpider(Spider):
                 url,
                 sha256,
                 body,
-                _header(response, b"ETag"),
-                _header(response, b"Last-Modified"),
+                header(response, b"ETag"),
+                header(response, b"Last-Modified"),
                 not_modified,
             )
         )
@@ -190,29 +189,13 @@ class InventorySpider(Spider):
         job.error = describe_failure(failure, job.url)
 
 
-def _header(response: Response, name: bytes) -> str | None:
-    value = response.headers.get(name)
-    return value.decode("latin-1") if value else None
-
-
-def address_refusal(failure: Failure) -> str | None:
-    """Why consumer/addresses refused the failed request's address, if it did."""
-    from consumer import addresses  # noqa: PLC0415
-
-    if isinstance(failure.value, addresses.AddressRefused):
-        return str(failure.value)
-    request = getattr(failure, "request", None)
-    return addresses.POLICY.refusal_of(request.url) if request is not None else None
-
-
 def describe_failure(failure: Failure, url: str) -> str:
     """One line a user can act on, for a failed inventory download."""
     exc = failure.value
     name = type(exc).__name__
     text = str(exc)
-    refused = address_refusal(failure)
-    if refused:  # an address the policy refuses (a redirect into the local network)
-        return f"cannot fetch {url}: {refused}"
+    if isinstance(exc, AddressRefused):  # a redirect into the local network...
+        return f"cannot fetch {url}: {text}"
     if name == "IgnoreRequest" and "robots" in text.lower():
         return f"robots.txt forbids fetching {url} (pass --no-robots to ignore robots.txt)"
     if name in ("DNSLookupError", "CannotResolveHostError"):

@@ -82,7 +82,7 @@ def test_the_crawl_delay_recorded_for_the_fleet(
         if asked != "7":
             return
         # robots.txt fixed: the next parse lifts the delay (here the shared copy is gone
-        # at once; in a fleet it expires after consumer/robots.ROBOTS_TTL). The host's
+        # at once; in a fleet it expires after fetch/robots.ROBOTS_TTL). The host's
         # next start is still 7 s after the inventory's: this produce waits for it.
         (site.root / "robots.txt").write_text("User-agent: *\nDisallow:\n")
         sync_redis.delete(HostKeys(origin_of(http.url) or "").robots)

@@ -20,7 +20,6 @@ import sys
 from scrapy import Request, Spider
 from scrapy.crawler import AsyncCrawlerProcess
 from common.config import load_config
-from consumer import addresses
 from consumer.settings import consumer_settings
 
 URL = sys.argv[1]
@@ -33,12 +32,12 @@ class Probe(Spider):
     def ok(self, response):
         seen.append(f"fetched {response.status}")
     def failed(self, failure):
-        seen.append(f"refused: {addresses.POLICY.refusal_of(failure.request.url)}")
+        seen.append(f"refused: {failure.value}")
 
 settings = consumer_settings(load_config({"redis": "redis://127.0.0.1:1/0"}, {}))
-# only the guard: the other middlewares need the consumer's Redis-backed spider
+# only the guard (the robots.txt middleware would fetch the site's robots.txt first)
 settings["DOWNLOADER_MIDDLEWARES"] = {
-    "consumer.addresses.AddressGuardMiddleware": 50,
+    "fetch.addresses.AddressGuardMiddleware": 50,
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
 }
 settings.update(ROBOTSTXT_OBEY=False, ITEM_PIPELINES={}, LOG_LEVEL="ERROR")

@@ -9,9 +9,9 @@ from typing import Any
 
 from conftest import run
 
-from consumer import politeness
-from consumer.outages import Outages
-from consumer.politeness import HostGate
+from fetch import politeness
+from fetch.outages import Outages
+from fetch.politeness import HostGate
 from frontier.connection import connect
 from frontier.hosts import Hosts
 from frontier.keys import HostKeys

@@ -122,6 +122,6 @@ def test_redirects_of_inventories_and_robots_never_reach_the_local_network(
     (line,) = [ln for ln in moved.stderr.splitlines() if ln.startswith("invcrawl: error:")]
     assert "refused" in line and "loopback" in line, line
     assert robots.code == 0, robots.stderr
-    # A robots.txt redirect follows the page redirect policy (consumer/robots.py): another
+    # A robots.txt redirect follows the page redirect policy (fetch/robots.py): another
     # host is off the site, not requested at all, and the site has no robots.txt.
     assert "redirects off the site" in robots.stderr, robots.stderr[-2000:]

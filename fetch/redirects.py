@@ -1,53 +1,40 @@
 """Redirects of page requests, followed only within the site.
 
 A page answering 3xx is followed when the target is on the site's origin (scheme, host
-and port of the crawl's final inventory URL), or is the same host upgraded from http to
-https, or is on a host of ``--allow-host`` (e.g. a docs CDN): a moved page, a dirhtml
-page without its trailing slash, http to https. A redirect anywhere else is not
-followed: the page completes with status ``offsite`` and a reason naming the target,
-so a page of the crawled site cannot send the crawler to another host (loopback, a
-private address, another port). More than :data:`MAX_REDIRECTS` hops, or a loop, is a
-dead letter.
+and port of the crawl's final inventory URL: the request's ``FOLLOW_WITHIN`` meta), or
+is the same host upgraded from http to https, or is on a host of ``--allow-host`` (e.g.
+a docs CDN): a moved page, a dirhtml page without its trailing slash, http to https. A
+redirect anywhere else is not followed: the page completes with status ``offsite`` and a
+reason naming the target, so a page of the crawled site cannot send the crawler to
+another host (loopback, a private address, another port). More than
+:data:`MAX_REDIRECTS` hops, or a loop, is a dead letter.
 
 Scrapy's own ``RedirectMiddleware`` never sees page requests (they carry
-``handle_httpstatus_all``); it still follows robots.txt redirects, whose targets the
-address policy of :mod:`consumer.addresses` guards, and ``consumer/robots.py`` holds to
-the site's origin. A ``<meta http-equiv="refresh">`` of a page (sphinx-reredirects'
-stubs) is a redirect too, under the same rules: Scrapy's ``MetaRefreshMiddleware`` is
-off (it followed one to any host, and decoded the page with whatever charset the server
-named: ``rot13`` dead-lettered it with a ``LookupError``).
+``handle_httpstatus_all``); it follows the producer's inventory request, whose targets
+the address policy of :mod:`fetch.addresses` guards. ``fetch/robots.py`` follows
+robots.txt redirects itself, within the host's origin. A ``<meta http-equiv="refresh">``
+of a page (sphinx-reredirects' stubs) is a redirect too, under the same rules: Scrapy's
+``MetaRefreshMiddleware`` is off (it followed one to any host, and decoded the page with
+whatever charset the server named: ``rot13`` dead-lettered it with a ``LookupError``).
 """
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from scrapy.crawler import Crawler
+from scrapy.http import Request, Response
 from w3lib.html import get_meta_refresh
 from w3lib.url import safe_url_string
 
+from fetch.meta import DEAD, FOLLOW_WITHIN, HOPS, OFFSITE
 from frontier.hosts import origin_of
 
-CLAIM = "invcrawl_claim"  # consumer.spider.CLAIM (not imported: the spider imports Scrapy)
-HOPS = "invcrawl_redirects"  # the URLs a page request was redirected through
-OFFSITE = "invcrawl_offsite"  # why a page is offsite: set on the response's request
-DEAD = "invcrawl_redirect_dead"  # why a redirect chain is a dead letter
 MAX_REDIRECTS = 10
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 META_REFRESH_MAX_DELAY = 100  # seconds: a longer refresh is a page, not a redirect (Scrapy's)
 META_SCAN = 8192  # bytes of a page searched for the refresh (it sits in <head>)
 SCHEMES = ("http", "https")
-
-
-def site_origin(request: Any, spider: Any) -> str | None:
-    """The origin of the site a page request belongs to (None: not a page request, or
-    a local site)."""
-    claim = request.meta.get(CLAIM)
-    worker = getattr(spider, "worker", None)
-    if claim is None or worker is None:
-        return None
-    served = worker.crawls.get(claim.crawl_id)
-    return served.origin if served is not None else None
 
 
 def redirect_allowed(site: str | None, target: str, allow_hosts: frozenset[str]) -> bool:
@@ -73,32 +60,33 @@ def redirect_allowed(site: str | None, target: str, allow_hosts: frozenset[str])
 
 
 class SiteRedirectMiddleware:
-    """Downloader middleware following page redirects within the site only."""
+    """Downloader middleware following the redirects of page requests (those with
+    ``FOLLOW_WITHIN`` in their meta) within their site only."""
 
-    def __init__(self, crawler: Any, allow_hosts: frozenset[str]) -> None:
-        self.crawler = crawler
+    def __init__(self, allow_hosts: frozenset[str]) -> None:
         self.allow_hosts = allow_hosts
 
     @classmethod
-    def from_crawler(cls, crawler: Any) -> SiteRedirectMiddleware:
+    def from_crawler(cls, crawler: Crawler) -> SiteRedirectMiddleware:
         hosts = crawler.settings.getlist("INVCRAWL_ALLOW_HOSTS")
-        return cls(crawler, frozenset(h.lower() for h in hosts))
+        return cls(frozenset(h.lower() for h in hosts))
 
-    def process_response(self, request: Any, response: Any) -> Any:
-        if CLAIM not in request.meta:
+    def process_response(self, request: Request, response: Response) -> Request | Response:
+        if FOLLOW_WITHIN not in request.meta:
             return response
+        target: str | None = None
         if response.status in REDIRECT_STATUSES:
             location = response.headers.get(b"Location")
             if not location:
                 return response  # a 3xx without a target: classified like any other status
             target = location.decode("latin-1")
-        elif response.status == 200 and (target := _meta_refresh(request.url, response)):
-            pass
-        else:
+        elif response.status == 200:
+            target = _meta_refresh(request.url, response)
+        if not target:
             return response
         return self._follow(request, response, safe_url_string(urljoin(request.url, target)))
 
-    def _follow(self, request: Any, response: Any, target: str) -> Any:
+    def _follow(self, request: Request, response: Response, target: str) -> Request | Response:
         how = f"HTTP {response.status}" if response.status != 200 else "a meta refresh"
         hops: list[str] = list(request.meta.get(HOPS, []))
         if target in hops or target == request.url or len(hops) >= MAX_REDIRECTS:
@@ -106,7 +94,7 @@ class SiteRedirectMiddleware:
                 f"redirect loop or more than {MAX_REDIRECTS} redirects ({how} to {target})"
             )
             return response
-        site = site_origin(request, self.crawler.spider)
+        site: str | None = request.meta[FOLLOW_WITHIN]
         if not redirect_allowed(site, target, self.allow_hosts):
             verb = "redirects" if response.status != 200 else "refreshes"
             request.meta[OFFSITE] = f"{how} {verb} off the site ({site}) to {target}"
@@ -116,7 +104,7 @@ class SiteRedirectMiddleware:
         return request.replace(url=target, meta=meta, dont_filter=True)
 
 
-def _meta_refresh(url: str, response: Any) -> str | None:
+def _meta_refresh(url: str, response: Response) -> str | None:
     """The target of an HTML page's immediate ``<meta http-equiv="refresh">``, if any."""
     head = bytes(response.body[:META_SCAN])
     if b"refresh" not in head.lower():

@@ -9,9 +9,9 @@ when its response is in, and blocks a host for every consumer when it answers 42
 with ``Retry-After``. It also remembers how long each host is unavailable, so that the
 Worker claims pages of other hosts meanwhile instead of holding pages that cannot start.
 
-:class:`HostPermitMiddleware` is the Scrapy downloader middleware that applies it to every
-request of a spider with a ``host_gate`` (the consumer's page spider, and the producer's
-inventory spider), right before download: pages, inventories and robots.txt alike.
+``fetch/permits.HostPermitMiddleware`` applies it to every request of a Scrapy process
+with a gate (the consumer's, and the producer's with Redis), right before download:
+pages, inventories and robots.txt alike. No Scrapy here: the Worker uses the gate too.
 """
 
 from __future__ import annotations
@@ -25,11 +25,9 @@ from collections import defaultdict, deque
 from collections.abc import Coroutine
 from typing import Any
 
-from consumer.failures import parse_retry_after
-from consumer.outages import Outages
-from frontier.hosts import Hosts, origin_of
+from fetch.outages import Outages
+from frontier.hosts import Hosts
 
-PERMIT = "invcrawl_permit"
 # A request that would wait longer than this for its host goes back to Redis as a
 # postponed task instead (its claim is released with a not-before time), so that long
 # blocks do not hold claims, leases and concurrency.
@@ -272,49 +270,6 @@ class HostGate:
                 self.held[origin] = tokens - lost
                 spares = self._spare.get(origin, [])
                 spares[:] = [token for token in spares if token not in lost]
-
-
-class HostPermitMiddleware:
-    """Scrapy downloader middleware: a host permit around every download."""
-
-    def __init__(self, crawler: Any) -> None:
-        self.crawler = crawler
-
-    @classmethod
-    def from_crawler(cls, crawler: Any) -> HostPermitMiddleware:
-        return cls(crawler)
-
-    def _gate(self) -> HostGate | None:
-        # The consumer's spider and the producer's (when it produces into Redis) have one.
-        return getattr(self.crawler.spider, "host_gate", None)
-
-    async def process_request(self, request: Any) -> None:
-        gate = self._gate()
-        origin = origin_of(request.url)
-        if gate is None or origin is None:
-            return
-        token = await gate.acquire(origin)
-        request.meta[PERMIT] = (origin, token)
-
-    async def process_response(self, request: Any, response: Any) -> Any:
-        gate = self._gate()
-        permit = request.meta.pop(PERMIT, None)
-        if gate is None or permit is None:
-            return response
-        origin, token = permit
-        await gate.release(origin, token)
-        if response.status in (429, 503):
-            header = response.headers.get(b"Retry-After")
-            retry_after = parse_retry_after(header.decode("latin-1") if header else None)
-            if retry_after:
-                await gate.block(origin, min(retry_after, MAX_BLOCK), f"HTTP {response.status}")
-        return response
-
-    async def process_exception(self, request: Any, exception: BaseException) -> None:
-        gate = self._gate()
-        permit = request.meta.pop(PERMIT, None)
-        if gate is not None and permit is not None:
-            await gate.release(*permit)
 
 
 def _settle(future: asyncio.Future[str | None], value: str | None) -> None:

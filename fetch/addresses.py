@@ -19,20 +19,29 @@ as above, but a redirect of its ``objects.inv`` to another host on an internal a
 is refused (the final inventory URL defines the site the consumers then trust).
 
 :class:`AddressPolicy` holds that state for the process (the DNS resolver is
-process-wide); :class:`GuardedResolver` applies it to every name Scrapy resolves, and
-:class:`AddressGuardMiddleware` to IP literals in URLs and registers each crawl's site
-host before its pages are requested.
+process-wide: one policy, ``ADDRESS_POLICY`` in the settings); :class:`GuardedResolver`
+applies it to every name Scrapy resolves, and :class:`AddressGuardMiddleware` to IP
+literals in URLs; the middleware registers each request's site host (``SITE`` in its
+meta) before it is requested, and names the refusal of a failed request.
 """
 
 from __future__ import annotations
 
 import ipaddress
-from typing import Any
+from collections.abc import Sequence
+from typing import Self
 from urllib.parse import urlsplit
 
+from scrapy.crawler import Crawler
+from scrapy.http import Request
 from scrapy.resolver import CachingThreadedResolver
 from twisted.internet import defer
+from twisted.internet.base import ReactorBase
 from twisted.internet.error import DNSLookupError
+
+from fetch.meta import SITE
+from fetch.politeness import HostBusy
+from fetch.shared import SharedKey
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -91,7 +100,7 @@ class AddressPolicy:
         self.allow_hosts = {h.lower() for h in allow_hosts}
         self.sites: dict[str, bool | None] = {}  # site host -> internal (None: not yet seen)
         # host -> why its last resolution was refused (Twisted turns the resolver's
-        # error into "no results", so the spider looks the reason up here)
+        # error into "no results": AddressGuardMiddleware looks the reason up here)
         self.refused: dict[str, str] = {}
 
     def refusal_of(self, url: str) -> str | None:
@@ -136,61 +145,71 @@ class AddressPolicy:
         return f"{host} resolves to a {kind} address ({address}): refused"
 
 
-# The process's policy: one DNS resolver per process, so one policy. The consumer's
-# settings replace it with one holding --allow-host (install_policy).
-POLICY = AddressPolicy()
-
-
-def install_policy(allow_hosts: tuple[str, ...]) -> AddressPolicy:
-    global POLICY  # noqa: PLW0603 - the resolver is process-wide, so is its policy
-    POLICY = AddressPolicy(allow_hosts)
-    return POLICY
+# The process's policy: one DNS resolver per process, so one policy, shared by the
+# resolver and the middleware through the settings (fetch/settings.py).
+ADDRESS_POLICY: SharedKey[AddressPolicy] = SharedKey("INVCRAWL_ADDRESS_POLICY")
 
 
 class GuardedResolver(CachingThreadedResolver):
     """Scrapy's caching resolver, refusing names that resolve where they must not."""
 
-    def getHostByName(self, name: str, timeout: Any = ()) -> defer.Deferred[str]:
+    policy: AddressPolicy
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, reactor: ReactorBase) -> Self:
+        # Built by the crawler process from its own settings: the same policy object as
+        # the middlewares' (fetch/shared.py).
+        resolver = super().from_crawler(crawler, reactor)
+        resolver.policy = ADDRESS_POLICY.require(crawler.settings)
+        return resolver
+
+    def getHostByName(self, name: str, timeout: Sequence[int] = ()) -> defer.Deferred[str]:
         d: defer.Deferred[str] = super().getHostByName(name, timeout)
+        policy = self.policy
 
         def check(address: str) -> str:
             host = (name.decode() if isinstance(name, bytes) else name).lower()
-            reason = POLICY.refusal(host, address)
+            reason = policy.refusal(host, address)
             if reason:
-                POLICY.refused[host] = reason
+                policy.refused[host] = reason
                 raise AddressRefused(reason)
-            POLICY.refused.pop(host, None)
+            policy.refused.pop(host, None)
             return address
 
         d.addCallback(check)
         return d
 
 
-SITE_META = "invcrawl_site"  # the site of an inventory request (producer/spider.py)
-
-
 class AddressGuardMiddleware:
-    """Downloader middleware (before robots.txt's): registers the crawl's site host
-    before its first request, and refuses IP-literal URLs the policy refuses (they may
-    not go through name resolution)."""
+    """Downloader middleware (before robots.txt's): registers the site of a request
+    (its ``SITE`` meta) before its first request, refuses IP-literal URLs the policy
+    refuses (they may not go through name resolution), and turns the failure of a
+    request whose name the resolver refused into :class:`AddressRefused` with the
+    reason (Twisted reports the resolver's refusal as a plain lookup failure)."""
 
-    def __init__(self, crawler: Any) -> None:
-        self.crawler = crawler
+    def __init__(self, policy: AddressPolicy) -> None:
+        self.policy = policy
 
     @classmethod
-    def from_crawler(cls, crawler: Any) -> AddressGuardMiddleware:
-        install_policy(tuple(crawler.settings.getlist("INVCRAWL_ALLOW_HOSTS")))
-        return cls(crawler)
+    def from_crawler(cls, crawler: Crawler) -> AddressGuardMiddleware:
+        return cls(ADDRESS_POLICY.require(crawler.settings))
 
-    def process_request(self, request: Any) -> None:
-        from consumer.redirects import site_origin  # noqa: PLC0415 - no import cycle
-
+    def process_request(self, request: Request) -> None:
         # a page's crawl, or the site whose inventory this is (kept through redirects)
-        site = site_origin(request, self.crawler.spider) or request.meta.get(SITE_META)
+        site = request.meta.get(SITE)
         if site:
-            POLICY.add_site(site)
+            self.policy.add_site(site)
         host = urlsplit(request.url).hostname or ""
         if parse_ip(host) is not None:
-            reason = POLICY.refusal(host, host)
+            reason = self.policy.refusal(host, host)
             if reason:
                 raise AddressRefused(reason)
+
+    def process_exception(self, request: Request, exception: Exception) -> None:
+        # A host that is busy or blocked is postponed whatever its address (the page
+        # goes back to Redis and its next request resolves again).
+        if isinstance(exception, (AddressRefused, HostBusy)):
+            return
+        reason = self.policy.refusal_of(request.url)
+        if reason:
+            raise AddressRefused(reason) from exception

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
@@ -74,7 +75,7 @@ def classify_exception(exc: BaseException) -> Outcome:
     message = f"{name}: {exc}".strip().rstrip(":")[:300]
     if name == "IgnoreRequest" and "robots" in str(exc).lower():
         return Outcome("skipped", "disallowed by robots.txt")
-    if name == "AddressRefused":  # consumer/addresses.py: never retried
+    if name == "AddressRefused":  # fetch/addresses.py: never retried
         return Outcome("dead", str(exc))
     if isinstance(exc, FileNotFoundError):  # a file:// page that does not exist
         return Outcome("not_found", "no such file")
@@ -96,8 +97,6 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
         return None
-    import time  # noqa: PLC0415 - only on this rare path
-
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
