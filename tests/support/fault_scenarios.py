@@ -33,7 +33,7 @@ SCENARIOS: dict[str, Scenario] = {
     for s in (
         Scenario(
             "kill-consumers",
-            "busy consumers SIGKILLed every 0.2-1 s (a page settled between kills), respawned",
+            "busy consumers SIGKILLed each time another 2-8% of the pages settled, respawned",
             kill_consumers=True,
             consumers=3,
             delay_ms=100,
