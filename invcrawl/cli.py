@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import faulthandler
 import os
 import signal
 import sys
@@ -161,6 +162,8 @@ def cli_values(args: argparse.Namespace) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     install_log_masking()  # no password of a Redis or proxy URL in any log line
     interrupts.reset()
+    # `kill -USR1 PID` prints every thread's stack to stderr: where a stuck command is.
+    faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
     args = build_parser().parse_args(argv)
     values = cli_values(args)
     command = COMMANDS_BY_NAME[args.command]

@@ -436,6 +436,27 @@ def test_build_context_and_package(tmp_path: Path) -> None:
         check=False,
     )
     assert help_run.returncode == 0 and "usage: invcrawl" in help_run.stdout, help_run.stderr
+    # ...and every module of every package imports from it (the image's selfcheck): a
+    # package left out of the context once built an image whose consumers all exited.
+    check = subprocess.run(
+        [sys.executable, "-m", "invcrawl.selfcheck"],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert check.returncode == 0, check.stderr
+
+
+def test_selfcheck_names_every_package() -> None:
+    """invcrawl.selfcheck imports the packages pyproject.toml installs, all of them."""
+    import tomllib  # noqa: PLC0415
+
+    from invcrawl.selfcheck import PACKAGES  # noqa: PLC0415
+
+    found = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    include = found["packages"]["find"]["include"]
+    assert sorted(p.rstrip("*") for p in include) == sorted(PACKAGES)
+    copied = {w.rstrip("/") for word, rest in dockerfile_instructions() if word == "COPY"
+              for w in rest.split()[:-1]}  # fmt: skip
+    assert set(PACKAGES) <= copied, set(PACKAGES) - copied
 
 
 # -- the rehearsal ---------------------------------------------------------------------------

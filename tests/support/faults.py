@@ -363,6 +363,9 @@ class Run(ConsumerSignals):
         dead_ids = self.r.zrange(self.keys.dlq, 0, -1)
         mark = self.workdir / CRASH_MARK
         if rep.control and mark.exists():
+            # A kill like the harness's, only placed in the window: counted as one (an
+            # ack-first consumer holds no lease, so the harness never picks it).
+            rep.consumers_killed += 1
             rep.notes.append(
                 f"control consumer pid {mark.read_text()} SIGKILLed itself in its broken window"
             )
