@@ -10,8 +10,10 @@ into the exit code (:func:`exit_code`). Pure standard library: no Twisted, no Re
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import Any
 
@@ -63,3 +65,24 @@ def _recording(previous: Any) -> Callable[[int, FrameType | None], Any]:
 
     handler._records = True  # type: ignore[attr-defined]
     return handler
+
+
+@contextlib.contextmanager
+def loop_handlers(
+    loop: asyncio.AbstractEventLoop,
+    callback: Callable[[int], object],
+    signals: Sequence[int] = STOP_SIGNALS,
+) -> Iterator[None]:
+    """``callback(signum)`` on the loop for ``signals`` while inside; the handlers that
+    were there before come back afterwards. (A loop closed with its handlers still set
+    leaves SIG_DFL behind: a `crawl --every` round that ended so left the next sleep
+    to be killed outright by SIGTERM, exit -15 rather than 143.)"""
+    saved = {signum: signal.getsignal(signum) for signum in signals}
+    for signum in signals:
+        loop.add_signal_handler(signum, callback, signum)
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            loop.remove_signal_handler(signum)
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)

@@ -391,17 +391,16 @@ async def serve(config: Config, secret: str | None) -> None:
             interrupts.record(signum)  # the command exits 130 or 143
             stop.set()
 
-        for signum in interrupts.STOP_SIGNALS:
-            loop.add_signal_handler(signum, stopped, signum)
-        for host, port in (a[:2] for a in runner.addresses):
-            shown = f"[{host}]" if ":" in host else host
-            print(
-                f"invcrawl dashboard: http://{shown}:{port}/ (Redis {mask_url(config.redis)}"
-                f"{', token required' if secret else ''})",
-                file=sys.stderr,
-                flush=True,
-            )
-        await stop.wait()
+        with interrupts.loop_handlers(loop, stopped):
+            for host, port in (a[:2] for a in runner.addresses):
+                shown = f"[{host}]" if ":" in host else host
+                print(
+                    f"invcrawl dashboard: http://{shown}:{port}/ (Redis {mask_url(config.redis)}"
+                    f"{', token required' if secret else ''})",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            await stop.wait()
     finally:
         await runner.cleanup()
         await frontier.aclose()

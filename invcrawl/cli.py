@@ -162,8 +162,10 @@ def cli_values(args: argparse.Namespace) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     install_log_masking()  # no password of a Redis or proxy URL in any log line
     interrupts.reset()
-    # `kill -USR1 PID` prints every thread's stack to stderr: where a stuck command is.
-    faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
+    # `kill -USR1 PID` prints every thread's stack to stderr: where a stuck command is
+    # (not where stderr is no file, as when main() runs inside a test's captured output).
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        faulthandler.register(signal.SIGUSR1, file=sys.stderr.fileno(), all_threads=True)
     args = build_parser().parse_args(argv)
     values = cli_values(args)
     command = COMMANDS_BY_NAME[args.command]

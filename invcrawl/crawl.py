@@ -156,11 +156,13 @@ class CrawlRun:
         return self.config.out_dir / f"{crawl_id}.jsonl"
 
     async def run(self) -> int:
+        signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+        with interrupts.loop_handlers(asyncio.get_running_loop(), self._interrupt, signals):
+            return await self._run()
+
+    async def _run(self) -> int:
         started = time.monotonic()
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            loop.add_signal_handler(sig, self._interrupt, sig)
         what = self.sites[0][0] if len(self.sites) == 1 else f"{len(self.sites)} sites"
         self.say(f"crawl {', '.join(self.crawl_ids)[:60]}: reading the inventory of {what}")
         frontier = Frontier(connect(self.config.redis or "", self.config.redis_cluster))

@@ -447,9 +447,9 @@ def test_build_context_and_package(tmp_path: Path) -> None:
 
 def test_selfcheck_names_every_package() -> None:
     """invcrawl.selfcheck imports the packages pyproject.toml installs, all of them."""
-    import tomllib  # noqa: PLC0415
+    import tomllib
 
-    from invcrawl.selfcheck import PACKAGES  # noqa: PLC0415
+    from invcrawl.selfcheck import PACKAGES
 
     found = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
     include = found["packages"]["find"]["include"]
