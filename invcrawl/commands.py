@@ -302,7 +302,7 @@ def cmd_status(config: Config) -> int:
             crawl_id = await resolve_ref(frontier, config.crawl_id) if config.crawl_id else None
             data, settled = await status_view(frontier, crawl_id, config.lease_ms)
             if config.json:
-                text = json.dumps(data, indent=None if config.watch else 2)
+                text = json.dumps(data.as_dict(), indent=None if config.watch else 2)
             else:
                 text = render_status_view(data, terminal.width())
             if clear:

@@ -36,6 +36,7 @@ from frontier.server import on_parent_death
 from frontier.session import CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
 from frontier.status import crawl_summaries, crawl_summary
+from frontier.summary import CrawlSummary
 from invcrawl import terminal
 from invcrawl.crawl_outputs import CrawlOutputs
 from invcrawl.errors import EXIT_DEAD_PAGES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
@@ -143,7 +144,7 @@ class CrawlRun:
         self.interrupted = False
         self.producing: int | None = None  # index of the process producing the crawls
         self.reported: set[str] = set()  # crawls whose producer error was shown
-        self.summaries: dict[str, dict[str, Any]] = {}
+        self.summaries: dict[str, CrawlSummary] = {}
         self.sessions: dict[str, CrawlSession] = {}
         self.outputs = CrawlOutputs(self.sessions, self.output_of, self.say)
         self.before: dict[str, dict[str, int]] = {}  # item counters before a refresh
@@ -214,14 +215,14 @@ class CrawlRun:
         these rounds. Counters are remembered to report this round's changes."""
         for crawl_id, session in sessions.items():
             before = await crawl_summary(session)
-            self.before[crawl_id] = before["counters"]
+            self.before[crawl_id] = before.counters
             round_ = await Refresh(session).start_round()
             if round_.started:
                 self.say(f"crawl {crawl_id}: refresh round {round_.number}")
 
     def conclude(self, seconds: float) -> int:
-        failed = [c for c, s in self.summaries.items() if s["state"] != CrawlState.FINISHED]
-        dead = sum(s["pages_dead"] for s in self.summaries.values())
+        failed = [c for c, s in self.summaries.items() if s.state != CrawlState.FINISHED]
+        dead = sum(s.pages_dead for s in self.summaries.values())
         for crawl_id, s in self.summaries.items():
             if crawl_id in self.outputs.written:
                 self.summary(s, crawl_id, seconds)
@@ -232,7 +233,7 @@ class CrawlRun:
             )
         for crawl_id in failed:
             if crawl_id not in self.reported:
-                error = self.summaries[crawl_id].get("error") or "did not finish"
+                error = self.summaries[crawl_id].error or "did not finish"
                 self.say(f"invcrawl: error: crawl {crawl_id}: {error}", always=True)
         if failed:
             return EXIT_FAILED
@@ -326,19 +327,19 @@ class CrawlRun:
         """One line per site whose inventory could not be read, as soon as it is known;
         the other sites go on."""
         for crawl_id, s in self.summaries.items():
-            if s.get("producer") == ProducerState.FAILED and crawl_id not in self.reported:
+            if s.producer_failed and crawl_id not in self.reported:
                 self.reported.add(crawl_id)
-                self.say(f"\ninvcrawl: error: crawl {crawl_id}: {s.get('error')}", always=True)
+                self.say(f"\ninvcrawl: error: crawl {crawl_id}: {s.error}", always=True)
 
     def _all_produced(self) -> bool:
-        producers = {s.get("producer") for s in self.summaries.values()}
+        producers = {s.producer for s in self.summaries.values()}
         return len(self.summaries) == len(self.crawl_ids) and producers <= {
             ProducerState.DONE,
             ProducerState.FAILED,
         }
 
     def _all_settled(self) -> bool:
-        states = {s["state"] for s in self.summaries.values()}
+        states = {s.state for s in self.summaries.values()}
         return len(self.summaries) == len(self.crawl_ids) and states <= {
             CrawlState.FINISHED,
             CrawlState.FAILED,
@@ -367,19 +368,19 @@ class CrawlRun:
             with contextlib.suppress(ProcessLookupError):
                 proc.terminate()
 
-    def summary(self, s: dict[str, Any], crawl_id: str, seconds: float) -> None:
-        by = s["items_by_status"]
+    def summary(self, s: CrawlSummary, crawl_id: str, seconds: float) -> None:
+        by = s.items_by_status
         written, output = self.outputs.written[crawl_id], self.output_of(crawl_id)
         self.say(
-            f"crawl {s['crawl_id']} {s['state']} in {duration(seconds)} "
+            f"crawl {s.crawl_id} {s.state} in {duration(seconds)} "
             f"({seconds:.1f}s)\n"
-            f"  entries  {s['entries_total']} on {s['pages_total']} pages; "
-            f"{s['pages_done']} pages done, {s['pages_dead']} dead\n"
-            f"  items    {s['items']}: " + ", ".join(f"{k} {v}" for k, v in by.items()) + "\n"
+            f"  entries  {s.entries_total} on {s.pages_total} pages; "
+            f"{s.pages_done} pages done, {s.pages_dead} dead\n"
+            f"  items    {s.items}: " + ", ".join(f"{k} {v}" for k, v in by.items()) + "\n"
             f"  output   {written} items written to {output}"
         )
-        if s["crawl_id"] in self.before:
-            was, now = self.before[s["crawl_id"]], s["counters"]
+        if s.crawl_id in self.before:
+            was, now = self.before[s.crawl_id], s.counters
             changed = {
                 event: now.get(counter, 0) - was.get(counter, 0)
                 for event, counter in (
@@ -388,7 +389,7 @@ class CrawlRun:
                     ("removed", "items_removed"),
                 )
             }
-            pages = s["counters"]
+            pages = s.counters
             self.say(
                 "  refresh  "
                 + ", ".join(f"{k} {v}" for k, v in changed.items())
