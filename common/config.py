@@ -51,8 +51,8 @@ class Config:
     version: str | None = None
     markdown: bool = False
     slots: int = 16
-    consumer_slots: str = "auto"
-    partition: str | None = None
+    consumer_slots: tuple[int, ...] = ()  # (): automatic ("auto")
+    partition: tuple[int, int] | None = None  # (i, n): the slots s with s % n == i
     burst: bool = False
     consume: bool = False
     consumers: int = field(default_factory=_default_consumers)
@@ -132,10 +132,10 @@ class Config:
     def pinned_slots(self, slot_count: int) -> list[int] | None:
         """The slots a consumer is pinned to, or None for automatic assignment."""
         if self.partition:
-            index, total = (int(x) for x in self.partition.split("/"))
+            index, total = self.partition
             return [s for s in range(slot_count) if s % total == index]
-        if self.consumer_slots != "auto":
-            return sorted({int(s) for s in self.consumer_slots.split(",")})
+        if self.consumer_slots:
+            return list(self.consumer_slots)
         return None
 
 

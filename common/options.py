@@ -343,6 +343,7 @@ OPTIONS: tuple[Option, ...] = (
         frozenset({"consume"}),
         ("--slots",),  # consume has no --slots of its own (that one is a crawl's count)
         metavar="auto|LIST",
+        default_text="auto",
     ),
     Option(
         "partition",

@@ -36,7 +36,7 @@ def test_parser_builds_typed_values_from_flags() -> None:
         ["consume", "--redis", "redis://h:1/0", "--slots", "0,3", "--burst", "--no-robots"]
     )
     config = load_config(vars(args), {})
-    assert config.consumer_slots == "0,3" and config.burst and config.robots is False
+    assert config.consumer_slots == (0, 3) and config.burst and config.robots is False
     assert config.pinned_slots(8) == [0, 3]
     args = build_parser().parse_args(["crawl", "site", "-o", "out.jsonl", "--slots", "4"])
     config = load_config(cli_values(args), {})
@@ -58,7 +58,7 @@ def test_bad_flag_value_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_partition_selects_slots() -> None:
-    assert load_config({"partition": "1/4"}, {}).pinned_slots(10) == [1, 5, 9]
+    assert load_config({"partition": (1, 4)}, {}).pinned_slots(10) == [1, 5, 9]
     assert load_config({}, {}).pinned_slots(10) is None
 
 
