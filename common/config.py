@@ -5,18 +5,24 @@
   option's parser, ``common/option_values.py``), else the :class:`Config` default;
 * the commands and options themselves (flags, variables, help) are the tables of
   ``common/options.py``; ``docs/configuration.md`` is generated from them and the
-  defaults here (a test keeps the document in sync).
+  defaults here (a test keeps the document in sync);
+* :func:`settings_json`: typed values handed to a child process (``invcrawl crawl``'s
+  consumers) in :data:`SETTINGS_VARIABLE`, which its :func:`load_config` reads back as
+  they were, without a trip through text flags.
 
 This module is the only place in invcrawl that reads ``os.environ``.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Mapping
+import types
+from collections.abc import Iterable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_origin, get_type_hints
 
 from common.options import OPTIONS, OPTIONS_BY_NAME
 from common.secrets import register_secret, register_url
@@ -150,19 +156,23 @@ def default_of(name: str) -> Any:
 def load_config(
     cli: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None
 ) -> Config:
-    """Resolve every option: a CLI value that is not None wins, then INVCRAWL_<NAME>,
-    then the :class:`Config` default.
+    """Resolve every option: a CLI value that is not None wins, then the parent's value
+    handed down in :data:`SETTINGS_VARIABLE`, then INVCRAWL_<NAME>, then the
+    :class:`Config` default.
 
     CLI values arrive already typed (argparse applies the same parsers); environment
     values are parsed here, and a bad one raises ConfigError naming the variable.
     """
     cli = cli or {}
     env = os.environ if environ is None else environ
+    handed = _handed_down(env.get(SETTINGS_VARIABLE) or "")
     values: dict[str, Any] = {}
     for spec in fields(Config):
         option = OPTIONS_BY_NAME[spec.name]
         if cli.get(option.name) is not None:
             values[option.name] = cli[option.name]
+        elif option.name in handed:
+            values[option.name] = handed[option.name]
         elif option.env in env and env[option.env] != "":
             try:
                 values[option.name] = option.parse(env[option.env])
@@ -177,6 +187,58 @@ def load_config(
     if config.quiet and config.verbose:
         raise ConfigError("-q and -v do not go together")
     return config
+
+
+# The settings a parent process hands its children (invcrawl/crawl.py), as JSON: each
+# value typed as in Config (a path or a tuple as its JSON string or list). It is not an
+# option: a user sets the INVCRAWL_<NAME> variables.
+SETTINGS_VARIABLE = "INVCRAWL_SETTINGS"
+
+
+def settings_json(config: Config, names: Iterable[str]) -> str:
+    """The values of ``names`` as :func:`load_config` reads them back from
+    :data:`SETTINGS_VARIABLE`."""
+    return json.dumps({name: _plain(getattr(config, name)) for name in names})
+
+
+def _plain(value: Any) -> Any:
+    return str(value) if isinstance(value, Path) else value
+
+
+def _handed_down(text: str) -> dict[str, Any]:
+    """The settings of :data:`SETTINGS_VARIABLE`, each of its Config field's type."""
+    if not text:
+        return {}
+    try:
+        raw = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"{SETTINGS_VARIABLE}: not JSON: {exc}") from None
+    kinds = _field_kinds()
+    if not isinstance(raw, dict) or not set(raw) <= set(kinds):
+        raise ConfigError(f"{SETTINGS_VARIABLE}: expected an object of Config fields")
+    return {name: _typed(kinds[name], value) for name, value in raw.items()}
+
+
+@cache
+def _field_kinds() -> dict[str, type]:
+    """Each Config field's type, without its ``| None``: what a JSON value becomes."""
+    kinds = {}
+    for name, hint in get_type_hints(Config).items():
+        kind = hint
+        if isinstance(hint, types.UnionType):
+            kind = next(a for a in get_args(hint) if a is not type(None))
+        kinds[name] = get_origin(kind) or kind
+    return kinds
+
+
+def _typed(kind: type, value: Any) -> Any:
+    if value is None:
+        return None
+    if kind is tuple:
+        return tuple(value)
+    if kind is Path:
+        return Path(value)
+    return value
 
 
 # Proxy variables Scrapy and urllib read: their passwords are masked like Redis's.

@@ -27,9 +27,8 @@ from signal import SIGHUP, SIGTERM
 from typing import Any
 
 from common import interrupts
-from common.config import Config
+from common.config import SETTINGS_VARIABLE, Config, settings_json
 from common.options import OPTIONS
-from common.secrets import has_password
 from frontier.connection import connect
 from frontier.refresh import Refresh, announce_next_refresh
 from frontier.server import on_parent_death
@@ -46,39 +45,37 @@ MAX_RESPAWNS = 20
 log = logging.getLogger("invcrawl.crawl")
 
 
-def child_argv(config: Config, command: str, *extra: str, embedded: bool = False) -> list[str]:
-    """The command line of a child process: the options it inherits from this one, as
-    explicit flags (so they win over any INVCRAWL_* variable the child might see).
-    ``-P``: the working directory is not put first on the child's import path, so a
-    folder holding its own ``common/`` or ``producer.py`` changes nothing. With the
+def child_argv(command: str, *extra: str) -> list[str]:
+    """The command line of a child process: its command and what names its work
+    (``extra``: sites, ``--crawl-id``, ``--consume``, ``--burst``), readable in ``ps``;
+    the settings it inherits come in its environment (:func:`child_env`). ``-P``: the
+    working directory is not put first on the child's import path, so a folder holding
+    its own ``common/`` or ``producer.py`` changes nothing."""
+    return [sys.executable, "-P", "-m", "invcrawl", command, *extra]
+
+
+def child_settings(command: str, embedded: bool = False) -> list[str]:
+    """The options a child running ``command`` inherits from this process. With the
     embedded Redis (``embedded``) the child gets no URL but the data dir: it joins the
     server as a user of its own (frontier/embedded.py), reading its password there."""
-    argv = [sys.executable, "-P", "-m", "invcrawl", command]
-    for option in OPTIONS:
-        if not option.inherited or command not in option.commands:
-            continue
-        value = getattr(config, option.name)
-        if option.name == "redis" and (embedded or (value and has_password(value))):
-            continue  # never on a command line (`ps` shows it): see child_env
-        if option.switch is not None:
-            if value == option.switch:
-                argv.append(option.flag)
-        elif isinstance(value, tuple):
-            if value:
-                argv += [option.flag, ",".join(value)]
-        elif value is not None:
-            argv += [option.flag, str(value)]
-    if embedded:
-        argv += ["--data-dir", str(config.data_dir.resolve()), "--fsync", config.fsync]
-    return argv + list(extra)
+    names = [
+        option.name
+        for option in OPTIONS
+        if option.inherited and command in option.commands
+        if not (embedded and option.name == "redis")
+    ]
+    return names + (["data_dir", "fsync"] if embedded else [])
 
 
-def child_env(config: Config, embedded: bool = False) -> dict[str, str] | None:
-    """The environment of a child process: a Redis URL with a password goes there
-    rather than on the command line, where any user of the machine could read it."""
-    if embedded or not (config.redis and has_password(config.redis)):
-        return None
-    return {**os.environ, "INVCRAWL_REDIS": config.redis}
+def child_env(config: Config, command: str, embedded: bool = False) -> dict[str, str]:
+    """The environment of a child process: this one's, and the typed values of the
+    settings it inherits (:func:`child_settings`) in INVCRAWL_SETTINGS, which win over
+    any INVCRAWL_* variable it sees. A Redis URL with a password is there, never on a
+    command line, where any user of the machine could read it."""
+    if embedded:  # the child reads the data dir from wherever it runs
+        config = dataclasses.replace(config, data_dir=config.data_dir.resolve())
+    settings = settings_json(config, child_settings(command, embedded))
+    return {**os.environ, SETTINGS_VARIABLE: settings}
 
 
 def run_crawl(config: Config, sites: list[tuple[str, str]], embedded: bool = False) -> int:
@@ -257,21 +254,17 @@ class CrawlRun:
         if produce:
             sites = [site for site, _ in self.sites]
             crawl_id = ["--crawl-id", self.crawl_ids[0]] if len(self.sites) == 1 else []
-            argv = child_argv(
-                self.config, "produce", *sites, *crawl_id, "--consume", embedded=self.embedded
-            )
+            command, argv = "produce", child_argv("produce", *sites, *crawl_id, "--consume")
             self.producing = index
         else:
             pinned = ",".join(self.crawl_ids)
-            argv = child_argv(
-                self.config, "consume", "--burst", "--crawl-id", pinned, embedded=self.embedded
-            )
+            command, argv = "consume", child_argv("consume", "--burst", "--crawl-id", pinned)
         log = open(self.log_dir / f"consumer-{index}.log", "ab")  # noqa: SIM115
         self.procs[index] = await asyncio.create_subprocess_exec(
             *argv,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=log,
-            env=child_env(self.config, self.embedded),
+            env=child_env(self.config, command, self.embedded),
             # a SIGKILLed supervisor takes its consumers along (they stop cleanly)
             preexec_fn=on_parent_death(signal.SIGTERM),
         )

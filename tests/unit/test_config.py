@@ -65,3 +65,32 @@ def test_partition_selects_slots() -> None:
 def test_configuration_doc_matches_the_options() -> None:
     doc = (Path(__file__).parents[2] / "docs" / "configuration.md").read_text()
     assert configuration_table() in doc, "regenerate docs/configuration.md (see its header)"
+
+
+def test_a_child_gets_its_parents_typed_settings_back_as_they_were() -> None:
+    """`crawl` hands each child its settings as typed values (INVCRAWL_SETTINGS): they
+    come back equal, win over the INVCRAWL_* variables the child sees, and an embedded
+    Redis's child gets the resolved data dir and no URL."""
+    from invcrawl.crawl import child_env, child_settings
+
+    parent = load_config(
+        {
+            "redis": "redis://u:p%40ss@h:6379/0",
+            "host_delay": 0.1 + 0.2,
+            "allow_hosts": ("a.org", "b.org"),
+            "redis_ca": Path("certs/ca.pem"),
+            "robots": False,
+            "project": "Demo",
+            "weight": 3,
+        },
+        {},
+    )
+    for command in ("consume", "produce"):
+        env = child_env(parent, command)
+        child = load_config({}, {**env, "INVCRAWL_LEASE": "5", "INVCRAWL_ROBOTS": "1"})
+        for name in child_settings(command):
+            assert getattr(child, name) == getattr(parent, name), name
+    embedded = load_config({}, child_env(parent, "consume", embedded=True))
+    assert embedded.redis is None and embedded.data_dir == parent.data_dir.resolve()
+    with pytest.raises(ConfigError, match="INVCRAWL_SETTINGS"):
+        load_config({}, {"INVCRAWL_SETTINGS": '{"no_such_option": 1}'})
