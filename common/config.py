@@ -48,7 +48,7 @@ class Config:
     sites_file: Path | None = None
     redis: str | None = None
     redis_cluster: bool = False
-    crawl_id: str | None = None
+    crawl_ids: tuple[str, ...] = ()  # --crawl-id: one crawl, or several (consume)
     project_name: str | None = None
     old_crawl: str | None = None
     new_crawl: str | None = None
@@ -131,9 +131,10 @@ class Config:
         return order[level]
 
     @property
-    def crawl_ids(self) -> tuple[str, ...]:
-        """``--crawl-id`` as a list (a consumer may be pinned to several crawls)."""
-        return tuple(c for c in (self.crawl_id or "").split(",") if c)
+    def crawl_id(self) -> str | None:
+        """``--crawl-id`` as given: one crawl's id (or reference), several joined by
+        commas; None when not given."""
+        return ",".join(self.crawl_ids) or None
 
     def pinned_slots(self, slot_count: int) -> list[int] | None:
         """The slots a consumer is pinned to, or None for automatic assignment."""

@@ -48,12 +48,10 @@ def positive_float(text: str) -> float:
     return value
 
 
-def crawl_id(text: str) -> str:
+def crawl_id(text: str) -> tuple[str, ...]:
     """One crawl id, or several separated by commas (``consume`` serves them all); each
     may be ``PROJECT@VERSION`` (resolved once Redis is up: invcrawl/commands.py)."""
-    for one in text.split(","):
-        crawl_ref(one)
-    return text
+    return tuple(crawl_ref(one) for one in text.split(","))
 
 
 def crawl_ref(text: str) -> str:
@@ -71,7 +69,7 @@ def crawl_ref(text: str) -> str:
 
 def crawl_ids(text: str) -> tuple[str, ...]:
     """Crawl ids given as positionals (each validated like ``--crawl-id``)."""
-    return tuple(crawl_id(one) for one in re.split(r"[\s,]+", text) if one)
+    return tuple(crawl_ref(one) for one in re.split(r"[\s,]+", text) if one)
 
 
 def non_negative_float(text: str) -> float:

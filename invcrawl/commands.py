@@ -111,10 +111,10 @@ def resolved(config: Config) -> Config:
     if "@" not in (config.crawl_id or ""):
         return config
 
-    async def job(frontier: Frontier) -> str:
-        return ",".join([await resolve_ref(frontier, ref) for ref in config.crawl_ids])
+    async def job(frontier: Frontier) -> tuple[str, ...]:
+        return tuple([await resolve_ref(frontier, ref) for ref in config.crawl_ids])
 
-    return dataclasses.replace(config, crawl_id=with_frontier(config, job))
+    return dataclasses.replace(config, crawl_ids=with_frontier(config, job))
 
 
 @contextlib.contextmanager

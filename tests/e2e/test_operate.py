@@ -303,7 +303,10 @@ def test_status_fits_80_columns_whatever_the_figures() -> None:
         }
     ]
     fleet = {
-        "crawls": [status, {**status, "crawl_id": "short"}],
+        "crawls": [
+            {**status, "consumers_alive": 12},
+            {**status, "crawl_id": "short", "consumers_alive": 0},
+        ],
         "hosts": hosts,
         "totals": {
             "crawls": 123456,

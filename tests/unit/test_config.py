@@ -28,7 +28,8 @@ def test_every_option_is_a_config_field_and_has_an_env_var() -> None:
     fields = set(Config.__dataclass_fields__)
     for option in OPTIONS:
         assert option.name in fields, option.name
-        assert option.env == "INVCRAWL_" + option.name.upper()
+        assert option.env == (option.variable or "INVCRAWL_" + option.name.upper())
+    assert [o.variable for o in OPTIONS if o.variable] == ["INVCRAWL_CRAWL_ID"]
 
 
 def test_parser_builds_typed_values_from_flags() -> None:
