@@ -7,6 +7,9 @@ supervisor's progress, and the dashboard. Reads only; never changes state.
   one crawl.
 * :func:`fleet_status`: every crawl's summary, every busy host, the consumers and the
   latest dead letters of the fleet (``status --json`` and the dashboard's data).
+
+Each returns its typed model (``frontier/summary.py``: :class:`CrawlSummary`,
+:class:`CrawlStatus`, :class:`FleetStatus`), whose ``as_dict()`` is the JSON.
 """
 
 from __future__ import annotations
