@@ -10,6 +10,7 @@ dashboard read their fields. Pure (no Redis): the renderer imports it.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -112,8 +113,13 @@ class CrawlSummary:
         return cls(**{f.name: data[f.name] for f in _SUMMARY_FIELDS if f.name in data})
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON-ready dict (``status --json``), keys in field order."""
-        return dataclasses.asdict(self)
+        """The JSON-ready dict (``status --json``), keys in field order; its dicts are
+        copies. (Not ``dataclasses.asdict``: its deep copy made a fleet of 500 crawls
+        cost 4x as much to serve.)"""
+        data = {name: getattr(self, name) for name in _SUMMARY_NAMES}
+        data["items_by_status"] = dict(self.items_by_status)
+        data["counters"] = dict(self.counters)
+        return data
 
     @property
     def pages_settled(self) -> int:
@@ -139,6 +145,7 @@ class CrawlSummary:
 
 
 _SUMMARY_FIELDS = dataclasses.fields(CrawlSummary)
+_SUMMARY_NAMES = tuple(f.name for f in _SUMMARY_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -166,8 +173,8 @@ class CrawlStatus:
 
     def as_dict(self) -> dict[str, Any]:
         """``status --crawl-id ID --json``: the summary's keys, then the detail's."""
-        detail = dataclasses.asdict(self)
-        return {**detail.pop("summary"), **detail}
+        detail = {f.name: copy.deepcopy(getattr(self, f.name)) for f in _STATUS_FIELDS}
+        return {**self.summary.as_dict(), **detail}
 
 
 _STATUS_FIELDS = [f for f in dataclasses.fields(CrawlStatus) if f.name != "summary"]
