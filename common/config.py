@@ -5,18 +5,24 @@
   option's parser, ``common/option_values.py``), else the :class:`Config` default;
 * the commands and options themselves (flags, variables, help) are the tables of
   ``common/options.py``; ``docs/configuration.md`` is generated from them and the
-  defaults here (a test keeps the document in sync).
+  defaults here (a test keeps the document in sync);
+* :func:`settings_json`: typed values handed to a child process (``invcrawl crawl``'s
+  consumers) in :data:`SETTINGS_VARIABLE`, which its :func:`load_config` reads back as
+  they were, without a trip through text flags.
 
 This module is the only place in invcrawl that reads ``os.environ``.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Mapping
+import types
+from collections.abc import Iterable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_origin, get_type_hints
 
 from common.options import OPTIONS, OPTIONS_BY_NAME
 from common.secrets import register_secret, register_url
@@ -42,7 +48,7 @@ class Config:
     sites_file: Path | None = None
     redis: str | None = None
     redis_cluster: bool = False
-    crawl_id: str | None = None
+    crawl_ids: tuple[str, ...] = ()  # --crawl-id: one crawl, or several (consume)
     project_name: str | None = None
     old_crawl: str | None = None
     new_crawl: str | None = None
@@ -51,8 +57,8 @@ class Config:
     version: str | None = None
     markdown: bool = False
     slots: int = 16
-    consumer_slots: str = "auto"
-    partition: str | None = None
+    consumer_slots: tuple[int, ...] = ()  # (): automatic ("auto")
+    partition: tuple[int, int] | None = None  # (i, n): the slots s with s % n == i
     burst: bool = False
     consume: bool = False
     consumers: int = field(default_factory=_default_consumers)
@@ -125,17 +131,18 @@ class Config:
         return order[level]
 
     @property
-    def crawl_ids(self) -> tuple[str, ...]:
-        """``--crawl-id`` as a list (a consumer may be pinned to several crawls)."""
-        return tuple(c for c in (self.crawl_id or "").split(",") if c)
+    def crawl_id(self) -> str | None:
+        """``--crawl-id`` as given: one crawl's id (or reference), several joined by
+        commas; None when not given."""
+        return ",".join(self.crawl_ids) or None
 
     def pinned_slots(self, slot_count: int) -> list[int] | None:
         """The slots a consumer is pinned to, or None for automatic assignment."""
         if self.partition:
-            index, total = (int(x) for x in self.partition.split("/"))
+            index, total = self.partition
             return [s for s in range(slot_count) if s % total == index]
-        if self.consumer_slots != "auto":
-            return sorted({int(s) for s in self.consumer_slots.split(",")})
+        if self.consumer_slots:
+            return list(self.consumer_slots)
         return None
 
 
@@ -150,19 +157,23 @@ def default_of(name: str) -> Any:
 def load_config(
     cli: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None
 ) -> Config:
-    """Resolve every option: a CLI value that is not None wins, then INVCRAWL_<NAME>,
-    then the :class:`Config` default.
+    """Resolve every option: a CLI value that is not None wins, then the parent's value
+    handed down in :data:`SETTINGS_VARIABLE`, then INVCRAWL_<NAME>, then the
+    :class:`Config` default.
 
     CLI values arrive already typed (argparse applies the same parsers); environment
     values are parsed here, and a bad one raises ConfigError naming the variable.
     """
     cli = cli or {}
     env = os.environ if environ is None else environ
+    handed = _handed_down(env.get(SETTINGS_VARIABLE) or "")
     values: dict[str, Any] = {}
     for spec in fields(Config):
         option = OPTIONS_BY_NAME[spec.name]
         if cli.get(option.name) is not None:
             values[option.name] = cli[option.name]
+        elif option.name in handed:
+            values[option.name] = handed[option.name]
         elif option.env in env and env[option.env] != "":
             try:
                 values[option.name] = option.parse(env[option.env])
@@ -177,6 +188,58 @@ def load_config(
     if config.quiet and config.verbose:
         raise ConfigError("-q and -v do not go together")
     return config
+
+
+# The settings a parent process hands its children (invcrawl/crawl.py), as JSON: each
+# value typed as in Config (a path or a tuple as its JSON string or list). It is not an
+# option: a user sets the INVCRAWL_<NAME> variables.
+SETTINGS_VARIABLE = "INVCRAWL_SETTINGS"
+
+
+def settings_json(config: Config, names: Iterable[str]) -> str:
+    """The values of ``names`` as :func:`load_config` reads them back from
+    :data:`SETTINGS_VARIABLE`."""
+    return json.dumps({name: _plain(getattr(config, name)) for name in names})
+
+
+def _plain(value: Any) -> Any:
+    return str(value) if isinstance(value, Path) else value
+
+
+def _handed_down(text: str) -> dict[str, Any]:
+    """The settings of :data:`SETTINGS_VARIABLE`, each of its Config field's type."""
+    if not text:
+        return {}
+    try:
+        raw = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"{SETTINGS_VARIABLE}: not JSON: {exc}") from None
+    kinds = _field_kinds()
+    if not isinstance(raw, dict) or not set(raw) <= set(kinds):
+        raise ConfigError(f"{SETTINGS_VARIABLE}: expected an object of Config fields")
+    return {name: _typed(kinds[name], value) for name, value in raw.items()}
+
+
+@cache
+def _field_kinds() -> dict[str, type]:
+    """Each Config field's type, without its ``| None``: what a JSON value becomes."""
+    kinds = {}
+    for name, hint in get_type_hints(Config).items():
+        kind = hint
+        if isinstance(hint, types.UnionType):
+            kind = next(a for a in get_args(hint) if a is not type(None))
+        kinds[name] = get_origin(kind) or kind
+    return kinds
+
+
+def _typed(kind: type, value: Any) -> Any:
+    if value is None:
+        return None
+    if kind is tuple:
+        return tuple(value)
+    if kind is Path:
+        return Path(value)
+    return value
 
 
 # Proxy variables Scrapy and urllib read: their passwords are masked like Redis's.

@@ -54,10 +54,13 @@ class PageOutcome(StrEnum):
     UNCHANGED = "unchanged"  # a refresh found it unchanged (304 or same body): no items
 
 
-# Fields whose change makes an item "updated". Crawl-level fields (crawl, project,
-# version) are excluded so that renaming a crawl does not rewrite every item.
-CONTENT_FIELDS = (
+# An item's fields (docs/items.md), in the order of its JSON:
+# * its identity, from the inventory entry and the page task;
+IDENTITY_FIELDS = (
     "key",
+    "crawl",
+    "project",
+    "version",
     "name",
     "domain",
     "role",
@@ -66,31 +69,42 @@ CONTENT_FIELDS = (
     "url",
     "page_url",
     "anchor",
-    "status",
-    "reason",
-    "signature",
-    "title",
-    "parent",
-    "doc",
-    "doc_markdown",
-    "params",
-    "returns",
-    "raises",
-    "versions",
 )
-
-EMPTY_CONTENT: Mapping[str, Any] = {
+# * its content, from extraction: each field's value when there is none. The one
+#   defaults table: extraction starts from it (common/extract), and an item of a page
+#   with no content (skipped, offsite, not found, failed, empty) is made of it. ``doc``
+#   and ``doc_markdown`` are always strings (docs/items.md): "" for none.
+CONTENT_DEFAULTS: Mapping[str, Any] = {
     "reason": None,
     "signature": None,
     "title": None,
     "parent": None,
     "doc": "",
     "doc_markdown": "",
-    "params": [],
-    "returns": [],
-    "raises": [],
-    "versions": [],
+    "params": (),
+    "returns": (),
+    "raises": (),
+    "versions": (),
 }
+# * then ``status`` and ``checksum`` (of the CONTENT_FIELDS).
+ITEM_FIELDS = (*IDENTITY_FIELDS, *CONTENT_DEFAULTS, "status", "checksum")
+
+# Fields whose change makes an item "updated". Crawl-level fields (crawl, project,
+# version) are excluded so that renaming a crawl does not rewrite every item.
+CONTENT_FIELDS = (
+    *(f for f in IDENTITY_FIELDS if f not in ("crawl", "project", "version")),
+    "status",
+    *CONTENT_DEFAULTS,
+)
+
+
+def empty_content(status: str, reason: str | None = None) -> dict[str, Any]:
+    """The content of an item with nothing extracted: ``status`` and ``reason``, every
+    other field its default (lists of its own)."""
+    content = {k: list(v) if isinstance(v, tuple) else v for k, v in CONTENT_DEFAULTS.items()}
+    content.update(status=status, reason=reason)
+    return content
+
 
 ITEMS_PER_BUCKET = 64  # mean; keeps nearly every bucket under hash-max-listpack-entries=128
 
@@ -162,8 +176,9 @@ def build_sized_item(
         "page_url": task.url,
         "anchor": entry.anchor,
     }
-    for name, default in EMPTY_CONTENT.items():
-        item[name] = content.get(name, default)
+    for name, default in CONTENT_DEFAULTS.items():
+        value = content.get(name, default)
+        item[name] = list(value) if isinstance(value, tuple) else value
     item["status"] = content["status"]
     data = _content_json(item)
     item["checksum"] = hashlib.sha1(data).hexdigest()[:16]
@@ -174,8 +189,7 @@ def status_items(
     crawl: CrawlInfo, task: Task, status: str, reason: str | None
 ) -> list[dict[str, Any]]:
     """Items for a page that yields no content (skipped, offsite, not found)."""
-    content = {"status": status, "reason": reason}
-    return [build_item(crawl, task, e, content) for e in task.entries]
+    return [build_item(crawl, task, e, empty_content(status, reason)) for e in task.entries]
 
 
 def prepare(item: Mapping[str, Any], buckets: int) -> PreparedItem:

@@ -48,12 +48,10 @@ def positive_float(text: str) -> float:
     return value
 
 
-def crawl_id(text: str) -> str:
+def crawl_id(text: str) -> tuple[str, ...]:
     """One crawl id, or several separated by commas (``consume`` serves them all); each
     may be ``PROJECT@VERSION`` (resolved once Redis is up: invcrawl/commands.py)."""
-    for one in text.split(","):
-        crawl_ref(one)
-    return text
+    return tuple(crawl_ref(one) for one in text.split(","))
 
 
 def crawl_ref(text: str) -> str:
@@ -71,7 +69,7 @@ def crawl_ref(text: str) -> str:
 
 def crawl_ids(text: str) -> tuple[str, ...]:
     """Crawl ids given as positionals (each validated like ``--crawl-id``)."""
-    return tuple(crawl_id(one) for one in re.split(r"[\s,]+", text) if one)
+    return tuple(crawl_ref(one) for one in re.split(r"[\s,]+", text) if one)
 
 
 def non_negative_float(text: str) -> float:
@@ -96,17 +94,22 @@ def redis_url(text: str) -> str:
     return encode_userinfo(text)
 
 
-def slot_selection(text: str) -> str:
-    if text == "auto" or re.match(r"^\d+(,\d+)*$", text):
-        return text
+def slot_selection(text: str) -> tuple[int, ...]:
+    """The slots a consumer serves, sorted: ``0,3``; ``auto`` (shared through Redis) is
+    ``()``."""
+    if text == "auto":
+        return ()
+    if re.match(r"^\d+(,\d+)*$", text):
+        return tuple(sorted({int(s) for s in text.split(",")}))
     raise ValueError(f"expected 'auto' or a comma-separated list of slots, got {text!r}")
 
 
-def partition(text: str) -> str:
+def partition(text: str) -> tuple[int, int]:
+    """``i/n``: the slots s with s % n == i, as ``(i, n)``."""
     match = re.match(r"^(\d+)/(\d+)$", text)
     if not match or not (0 <= int(match[1]) < int(match[2])):
         raise ValueError(f"expected i/n with 0 <= i < n (e.g. 1/4), got {text!r}")
-    return text
+    return int(match[1]), int(match[2])
 
 
 def duration(text: str) -> float:

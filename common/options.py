@@ -149,6 +149,7 @@ class Option:
     switch: bool | None = None  # a flag without a value; the value it sets
     inherited: bool = False  # passed on to the consumer processes `crawl` starts
     default_text: str | None = None  # how docs show a computed default
+    variable: str | None = None  # its environment variable, if not INVCRAWL_<NAME>
     help_for: tuple[tuple[str, str], ...] = ()  # (command, help) where it means more
 
     def help_in(self, command: str) -> str:
@@ -157,7 +158,7 @@ class Option:
 
     @property
     def env(self) -> str:
-        return "INVCRAWL_" + self.name.upper()
+        return self.variable or "INVCRAWL_" + self.name.upper()
 
     @property
     def flag(self) -> str:
@@ -306,13 +307,16 @@ OPTIONS: tuple[Option, ...] = (
         inherited=True,
     ),
     Option(
-        "crawl_id",
+        "crawl_ids",
         values.crawl_id,
         "crawl id (default: derived from the site URL, or the only crawl in Redis), or "
         "PROJECT@VERSION of an existing crawl; consume takes a comma-separated list and "
         "serves those crawls only",
         _REDIS - {"forget"},
+        ("--crawl-id",),
         metavar="ID",
+        default_text="None",
+        variable="INVCRAWL_CRAWL_ID",
         help_for=(
             ("crawl", "crawl id of a single site (default: derived from the site URL)"),
             ("produce", "crawl id of a single site (default: derived from the site URL)"),
@@ -343,6 +347,7 @@ OPTIONS: tuple[Option, ...] = (
         frozenset({"consume"}),
         ("--slots",),  # consume has no --slots of its own (that one is a crawl's count)
         metavar="auto|LIST",
+        default_text="auto",
     ),
     Option(
         "partition",

@@ -1,5 +1,5 @@
 """What the dashboard page shows, built from the fleet view of ``invcrawl status --json``
-(:func:`frontier.status.status_view`, the one code path for both) plus a throughput
+(:func:`frontier.status.fleet_status`, the one code path for both) plus a throughput
 history kept in this process's memory: the dashboard never writes to Redis.
 
 Pure apart from :func:`take`, which reads the status. Nothing here shows a secret: the
@@ -17,7 +17,8 @@ from typing import Any
 from common.secrets import mask_secrets, mask_url
 from frontier.admin import dead_tasks
 from frontier.session import Frontier
-from frontier.status import status_view
+from frontier.status import fleet_status, status_view
+from frontier.summary import CrawlSummary, FleetStatus
 
 
 class Throughput:
@@ -33,10 +34,10 @@ class Throughput:
         self._samples: deque[tuple[int, dict[str, int]]] = deque()  # (server ms, deltas)
         self.since: int | None = None  # the first sample: the history starts there
 
-    def add(self, server_ms: int, crawls: Iterable[dict[str, Any]]) -> None:
+    def add(self, server_ms: int, crawls: Iterable[CrawlSummary]) -> None:
         if self.since is None:
             self.since = server_ms
-        done = {c["crawl_id"]: int(c["pages_done"]) for c in crawls}
+        done = {c.crawl_id: c.pages_done for c in crawls}
         deltas = {
             crawl: count - self._last[crawl]
             for crawl, count in done.items()
@@ -91,21 +92,23 @@ UNSHOWN = frozenset(
 )
 
 
-def page_data(fleet: dict[str, Any], redis_url: str, throughput: Throughput) -> dict[str, Any]:
-    """The page's data from one fleet view: the crawls without the fields it does not
-    show (raw counters...), every URL masked, and the throughput history."""
+def page_data(fleet: FleetStatus, redis_url: str, throughput: Throughput) -> dict[str, Any]:
+    """The page's data from one fleet view (its ``status --json``): the crawls without
+    the fields it does not show (raw counters...), every URL masked, and the throughput
+    history."""
+    data = fleet.as_dict()
     crawls = []
-    for crawl in fleet["crawls"]:
+    for crawl in data["crawls"]:
         row = {k: v for k, v in crawl.items() if k not in UNSHOWN}
-        row["site"] = _masked(row.get("site"))
-        row["error"] = _masked(row.get("error"))
+        row["site"] = _masked(row["site"])
+        row["error"] = _masked(row["error"])
         crawls.append(row)
     dead = [
         {**row, "url": _masked(row.get("url")), "error": _masked(row.get("error"))}
-        for row in fleet.get("dead_letters", [])
+        for row in fleet.dead_letters
     ]
     return {
-        **fleet,
+        **data,
         "crawls": crawls,
         "dead_letters": dead,
         "redis": mask_url(redis_url),
@@ -123,16 +126,17 @@ async def take(
     frontier: Frontier, redis_url: str, lease_ms: int, throughput: Throughput
 ) -> dict[str, Any]:
     """One snapshot: the fleet view of ``status --json``, sampled into ``throughput``."""
-    fleet, _ = await status_view(frontier, None, lease_ms)
-    throughput.add(int(fleet["server_time"]), fleet["crawls"])
+    fleet = await fleet_status(frontier, lease_ms)
+    throughput.add(fleet.server_time, fleet.crawls)
     return page_data(fleet, redis_url, throughput)
 
 
 async def crawl_detail(frontier: Frontier, crawl_id: str, lease_ms: int) -> dict[str, Any]:
     """One crawl as ``status --crawl-id ID --json`` shows it (slots, consumers), with
     its dead letters and the command that redrives them; raises CrawlNotFound."""
-    data, _ = await status_view(frontier, crawl_id, lease_ms)
+    status, _ = await status_view(frontier, crawl_id, lease_ms)
     dead = await dead_tasks(frontier.crawl(crawl_id))
+    data = status.as_dict()
     data.pop("counters", None)
     data["site"] = _masked(data.get("site"))
     data["error"] = _masked(data.get("error"))

@@ -7,20 +7,22 @@ supervisor's progress, and the dashboard. Reads only; never changes state.
   one crawl.
 * :func:`fleet_status`: every crawl's summary, every busy host, the consumers and the
   latest dead letters of the fleet (``status --json`` and the dashboard's data).
+
+Each returns its typed model (``frontier/summary.py``: :class:`CrawlSummary`,
+:class:`CrawlStatus`, :class:`FleetStatus`), whose ``as_dict()`` is the JSON.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
-from common.items import STATUSES
 from common.sharding import slot_for
 from frontier.keys import CrawlKeys
 from frontier.retention import history
 from frontier.session import CrawlNotFound, CrawlSession, Frontier
-from frontier.states import CrawlState, ProducerState
+from frontier.summary import CrawlStatus, CrawlSummary, FleetStatus
 
 HOST_RECENT_MS = 60_000  # a host is shown while busy, blocked or used within this
 CONSUMER_RECENT_MS = 600_000  # the fleet view lists consumers that beat within this
@@ -58,56 +60,7 @@ async def _consumers(
     return out
 
 
-def _summary(
-    crawl_id: str, meta: dict[str, str], stats: dict[str, str], dead: int, now: int
-) -> dict[str, Any]:
-    counters = {name: int(value) for name, value in stats.items()}
-    pages_total = int(meta.get("tasks") or meta.get("pages") or 0)
-    pages_done = counters.get("pages_done", 0)
-    by_status = {s: counters.get(f"status:{s}", 0) for s in STATUSES}
-    started = int(meta.get("started_at") or 0)
-    end = int(meta.get("finished_at") or now)
-    elapsed = max(0.0, (end - started) / 1000) if started else 0.0
-    rate = pages_done / elapsed if elapsed > 0 else 0.0
-    remaining = max(0, pages_total - pages_done - dead)
-    return {
-        "crawl_id": crawl_id,
-        "state": meta.get("state", "unknown"),
-        "producer": meta.get("producer"),
-        "site": meta.get("site"),
-        "project": meta.get("project"),
-        "version": meta.get("version"),
-        "weight": int(meta.get("weight") or 1),
-        "entries_total": int(meta.get("entries") or 0),
-        "pages_total": pages_total,
-        "pages_done": pages_done,
-        "pages_dead": dead,
-        "items": sum(by_status.values()),
-        "items_by_status": by_status,
-        "elapsed_s": round(elapsed, 1),
-        "rate_pages_s": round(rate, 2),
-        "eta_s": round(remaining / rate, 1) if rate > 0 and remaining else None,
-        "counters": counters,
-        "created_at": int(meta.get("created_at") or 0),
-        "started_at": started or None,
-        "finished_at": int(meta.get("finished_at") or 0) or None,
-        "error": meta.get("error") or None,
-        "refresh_round": int(meta.get("round") or 0),
-        "last_refresh_at": int(meta.get("refresh_started_at") or 0) or None,
-        "next_refresh_at": int(meta.get("next_refresh_at") or 0) or None,
-        # the refresh schedule (frontier/cadence.py): its interval, adaptive or fixed
-        "refresh_interval_s": float(meta.get("refresh_interval") or 0) or None,
-        "refresh_adaptive": meta.get("refresh_adaptive") == "1",
-        "refresh_changed": None
-        if "refresh_changed" not in meta
-        else meta["refresh_changed"] == "1",
-        "items_removed": counters.get("items_removed", 0),
-        "retain_items": meta.get("retain_items") or "all",
-        "server_time": now,
-    }
-
-
-async def crawl_summary(session: CrawlSession, now: int | None = None) -> dict[str, Any]:
+async def crawl_summary(session: CrawlSession, now: int | None = None) -> CrawlSummary:
     """One crawl's state, progress, items by status, rate and ETA."""
     if now is None:
         now = await session.server_ms()
@@ -116,7 +69,7 @@ async def crawl_summary(session: CrawlSession, now: int | None = None) -> dict[s
 
 async def crawl_summaries(
     frontier: Frontier, crawl_ids: Sequence[str], now: int | None = None
-) -> list[dict[str, Any]]:
+) -> list[CrawlSummary]:
     """:func:`crawl_summary` of each crawl, in order, read in one round trip (the crawl
     supervisor and ``status`` of the fleet show hundreds of crawls every tick)."""
     if now is None:
@@ -126,7 +79,7 @@ async def crawl_summaries(
 
 async def _summaries(
     redis: Any, crawls: Sequence[tuple[str, CrawlKeys]], now: int
-) -> list[dict[str, Any]]:
+) -> list[CrawlSummary]:
     pipe = redis.pipeline(transaction=False)
     for _, k in crawls:
         pipe.hgetall(k.meta)
@@ -134,15 +87,15 @@ async def _summaries(
         pipe.zcard(k.dlq)
     replies = await pipe.execute() if crawls else []
     return [
-        _summary(crawl_id, meta, stats, int(dead), now)
+        CrawlSummary.from_redis(crawl_id, meta, stats, int(dead), now)
         for (crawl_id, _), meta, stats, dead in zip(
             crawls, replies[0::3], replies[1::3], replies[2::3], strict=True
         )
     ]
 
 
-async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> dict[str, Any]:
-    """Everything ``status --crawl-id`` shows, as one JSON-ready dict."""
+async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> CrawlStatus:
+    """Everything ``status --crawl-id`` shows."""
     k = session.keys
     now = await session.server_ms()
     summary = await crawl_summary(session, now)
@@ -181,17 +134,17 @@ async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> dict[st
                 "owner": owner,
             }
         )
-    return {
-        **summary,
-        "redis_memory": await crawl_memory(session, int(meta.get("buckets") or 0)),
-        "pages_open": open_tasks - summary["pages_dead"],
-        "stream_entries": stream_len,
-        "items_trimmed": (await history(session)).trimmed,
-        "slots": slots,
-        "per_slot": per_slot,
-        "consumers_alive": sorted(c["id"] for c in consumers if c["alive"]),
-        "consumers": consumers,
-    }
+    return CrawlStatus(
+        summary=summary,
+        redis_memory=await crawl_memory(session, int(meta.get("buckets") or 0)),
+        pages_open=open_tasks - summary.pages_dead,
+        stream_entries=stream_len,
+        items_trimmed=(await history(session)).trimmed,
+        slots=slots,
+        per_slot=per_slot,
+        consumers_alive=sorted(c["id"] for c in consumers if c["alive"]),
+        consumers=consumers,
+    )
 
 
 async def crawl_memory(session: CrawlSession, buckets: int) -> dict[str, int]:
@@ -219,7 +172,7 @@ async def crawl_memory(session: CrawlSession, buckets: int) -> dict[str, int]:
 
 async def fleet_status(
     frontier: Frontier, lease_ms: int = 30_000, dead_letters: int = DEAD_LETTERS_SHOWN
-) -> dict[str, Any]:
+) -> FleetStatus:
     """Every crawl (open ones first, then by id) with its live consumer count, every host
     that is busy, blocked or was used in the last minute, every consumer seen lately (its
     crawls, slots, held tasks, last heartbeat), and the latest ``dead_letters`` dead
@@ -228,35 +181,25 @@ async def fleet_status(
     ids = await frontier.registry.known()
     crawls = await crawl_summaries(frontier, ids, now)
     consumers = await fleet_consumers(frontier, ids, now, lease_ms)
-    for crawl in crawls:
-        crawl["consumers_alive"] = sum(
-            1 for c in consumers if c["alive"] and crawl["crawl_id"] in c["crawls"]
-        )
-    crawls.sort(key=lambda c: (not _open(c), c["crawl_id"]))
+    alive = {
+        crawl.crawl_id: sum(1 for c in consumers if c["alive"] and crawl.crawl_id in c["crawls"])
+        for crawl in crawls
+    }
+    crawls.sort(key=lambda c: (not c.is_open, c.crawl_id))
     hosts = []
     for origin in await frontier.hosts.known(since_ms=now - 24 * 3600 * 1000):
         host = await frontier.hosts.status(origin, now)
         busy = host["in_flight"] or host["blocked_until"]
         if busy or (host["last_at"] or 0) >= now - HOST_RECENT_MS:
             hosts.append(host)
-    settled = [c for c in crawls if not _open(c)]
-    return {
-        "crawls": crawls,
-        "hosts": hosts,
-        "consumers": consumers,
-        "dead_letters": await recent_dead_letters(frontier, crawls, dead_letters),
-        "totals": {
-            "crawls": len(crawls),
-            "open": len(crawls) - len(settled),
-            "pages_total": sum(c["pages_total"] for c in crawls),
-            "pages_done": sum(c["pages_done"] for c in crawls),
-            "pages_dead": sum(c["pages_dead"] for c in crawls),
-            "items": sum(c["items"] for c in crawls),
-            "rate_pages_s": round(sum(c["rate_pages_s"] for c in crawls if _open(c)), 2),
-            "consumers_alive": sum(1 for c in consumers if c["alive"]),
-        },
-        "server_time": now,
-    }
+    return FleetStatus(
+        crawls=crawls,
+        consumers_alive=alive,
+        hosts=hosts,
+        consumers=consumers,
+        dead_letters=await recent_dead_letters(frontier, crawls, dead_letters),
+        server_time=now,
+    )
 
 
 async def fleet_consumers(
@@ -336,7 +279,7 @@ def _beat(
 
 
 async def recent_dead_letters(
-    frontier: Frontier, crawls: list[dict[str, Any]], limit: int
+    frontier: Frontier, crawls: list[CrawlSummary], limit: int
 ) -> list[dict[str, Any]]:
     """The ``limit`` latest dead letters of the fleet (``dlq list`` rows with their
     ``crawl_id``), newest first."""
@@ -346,31 +289,19 @@ async def recent_dead_letters(
     if limit <= 0:
         return rows
     for crawl in crawls:
-        if crawl["pages_dead"]:
-            session = frontier.crawl(crawl["crawl_id"])
+        if crawl.pages_dead:
+            session = frontier.crawl(crawl.crawl_id)
             rows += [
-                {"crawl_id": crawl["crawl_id"], **row}
+                {"crawl_id": crawl.crawl_id, **row}
                 for row in await dead_tasks(session, limit=limit)
             ]
     rows.sort(key=lambda r: (-r["died_at"], r["crawl_id"], r["id"]))
     return rows[:limit]
 
 
-def _open(crawl: dict[str, Any]) -> bool:
-    return crawl["state"] in (CrawlState.PRODUCING, CrawlState.RUNNING)
-
-
-def settled(status: dict[str, Any]) -> bool:
-    """Nothing more will happen to the crawl without an operator: finished, or its
-    producer failed."""
-    return status["state"] in (CrawlState.FINISHED, CrawlState.FAILED) or (
-        status.get("producer") == ProducerState.FAILED
-    )
-
-
 async def status_view(
     frontier: Frontier, crawl_id: str | None, lease_ms: int
-) -> tuple[dict[str, Any], bool]:
+) -> tuple[CrawlStatus | FleetStatus, bool]:
     """What ``invcrawl status`` shows: one crawl in detail (``--crawl-id``), or the fleet
     (every crawl, busy hosts); and whether all of it is settled (``--watch`` stops)."""
     if crawl_id:
@@ -378,7 +309,6 @@ async def status_view(
         if not await session.exists():
             raise CrawlNotFound(crawl_id)
         one = await crawl_status(session, lease_ms)
-        return one, settled(one)
+        return one, one.summary.is_settled
     fleet = await fleet_status(frontier, lease_ms)
-    crawls = cast(list[dict[str, Any]], fleet["crawls"])
-    return fleet, all(settled(c) for c in crawls)
+    return fleet, fleet.is_settled

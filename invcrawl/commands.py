@@ -111,10 +111,10 @@ def resolved(config: Config) -> Config:
     if "@" not in (config.crawl_id or ""):
         return config
 
-    async def job(frontier: Frontier) -> str:
-        return ",".join([await resolve_ref(frontier, ref) for ref in config.crawl_ids])
+    async def job(frontier: Frontier) -> tuple[str, ...]:
+        return tuple([await resolve_ref(frontier, ref) for ref in config.crawl_ids])
 
-    return dataclasses.replace(config, crawl_id=with_frontier(config, job))
+    return dataclasses.replace(config, crawl_ids=with_frontier(config, job))
 
 
 @contextlib.contextmanager
@@ -302,7 +302,7 @@ def cmd_status(config: Config) -> int:
             crawl_id = await resolve_ref(frontier, config.crawl_id) if config.crawl_id else None
             data, settled = await status_view(frontier, crawl_id, config.lease_ms)
             if config.json:
-                text = json.dumps(data, indent=None if config.watch else 2)
+                text = json.dumps(data.as_dict(), indent=None if config.watch else 2)
             else:
                 text = render_status_view(data, terminal.width())
             if clear:

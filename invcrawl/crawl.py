@@ -27,15 +27,15 @@ from signal import SIGHUP, SIGTERM
 from typing import Any
 
 from common import interrupts
-from common.config import Config
+from common.config import SETTINGS_VARIABLE, Config, settings_json
 from common.options import OPTIONS
-from common.secrets import has_password
 from frontier.connection import connect
 from frontier.refresh import Refresh, announce_next_refresh
 from frontier.server import on_parent_death
 from frontier.session import CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
 from frontier.status import crawl_summaries, crawl_summary
+from frontier.summary import CrawlSummary
 from invcrawl import terminal
 from invcrawl.crawl_outputs import CrawlOutputs
 from invcrawl.errors import EXIT_DEAD_PAGES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
@@ -45,39 +45,37 @@ MAX_RESPAWNS = 20
 log = logging.getLogger("invcrawl.crawl")
 
 
-def child_argv(config: Config, command: str, *extra: str, embedded: bool = False) -> list[str]:
-    """The command line of a child process: the options it inherits from this one, as
-    explicit flags (so they win over any INVCRAWL_* variable the child might see).
-    ``-P``: the working directory is not put first on the child's import path, so a
-    folder holding its own ``common/`` or ``producer.py`` changes nothing. With the
+def child_argv(command: str, *extra: str) -> list[str]:
+    """The command line of a child process: its command and what names its work
+    (``extra``: sites, ``--crawl-id``, ``--consume``, ``--burst``), readable in ``ps``;
+    the settings it inherits come in its environment (:func:`child_env`). ``-P``: the
+    working directory is not put first on the child's import path, so a folder holding
+    its own ``common/`` or ``producer.py`` changes nothing."""
+    return [sys.executable, "-P", "-m", "invcrawl", command, *extra]
+
+
+def child_settings(command: str, embedded: bool = False) -> list[str]:
+    """The options a child running ``command`` inherits from this process. With the
     embedded Redis (``embedded``) the child gets no URL but the data dir: it joins the
     server as a user of its own (frontier/embedded.py), reading its password there."""
-    argv = [sys.executable, "-P", "-m", "invcrawl", command]
-    for option in OPTIONS:
-        if not option.inherited or command not in option.commands:
-            continue
-        value = getattr(config, option.name)
-        if option.name == "redis" and (embedded or (value and has_password(value))):
-            continue  # never on a command line (`ps` shows it): see child_env
-        if option.switch is not None:
-            if value == option.switch:
-                argv.append(option.flag)
-        elif isinstance(value, tuple):
-            if value:
-                argv += [option.flag, ",".join(value)]
-        elif value is not None:
-            argv += [option.flag, str(value)]
-    if embedded:
-        argv += ["--data-dir", str(config.data_dir.resolve()), "--fsync", config.fsync]
-    return argv + list(extra)
+    names = [
+        option.name
+        for option in OPTIONS
+        if option.inherited and command in option.commands
+        if not (embedded and option.name == "redis")
+    ]
+    return names + (["data_dir", "fsync"] if embedded else [])
 
 
-def child_env(config: Config, embedded: bool = False) -> dict[str, str] | None:
-    """The environment of a child process: a Redis URL with a password goes there
-    rather than on the command line, where any user of the machine could read it."""
-    if embedded or not (config.redis and has_password(config.redis)):
-        return None
-    return {**os.environ, "INVCRAWL_REDIS": config.redis}
+def child_env(config: Config, command: str, embedded: bool = False) -> dict[str, str]:
+    """The environment of a child process: this one's, and the typed values of the
+    settings it inherits (:func:`child_settings`) in INVCRAWL_SETTINGS, which win over
+    any INVCRAWL_* variable it sees. A Redis URL with a password is there, never on a
+    command line, where any user of the machine could read it."""
+    if embedded:  # the child reads the data dir from wherever it runs
+        config = dataclasses.replace(config, data_dir=config.data_dir.resolve())
+    settings = settings_json(config, child_settings(command, embedded))
+    return {**os.environ, SETTINGS_VARIABLE: settings}
 
 
 def run_crawl(config: Config, sites: list[tuple[str, str]], embedded: bool = False) -> int:
@@ -143,7 +141,7 @@ class CrawlRun:
         self.interrupted = False
         self.producing: int | None = None  # index of the process producing the crawls
         self.reported: set[str] = set()  # crawls whose producer error was shown
-        self.summaries: dict[str, dict[str, Any]] = {}
+        self.summaries: dict[str, CrawlSummary] = {}
         self.sessions: dict[str, CrawlSession] = {}
         self.outputs = CrawlOutputs(self.sessions, self.output_of, self.say)
         self.before: dict[str, dict[str, int]] = {}  # item counters before a refresh
@@ -216,14 +214,14 @@ class CrawlRun:
         these rounds. Counters are remembered to report this round's changes."""
         for crawl_id, session in sessions.items():
             before = await crawl_summary(session)
-            self.before[crawl_id] = before["counters"]
+            self.before[crawl_id] = before.counters
             round_ = await Refresh(session).start_round()
             if round_.started:
                 self.say(f"crawl {crawl_id}: refresh round {round_.number}")
 
     def conclude(self, seconds: float) -> int:
-        failed = [c for c, s in self.summaries.items() if s["state"] != CrawlState.FINISHED]
-        dead = sum(s["pages_dead"] for s in self.summaries.values())
+        failed = [c for c, s in self.summaries.items() if s.state != CrawlState.FINISHED]
+        dead = sum(s.pages_dead for s in self.summaries.values())
         for crawl_id, s in self.summaries.items():
             if crawl_id in self.outputs.written:
                 self.summary(s, crawl_id, seconds)
@@ -234,7 +232,7 @@ class CrawlRun:
             )
         for crawl_id in failed:
             if crawl_id not in self.reported:
-                error = self.summaries[crawl_id].get("error") or "did not finish"
+                error = self.summaries[crawl_id].error or "did not finish"
                 self.say(f"invcrawl: error: crawl {crawl_id}: {error}", always=True)
         if failed:
             return EXIT_FAILED
@@ -258,21 +256,17 @@ class CrawlRun:
         if produce:
             sites = [site for site, _ in self.sites]
             crawl_id = ["--crawl-id", self.crawl_ids[0]] if len(self.sites) == 1 else []
-            argv = child_argv(
-                self.config, "produce", *sites, *crawl_id, "--consume", embedded=self.embedded
-            )
+            command, argv = "produce", child_argv("produce", *sites, *crawl_id, "--consume")
             self.producing = index
         else:
             pinned = ",".join(self.crawl_ids)
-            argv = child_argv(
-                self.config, "consume", "--burst", "--crawl-id", pinned, embedded=self.embedded
-            )
+            command, argv = "consume", child_argv("consume", "--burst", "--crawl-id", pinned)
         log = open(self.log_dir / f"consumer-{index}.log", "ab")  # noqa: SIM115
         self.procs[index] = await asyncio.create_subprocess_exec(
             *argv,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=log,
-            env=child_env(self.config, self.embedded),
+            env=child_env(self.config, command, self.embedded),
             # a SIGKILLed supervisor takes its consumers along (they stop cleanly)
             preexec_fn=on_parent_death(signal.SIGTERM),
         )
@@ -328,19 +322,19 @@ class CrawlRun:
         """One line per site whose inventory could not be read, as soon as it is known;
         the other sites go on."""
         for crawl_id, s in self.summaries.items():
-            if s.get("producer") == ProducerState.FAILED and crawl_id not in self.reported:
+            if s.producer_failed and crawl_id not in self.reported:
                 self.reported.add(crawl_id)
-                self.say(f"\ninvcrawl: error: crawl {crawl_id}: {s.get('error')}", always=True)
+                self.say(f"\ninvcrawl: error: crawl {crawl_id}: {s.error}", always=True)
 
     def _all_produced(self) -> bool:
-        producers = {s.get("producer") for s in self.summaries.values()}
+        producers = {s.producer for s in self.summaries.values()}
         return len(self.summaries) == len(self.crawl_ids) and producers <= {
             ProducerState.DONE,
             ProducerState.FAILED,
         }
 
     def _all_settled(self) -> bool:
-        states = {s["state"] for s in self.summaries.values()}
+        states = {s.state for s in self.summaries.values()}
         return len(self.summaries) == len(self.crawl_ids) and states <= {
             CrawlState.FINISHED,
             CrawlState.FAILED,
@@ -369,19 +363,19 @@ class CrawlRun:
             with contextlib.suppress(ProcessLookupError):
                 proc.terminate()
 
-    def summary(self, s: dict[str, Any], crawl_id: str, seconds: float) -> None:
-        by = s["items_by_status"]
+    def summary(self, s: CrawlSummary, crawl_id: str, seconds: float) -> None:
+        by = s.items_by_status
         written, output = self.outputs.written[crawl_id], self.output_of(crawl_id)
         self.say(
-            f"crawl {s['crawl_id']} {s['state']} in {duration(seconds)} "
+            f"crawl {s.crawl_id} {s.state} in {duration(seconds)} "
             f"({seconds:.1f}s)\n"
-            f"  entries  {s['entries_total']} on {s['pages_total']} pages; "
-            f"{s['pages_done']} pages done, {s['pages_dead']} dead\n"
-            f"  items    {s['items']}: " + ", ".join(f"{k} {v}" for k, v in by.items()) + "\n"
+            f"  entries  {s.entries_total} on {s.pages_total} pages; "
+            f"{s.pages_done} pages done, {s.pages_dead} dead\n"
+            f"  items    {s.items}: " + ", ".join(f"{k} {v}" for k, v in by.items()) + "\n"
             f"  output   {written} items written to {output}"
         )
-        if s["crawl_id"] in self.before:
-            was, now = self.before[s["crawl_id"]], s["counters"]
+        if s.crawl_id in self.before:
+            was, now = self.before[s.crawl_id], s.counters
             changed = {
                 event: now.get(counter, 0) - was.get(counter, 0)
                 for event, counter in (
@@ -390,7 +384,7 @@ class CrawlRun:
                     ("removed", "items_removed"),
                 )
             }
-            pages = s["counters"]
+            pages = s.counters
             self.say(
                 "  refresh  "
                 + ", ".join(f"{k} {v}" for k, v in changed.items())

@@ -18,11 +18,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from frontier.export import HistoryTrimmed
 from frontier.session import CrawlSession
 from frontier.states import CrawlState, ProducerState
+from frontier.summary import CrawlSummary
 from invcrawl.errors import UserError
 from invcrawl.exporting import IncrementalExport, export_to
 from invcrawl.files import PartFileLost, is_stdout
@@ -78,7 +78,7 @@ class CrawlOutputs:
                 log.debug("export of %s: %s", crawl_id, exc)
 
     async def finish(
-        self, summaries: dict[str, dict[str, Any]], this_run_only: bool, announce: bool
+        self, summaries: dict[str, CrawlSummary], this_run_only: bool, announce: bool
     ) -> None:
         """Make final the file of every finished crawl whose file is not final yet.
         ``this_run_only``: only crawls this run finished (see the module docstring);
@@ -100,13 +100,13 @@ class CrawlOutputs:
                 self.exports.pop(crawl_id).abandon()  # failed: no file
 
     async def _finished(
-        self, summary: dict[str, Any] | None, crawl_id: str, this_run_only: bool
+        self, summary: CrawlSummary | None, crawl_id: str, this_run_only: bool
     ) -> bool:
-        if not summary or summary["state"] != CrawlState.FINISHED:
+        if not summary or summary.state != CrawlState.FINISHED:
             return False
         if not this_run_only:
             return True
-        if summary.get("producer") != ProducerState.DONE:
+        if summary.producer != ProducerState.DONE:
             return False
         meta = await self.sessions[crawl_id].meta()
         return int(meta.get("produced_at") or 0) >= self.run_started_ms

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable
 from functools import wraps
 from typing import Any
 
+from frontier.summary import CrawlStatus, CrawlSummary, FleetStatus
+
 SOFT_WIDTH = 80  # where lists wrap when the output is not a terminal
 
 
@@ -90,21 +92,20 @@ def duration(seconds: float | None) -> str:
 
 
 @_terminal
-def progress_line(s: dict[str, Any], width: int | None = None) -> str:
+def progress_line(s: CrawlSummary, width: int | None = None) -> str:
     """One line for the crawl command's live progress. On a narrow terminal the item
     count goes first, then the rate, then the bar shrinks: the ETA always shows."""
-    by = s["items_by_status"]
-    settled = s["pages_done"] + s["pages_dead"]
-    if not s["pages_total"] and s.get("producer") != "done":
+    settled = s.pages_settled
+    if not s.pages_total and s.producer != "done":
         return fit("producing: reading the inventory and enqueueing its pages...", width)
-    dead = f" ({s['pages_dead']} dead)" if s["pages_dead"] else ""
-    items = f" {s['items']} items ({by['ok']} ok)"
-    rate = f" {s['rate_pages_s']:.1f}/s"
-    eta = f" ETA {duration(s['eta_s'])}"
+    dead = f" ({s.pages_dead} dead)" if s.pages_dead else ""
+    items = f" {s.items} items ({s.items_by_status.get('ok', 0)} ok)"
+    rate = f" {s.rate_pages_s:.1f}/s"
+    eta = f" ETA {duration(s.eta_s)}"
 
     def line(bar_width: int, *parts: str) -> str:
-        pages = f"{settled}/{s['pages_total']} pages{dead}"
-        return f"{bar(settled, s['pages_total'], bar_width)} {pages}" + "".join(parts)
+        pages = f"{settled}/{s.pages_total} pages{dead}"
+        return f"{bar(settled, s.pages_total, bar_width)} {pages}" + "".join(parts)
 
     return first_fitting(
         (
@@ -112,20 +113,20 @@ def progress_line(s: dict[str, Any], width: int | None = None) -> str:
             line(20, rate, eta),
             line(20, eta),
             line(10, eta),
-            f"{settled}/{s['pages_total']} pages{dead}{eta}",
+            f"{settled}/{s.pages_total} pages{dead}{eta}",
         ),
         width,
     )
 
 
 @_terminal
-def fleet_progress_line(crawls: list[dict[str, Any]], width: int | None = None) -> str:
+def fleet_progress_line(crawls: list[CrawlSummary], width: int | None = None) -> str:
     """One line for the live progress of a multi-site crawl: every crawl together."""
-    total = sum(c["pages_total"] for c in crawls)
-    settled = sum(c["pages_done"] + c["pages_dead"] for c in crawls)
-    dead = sum(c["pages_dead"] for c in crawls)
-    finished = sum(c["state"] in ("finished", "failed") for c in crawls)
-    rate = sum(c["rate_pages_s"] for c in crawls if c["state"] in ("producing", "running"))
+    total = sum(c.pages_total for c in crawls)
+    settled = sum(c.pages_settled for c in crawls)
+    dead = sum(c.pages_dead for c in crawls)
+    finished = sum(c.state in ("finished", "failed") for c in crawls)
+    rate = sum(c.rate_pages_s for c in crawls if c.is_open)
     dead_text = f" ({dead} dead)" if dead else ""
     done = f" {finished}/{len(crawls)} crawls done"
     rate_text = f" {rate:.1f}/s"
@@ -165,37 +166,36 @@ def wrap(label: str, parts: Iterable[str], sep: str = "  ", width: int | None = 
 
 
 @_terminal
-def render_status(s: dict[str, Any], width: int | None = None) -> str:
+def render_status(status: CrawlStatus, width: int | None = None) -> str:
     """The status of one crawl; on a terminal every line fits in ``width`` columns,
     whatever the figures."""
-    by = s["items_by_status"]
-    title = f"crawl {s['crawl_id']}  [{s['state']}]"
-    if s.get("project"):
-        title += f"  {safe(s['project'])} {safe(s.get('version'))}".rstrip()
-    lines = [fit(title, width), fit(f"site     {safe(s.get('site')) or '-'}", width)]
-    settled = s["pages_done"] + s["pages_dead"]
-    figures = f"  {s['pages_done']} done, {s['pages_dead']} dead / {s['pages_total']}"
+    s = status.summary
+    title = f"crawl {s.crawl_id}  [{s.state}]"
+    if s.project:
+        title += f"  {safe(s.project)} {safe(s.version)}".rstrip()
+    lines = [fit(title, width), fit(f"site     {safe(s.site) or '-'}", width)]
+    figures = f"  {s.pages_done} done, {s.pages_dead} dead / {s.pages_total}"
     # "pages    " + bar (its width + 9 columns) + figures
     room = SOFT_WIDTH if width is None else width
     bar_width = max(10, min(30, room - 9 - 9 - len(figures)))
-    lines.append(fit(f"pages    {bar(settled, s['pages_total'], bar_width)}{figures}", width))
+    lines.append(fit(f"pages    {bar(s.pages_settled, s.pages_total, bar_width)}{figures}", width))
     lines += wrap(
         "entries  ",
-        [f"{s['entries_total']}", f" items {s['items']}", f" stream {s['stream_entries']}"],
+        [f"{s.entries_total}", f" items {s.items}", f" stream {status.stream_entries}"],
         width=width,
     )
-    lines += wrap("status   ", [f"{k} {v}" for k, v in by.items()], width=width)
+    lines += wrap("status   ", [f"{k} {v}" for k, v in s.items_by_status.items()], width=width)
     lines += wrap(
         "rate     ",
         [
-            f"{s['rate_pages_s']:.1f} pages/s",
-            f" elapsed {duration(s['elapsed_s'])}",
-            f" ETA {duration(s['eta_s'])}",
-            f" consumers {len(s['consumers_alive'])}",
+            f"{s.rate_pages_s:.1f} pages/s",
+            f" elapsed {duration(s.elapsed_s)}",
+            f" ETA {duration(s.eta_s)}",
+            f" consumers {len(status.consumers_alive)}",
         ],
         width=width,
     )
-    c = s["counters"]
+    c = s.counters
     lines += wrap(
         "counters ",
         [
@@ -204,8 +204,8 @@ def render_status(s: dict[str, Any], width: int | None = None) -> str:
         ],
         width=width,
     )
-    if s.get("redis_memory"):
-        mem = s["redis_memory"]
+    if status.redis_memory:
+        mem = status.redis_memory
         lines += wrap(
             "memory   ",
             [f"{mib(mem['total'])} in Redis"]
@@ -215,19 +215,19 @@ def render_status(s: dict[str, Any], width: int | None = None) -> str:
     lines += wrap(
         "stream   ",
         [
-            f"{s.get('stream_entries', 0)} entries",
-            f" retain {s.get('retain_items', 'all')}",
-            f" trimmed {s.get('items_trimmed', 0)}",
+            f"{status.stream_entries} entries",
+            f" retain {s.retain_items}",
+            f" trimmed {status.items_trimmed}",
         ],
         width=width,
     )
-    if s.get("refresh_round") or s.get("next_refresh_at") or s.get("refresh_interval_s"):
-        lines += wrap("refresh  ", refresh_parts(s, s.get("server_time")), width=width)
-    if s.get("error"):
-        lines.append(fit(f"error    {safe(s['error'])}", width))
+    if s.refresh_round or s.next_refresh_at or s.refresh_interval_s:
+        lines += wrap("refresh  ", refresh_parts(s, s.server_time), width=width)
+    if s.error:
+        lines.append(fit(f"error    {safe(s.error)}", width))
     lines.append("")
     lines.append(f"{'slot':>4} {'queued':>7} {'inflight':>8} {'delayed':>7} {'dead':>5}  owner")
-    for row in s["per_slot"]:
+    for row in status.per_slot:
         owner = row["owner"] or "-"
         lines.append(
             fit(
@@ -236,9 +236,9 @@ def render_status(s: dict[str, Any], width: int | None = None) -> str:
                 width,
             )
         )
-    if s["consumers_alive"]:
+    if status.consumers_alive:
         lines.append("")
-        lines += wrap("consumers ", s["consumers_alive"], ", ", width=width)
+        lines += wrap("consumers ", status.consumers_alive, ", ", width=width)
     return "\n".join(lines)
 
 
@@ -250,14 +250,14 @@ def column(values: Iterable[str], header: str, width: int | None, rest: int) -> 
 
 
 @_terminal
-def render_fleet(fleet: dict[str, Any], width: int | None = None) -> str:
+def render_fleet(fleet: FleetStatus, width: int | None = None) -> str:
     """Every crawl on one line (and its refresh schedule, its error), then every busy
     host; on a terminal each line fits in ``width`` columns, piped nothing is cut."""
-    crawls, hosts, t = fleet["crawls"], fleet["hosts"], fleet["totals"]
+    crawls, hosts, t = fleet.crawls, fleet.hosts, fleet.totals()
     if not crawls:
         return "no crawls in this Redis"
     dead = f" ({t['pages_dead']} dead)" if t["pages_dead"] else ""
-    idw = column((c["crawl_id"] for c in crawls), "crawl", width, 48)
+    idw = column((c.crawl_id for c in crawls), "crawl", width, 48)
     lines = [
         fit(
             f"{t['crawls']} crawls ({t['open']} open)  pages {t['pages_done']}/"
@@ -268,20 +268,20 @@ def render_fleet(fleet: dict[str, Any], width: int | None = None) -> str:
         f"{'crawl':<{idw}} {'state':<9} {'pages':>13} {'items':>8} {'dead':>5} {'rate/s':>8}",
     ]
     for c in crawls:
-        pages = f"{c['pages_done']}/{c['pages_total']}"
-        rate = f"{c['rate_pages_s']:.1f}" if c["state"] in ("producing", "running") else "-"
+        pages = f"{c.pages_done}/{c.pages_total}"
+        rate = f"{c.rate_pages_s:.1f}" if c.is_open else "-"
         lines.append(
             fit(
-                f"{fit(c['crawl_id'], idw):<{idw}} {c['state'][:9]:<9} {pages:>13} "
-                f"{c['items']:>8} {c['pages_dead']:>5} {rate:>8}",
+                f"{fit(c.crawl_id, idw):<{idw}} {c.state[:9]:<9} {pages:>13} "
+                f"{c.items:>8} {c.pages_dead:>5} {rate:>8}",
                 width,
             )
         )
-        if c.get("refresh_interval_s") or c.get("next_refresh_at"):
-            schedule = [p.strip() for p in refresh_parts(c, fleet.get("server_time"))[1:-1]]
+        if c.refresh_interval_s or c.next_refresh_at:
+            schedule = [p.strip() for p in refresh_parts(c, fleet.server_time)[1:-1]]
             lines.append(fit("  refresh " + ", ".join(schedule), width))
-        if c.get("error"):
-            lines.append(fit(f"  error: {safe(c['error'])}", width))
+        if c.error:
+            lines.append(fit(f"  error: {safe(c.error)}", width))
     if hosts:
         hw = column((h["host"] for h in hosts), "host", width, 33)
         lines += ["", f"{'host':<{hw}} {'in flight':>9} {'delay':>7}  blocked until"]
@@ -309,9 +309,11 @@ def render_fleet(fleet: dict[str, Any], width: int | None = None) -> str:
 
 
 @_terminal
-def render_status_view(data: dict[str, Any], width: int | None = None) -> str:
+def render_status_view(data: CrawlStatus | FleetStatus, width: int | None = None) -> str:
     """One crawl in detail, or the fleet."""
-    return render_fleet(data, width) if "crawls" in data else render_status(data, width)
+    if isinstance(data, FleetStatus):
+        return render_fleet(data, width)
+    return render_status(data, width)
 
 
 @_terminal
@@ -389,15 +391,14 @@ def render_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def refresh_parts(s: dict[str, Any], now_ms: int | None) -> list[str]:
+def refresh_parts(s: CrawlSummary, now_ms: int | None) -> list[str]:
     """Refresh round, when the last one started, the crawl's interval (``--every``) and
     when the next is due."""
-    parts = [f"round {s.get('refresh_round') or 0}"]
-    if s.get("refresh_interval_s"):
-        auto = " (auto)" if s.get("refresh_adaptive") else ""
-        parts.append(f" every {duration(s['refresh_interval_s'])}{auto}")
-    for label, key in ((" last", "last_refresh_at"), (" next", "next_refresh_at")):
-        at = s.get(key)
+    parts = [f"round {s.refresh_round}"]
+    if s.refresh_interval_s:
+        auto = " (auto)" if s.refresh_adaptive else ""
+        parts.append(f" every {duration(s.refresh_interval_s)}{auto}")
+    for label, at in ((" last", s.last_refresh_at), (" next", s.next_refresh_at)):
         if not at:
             continue
         if now_ms:
@@ -406,7 +407,7 @@ def refresh_parts(s: dict[str, Any], now_ms: int | None) -> list[str]:
         else:
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(at / 1000))
         parts.append(f"{label} {when}")
-    parts.append(f" removed {s.get('items_removed', 0)}")
+    parts.append(f" removed {s.items_removed}")
     return parts
 
 
@@ -415,7 +416,7 @@ def mib(n: int) -> str:
 
 
 def crawl_json(  # noqa: PLR0917 - the run's figures, each named
-    summaries: dict[str, dict[str, Any]],
+    summaries: dict[str, CrawlSummary],
     written: dict[str, int],
     outputs: dict[str, str],
     before: dict[str, dict[str, int]],
@@ -429,19 +430,19 @@ def crawl_json(  # noqa: PLR0917 - the run's figures, each named
     for crawl_id, s in summaries.items():
         row: dict[str, Any] = {
             "crawl_id": crawl_id,
-            "site": s.get("site"),
-            "state": s["state"],
-            "entries": s["entries_total"],
-            "pages": {"total": s["pages_total"], "done": s["pages_done"], "dead": s["pages_dead"]},
-            "items": {"total": s["items"], "by_status": s["items_by_status"]},
+            "site": s.site,
+            "state": s.state,
+            "entries": s.entries_total,
+            "pages": {"total": s.pages_total, "done": s.pages_done, "dead": s.pages_dead},
+            "items": {"total": s.items, "by_status": s.items_by_status},
             "output": outputs.get(crawl_id),
             "written": written.get(crawl_id),
-            "error": s.get("error"),
+            "error": s.error,
         }
         if crawl_id in before:
-            was, now = before[crawl_id], s["counters"]
+            was, now = before[crawl_id], s.counters
             row["refresh"] = {
-                "round": s.get("refresh_round", 0),
+                "round": s.refresh_round,
                 **{
                     event: now.get(counter, 0) - was.get(counter, 0)
                     for event, counter in (

@@ -289,9 +289,9 @@ def produce_and_consume(
     decides a crawl is complete. Returns the consumer's exit code and the producer's error
     lines (one per site that failed; the other sites are crawled)."""
     producer = ForkedProducer(config, sites)
-    pinned = ",".join(crawl_id for _, crawl_id in sites)
+    pinned = tuple(crawl_id for _, crawl_id in sites)
     try:
-        code = consume(dataclasses.replace(config, crawl_id=pinned, burst=True), producer)
+        code = consume(dataclasses.replace(config, crawl_ids=pinned, burst=True), producer)
     finally:
         # The consumer stopped (SIGTERM) before the crawl was produced: stop the producer
         # too, within a few seconds, and let its outcome decide the exit code.

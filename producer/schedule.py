@@ -41,7 +41,6 @@ from frontier import cadence
 from frontier.cadence import Next
 from frontier.refresh import announce_next_refresh, mark_next_refresh
 from frontier.session import Frontier
-from frontier.states import CrawlState, ProducerState
 from frontier.status import crawl_summaries
 from producer.run import (
     Produced,
@@ -208,12 +207,7 @@ class Schedule:
         if not ids:
             return []
         summaries = await crawl_summaries(self.frontier, ids)
-        return [
-            s["crawl_id"]
-            for s in summaries
-            if s["state"] in (CrawlState.FINISHED, CrawlState.FAILED)
-            or s.get("producer") == ProducerState.FAILED
-        ]
+        return [s.crawl_id for s in summaries if s.is_settled]
 
 
 async def clear_next_refresh(config: Config, crawl_ids: Sequence[str]) -> None:

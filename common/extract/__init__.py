@@ -16,6 +16,7 @@ from typing import Any
 from lxml import etree
 
 from common.bounds import truncate
+from common.items import empty_content
 
 from .anchors import Located, children_items, locate, section_title
 from .doctext import DocText
@@ -49,22 +50,6 @@ INTRO_CHARS = 2000
 _INTRO = "\x00intro"
 
 
-def _empty(status: str, reason: str | None) -> dict[str, Any]:
-    return {
-        "status": status,
-        "reason": reason,
-        "signature": None,
-        "title": None,
-        "parent": None,
-        "doc": None,
-        "doc_markdown": None,
-        "params": [],
-        "returns": [],
-        "raises": [],
-        "versions": [],
-    }
-
-
 def extract_page(
     body: bytes, url: str, targets: Sequence[Target], encoding: str | None = None
 ) -> list[dict[str, Any]]:
@@ -80,7 +65,7 @@ def extract_page(
     try:
         root = parse(body, encoding)
         if root is None:
-            return [_empty("anchor_missing", "page is empty or not HTML") for _ in targets]
+            return [empty_content("anchor_missing", "page is empty or not HTML") for _ in targets]
         extractor = _PageExtractor(build(root, url, body), url, targets)
         located = [extractor.locate(t) for t in targets]
         whole_page = False
@@ -205,7 +190,7 @@ class _PageExtractor:
         return None, why + "; content is the page's introduction"
 
     def _render(self, loc: Located, t: Target, exclude: bool) -> dict[str, Any]:
-        content = _empty("ok", None)
+        content = empty_content("ok")
         body = loc.body
         if loc.kind == "token":
             line = _production(loc.element)

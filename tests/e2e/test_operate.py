@@ -23,6 +23,7 @@ import redis
 from common.sharding import slot_for
 from frontier.keys import CRAWLS, REGISTRY_KEYS, CrawlKeys, HostKeys
 from frontier.server import RedisServer
+from frontier.summary import CrawlStatus, FleetStatus
 from invcrawl.render import render_fleet, render_status
 from support.crawl import (
     REPO,
@@ -287,10 +288,10 @@ def test_status_fits_80_columns_whatever_the_figures() -> None:
         "finished_at": None,
         "error": "x" * 300,
     }
-    text = render_status(status, WIDTH)
+    text = render_status(CrawlStatus.from_dict(status), WIDTH)
     print(text)
     assert_fits(text)
-    assert status["error"] in render_status(status)
+    assert status["error"] in render_status(CrawlStatus.from_dict(status))
     hosts = [
         {
             "host": "https://docs.example.org.with.a.very.long.name.example:44312",
@@ -302,7 +303,10 @@ def test_status_fits_80_columns_whatever_the_figures() -> None:
         }
     ]
     fleet = {
-        "crawls": [status, {**status, "crawl_id": "short"}],
+        "crawls": [
+            {**status, "consumers_alive": 12},
+            {**status, "crawl_id": "short", "consumers_alive": 0},
+        ],
         "hosts": hosts,
         "totals": {
             "crawls": 123456,
@@ -314,10 +318,10 @@ def test_status_fits_80_columns_whatever_the_figures() -> None:
             "rate_pages_s": 12345.6,
         },
     }
-    text = render_fleet(fleet, WIDTH)
+    text = render_fleet(FleetStatus.from_dict(fleet), WIDTH)
     print(text)
     assert_fits(text)
-    assert status["crawl_id"] in render_fleet(fleet)
+    assert status["crawl_id"] in render_fleet(FleetStatus.from_dict(fleet))
 
 
 # -- the redis-cli cookbook and the key table --------------------------------------------------

@@ -116,7 +116,7 @@ def test_the_data_endpoint_shows_every_state(reader_url: str, sync_redis: redis.
             page = await get_status(client)
         frontier = Frontier(connect(reader_url))
         try:
-            fleet, _ = await status_view(frontier, None, 30_000)
+            fleet = (await status_view(frontier, None, 30_000))[0].as_dict()
         finally:
             await frontier.aclose()
         return page, fleet

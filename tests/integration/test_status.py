@@ -34,7 +34,7 @@ def test_consumers_alive_by_their_own_lease(redis_url: str, sync_redis: Any) -> 
         )
         status = await crawl_status(store, lease_ms=30_000)
         await client.aclose()
-        return list(status["consumers_alive"])
+        return list(status.consumers_alive)
 
     assert run(job()) == ["fresh", "slow"]
 
@@ -48,11 +48,11 @@ def test_an_idle_consumer_is_listed_in_the_fleet_and_leaves_it_on_close(redis_ur
         idle = Worker(Frontier(connect(redis_url)), Config(redis=redis_url, lease=0.6))
         feed = asyncio.ensure_future(anext(idle.feed(), None))
         await asyncio.sleep(0.5)  # more than one heartbeat (lease/3)
-        seen = await fleet_status(frontier, lease_ms=30_000)
+        seen = (await fleet_status(frontier, lease_ms=30_000)).as_dict()
         idle.request_stop()
         await feed
         await idle.close()
-        later = await fleet_status(frontier, lease_ms=30_000)
+        later = (await fleet_status(frontier, lease_ms=30_000)).as_dict()
         await frontier.aclose()
         return [seen, later, idle.id]  # type: ignore[list-item]
 

@@ -46,9 +46,9 @@ async def produce(url: str, crawl: str, n: int, max_tries: int = 5, slots: int =
     return tasks
 
 
-def config(url: str, **kw: Any) -> Config:
+def config(url: str, crawl_id: str | None = None, **kw: Any) -> Config:
     base = Config(redis=url, lease=0.6, concurrency=4, burst=True, backoff_base=0.05)
-    return replace(base, **kw)
+    return replace(base, crawl_ids=(crawl_id,) if crawl_id else (), **kw)
 
 
 async def commit(worker: Worker, claim: Claim) -> Any:

@@ -346,7 +346,7 @@ def crawl_status(redis_url: str, crawl_id: str, lease_ms: int = 30_000) -> dict[
     async def job() -> dict[str, Any]:
         frontier = Frontier(connect(redis_url))
         try:
-            return await status(frontier.crawl(crawl_id), lease_ms)
+            return (await status(frontier.crawl(crawl_id), lease_ms)).as_dict()
         finally:
             await frontier.aclose()
 

@@ -28,7 +28,8 @@ def test_every_option_is_a_config_field_and_has_an_env_var() -> None:
     fields = set(Config.__dataclass_fields__)
     for option in OPTIONS:
         assert option.name in fields, option.name
-        assert option.env == "INVCRAWL_" + option.name.upper()
+        assert option.env == (option.variable or "INVCRAWL_" + option.name.upper())
+    assert [o.variable for o in OPTIONS if o.variable] == ["INVCRAWL_CRAWL_ID"]
 
 
 def test_parser_builds_typed_values_from_flags() -> None:
@@ -36,7 +37,7 @@ def test_parser_builds_typed_values_from_flags() -> None:
         ["consume", "--redis", "redis://h:1/0", "--slots", "0,3", "--burst", "--no-robots"]
     )
     config = load_config(vars(args), {})
-    assert config.consumer_slots == "0,3" and config.burst and config.robots is False
+    assert config.consumer_slots == (0, 3) and config.burst and config.robots is False
     assert config.pinned_slots(8) == [0, 3]
     args = build_parser().parse_args(["crawl", "site", "-o", "out.jsonl", "--slots", "4"])
     config = load_config(cli_values(args), {})
@@ -58,10 +59,39 @@ def test_bad_flag_value_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_partition_selects_slots() -> None:
-    assert load_config({"partition": "1/4"}, {}).pinned_slots(10) == [1, 5, 9]
+    assert load_config({"partition": (1, 4)}, {}).pinned_slots(10) == [1, 5, 9]
     assert load_config({}, {}).pinned_slots(10) is None
 
 
 def test_configuration_doc_matches_the_options() -> None:
     doc = (Path(__file__).parents[2] / "docs" / "configuration.md").read_text()
     assert configuration_table() in doc, "regenerate docs/configuration.md (see its header)"
+
+
+def test_a_child_gets_its_parents_typed_settings_back_as_they_were() -> None:
+    """`crawl` hands each child its settings as typed values (INVCRAWL_SETTINGS): they
+    come back equal, win over the INVCRAWL_* variables the child sees, and an embedded
+    Redis's child gets the resolved data dir and no URL."""
+    from invcrawl.crawl import child_env, child_settings
+
+    parent = load_config(
+        {
+            "redis": "redis://u:p%40ss@h:6379/0",
+            "host_delay": 0.1 + 0.2,
+            "allow_hosts": ("a.org", "b.org"),
+            "redis_ca": Path("certs/ca.pem"),
+            "robots": False,
+            "project": "Demo",
+            "weight": 3,
+        },
+        {},
+    )
+    for command in ("consume", "produce"):
+        env = child_env(parent, command)
+        child = load_config({}, {**env, "INVCRAWL_LEASE": "5", "INVCRAWL_ROBOTS": "1"})
+        for name in child_settings(command):
+            assert getattr(child, name) == getattr(parent, name), name
+    embedded = load_config({}, child_env(parent, "consume", embedded=True))
+    assert embedded.redis is None and embedded.data_dir == parent.data_dir.resolve()
+    with pytest.raises(ConfigError, match="INVCRAWL_SETTINGS"):
+        load_config({}, {"INVCRAWL_SETTINGS": '{"no_such_option": 1}'})

@@ -12,6 +12,7 @@ import pytest
 from common.config import ConfigError, load_config
 from dashboard.server import access_secret, is_loopback, load_page
 from dashboard.snapshot import Throughput, page_data
+from frontier.summary import CrawlSummary, FleetStatus
 from invcrawl.cli import main
 
 
@@ -31,7 +32,9 @@ def test_the_page_data_masks_every_password() -> None:
         ],
         "server_time": 1,
     }
-    data = page_data(fleet, "redis://reader:hunter2@redis:6379/0", Throughput())
+    data = page_data(
+        FleetStatus.from_dict(fleet), "redis://reader:hunter2@redis:6379/0", Throughput()
+    )
     assert "hunter2" not in str(data)
     assert data["redis"] == "redis://reader:***@redis:6379/0"
     assert data["crawls"][0]["site"] == "https://u:***@docs.test/"
@@ -43,10 +46,10 @@ def test_throughput_stacks_the_busiest_crawls_and_sums_the_rest() -> None:
     assert tp.view()["series"] == []
     t0 = 1_000_000
     crawls = {"a": 0, "b": 0, "c": 0}
-    tp.add(t0, [{"crawl_id": c, "pages_done": n} for c, n in crawls.items()])
+    tp.add(t0, [CrawlSummary(c, pages_done=n) for c, n in crawls.items()])
     for step in range(1, 6):  # one sample a second: a +4/s, b +2/s, c +1/s
         crawls = {"a": 4 * step, "b": 2 * step, "c": step}
-        tp.add(t0 + step * 1000, [{"crawl_id": c, "pages_done": n} for c, n in crawls.items()])
+        tp.add(t0 + step * 1000, [CrawlSummary(c, pages_done=n) for c, n in crawls.items()])
     view = tp.view()
     assert view["end"] == t0 + 5000 and view["bucket_s"] == 2
     series = {s["crawl_id"]: s["rates"] for s in view["series"]}
@@ -54,7 +57,7 @@ def test_throughput_stacks_the_busiest_crawls_and_sums_the_rest() -> None:
     assert series["a"] == [0.0, 0.0, 2.0, 4.0, 4.0]  # the oldest bucket holds one sample
     assert view["other"] == [0.0, 0.0, 0.5, 1.0, 1.0]
     # samples older than the window are dropped; a counter going down is no progress
-    tp.add(t0 + 60_000, [{"crawl_id": "a", "pages_done": 1}])
+    tp.add(t0 + 60_000, [CrawlSummary("a", pages_done=1)])
     assert tp.view()["series"] == []
 
 

@@ -524,7 +524,7 @@ def test_anchor_missing_case_insensitive_fallback() -> None:
 
 def test_empty_page() -> None:
     [out] = extract_page(b"", URL, [Target("x", "py", "function", "x", "-")])
-    assert out["status"] == "anchor_missing" and out["doc"] is None
+    assert out["status"] == "anchor_missing" and out["doc"] == "" and out["doc_markdown"] == ""
 
 
 @pytest.mark.parametrize(

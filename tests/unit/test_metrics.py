@@ -11,6 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from consumer.metrics import LOCAL, PrometheusMetrics, host_of
 from dashboard.metrics import exposition
 from dashboard.snapshot import Throughput, page_data
+from frontier.summary import FleetStatus
 from frontier.values import CommitResult
 
 
@@ -84,7 +85,7 @@ def test_fleet_gauges_from_the_dashboard_snapshot() -> None:
         "consumers": [{"alive": True}, {"alive": True}, {"alive": False}],
         "server_time": 1_000,
     }
-    data = page_data(fleet, "redis://h:6379/0", Throughput())
+    data = page_data(FleetStatus.from_dict(fleet), "redis://h:6379/0", Throughput())
     assert data["crawls"][0]["refresh_interval_s"] == 3600.0  # the page shows it too
     got = samples(exposition(lambda: data))
     assert got[("invcrawl_fleet_up", ())] == 1

@@ -5,15 +5,28 @@ from __future__ import annotations
 
 from typing import Any
 
+from frontier.summary import CrawlStatus, CrawlSummary, FleetStatus
 from invcrawl.render import (
     crawl_json,
     duration,
     fleet_progress_line,
-    progress_line,
     render_dlq,
-    render_fleet,
-    render_status,
 )
+from invcrawl.render import progress_line as _progress_line
+from invcrawl.render import render_fleet as _render_fleet
+from invcrawl.render import render_status as _render_status
+
+
+def progress_line(s: dict[str, Any], width: int | None = None) -> str:
+    return _progress_line(CrawlSummary.from_dict({"crawl_id": "c", **s}), width)
+
+
+def render_status(s: dict[str, Any], width: int | None = None) -> str:
+    return _render_status(CrawlStatus.from_dict(s), width)
+
+
+def render_fleet(fleet: dict[str, Any], width: int | None = None) -> str:
+    return _render_fleet(FleetStatus.from_dict(fleet), width)
 
 
 def status(**overrides: Any) -> dict[str, Any]:
@@ -47,7 +60,8 @@ def test_progress_on_a_narrow_terminal_drops_items_then_rate_but_keeps_the_eta()
         assert len(line) <= width and line.endswith("ETA 2h00m"), (width, line)
     assert "items" not in progress_line(big, 79) and "/s" in progress_line(big, 79)
     assert "/s" not in progress_line(big, 50)
-    fleet = fleet_progress_line([{**big, "state": "running", "crawl_id": "a"}] * 3, 50)
+    one = CrawlSummary.from_dict({**big, "state": "running", "crawl_id": "a"})
+    fleet = fleet_progress_line([one] * 3, 50)
     assert len(fleet) <= 50 and "0/3 crawls done" in fleet
 
 
@@ -173,7 +187,14 @@ def test_durations_of_days() -> None:
 
 def test_crawl_json_names_every_figure() -> None:
     s = summary(crawl_id="a", counters={"items_new": 12, "items_updated": 2})
-    report = crawl_json({"a": s}, {"a": 10}, {"a": "a.jsonl"}, {"a": {"items_new": 10}}, 1.23456, 0)
+    report = crawl_json(
+        {"a": CrawlSummary.from_dict(s)},
+        {"a": 10},
+        {"a": "a.jsonl"},
+        {"a": {"items_new": 10}},
+        1.23456,
+        0,
+    )
     (crawl,) = report["crawls"]
     assert crawl["pages"] == {"total": 4, "done": 4, "dead": 0}
     assert crawl["items"] == {"total": 10, "by_status": {"ok": 9, "skipped": 1}}

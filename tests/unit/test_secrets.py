@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from common.config import ConfigError, load_config
+from common.config import SETTINGS_VARIABLE, ConfigError, load_config
 from common.secrets import MaskingRecordFactory, has_password, mask_secrets, mask_url
 
 
@@ -74,17 +74,14 @@ def test_log_records_are_masked(caplog: pytest.LogCaptureFixture) -> None:
 
 
 def test_a_password_never_goes_on_a_child_command_line() -> None:
-    """`crawl` starts its consumers with the Redis URL in their environment when it has a
-    password (any user of the machine can read a command line)."""
+    """`crawl` starts its consumers with their settings, the Redis URL among them, in
+    their environment (any user of the machine can read a command line)."""
     from invcrawl.crawl import child_argv, child_env
 
     config = load_config({"redis": "redis://invcrawl-consumer:s3cret@h:6379/0"}, {})
-    argv = child_argv(config, "consume")
-    assert not any("s3cret" in arg for arg in argv) and "--redis" not in argv
-    env = child_env(config)
-    assert env is not None and env["INVCRAWL_REDIS"] == config.redis
-    plain = load_config({"redis": "redis://h:6379/0", "allow_hosts": ("a.org", "b.org")}, {})
-    argv = child_argv(plain, "consume")
-    assert argv[argv.index("--redis") + 1] == "redis://h:6379/0"
-    assert argv[argv.index("--allow-host") + 1] == "a.org,b.org"
-    assert child_env(plain) is None
+    argv = child_argv("consume", "--burst")
+    assert argv[-3:] == ["invcrawl", "consume", "--burst"]
+    env = child_env(config, "consume")
+    assert load_config({}, env).redis == config.redis
+    embedded = child_env(config, "consume", embedded=True)
+    assert "s3cret" not in embedded[SETTINGS_VARIABLE]

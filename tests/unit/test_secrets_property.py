@@ -22,6 +22,7 @@ from common.secrets import MaskingRecordFactory, has_password, mask_secrets, mas
 from dashboard.snapshot import Throughput, page_data
 from frontier.connection import connect
 from frontier.startup import RedisUnavailable, display_url, wait_for_redis
+from frontier.summary import FleetStatus
 from invcrawl.cli import build_parser, cli_values
 from invcrawl.errors import fail
 
@@ -58,7 +59,7 @@ def messages(url: str) -> list[str]:
         display_url(config.redis),
         mask_secrets(f"cannot connect to Redis at {url}: Connection refused"),
         mask_secrets(f"{{'REDIS_URL': '{config.redis}'}}"),
-        page_data({"crawls": []}, config.redis, Throughput())["redis"],
+        page_data(FleetStatus(crawls=[]), config.redis, Throughput())["redis"],
     ]
     err = io.StringIO()
     with redirect_stderr(err):

@@ -14,6 +14,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from frontier.summary import CrawlStatus, FleetStatus
 from invcrawl.render import (
     render_dlq,
     render_fleet,
@@ -55,8 +56,8 @@ def test_every_renderer_escapes_what_a_site_wrote() -> None:
         "counters": {},
         "per_slot": [],
     }
-    _clean(render_status(status))
-    assert "\\x1b]0;pwned" in render_status(status)  # shown, escaped
+    _clean(render_status(CrawlStatus.from_dict(status)))
+    assert "\\x1b]0;pwned" in render_status(CrawlStatus.from_dict(status))  # shown, escaped
     fleet = {
         "crawls": [status | {"rate_pages_s": 0.0}],
         "hosts": [
@@ -81,8 +82,8 @@ def test_every_renderer_escapes_what_a_site_wrote() -> None:
             "rate_pages_s": 1.0,
         },
     }
-    _clean(render_fleet(fleet))
-    assert "Crawl-delay 1e+20s capped to 60s" in render_fleet(fleet)
+    _clean(render_fleet(FleetStatus.from_dict(fleet)))
+    assert "Crawl-delay 1e+20s capped to 60s" in render_fleet(FleetStatus.from_dict(fleet))
     inventory = {
         "url": HOSTILE,
         "project": HOSTILE,

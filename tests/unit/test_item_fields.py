@@ -1,0 +1,107 @@
+"""Every way a page settles gives items of one shape: the same fields, of the same types
+(docs/items.md: ``doc`` and ``doc_markdown`` are strings, "" for none), whatever the
+status: ok, anchor_missing, an empty or non-HTML page, skipped, offsite, not found,
+failed (a dead-lettered page)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from common.extract import Target, extract_page
+from common.items import (
+    CONTENT_DEFAULTS,
+    ITEM_FIELDS,
+    CrawlInfo,
+    ItemStatus,
+    build_item,
+    status_items,
+)
+from common.tasks import Task, TaskEntry
+
+ENTRY = TaskEntry("mod.f", "py", "function", 1, "mod.f", "mod.f")
+TASK = Task(id="0123456789abcdef", url="https://docs.test/api.html", entries=(ENTRY,))
+CRAWL = CrawlInfo("c", "P", "1")
+TARGET = Target("mod.f", "py", "function", "mod.f", "mod.f")
+PAGE = (
+    b'<html><body><div role="main"><h1>API</h1><p>Intro.</p>'
+    b'<dl class="py function"><dt id="{anchor}">mod.f(x)</dt><dd><p>Does f.</p></dd></dl>'
+    b"</div></body></html>"
+)
+TYPES: dict[str, Any] = {
+    "key": str,
+    "crawl": str,
+    "project": (str, type(None)),
+    "version": (str, type(None)),
+    "name": str,
+    "domain": str,
+    "role": str,
+    "priority": int,
+    "dispname": str,
+    "url": str,
+    "page_url": str,
+    "anchor": str,
+    "reason": (str, type(None)),
+    "signature": (str, type(None)),
+    "title": (str, type(None)),
+    "parent": (str, type(None)),
+    "doc": str,
+    "doc_markdown": str,
+    "params": list,
+    "returns": list,
+    "raises": list,
+    "versions": list,
+    "status": str,
+    "checksum": str,
+}
+
+
+def extracted(body: bytes) -> dict[str, Any]:
+    [content] = extract_page(body, TASK.url, [TARGET])
+    return build_item(CRAWL, TASK, ENTRY, content)
+
+
+PATHS = {
+    "ok": lambda: extracted(PAGE.replace(b"{anchor}", b"mod.f")),
+    "anchor_missing": lambda: extracted(PAGE.replace(b"{anchor}", b"other")),
+    "empty page": lambda: extracted(b""),
+    "blank page": lambda: extracted(b" \n "),
+    "skipped": lambda: status_items(CRAWL, TASK, ItemStatus.SKIPPED, "generated page")[0],
+    "offsite": lambda: status_items(CRAWL, TASK, ItemStatus.OFFSITE, "offsite")[0],
+    "not found": lambda: status_items(CRAWL, TASK, ItemStatus.PAGE_NOT_FOUND, "HTTP 404")[0],
+    "failed": lambda: status_items(CRAWL, TASK, ItemStatus.FAILED, "HTTP 500")[0],
+}
+
+
+def test_the_field_table_matches_the_types_checked() -> None:
+    assert list(TYPES) == list(ITEM_FIELDS)
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_every_status_path_gives_the_same_fields_and_types(path: str) -> None:
+    item = PATHS[path]()
+    assert list(item) == list(ITEM_FIELDS)
+    for name, value in item.items():
+        assert isinstance(value, TYPES[name]), (path, name, value)
+
+
+def test_the_status_paths_and_their_empty_content() -> None:
+    assert PATHS["ok"]()["status"] == "ok" and PATHS["ok"]()["doc"] == "Does f."
+    assert PATHS["anchor_missing"]()["status"] == "anchor_missing"
+    for path in ("empty page", "blank page", "skipped", "failed"):
+        item = PATHS[path]()
+        assert (item["doc"], item["doc_markdown"], item["params"]) == ("", "", []), path
+        assert all(
+            item[name] == (list(d) if isinstance(d, tuple) else d)
+            for name, d in CONTENT_DEFAULTS.items()
+            if name != "reason"
+        )
+    assert PATHS["empty page"]()["reason"] == "page is empty or not HTML"
+
+
+def test_items_of_one_page_share_no_list() -> None:
+    two = Task(id=TASK.id, url=TASK.url, entries=(ENTRY, ENTRY))
+    a, b = status_items(CRAWL, two, ItemStatus.SKIPPED, None)
+    a["params"].append({})
+    assert b["params"] == []
