@@ -22,6 +22,7 @@ import random
 import signal
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from signal import SIGHUP, SIGTERM
 from typing import Any
@@ -126,7 +127,7 @@ async def _mark_next_refresh(
 
 class CrawlRun:
     def __init__(
-        self, config: Config, sites: list[tuple[str, str]], embedded: bool = False
+        self, config: Config, sites: Sequence[tuple[str, str]], embedded: bool = False
     ) -> None:
         assert config.redis and sites
         self.config = config
