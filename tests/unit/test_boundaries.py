@@ -69,6 +69,30 @@ def test_the_dashboard_reads_through_the_frontier_only() -> None:
     assert offenders("dashboard", {"scrapy", "scrapy_redis", "twisted"}) == {}
 
 
+def private_reads(package: str, names: set[str]) -> dict[str, set[str]]:
+    """module path -> the attributes of ``names`` it reads (``x._redis``)."""
+    out: dict[str, set[str]] = {}
+    for path in sorted((REPO / package).rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} & names
+        if found:
+            out[str(path.relative_to(REPO))] = found
+    return out
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES - {"frontier"}))
+def test_the_frontier_is_closed(package: str) -> None:
+    """Only frontier/ makes Redis calls: no other package reaches the frontier's client
+    or scripts, or imports redis-py for anything but the error types it catches."""
+    assert private_reads(package, {"_redis", "_scripts", "_registered"}) == {}
+    clients = {}
+    for module, names in imports(package).items():
+        found = {n for n in names if n.split(".")[0] == "redis"}
+        if found := {n for n in found if not n.startswith("redis.exceptions")}:
+            clients[module] = found
+    assert clients == {}
+
+
 def module_graph() -> dict[str, set[str]]:
     """module -> the modules of invcrawl's packages it imports."""
     found = {}
