@@ -33,7 +33,6 @@ from common.options import OPTIONS
 from common.secrets import has_password
 from frontier.connection import connect
 from frontier.refresh import Refresh, announce_next_refresh
-from frontier.server import on_parent_death
 from frontier.session import CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
 from frontier.status import crawl_summaries, crawl_summary
@@ -41,6 +40,7 @@ from invcrawl import terminal
 from invcrawl.crawl_outputs import CrawlOutputs
 from invcrawl.errors import EXIT_DEAD_PAGES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from invcrawl.render import crawl_json, duration, fleet_progress_line, progress_line, terminal_safe
+from localredis.server import on_parent_death
 
 MAX_RESPAWNS = 20
 log = logging.getLogger("invcrawl.crawl")
@@ -52,7 +52,7 @@ def child_argv(config: Config, command: str, *extra: str, embedded: bool = False
     ``-P``: the working directory is not put first on the child's import path, so a
     folder holding its own ``common/`` or ``producer.py`` changes nothing. With the
     embedded Redis (``embedded``) the child gets no URL but the data dir: it joins the
-    server as a user of its own (frontier/embedded.py), reading its password there."""
+    server as a user of its own (localredis/embedded.py), reading its password there."""
     argv = [sys.executable, "-P", "-m", "invcrawl", command]
     for option in OPTIONS:
         if not option.inherited or command not in option.commands:

@@ -35,8 +35,8 @@ import pytest
 import yaml
 
 from common.options import OPTIONS
-from frontier.server import RedisServer
 from invcrawl.selfcheck import PACKAGES
+from localredis.server import RedisServer
 from support.crawl import (
     REPO,
     Harness,

@@ -17,8 +17,8 @@ from conftest import run
 
 from dashboard.server import HostCheck, Sampler, build_app
 from frontier.connection import connect
-from frontier.server import free_port
 from frontier.session import Frontier
+from localredis.server import free_port
 from support.cli import REPO, invcrawl
 
 PASSWORD = "role-password-0123456789"

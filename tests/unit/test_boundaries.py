@@ -39,10 +39,13 @@ def offenders(package: str, forbidden: set[str]) -> dict[str, set[str]]:
 
 # Which of invcrawl's packages each package may import (itself included): every other
 # direction is refused, deferred and TYPE_CHECKING imports included.
-PACKAGES = {"common", "frontier", "fetch", "producer", "consumer", "dashboard", "invcrawl"}
+PACKAGES = {
+    "common", "frontier", "localredis", "fetch", "producer", "consumer", "dashboard", "invcrawl"
+}  # fmt: skip
 ALLOWED = {
     "common": {"common"},
     "frontier": {"common", "frontier"},
+    "localredis": {"localredis"},
     "fetch": {"common", "frontier", "fetch"},
     "producer": {"common", "frontier", "fetch", "producer"},
     "consumer": {"common", "frontier", "fetch", "consumer"},
@@ -54,6 +57,13 @@ ALLOWED = {
 @pytest.mark.parametrize("package", sorted(ALLOWED))
 def test_each_package_imports_only_the_packages_below_it(package: str) -> None:
     assert offenders(package, PACKAGES - ALLOWED[package]) == {}
+
+
+def test_the_frontier_does_no_file_or_process_work() -> None:
+    """The redis-server processes and their files are localredis/'s; the frontier only
+    talks to a Redis, and the server side knows nothing of what is stored in it."""
+    assert offenders("frontier", {"localredis", "invcrawl"}) == {}
+    assert offenders("localredis", {"frontier"}) == {}
 
 
 def test_common_is_pure() -> None:
