@@ -18,7 +18,6 @@ import hashlib
 import json
 import logging
 import os
-import random
 import signal
 import sys
 import time
@@ -28,6 +27,7 @@ from signal import SIGHUP, SIGTERM
 from typing import Any
 
 from common import interrupts
+from common.cadence import jitter
 from common.config import Config
 from common.options import OPTIONS
 from common.secrets import has_password
@@ -98,7 +98,7 @@ def run_crawl(config: Config, sites: list[tuple[str, str]], embedded: bool = Fal
     try:
         while True:
             assert isinstance(config.every, float)
-            delay = config.every * random.uniform(0.9, 1.1)
+            delay = jitter(config.every)
             asyncio.run(_mark_next_refresh(config, sites, delay))
             print(f"next refresh in {duration(delay)}", file=sys.stderr, flush=True)
             time.sleep(delay)
