@@ -12,7 +12,7 @@ Sections (method and caveats: bench/README.md and docs/performance.md):
    (c) ``invcrawl crawl --consumers 2``, (d) and (e) the scrapy-redis peer of
    ``bench/scrapy_redis_peer.py`` (``RedisSpider``, its scheduler, dupefilter and item
    pipeline) with 1 and 2 processes; (b)-(e) each against a fresh private redis-server
-   (``frontier.server.RedisServer``, AOF, ``appendfsync always``). Wall time, pages/s,
+   (``localredis.server.RedisServer``, AOF, ``appendfsync always``). Wall time, pages/s,
    entries/s, CPU seconds (user+sys of every process, Redis included; nginx shown
    apart) and per 1,000 pages, exactness of the output (items against the planned
    entries: duplicates, missing), the load average, peak RSS per process, and the
@@ -62,7 +62,7 @@ from nginx import serve  # noqa: E402
 
 from common.inventory import parse_inventory  # noqa: E402
 from common.plan import Plan, plan_crawl  # noqa: E402
-from frontier.server import RedisServer, find_redis_server  # noqa: E402
+from localredis.server import RedisServer, find_redis_server  # noqa: E402
 
 DEFAULT_SITE = Path("/usr/share/doc/python3.11/html")
 CLK_TCK = os.sysconf("SC_CLK_TCK")

@@ -43,9 +43,9 @@ sys.path[:0] = [str(REPO), str(BENCH)]
 
 from common.apidiff import diff_all  # noqa: E402
 from frontier.connection import connect  # noqa: E402
-from frontier.server import RedisServer  # noqa: E402
 from frontier.session import Frontier  # noqa: E402
 from frontier.versions import latest_items  # noqa: E402
+from localredis.server import RedisServer  # noqa: E402
 
 SITE = Path("/usr/share/doc/python3.11/html")
 INVCRAWL = [sys.executable, "-m", "invcrawl"]

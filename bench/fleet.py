@@ -61,7 +61,7 @@ from nginx import serve  # noqa: E402
 from common.inventory import parse_inventory  # noqa: E402
 from common.plan import plan_crawl  # noqa: E402
 from common.site import crawl_id_for  # noqa: E402
-from frontier.server import RedisServer  # noqa: E402
+from localredis.server import RedisServer  # noqa: E402
 
 DOC = Path("/usr/share/doc")
 # ../shared/corpus beside the checkout or beside any folder above it (a worktree too)

@@ -2,7 +2,7 @@
 
     python bench/memory.py http://127.0.0.1:8000/      # a site served over HTTP
 
-Against a private ``redis-server`` (``frontier.server.RedisServer``, AOF with the
+Against a private ``redis-server`` (``localredis.server.RedisServer``, AOF with the
 default fsync), one crawl is driven step by step so that the queue can be measured
 before anyone consumes it:
 
@@ -35,7 +35,7 @@ from typing import Any
 import redis
 
 from frontier.keys import CrawlKeys
-from frontier.server import RedisServer
+from localredis.server import RedisServer
 
 CRAWL_ID = "bench-memory"
 

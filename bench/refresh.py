@@ -42,7 +42,7 @@ sys.path[:0] = [str(REPO), str(BENCH)]
 from nginx import serve  # noqa: E402
 
 from frontier.keys import CrawlKeys  # noqa: E402
-from frontier.server import RedisServer  # noqa: E402
+from localredis.server import RedisServer  # noqa: E402
 
 SITE = Path("/usr/share/doc/python3.11/html")
 CRAWL = "cpython-refresh"

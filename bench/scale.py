@@ -12,7 +12,7 @@ top-level entries plus an ``objects.inv`` of its own: the entries of
 ``--pages-per-crawl`` pages drawn at random (seeded by the crawl's index, so every crawl
 gets a different mix of small and big pages; 0 keeps every page). One crawl per prefix:
 ``invcrawl crawl --sites FILE --consumers 4 --redis URL [--redis-cluster]
-[--retain-items R]``, against (a) one fresh ``redis-server`` (``frontier.server.RedisServer``:
+[--retain-items R]``, against (a) one fresh ``redis-server`` (``localredis.server.RedisServer``:
 AOF, ``appendfsync always``, as the embedded default) and (b) a fresh 3-master Redis
 Cluster of the same servers with the same settings (``--cluster-enabled yes``,
 ``redis-cli --cluster create``). Backends alternate run by run.
@@ -75,7 +75,7 @@ from redis.crc import key_slot  # noqa: E402
 from common.inventory import parse_inventory  # noqa: E402
 from common.plan import plan_crawl  # noqa: E402
 from common.site import crawl_id_for  # noqa: E402
-from frontier.server import RedisServer, free_port  # noqa: E402
+from localredis.server import RedisServer, free_port  # noqa: E402
 
 DEFAULT_SITE = Path("/usr/share/doc/python3.11/html")
 MIB = 1024 * 1024

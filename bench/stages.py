@@ -62,7 +62,7 @@ from crawl import (  # noqa: E402
 from nginx import serve  # noqa: E402
 
 from frontier.scripts import load, script_names  # noqa: E402
-from frontier.server import RedisServer  # noqa: E402
+from localredis.server import RedisServer  # noqa: E402
 
 SYSTEMS = {"b": "invcrawl, 1 consumer", "d": "scrapy-redis, 1 process"}
 

@@ -55,7 +55,7 @@ from lxml import html as lxml_html  # noqa: E402
 from markdown_it import MarkdownIt  # noqa: E402
 from nginx import serve  # noqa: E402
 
-from frontier.server import RedisServer  # noqa: E402
+from localredis.server import RedisServer  # noqa: E402
 
 NOISE = ("¶", "[source]", "\uf0c1", "\U0001f517")  # permalink signs, viewcode, link icons
 COMMONMARK = MarkdownIt("commonmark")

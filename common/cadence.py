@@ -51,6 +51,13 @@ def adapt(interval: float, changed: bool, bounds: Bounds) -> float:
     return bounds.clamp(bounds.clamp(interval) * (SHORTEN if changed else LENGTHEN))
 
 
+def jitter(seconds: float, rng: random.Random | None = None) -> float:
+    """``seconds`` +-10%: the delay until a round of ``--every DURATION`` (the
+    ``produce`` and ``crawl`` loops) as of ``--every auto``."""
+    uniform = rng.uniform if rng is not None else random.uniform
+    return seconds * uniform(1 - JITTER, 1 + JITTER)
+
+
 def jittered(interval: float, bounds: Bounds, rng: random.Random) -> float:
     """The delay until the next round: ``interval`` +-10%, within the bounds."""
-    return bounds.clamp(interval * rng.uniform(1 - JITTER, 1 + JITTER))
+    return bounds.clamp(jitter(interval, rng))

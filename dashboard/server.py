@@ -41,7 +41,6 @@ from common.secrets import mask_secrets, mask_url
 from dashboard.metrics import CONTENT_TYPE_LATEST, exposition
 from dashboard.snapshot import Throughput, crawl_detail, take
 from frontier.connection import connect
-from frontier.permissions import write_allowed
 from frontier.session import CrawlNotFound, Frontier
 
 log = logging.getLogger(__name__)
@@ -364,7 +363,7 @@ async def serve(config: Config, secret: str | None) -> None:
     assert config.redis
     frontier = Frontier(connect(config.redis, config.redis_cluster))
     if not is_loopback(config.bind):
-        writer = await write_allowed(frontier.redis)
+        writer = await frontier.write_allowed()
         if writer:
             await frontier.aclose()
             raise ConfigError(

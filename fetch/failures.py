@@ -70,16 +70,27 @@ def classify_status(status: int, retry_after: str | None = None) -> Outcome:
     return Outcome("dead", f"HTTP {status}")
 
 
+def refused_by_robots(exc: object) -> bool:
+    """Scrapy's robots.txt middleware refused the request (an ``IgnoreRequest``)."""
+    return type(exc).__name__ == "IgnoreRequest" and "robots" in str(exc).lower()
+
+
+def too_large(exc: object) -> bool:
+    """The download was cut at ``DOWNLOAD_MAXSIZE`` (Scrapy says so only in the text)."""
+    text = str(exc).lower()
+    return "maxsize" in text or "max size" in text
+
+
 def classify_exception(exc: BaseException) -> Outcome:
     name = type(exc).__name__
     message = f"{name}: {exc}".strip().rstrip(":")[:300]
-    if name == "IgnoreRequest" and "robots" in str(exc).lower():
+    if refused_by_robots(exc):
         return Outcome("skipped", "disallowed by robots.txt")
     if name == "AddressRefused":  # fetch/addresses.py: never retried
         return Outcome("dead", str(exc))
     if isinstance(exc, FileNotFoundError):  # a file:// page that does not exist
         return Outcome("not_found", "no such file")
-    if "maxsize" in str(exc).lower() or "max size" in str(exc).lower():
+    if too_large(exc):
         return Outcome("dead", f"page larger than the download size limit ({message})")
     if name in TRANSIENT_ERRORS or any(b.__name__ in TRANSIENT_ERRORS for b in type(exc).__mro__):
         return Outcome("retry", message)

@@ -3,8 +3,9 @@
 :class:`~frontier.session.Frontier` per process hands out one
 :class:`~frontier.session.CrawlSession` per crawl), the crawl state machine
 (``states``), operator actions (``admin``), read-side views (``status``, ``export``,
-``report``), the Redis client (``connection``) and the embedded server (``server``).
+``report``) and the Redis client (``connection``). Only this package makes Redis calls;
+the other packages go through its methods.
 
-Imports redis and the pure ``common`` modules; never Scrapy, Twisted, ``producer`` or
-``consumer``.
+Imports redis and the pure ``common`` modules; never Scrapy, Twisted, ``producer``,
+``consumer``, ``invcrawl``, or ``localredis`` (the redis-server processes and files).
 """

@@ -21,13 +21,13 @@ async def dead_tasks(session: CrawlSession, limit: int | None = None) -> list[di
     k = session.keys
     first = -limit if limit else 0
     ids_scores = cast(
-        list[tuple[str, float]], await session.redis.zrange(k.dlq, first, -1, withscores=True)
+        list[tuple[str, float]], await session._redis.zrange(k.dlq, first, -1, withscores=True)
     )
     if not ids_scores:
         return []
     ids = [task_id for task_id, _ in ids_scores]
-    whys = await session.redis.hmget(k.dlq_why, ids)
-    payloads = await session.redis.hmget(k.task, ids)
+    whys = await session._redis.hmget(k.dlq_why, ids)
+    payloads = await session._redis.hmget(k.task, ids)
     out = []
     for (task_id, score), why, payload in zip(ids_scores, whys, payloads, strict=True):
         info = json.loads(why) if why else {}
@@ -52,11 +52,11 @@ async def dead_letters(
     """The dead-lettered tasks not in ``skip``: (task id, task payload, the dead letter's
     JSON reason), a payload None for a task redriven and committed meanwhile."""
     k = session.keys
-    dead = [str(t) for t in await session.redis.zrange(k.dlq, 0, -1) if t not in skip]
+    dead = [str(t) for t in await session._redis.zrange(k.dlq, 0, -1) if t not in skip]
     if not dead:
         return []
-    payloads = cast(list[str | None], await session.redis.hmget(k.task, dead))
-    whys = cast(list[str | None], await session.redis.hmget(k.dlq_why, dead))
+    payloads = cast(list[str | None], await session._redis.hmget(k.task, dead))
+    whys = cast(list[str | None], await session._redis.hmget(k.dlq_why, dead))
     return list(zip(dead, payloads, whys, strict=True))
 
 
@@ -64,26 +64,18 @@ async def redrive(session: CrawlSession, task_ids: Sequence[str] | None) -> int:
     """Put dead tasks (all of them when ``task_ids`` is None) back in their queues."""
     k = session.keys
     if task_ids is None:
-        task_ids = cast(list[str], await session.redis.zrange(k.dlq, 0, -1))
+        task_ids = cast(list[str], await session._redis.zrange(k.dlq, 0, -1))
     if not task_ids:
         return 0
     ids = list(task_ids)
 
     async def call(layout: Layout) -> int:
-        fixed = {
-            "meta": k.meta,
-            "stats": k.stats,
-            "tries": k.tries,
-            "reaped": k.reaped,
-            "errors": k.errors,
-            "dlq": k.dlq,
-            "dlq_why": k.dlq_why,
-        }
+        fixed = k.bind("meta", "stats", "tries", "reaped", "errors", "dlq", "dlq_why")
         queues = KeyIndex(len(fixed))
         args: list[Any] = [layout.slots, len(ids)]
         for task_id in ids:
             args += [task_id, queues.add(k.queue(session.slot_of(task_id, layout)))]
-        return int(await session.scripts.run("redrive", fixed, args, queues.keys))
+        return int(await session._scripts.run("redrive", fixed, args, queues.keys))
 
     await session.registry.activate(session.crawl_id)  # redrive reopens a finished crawl
     redriven = await session.with_layout(call)
@@ -104,8 +96,8 @@ async def reshard(session: CrawlSession, new_slots: int) -> tuple[int, int]:
         for key in (k.queue(slot), k.delayed(slot))
     ]
     try:
-        queued, delayed = await session.scripts.run(
-            "reshard", {"meta": k.meta}, [layout.slots, new_slots], per_slot
+        queued, delayed = await session._scripts.run(
+            "reshard", k.bind("meta"), [layout.slots, new_slots], per_slot
         )
     except StaleLayout:
         raise StaleLayout("the slot count changed during resharding; run it again") from None

@@ -44,13 +44,13 @@ class Next:
 
 async def changes(session: CrawlSession) -> int:
     """Items added, changed and removed over the crawl's whole life."""
-    counts = await session.redis.hmget(session.keys.stats, list(CHANGE_COUNTERS))
+    counts = await session._redis.hmget(session.keys.stats, list(CHANGE_COUNTERS))
     return sum(int(n or 0) for n in counts)
 
 
 async def begin_round(session: CrawlSession) -> None:
     """Note the crawl's changes so far, right before a refresh round of it starts."""
-    await session.redis.hset(session.keys.meta, META_REFRESH_BASE, await changes(session))
+    await session._redis.hset(session.keys.meta, META_REFRESH_BASE, await changes(session))
 
 
 async def schedule_next(
@@ -62,7 +62,7 @@ async def schedule_next(
     """After a round is over (or when a scheduler starts): measure it, set the crawl's
     interval (adapted within ``bounds``, or the fixed ``every``) and its next round."""
     k = session.keys
-    stored, base = await session.redis.hmget(k.meta, [META_REFRESH_INTERVAL, META_REFRESH_BASE])
+    stored, base = await session._redis.hmget(k.meta, [META_REFRESH_INTERVAL, META_REFRESH_BASE])
     changed = None if base is None else await changes(session) > int(base)
     if bounds is not None:
         interval = float(stored) if stored else initial(bounds)
@@ -75,7 +75,7 @@ async def schedule_next(
         interval = every
         delay = every * rng.uniform(1 - FIXED_JITTER, 1 + FIXED_JITTER)
     at = await session.server_ms() + int(delay * 1000)
-    pipe = session.redis.pipeline(transaction=True)
+    pipe = session._redis.pipeline(transaction=True)
     pipe.hset(
         k.meta,
         mapping={
@@ -94,7 +94,7 @@ async def schedule_next(
 async def due_at(frontier: Frontier, crawl_ids: Sequence[str]) -> tuple[dict[str, int | None], int]:
     """When each crawl's next round is due (ms; None: not scheduled), and the Redis
     clock now."""
-    pipe = frontier.redis.pipeline(transaction=False)
+    pipe = frontier._redis.pipeline(transaction=False)
     for crawl_id in crawl_ids:
         pipe.hget(frontier.crawl(crawl_id).keys.meta, META_NEXT_REFRESH)
     replies = await pipe.execute() if crawl_ids else []

@@ -92,7 +92,7 @@ class Previous:
     async def _fetch(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         if not ids:
             return {}
-        pipe = self.session.redis.pipeline(transaction=False)
+        pipe = self.session._redis.pipeline(transaction=False)
         for entry_id in ids:
             pipe.xrange(self.session.keys.items, min=entry_id, max=entry_id, count=1)
         out = {}
@@ -115,7 +115,7 @@ async def read_changes(
     keep waiting for new ones until cancelled. Returns (events, cursor to resume from)."""
     cursor = since if since and since != "0" else "0-0"
     if cursor == "$":  # only what comes next
-        last = await session.redis.xrevrange(session.keys.items, count=1)
+        last = await session._redis.xrevrange(session.keys.items, count=1)
         cursor = str(last[0][0]) if last else "0-0"
     previous = Previous(session, cursor)
     count = 0
@@ -130,7 +130,7 @@ async def read_changes(
                 continue
             if not follow:
                 return count, cursor
-            reply = await session.redis.xread(
+            reply = await session._redis.xread(
                 {session.keys.items: cursor}, count=CHUNK, block=block_ms
             )
             streams = cast(list[tuple[str, list[Entry]]], reply or [])

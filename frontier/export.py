@@ -31,7 +31,7 @@ Entry = tuple[str, dict[str, str]]  # stream entry id, fields
 async def read_after(session: CrawlSession, after: str, count: int = CHUNK) -> list[Entry]:
     """Up to ``count`` item stream entries after ``after`` ("-": from the start;
     "(id": exclusive)."""
-    batch = await session.redis.xrange(session.keys.items, min=after, max="+", count=count)
+    batch = await session._redis.xrange(session.keys.items, min=after, max="+", count=count)
     return cast(list[Entry], batch)
 
 
@@ -53,7 +53,7 @@ async def latest_entry_ids(session: CrawlSession) -> dict[str, str]:
 async def iter_latest(session: CrawlSession) -> AsyncIterator[str]:
     """The JSON of the latest version of every live item, each once (a key whose latest
     entry is a tombstone is left out)."""
-    updated, removed = await session.redis.hmget(
+    updated, removed = await session._redis.hmget(
         session.keys.stats, ["items_updated", "items_removed"]
     )
     latest = await latest_entry_ids(session) if int(updated or 0) or int(removed or 0) else None
@@ -143,7 +143,7 @@ async def _adopt_pending(session: CrawlSession, group: str, consumer: str) -> No
     start = "0-0"
     while True:
         # (redis-py drops the cursor from the reply when justid=True)
-        reply = await session.redis.xautoclaim(
+        reply = await session._redis.xautoclaim(
             session.keys.items, group, consumer, min_idle_time=0, start_id=start, count=CHUNK
         )
         start = reply[0]
@@ -167,7 +167,7 @@ class GroupReader:
     async def start(self) -> None:
         key = self.session.keys.items
         try:
-            await self.session.redis.xgroup_create(key, self.group, id="0", mkstream=True)
+            await self.session._redis.xgroup_create(key, self.group, id="0", mkstream=True)
         except ResponseError as exc:
             if "BUSYGROUP" not in str(exc):
                 raise
@@ -178,7 +178,7 @@ class GroupReader:
         """The next batch (empty when none came within ``block_ms``)."""
         while True:
             cursor = "0" if self.pending_first else ">"
-            reply = await self.session.redis.xreadgroup(
+            reply = await self.session._redis.xreadgroup(
                 self.group,
                 self.consumer,
                 {self.session.keys.items: cursor},
@@ -196,6 +196,6 @@ class GroupReader:
     async def ack(self, entries: list[Entry]) -> None:
         """The batch is written: acknowledge it, and trim what every group now holds."""
         key = self.session.keys.items
-        await self.session.redis.xack(key, self.group, *[entry_id for entry_id, _ in entries])
+        await self.session._redis.xack(key, self.group, *[entry_id for entry_id, _ in entries])
         if self.trim:
             await trim_exported(self.session)

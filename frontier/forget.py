@@ -65,21 +65,23 @@ async def forget(
     """Delete the crawl's keys (unless in use and not ``force``), then its registry
     entries."""
     k = session.keys
-    slots, max_slots, buckets = await session.redis.hmget(k.meta, ["slots", "max_slots", "buckets"])
+    slots, max_slots, buckets = await session._redis.hmget(
+        k.meta, ["slots", "max_slots", "buckets"]
+    )
     ever = max(int(slots or 0), int(max_slots or 0))
     others, inflight = crawl_key_names(k, ever, int(buckets or 0))
-    fixed = {"meta": k.meta, "consumers": k.consumers, "cinfo": k.cinfo}
+    fixed = k.bind("meta", "consumers", "cinfo")
     index = KeyIndex(len(fixed))
     for key in others:
         index.add(key)
     args = [int(force), default_lease_ms, len(inflight), *(index.add(key) for key in inflight)]
     deleted, count, held, serving, lease_ms = (
-        int(n) for n in await session.scripts.run("forget", fixed, args, index.keys)
+        int(n) for n in await session._scripts.run("forget", fixed, args, index.keys)
     )
     listed = False
     if deleted:
-        listed = bool(await session.redis.srem(CRAWLS, session.crawl_id))
-        listed = bool(await session.redis.zrem(ACTIVE, session.crawl_id)) or listed
+        listed = bool(await session._redis.srem(CRAWLS, session.crawl_id))
+        listed = bool(await session._redis.zrem(ACTIVE, session.crawl_id)) or listed
     return Forgotten(session.crawl_id, bool(deleted), count, held, serving, lease_ms, listed)
 
 
@@ -107,7 +109,7 @@ async def is_known(session: CrawlSession) -> bool:
     """Whether anything of the crawl is left: its meta, or its registry entry."""
     if await session.exists():
         return True
-    return bool(await session.redis.sismember(CRAWLS, session.crawl_id))
+    return bool(await session._redis.sismember(CRAWLS, session.crawl_id))
 
 
 async def withdraw(session: CrawlSession, consumer_id: str) -> None:
@@ -115,7 +117,7 @@ async def withdraw(session: CrawlSession, consumer_id: str) -> None:
     heartbeat may have written them after the deletion; the last one out deletes the
     key). Its slot owner keys expire by themselves within a lease."""
     k = session.keys
-    pipe = session.redis.pipeline(transaction=False)
+    pipe = session._redis.pipeline(transaction=False)
     pipe.zrem(k.consumers, consumer_id)
     pipe.zrem(k.ring, consumer_id)
     pipe.hdel(k.cinfo, consumer_id)

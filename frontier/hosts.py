@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any, cast
 from urllib.parse import urlsplit
 
+from redis.asyncio import Redis
+
 from frontier.keys import HOSTS, HostKeys
 from frontier.scripts import Scripts
 
@@ -51,62 +53,62 @@ class Grant:
 
 
 class Hosts:
-    def __init__(self, scripts: Scripts) -> None:
-        self.scripts = scripts
-        self.redis = scripts.redis
+    def __init__(self, redis: Redis, scripts: Scripts) -> None:
+        self._redis = redis
+        self._scripts = scripts
 
     async def acquire(
         self, origin: str, token: str, limit: int, delay_ms: int, lease_ms: int
     ) -> Grant:
         k = HostKeys(origin)
-        granted, wait_ms, why = await self.scripts.run(
+        granted, wait_ms, why = await self._scripts.run(
             "host_acquire",
-            {"permits": k.permits, "state": k.state},
+            k.bind("permits", "state"),
             [token, limit, delay_ms, lease_ms, STATE_TTL_MS],
         )
         return Grant(granted == 1, int(wait_ms), str(why))
 
     async def release(self, origin: str, token: str) -> None:
-        await self.redis.zrem(HostKeys(origin).permits, token)
+        await self._redis.zrem(HostKeys(origin).permits, token)
 
     async def renew(self, origin: str, tokens: Iterable[str], lease_ms: int) -> set[str]:
         """Extend held permits; returns the tokens lost (their lease ran out)."""
-        lost = await self.scripts.run(
-            "host_renew", {"permits": HostKeys(origin).permits}, [lease_ms, *tokens]
+        lost = await self._scripts.run(
+            "host_renew", HostKeys(origin).bind("permits"), [lease_ms, *tokens]
         )
         return set(lost)
 
     async def block(self, origin: str, block_ms: int, reason: str) -> int:
         """No consumer starts a request on the host for ``block_ms``; returns until when."""
         return int(
-            await self.scripts.run(
-                "host_block", {"state": HostKeys(origin).state}, [block_ms, reason, STATE_TTL_MS]
+            await self._scripts.run(
+                "host_block", HostKeys(origin).bind("state"), [block_ms, reason, STATE_TTL_MS]
             )
         )
 
     async def set_robots_delay(self, origin: str, delay_ms: int, asked_s: float = 0.0) -> None:
         """The host's robots.txt Crawl-delay: ``delay_ms`` applied (0: none), the
         ``asked_s`` seconds its file says (more than applied: capped, shown by status)."""
-        await self.scripts.run(
+        await self._scripts.run(
             "host_robots",
-            {"state": HostKeys(origin).state},
+            HostKeys(origin).bind("state"),
             [delay_ms, f"{asked_s:g}", STATE_TTL_MS],
         )
 
     # -- robots.txt, fetched by one consumer for all --------------------------------------
 
     async def robots(self, origin: str) -> dict[str, Any] | None:
-        doc = await self.redis.get(HostKeys(origin).robots)
+        doc = await self._redis.get(HostKeys(origin).robots)
         return cast(dict[str, Any], json.loads(doc)) if doc else None
 
     async def lock_robots(self, origin: str, holder: str, ttl_ms: int) -> bool:
         """Whether the caller is the one to fetch robots.txt now (the others wait for it
         in Redis); the lock expires, so a fetcher that dies does not block the rest."""
         k = HostKeys(origin)
-        return bool(await self.redis.set(k.robots_lock, holder, nx=True, px=ttl_ms))
+        return bool(await self._redis.set(k.robots_lock, holder, nx=True, px=ttl_ms))
 
     async def store_robots(self, origin: str, doc: dict[str, Any], ttl_s: int) -> None:
-        await self.redis.set(HostKeys(origin).robots, json.dumps(doc), ex=ttl_s)
+        await self._redis.set(HostKeys(origin).robots, json.dumps(doc), ex=ttl_s)
 
     # -- the registry and status -------------------------------------------------------------
 
@@ -114,15 +116,15 @@ class Hosts:
         """List hosts consumers fetch from (status finds them here, without SCAN)."""
         mapping = {origin: now_ms for origin in origins}
         if mapping:
-            await self.redis.zadd(HOSTS, mapping)
+            await self._redis.zadd(HOSTS, mapping)
 
     async def known(self, since_ms: int = 0) -> list[str]:
-        rows = await self.redis.zrangebyscore(HOSTS, since_ms, "+inf")
+        rows = await self._redis.zrangebyscore(HOSTS, since_ms, "+inf")
         return sorted(cast(list[str], rows))
 
     async def status(self, origin: str, now_ms: int) -> dict[str, Any]:
         k = HostKeys(origin)
-        pipe = self.redis.pipeline(transaction=False)
+        pipe = self._redis.pipeline(transaction=False)
         pipe.zcount(k.permits, now_ms, "+inf")
         pipe.hgetall(k.state)
         in_flight, state = await pipe.execute()

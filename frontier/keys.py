@@ -109,8 +109,28 @@ META_REFRESH_CHANGED = "refresh_changed"
 META_REFRESH_BASE = "refresh_base"
 
 
+class _Bindable:
+    """Keys by name for a Lua script: each key's property here bears the name the
+    scripts bind it to (``local meta, stats = KEYS[1], KEYS[2]``), and
+    :meth:`frontier.scripts.Scripts.run` checks the names against the script's."""
+
+    __slots__ = ()
+
+    def bind(self, *names: str, **keys: str) -> dict[str, str]:
+        """The keys ``names`` (properties of this class), plus ``keys`` given by name
+        (the per-slot ones: ``bind("meta", inflight=k.inflight(slot))``)."""
+        bound: dict[str, str] = {}
+        for name in names:
+            if not isinstance(getattr(type(self), name, None), property):
+                raise AttributeError(f"{type(self).__name__} has no key {name!r}")
+            bound[name] = getattr(self, name)
+        if clash := bound.keys() & keys.keys():
+            raise TypeError(f"keys given twice: {', '.join(sorted(clash))}")
+        return bound | keys
+
+
 @dataclass(frozen=True, slots=True)
-class CrawlKeys:
+class CrawlKeys(_Bindable):
     """Key names of one crawl. Build once per crawl id and pass around."""
 
     crawl_id: str
@@ -204,7 +224,7 @@ class CrawlKeys:
 
 
 @dataclass(frozen=True, slots=True)
-class HostKeys:
+class HostKeys(_Bindable):
     """Key names of one host (``scheme://host:port``), under their own hash tag: no
     script ever mixes a host's keys with a crawl's (Redis Cluster)."""
 

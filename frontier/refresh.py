@@ -52,23 +52,13 @@ class Refresh:
     def __init__(self, session: CrawlSession) -> None:
         self.session = session
         self.keys = session.keys
-        self.redis = session.redis
+        self._redis = session._redis
 
     async def start_round(self) -> Round:
         k = self.keys
-        started, number = await self.session.scripts.run(
+        started, number = await self.session._scripts.run(
             "refresh",
-            {
-                "meta": k.meta,
-                "stats": k.stats,
-                "seen": k.seen,
-                "task": k.task,
-                "tries": k.tries,
-                "reaped": k.reaped,
-                "errors": k.errors,
-                "dlq": k.dlq,
-                "dlq_why": k.dlq_why,
-            },
+            k.bind("meta", "stats", "seen", "task", "tries", "reaped", "errors", "dlq", "dlq_why"),
             [],
         )
         if started:  # open again: consumers serving every open crawl pick it up
@@ -77,10 +67,10 @@ class Refresh:
 
     async def stored_inventory(self) -> StoredInventory:
         # The one client decodes replies as UTF-8; the inventory is zlib bytes.
-        body = await self.redis.execute_command(  # type: ignore[no-untyped-call]
+        body = await self._redis.execute_command(  # type: ignore[no-untyped-call]
             "GET", self.keys.inventory, **{NEVER_DECODE: []}
         )
-        etag, last_modified = await self.redis.hmget(
+        etag, last_modified = await self._redis.hmget(
             self.keys.meta, ["inv_etag", "inv_last_modified"]
         )
         return StoredInventory(
@@ -94,7 +84,7 @@ class Refresh:
     ) -> None:
         """Keep the inventory this round was produced from: the next refresh diffs against
         it and reuses it when the server answers 304."""
-        pipe = self.redis.pipeline(transaction=True)
+        pipe = self._redis.pipeline(transaction=True)
         pipe.set(self.keys.inventory, body)
         pipe.hset(
             self.keys.meta,
@@ -108,7 +98,7 @@ class Refresh:
         out: list[Task] = []
         for start in range(0, len(tasks), VALIDATOR_BATCH):
             batch = tasks[start : start + VALIDATOR_BATCH]
-            stored = await self.redis.hmget(self.keys.pages, [t.id for t in batch])
+            stored = await self._redis.hmget(self.keys.pages, [t.id for t in batch])
             for task, value in zip(batch, stored, strict=True):
                 v = decode_validators(value) if task.status == "fetch" else None
                 out.append(
@@ -127,22 +117,24 @@ class Refresh:
         for start in range(0, max(len(keys), 1), TOMBSTONE_BATCH):
             batch = keys[start : start + TOMBSTONE_BATCH]
             page_ids, pages = pages, []  # every removed page goes with the first batch
-            fixed = {"stats": k.stats, "items": k.items, "pages": k.pages}
+            fixed = k.bind("stats", "items", "pages")
             index = KeyIndex(len(fixed))
             args: list[Any] = [len(page_ids), *page_ids]
             for key in batch:
                 bucket, field = key_digest(key, buckets)
                 args += [index.add(k.isum(bucket)), field, key]
             if batch or page_ids:
-                written += int(await self.session.scripts.run("tombstone", fixed, args, index.keys))
+                written += int(
+                    await self.session._scripts.run("tombstone", fixed, args, index.keys)
+                )
         return written
 
     async def mark_next(self, at_ms: int | None) -> None:
         """When the crawl supervisor's next scheduled refresh is due (``--every``)."""
         if at_ms is None:
-            await self.redis.hdel(self.keys.meta, "next_refresh_at")
+            await self._redis.hdel(self.keys.meta, "next_refresh_at")
         else:
-            await self.redis.hset(self.keys.meta, "next_refresh_at", at_ms)
+            await self._redis.hset(self.keys.meta, "next_refresh_at", at_ms)
 
 
 async def mark_next_refresh(

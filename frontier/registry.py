@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
+from redis.asyncio import Redis
+
 from frontier.keys import ACTIVE, CRAWLS, FLEET, FLEET_INFO
 from frontier.scripts import Scripts
 
@@ -25,38 +27,38 @@ FLEET_KEEP_MS = 24 * 3600 * 1000  # a consumer silent for this long leaves the f
 
 
 class Registry:
-    def __init__(self, scripts: Scripts) -> None:
-        self.scripts = scripts
-        self.redis = scripts.redis
+    def __init__(self, redis: Redis, scripts: Scripts) -> None:
+        self._redis = redis
+        self._scripts = scripts
 
     async def add(self, crawl_id: str) -> None:
-        await self.redis.sadd(CRAWLS, crawl_id)
+        await self._redis.sadd(CRAWLS, crawl_id)
 
     async def activate(self, crawl_id: str) -> None:
         """List a crawl as open (before and after any transition into an open state)."""
-        await self.redis.sadd(CRAWLS, crawl_id)
-        await self.redis.zadd(ACTIVE, {crawl_id: await self.server_ms()})
+        await self._redis.sadd(CRAWLS, crawl_id)
+        await self._redis.zadd(ACTIVE, {crawl_id: await self.server_ms()})
 
     async def active(self) -> dict[str, float]:
         """Open crawls (some perhaps finished since) -> the score :meth:`retire` needs."""
-        rows = await self.redis.zrange(ACTIVE, 0, -1, withscores=True)
+        rows = await self._redis.zrange(ACTIVE, 0, -1, withscores=True)
         return dict(cast(list[tuple[str, float]], rows))
 
     async def newest(self) -> tuple[str, float] | None:
         """The crawl (re)opened last and its score: a cheap look for a new round."""
-        rows = await self.redis.zrange(ACTIVE, -1, -1, withscores=True)
+        rows = await self._redis.zrange(ACTIVE, -1, -1, withscores=True)
         return cast(tuple[str, float], tuple(rows[0])) if rows else None
 
     async def retire(self, crawl_id: str, seen: float) -> bool:
         """Unlist a crawl seen finished, unless it was reopened since it was seen."""
-        return bool(await self.scripts.run("retire", {"active": ACTIVE}, [crawl_id, repr(seen)]))
+        return bool(await self._scripts.run("retire", {"active": ACTIVE}, [crawl_id, repr(seen)]))
 
     async def known(self) -> list[str]:
-        return sorted(cast(set[str], await self.redis.smembers(CRAWLS)))
+        return sorted(cast(set[str], await self._redis.smembers(CRAWLS)))
 
     async def server_ms(self) -> int:
         """Redis server time in milliseconds (the clock of every lease and timestamp)."""
-        seconds, micros = await self.redis.time()
+        seconds, micros = await self._redis.time()
         return int(seconds) * 1000 + int(micros) // 1000
 
     # -- the fleet: every consumer process, serving a crawl or idle ---------------------
@@ -65,19 +67,19 @@ class Registry:
         """A consumer's heartbeat for the fleet list (status, dashboard); also drops the
         consumers silent for a day."""
         now = await self.server_ms()
-        pipe = self.redis.pipeline(transaction=False)
+        pipe = self._redis.pipeline(transaction=False)
         pipe.zadd(FLEET, {consumer_id: now})
         pipe.hset(FLEET_INFO, consumer_id, json.dumps(info))
         pipe.zrangebyscore(FLEET, "-inf", now - FLEET_KEEP_MS)
         *_, gone = await pipe.execute()
         if gone:
-            await self.redis.zrem(FLEET, *gone)
-            await self.redis.hdel(FLEET_INFO, *gone)
+            await self._redis.zrem(FLEET, *gone)
+            await self._redis.hdel(FLEET_INFO, *gone)
 
     async def leave_fleet(self, consumer_id: str) -> None:
         """A consumer's clean exit: out of the fleet list at once (a killed one ages out
         by its heartbeat instead)."""
-        pipe = self.redis.pipeline(transaction=False)
+        pipe = self._redis.pipeline(transaction=False)
         pipe.zrem(FLEET, consumer_id)
         pipe.hdel(FLEET_INFO, consumer_id)
         await pipe.execute()
@@ -86,11 +88,11 @@ class Registry:
         """(consumer id, last beat, info) of the consumers that beat since ``since_ms``."""
         rows = cast(
             list[tuple[str, float]],
-            await self.redis.zrangebyscore(FLEET, since_ms, "+inf", withscores=True),
+            await self._redis.zrangebyscore(FLEET, since_ms, "+inf", withscores=True),
         )
         if not rows:
             return []
-        infos = await self.redis.hmget(FLEET_INFO, [consumer for consumer, _ in rows])
+        infos = await self._redis.hmget(FLEET_INFO, [consumer for consumer, _ in rows])
         out = []
         for (consumer, beat), raw in zip(rows, infos, strict=True):
             try:

@@ -75,7 +75,7 @@ class Scripts:
     """The scripts of one Redis client, registered on first use."""
 
     def __init__(self, redis: Redis) -> None:
-        self.redis = redis
+        self._redis = redis
         self._registered: dict[str, AsyncScript] = {}
 
     async def run(
@@ -93,7 +93,7 @@ class Scripts:
             )
         registered = self._registered.get(name)
         if registered is None:
-            registered = self._registered[name] = self.redis.register_script(script.source)
+            registered = self._registered[name] = self._redis.register_script(script.source)
         all_keys = [keys[k] for k in script.key_names]
         all_keys.extend(more_keys)
         try:

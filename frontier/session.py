@@ -23,6 +23,7 @@ from common.items import PageOutcome, PreparedItem
 from common.secrets import mask_secrets
 from common.sharding import slot_for
 from common.tasks import Task, decode_task, encode_task
+from frontier import permissions
 from frontier.hosts import Hosts
 from frontier.keys import CrawlKeys
 from frontier.registry import Registry
@@ -40,47 +41,52 @@ class Frontier:
     """A process's one Redis client and its scripts; hands out crawl sessions."""
 
     def __init__(self, redis: Redis) -> None:
-        self.redis = redis
-        self.scripts = Scripts(redis)
-        self.registry = Registry(self.scripts)
-        self.hosts = Hosts(self.scripts)
+        self._redis = redis
+        self._scripts = Scripts(redis)
+        self.registry = Registry(redis, self._scripts)
+        self.hosts = Hosts(redis, self._scripts)
 
     def crawl(self, crawl_id: str) -> CrawlSession:
-        return CrawlSession(self.scripts, crawl_id)
+        return CrawlSession(self._redis, self._scripts, crawl_id)
+
+    async def write_allowed(self) -> str | None:
+        """The first write command the client's Redis user may run (``"SET"``...), or
+        None: it may write nothing (:mod:`frontier.permissions`)."""
+        return await permissions.write_allowed(self._redis)
 
     async def aclose(self) -> None:
-        await self.redis.aclose()
+        await self._redis.aclose()
 
 
 class CrawlSession:
     """One crawl's queues and item stream."""
 
-    def __init__(self, scripts: Scripts, crawl_id: str) -> None:
-        self.scripts = scripts
-        self.redis = scripts.redis
+    def __init__(self, redis: Redis, scripts: Scripts, crawl_id: str) -> None:
+        self._redis = redis
+        self._scripts = scripts
         self.crawl_id = crawl_id
         self.keys = CrawlKeys(crawl_id)
-        self.registry = Registry(scripts)
+        self.registry = Registry(redis, scripts)
         self.layout: Layout | None = None
 
     # -- layout ------------------------------------------------------------------------
 
     async def meta(self) -> dict[str, str]:
-        return cast(dict[str, str], await self.redis.hgetall(self.keys.meta))
+        return cast(dict[str, str], await self._redis.hgetall(self.keys.meta))
 
     async def state(self) -> CrawlState | None:
         """The crawl's state (None: not created yet)."""
-        value = await self.redis.hget(self.keys.meta, "state")
+        value = await self._redis.hget(self.keys.meta, "state")
         return CrawlState(str(value)) if value else None
 
     async def meta_field(self, name: str) -> str | None:
-        return cast(str | None, await self.redis.hget(self.keys.meta, name))
+        return cast(str | None, await self._redis.hget(self.keys.meta, name))
 
     async def exists(self) -> bool:
-        return bool(await self.redis.exists(self.keys.meta))
+        return bool(await self._redis.exists(self.keys.meta))
 
     async def refresh_layout(self) -> Layout:
-        slots, max_slots, buckets = await self.redis.hmget(
+        slots, max_slots, buckets = await self._redis.hmget(
             self.keys.meta, ["slots", "max_slots", "buckets"]
         )
         if slots is None:
@@ -108,8 +114,8 @@ class CrawlSession:
     async def open(self, fields: Mapping[str, Any], slots: int, buckets: int) -> Layout:
         """Create the crawl's metadata, or reopen it keeping its slot count and buckets."""
         await self.registry.activate(self.crawl_id)
-        reply = await self.scripts.run(
-            "open", {"meta": self.keys.meta}, [slots, buckets, *_pairs(fields)]
+        reply = await self._scripts.run(
+            "open", self.keys.bind("meta"), [slots, buckets, *_pairs(fields)]
         )
         slots_, max_slots, buckets_ = (int(x) for x in reply)
         self.layout = Layout(slots_, max_slots, buckets_)
@@ -129,17 +135,17 @@ class CrawlSession:
 
     async def _enqueue(self, batch: Sequence[Task], layout: Layout) -> int:
         k = self.keys
-        fixed = {"meta": k.meta, "stats": k.stats, "task": k.task, "seen": k.seen}
+        fixed = k.bind("meta", "stats", "task", "seen")
         queues = KeyIndex(len(fixed))
         args: list[Any] = [layout.slots, len(batch)]
         for task in batch:
             args += [task.id, encode_task(task), queues.add(k.queue(self.slot_of(task.id, layout)))]
-        return int(await self.scripts.run("enqueue", fixed, args, queues.keys))
+        return int(await self._scripts.run("enqueue", fixed, args, queues.keys))
 
     async def produced(self, fields: Mapping[str, Any], added: int) -> CrawlState:
         """Every page is enqueued: record the figures, mark the producer done."""
         state = CrawlState(
-            await self.scripts.run("produced", {"meta": self.keys.meta}, [added, *_pairs(fields)])
+            await self._scripts.run("produced", self.keys.bind("meta"), [added, *_pairs(fields)])
         )
         if state.open:
             await self.registry.activate(self.crawl_id)
@@ -149,9 +155,9 @@ class CrawlSession:
         """Record a producer failure where status and the crawl supervisor read it."""
         await self.registry.add(self.crawl_id)
         return CrawlState(
-            await self.scripts.run(
+            await self._scripts.run(
                 "produce_failed",
-                {"meta": self.keys.meta},
+                self.keys.bind("meta"),
                 [mask_secrets(error), *_pairs(fields)],
             )
         )
@@ -164,17 +170,10 @@ class CrawlSession:
         if not slots or max_tasks < 1:
             return []
         k = self.keys
-        fixed = {
-            "meta": k.meta,
-            "stats": k.stats,
-            "task": k.task,
-            "lease": k.lease,
-            "tries": k.tries,
-            "reaped": k.reaped,
-        }
+        fixed = k.bind("meta", "stats", "task", "lease", "tries", "reaped")
         per_slot = [key for s in slots for key in (k.queue(s), k.delayed(s), k.inflight(s))]
         args = [consumer, lease_ms, max_tasks, "1" if busy else "0", *slots]
-        reply = await self.scripts.run("claim", fixed, args, per_slot)
+        reply = await self._scripts.run("claim", fixed, args, per_slot)
         claims = []
         for i in range(1, len(reply), 6):
             task_id, token, deliveries, payload, slot, suspect = reply[i : i + 6]
@@ -193,37 +192,29 @@ class CrawlSession:
         validators: str = "",
     ) -> CommitResult:
         k = self.keys
-        fixed = {
-            "meta": k.meta,
-            "stats": k.stats,
-            "task": k.task,
-            "lease": k.lease,
-            "tries": k.tries,
-            "reaped": k.reaped,
-            "errors": k.errors,
-            "items": k.items,
-            "inflight": k.inflight(claim.slot),
-            "pages": k.pages,
-        }
+        fixed = k.bind(
+            "meta", "stats", "task", "lease", "tries", "reaped", "errors", "items", "pages",
+            inflight=k.inflight(claim.slot),
+        )  # fmt: skip
         buckets = KeyIndex(len(fixed))
         args: list[Any] = [claim.task.id, claim.token, outcome.value, len(items), validators]
         for item in items:
             bucket = buckets.add(k.isum(item.bucket))
             args += [bucket, item.field, item.value, item.key, item.status, item.data]
-        code, new, updated, unchanged = await self.scripts.run("commit", fixed, args, buckets.keys)
+        code, new, updated, unchanged = await self._scripts.run("commit", fixed, args, buckets.keys)
         return CommitResult(code == 1, new, updated, unchanged, expired=code == -1)
 
     async def dead_items(self, task_id: str, items: Sequence[PreparedItem]) -> bool:
         """Write the ``failed`` items of a dead-lettered page (False: it is not dead any
         more, e.g. redriven meanwhile)."""
         k = self.keys
-        fixed = {"stats": k.stats, "items": k.items, "dlq": k.dlq}
+        fixed = k.bind("stats", "items", "dlq")
         buckets = KeyIndex(len(fixed))
         args: list[Any] = [task_id, len(items)]
         for item in items:
             args += [buckets.add(k.isum(item.bucket)), item.field, item.value, item.key]
             args += [item.status, item.data]
-        written, *_ = await self.scripts.run("dead_items", fixed, args, buckets.keys)
+        written, *_ = await self._scripts.run("dead_items", fixed, args, buckets.keys)
         return bool(written)
 
     async def fail(
@@ -238,18 +229,11 @@ class CrawlSession:
 
         async def call(layout: Layout) -> str:
             k = self.keys
-            fixed = {
-                "meta": k.meta,
-                "stats": k.stats,
-                "lease": k.lease,
-                "tries": k.tries,
-                "reaped": k.reaped,
-                "errors": k.errors,
-                "dlq": k.dlq,
-                "dlq_why": k.dlq_why,
-                "inflight": k.inflight(claim.slot),
-                "delayed": k.delayed(self.slot_of(claim.task.id, layout)),
-            }
+            fixed = k.bind(
+                "meta", "stats", "lease", "tries", "reaped", "errors", "dlq", "dlq_why",
+                inflight=k.inflight(claim.slot),
+                delayed=k.delayed(self.slot_of(claim.task.id, layout)),
+            )  # fmt: skip
             args = [
                 claim.task.id,
                 claim.token,
@@ -259,7 +243,7 @@ class CrawlSession:
                 "1" if dead_now else "0",
                 layout.slots,
             ]
-            _, outcome, _ = await self.scripts.run("fail", fixed, args)
+            _, outcome, _ = await self._scripts.run("fail", fixed, args)
             return str(outcome)
 
         return await self.with_layout(call)
@@ -271,16 +255,11 @@ class CrawlSession:
         async def call(layout: Layout) -> bool:
             k = self.keys
             slot = self.slot_of(claim.task.id, layout)
-            fixed = {
-                "meta": k.meta,
-                "stats": k.stats,
-                "lease": k.lease,
-                "tries": k.tries,
-                "inflight": k.inflight(claim.slot),
-                "queue": k.queue(slot),
-                "delayed": k.delayed(slot),
-            }
-            code = await self.scripts.run(
+            fixed = k.bind(
+                "meta", "stats", "lease", "tries",
+                inflight=k.inflight(claim.slot), queue=k.queue(slot), delayed=k.delayed(slot),
+            )  # fmt: skip
+            code = await self._scripts.run(
                 "release", fixed, [claim.task.id, claim.token, layout.slots, delay_ms]
             )
             return bool(code == 1)
@@ -292,13 +271,13 @@ class CrawlSession:
     ) -> set[str]:
         """Heartbeat: extend leases; returns the ids of tasks this consumer has lost."""
         k = self.keys
-        fixed = {"lease": k.lease, "consumers": k.consumers, "cinfo": k.cinfo}
+        fixed = k.bind("lease", "consumers", "cinfo")
         sets = KeyIndex(len(fixed))
         triples: list[Any] = []
         for claim in claims:
             triples += [claim.task.id, claim.token, sets.add(k.inflight(claim.slot))]
         args = [consumer, lease_ms, json.dumps(info), len(triples) // 3, *triples]
-        reply = await self.scripts.run("renew", fixed, args, sets.keys)
+        reply = await self._scripts.run("renew", fixed, args, sets.keys)
         return set(reply[1:])
 
     async def reap(self, slot: int, max_tries: int) -> tuple[int, int]:
@@ -306,7 +285,7 @@ class CrawlSession:
         now = await self.server_ms()
         expired = cast(
             list[str],
-            await self.redis.zrangebyscore(
+            await self._redis.zrangebyscore(
                 self.keys.inflight(slot), "-inf", f"({now}", start=0, num=500
             ),
         )
@@ -315,22 +294,15 @@ class CrawlSession:
 
         async def call(layout: Layout) -> tuple[int, int]:
             k = self.keys
-            fixed = {
-                "meta": k.meta,
-                "stats": k.stats,
-                "lease": k.lease,
-                "tries": k.tries,
-                "reaped": k.reaped,
-                "errors": k.errors,
-                "dlq": k.dlq,
-                "dlq_why": k.dlq_why,
-                "inflight": k.inflight(slot),
-            }
+            fixed = k.bind(
+                "meta", "stats", "lease", "tries", "reaped", "errors", "dlq", "dlq_why",
+                inflight=k.inflight(slot),
+            )  # fmt: skip
             queues = KeyIndex(len(fixed))
             args: list[Any] = [max_tries, layout.slots, len(expired)]
             for task_id in expired:
                 args += [task_id, queues.add(k.queue(self.slot_of(task_id, layout)))]
-            requeued, dead = await self.scripts.run("reap", fixed, args, queues.keys)
+            requeued, dead = await self._scripts.run("reap", fixed, args, queues.keys)
             return int(requeued), int(dead)
 
         return await self.with_layout(call)
@@ -345,9 +317,7 @@ class CrawlSession:
                 for slot in range(layout.max_slots)
                 for key in (k.queue(slot), k.delayed(slot), k.inflight(slot))
             ]
-            code = await self.scripts.run(
-                "complete", {"meta": k.meta}, [layout.max_slots], per_slot
-            )
+            code = await self._scripts.run("complete", k.bind("meta"), [layout.max_slots], per_slot)
             return bool(code == 1)
 
         # complete.lua checks max_slots, which only a reshard changes: always re-read it.
@@ -371,9 +341,9 @@ class CrawlSession:
             "pinned" if pinned is not None else "auto",
             ",".join(str(s) for s in pinned or []),
         ]
-        reply = await self.scripts.run(
+        reply = await self._scripts.run(
             "assign",
-            {"consumers": k.consumers, "ring": k.ring},
+            k.bind("consumers", "ring"),
             args,
             [k.owner(s) for s in range(slot_count)],
         )
@@ -383,7 +353,7 @@ class CrawlSession:
         """Give up every slot this consumer owns (clean exit): assign.lua pinned to no
         slot drops exactly our own owner keys, atomically; then leave the member set."""
         await self.assign_slots(consumer, slot_count, 1, 1, pinned=[])
-        await self.redis.zrem(self.keys.consumers, consumer)
+        await self._redis.zrem(self.keys.consumers, consumer)
 
     async def server_ms(self) -> int:
         return await self.registry.server_ms()

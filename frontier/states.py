@@ -54,8 +54,3 @@ TRANSITIONS: dict[tuple[CrawlState | None, CrawlState], tuple[str, ...]] = {
     (CrawlState.RUNNING, CrawlState.FINISHED): ("complete",),
     (CrawlState.FINISHED, CrawlState.PRODUCING): ("refresh",),  # a refresh round
 }
-
-
-def crawl_state(value: str | None) -> CrawlState | None:
-    """The state stored in a crawl's meta (None: no such crawl yet)."""
-    return CrawlState(value) if value else None

@@ -37,7 +37,7 @@ async def _consumers(
     consumer beats every lease/3), whatever lease the process asking for the status uses."""
     if not beats:
         return []
-    infos = await session.redis.hmget(session.keys.cinfo, [c for c, _ in beats])
+    infos = await session._redis.hmget(session.keys.cinfo, [c for c, _ in beats])
     out = []
     for (consumer, beat), raw in zip(beats, infos, strict=True):
         try:
@@ -64,7 +64,7 @@ async def crawl_summary(session: CrawlSession, now: int | None = None) -> CrawlS
     """One crawl's state, progress, items by status, rate and ETA."""
     if now is None:
         now = await session.server_ms()
-    return (await _summaries(session.redis, [(session.crawl_id, session.keys)], now))[0]
+    return (await _summaries(session._redis, [(session.crawl_id, session.keys)], now))[0]
 
 
 async def crawl_summaries(
@@ -74,7 +74,7 @@ async def crawl_summaries(
     supervisor and ``status`` of the fleet show hundreds of crawls every tick)."""
     if now is None:
         now = await frontier.registry.server_ms()
-    return await _summaries(frontier.redis, [(c, frontier.crawl(c).keys) for c in crawl_ids], now)
+    return await _summaries(frontier._redis, [(c, frontier.crawl(c).keys) for c in crawl_ids], now)
 
 
 async def _summaries(
@@ -102,7 +102,7 @@ async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> CrawlSt
     meta = await session.meta()
     slots = int(meta.get("slots") or 0)
     max_slots = int(meta.get("max_slots") or slots)
-    pipe = session.redis.pipeline(transaction=False)
+    pipe = session._redis.pipeline(transaction=False)
     pipe.xlen(k.items)
     pipe.zrange(k.consumers, 0, -1, withscores=True)
     pipe.hlen(k.task)
@@ -153,7 +153,7 @@ async def crawl_memory(session: CrawlSession, buckets: int) -> dict[str, int]:
     their count), task payloads, and what refresh keeps (validators, inventory)."""
     k = session.keys
     sampled = list(range(min(buckets, 8)))
-    pipe = session.redis.pipeline(transaction=False)
+    pipe = session._redis.pipeline(transaction=False)
     for key in (k.items, k.task, k.pages, k.inventory):
         pipe.memory_usage(key, samples=5)
     for b in sampled:
@@ -209,7 +209,7 @@ async def fleet_consumers(
     with what it holds per crawl: ``{id, host, pid, started, last_beat, alive, held,
     crawls: {crawl id: {slots, held, last_beat}}}``, by id. A consumer is ``alive`` while
     its last heartbeat is within three of its own leases."""
-    pipe = frontier.redis.pipeline(transaction=False)
+    pipe = frontier._redis.pipeline(transaction=False)
     for crawl_id in crawl_ids:
         pipe.zrangebyscore(
             frontier.crawl(crawl_id).keys.consumers,
@@ -218,7 +218,7 @@ async def fleet_consumers(
             withscores=True,
         )
     beats = await pipe.execute() if crawl_ids else []
-    pipe = frontier.redis.pipeline(transaction=False)
+    pipe = frontier._redis.pipeline(transaction=False)
     asked = []
     for crawl_id, rows in zip(crawl_ids, beats, strict=True):
         if rows:

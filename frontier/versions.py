@@ -66,7 +66,7 @@ async def crawl_versions(frontier: Frontier) -> list[CrawlVersion]:
     crawls = await frontier.registry.known()
     if not crawls:
         return []
-    pipe = frontier.redis.pipeline(transaction=False)
+    pipe = frontier._redis.pipeline(transaction=False)
     for crawl_id in crawls:
         pipe.hmget(frontier.crawl(crawl_id).keys.meta, list(_FIELDS))
     rows = await pipe.execute()
@@ -143,7 +143,7 @@ async def resolve_ref(frontier: Frontier, ref: str) -> str:
 async def given_names(session: CrawlSession) -> tuple[str | None, str | None]:
     """The project and version ``--project`` / ``--version`` gave the crawl earlier: a
     later run without them keeps them (the inventory header names it otherwise)."""
-    project, version = await session.redis.hmget(
+    project, version = await session._redis.hmget(
         session.keys.meta, ["project_given", "version_given"]
     )
     return (str(project) if project else None), (str(version) if version else None)

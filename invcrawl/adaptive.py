@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import random
 import signal
 import time
@@ -44,12 +45,12 @@ def run_adaptive(config: Config, sites: Sites, run_once: RunOnce) -> int:
     try:
         _schedule(config, crawl_ids, bounds, rng)
         while True:
-            due_at, now = _with(config, lambda f: cadence.due_at(f, crawl_ids))
+            due_at, now = _with(config, functools.partial(cadence.due_at, crawl_ids=crawl_ids))
             soonest = min((at for at in due_at.values() if at), default=now)
             time.sleep(max(0.0, (soonest - now) / 1000))
             due = [c for c, at in due_at.items() if at is None or at <= soonest]
             for crawl_id in due:
-                _with(config, lambda f, c=crawl_id: cadence.begin_round(f.crawl(c)))
+                _with(config, _begin_round(crawl_id))
             code = run_once(refresh, [(site_of[c], c) for c in due])
             if interrupts.first():
                 return code
@@ -65,8 +66,24 @@ def run_adaptive(config: Config, sites: Sites, run_once: RunOnce) -> int:
 
 def _schedule(config: Config, crawl_ids: Sequence[str], bounds: Bounds, rng: random.Random) -> None:
     for crawl_id in crawl_ids:
-        nxt = _with(config, lambda f, c=crawl_id: cadence.schedule_next(f.crawl(c), rng, bounds))
+        nxt = _with(config, _schedule_next(crawl_id, rng, bounds))
         report_next(nxt)
+
+
+def _begin_round(crawl_id: str) -> Callable[[Frontier], Awaitable[None]]:
+    async def job(frontier: Frontier) -> None:
+        await cadence.begin_round(frontier.crawl(crawl_id))
+
+    return job
+
+
+def _schedule_next(
+    crawl_id: str, rng: random.Random, bounds: Bounds
+) -> Callable[[Frontier], Awaitable[Next]]:
+    async def job(frontier: Frontier) -> Next:
+        return await cadence.schedule_next(frontier.crawl(crawl_id), rng, bounds)
+
+    return job
 
 
 def _with(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:

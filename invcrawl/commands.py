@@ -22,9 +22,7 @@ from common.config import Config, ConfigError
 from common.inventory import InventoryError, inventory_to_dict
 from common.secrets import mask_secrets
 from common.site import SiteError, inventory_url, parse_sites_file, plan_sites
-from frontier.embedded import embedded_redis
 from frontier.scripts import StaleLayout
-from frontier.server import RedisServerError
 from frontier.session import CrawlNotFound, Frontier
 from frontier.startup import RedisUnavailable, redis_url, wait_for_redis
 from frontier.versions import CrawlRefError, resolve_ref
@@ -41,6 +39,8 @@ from invcrawl.errors import (
 from invcrawl.outputs import check_crawl_outputs, check_output_file, write_failed
 from invcrawl.render import duration
 from invcrawl.scope import crawls_in_scope, resolve_crawl, with_frontier
+from localredis.embedded import embedded_redis
+from localredis.server import RedisServerError
 
 if TYPE_CHECKING:
     from producer.run import Produced

@@ -18,20 +18,20 @@ import hashlib
 import json
 import logging
 import os
-import random
 import signal
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from signal import SIGHUP, SIGTERM
 from typing import Any
 
 from common import interrupts
+from common.cadence import jitter
 from common.config import SETTINGS_VARIABLE, Config, settings_json
 from common.options import OPTIONS
 from frontier.connection import connect
 from frontier.refresh import Refresh, announce_next_refresh
-from frontier.server import on_parent_death
 from frontier.session import CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
 from frontier.status import crawl_summaries, crawl_summary
@@ -40,6 +40,7 @@ from invcrawl import terminal
 from invcrawl.crawl_outputs import CrawlOutputs
 from invcrawl.errors import EXIT_DEAD_PAGES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from invcrawl.render import crawl_json, duration, fleet_progress_line, progress_line, terminal_safe
+from localredis.server import on_parent_death
 
 MAX_RESPAWNS = 20
 log = logging.getLogger("invcrawl.crawl")
@@ -57,7 +58,7 @@ def child_argv(command: str, *extra: str) -> list[str]:
 def child_settings(command: str, embedded: bool = False) -> list[str]:
     """The options a child running ``command`` inherits from this process. With the
     embedded Redis (``embedded``) the child gets no URL but the data dir: it joins the
-    server as a user of its own (frontier/embedded.py), reading its password there."""
+    server as a user of its own (localredis/embedded.py), reading its password there."""
     names = [
         option.name
         for option in OPTIONS
@@ -95,7 +96,7 @@ def run_crawl(config: Config, sites: list[tuple[str, str]], embedded: bool = Fal
     try:
         while True:
             assert isinstance(config.every, float)
-            delay = config.every * random.uniform(0.9, 1.1)
+            delay = jitter(config.every)
             asyncio.run(_mark_next_refresh(config, sites, delay))
             print(f"next refresh in {duration(delay)}", file=sys.stderr, flush=True)
             time.sleep(delay)
@@ -124,7 +125,7 @@ async def _mark_next_refresh(
 
 class CrawlRun:
     def __init__(
-        self, config: Config, sites: list[tuple[str, str]], embedded: bool = False
+        self, config: Config, sites: Sequence[tuple[str, str]], embedded: bool = False
     ) -> None:
         assert config.redis and sites
         self.config = config

@@ -11,7 +11,16 @@ import pkgutil
 import sys
 
 # The top-level packages of pyproject.toml's [tool.setuptools.packages.find] include.
-PACKAGES = ("common", "fetch", "frontier", "producer", "consumer", "dashboard", "invcrawl")
+PACKAGES = (
+    "common",
+    "fetch",
+    "frontier",
+    "localredis",
+    "producer",
+    "consumer",
+    "dashboard",
+    "invcrawl",
+)
 
 
 def modules() -> list[str]:

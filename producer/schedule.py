@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 
 from scrapy.crawler import AsyncCrawlerProcess
 
-from common.cadence import Bounds
+from common.cadence import Bounds, jitter
 from common.config import Config
 from common.plan import PlanCache
 from fetch.settings import base_settings
@@ -54,7 +54,6 @@ from producer.run import (
 )
 
 log = logging.getLogger("invcrawl.producer")
-JITTER = 0.1
 POLL = 1.0  # --every auto: seconds between two looks at crawls whose round is under way
 
 Report = Callable[[Sequence[Produced], float | None], None]
@@ -147,7 +146,7 @@ class Schedule:
         assert isinstance(every, float)
         while True:
             results = await self._results(current)
-            delay = every * random.uniform(1 - JITTER, 1 + JITTER)
+            delay = jitter(every, self.rng)
             try:
                 await mark_next_refresh(self.frontier, self.crawl_ids, delay)
             except Exception as exc:  # Redis unreachable: status just lacks the time

@@ -19,6 +19,7 @@ from twisted.python.failure import Failure
 from common.inventory import Inventory, InventoryError, parse_inventory
 from common.plan import Plan, PlanCache, plan_crawl
 from fetch.addresses import AddressRefused
+from fetch.failures import refused_by_robots, too_large
 from fetch.meta import SITE
 from fetch.responses import header
 
@@ -196,7 +197,7 @@ def describe_failure(failure: Failure, url: str) -> str:
     text = str(exc)
     if isinstance(exc, AddressRefused):  # a redirect into the local network...
         return f"cannot fetch {url}: {text}"
-    if name == "IgnoreRequest" and "robots" in text.lower():
+    if refused_by_robots(exc):
         return f"robots.txt forbids fetching {url} (pass --no-robots to ignore robots.txt)"
     if name in ("DNSLookupError", "CannotResolveHostError"):
         return f"cannot resolve the host of {url}"
@@ -206,6 +207,6 @@ def describe_failure(failure: Failure, url: str) -> str:
         return f"timed out fetching {url}"
     if isinstance(exc, (FileNotFoundError, IsADirectoryError)) or "No such file" in text:
         return f"no such file: {url}"
-    if "maxsize" in text.lower() or "max size" in text.lower():
+    if too_large(exc):
         return f"{url} is larger than the download size limit"
     return f"cannot fetch {url}: {name}: {text}".rstrip(": ")

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import pytest
 import redis
 
-from frontier.server import RedisServer
+from localredis.server import RedisServer
 
 T = TypeVar("T")
 

@@ -1,9 +1,10 @@
 """Classify the element an anchor lands on and normalise it into signature rows and a body.
 
-Reference §0.3 lists the shapes: a ``dt``; an empty ``span[id]`` inside a dt; a ``section`` or
-``div.section``; an empty ``span`` as the leading child of a section (label/module moved onto
-the section) or elsewhere (``span.target`` module targets, ``:no-typesetting:``); a glossary dt;
-a ``strong[id]`` in a production list; any other block.
+The shapes (docs/extraction.md, "How an entry is found", 4): a ``dt``; an empty
+``span[id]`` inside a dt; a ``section`` or ``div.section``; an empty ``span`` as the leading
+child of a section (label/module moved onto the section) or elsewhere (``span.target``
+module targets, ``:no-typesetting:``); a glossary dt; a ``strong[id]`` in a production
+list; any other block.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Field lists in an object body → params / returns / raises.
 
-Shapes (reference §2.3): html5 ``dl.field-list`` (colon as ``span.colon`` since docutils 0.18,
+Shapes: html5 ``dl.field-list`` (colon as ``span.colon`` since docutils 0.18,
 CSS before), html4 ``table.field-list`` (Sphinx <= 1.8), numpydoc (a nested ``dl`` without ids
 inside the field body, ``span.classifier`` for types), napoleon (Google style is converted to
 ordinary Sphinx fields, so it needs nothing special).

@@ -144,7 +144,7 @@ class Markdown:
     def signature(self, dt: Element) -> str | None:
         sig = self.signatures.get(dt, "")
         if sig == "":
-            sig = self.signatures[dt] = self.dt_text(dt) or None  # signature([dt])
+            sig = self.signatures[dt] = self.dt_text(dt) or None  # cached; None: no text
         return sig
 
     def dt_text(self, dt: Element) -> str:

@@ -20,7 +20,7 @@ _CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)"""
 # libxml2 closes <dt> when it meets <dl> (HTML content model), which breaks Sphinx >= 7.1
 # multi-line signatures: the parameter <dl> and the closing ")" + permalink become siblings of the
 # dt. In valid HTML a <dl> never directly follows a <dt> inside a <dl>, so this pattern identifies
-# exactly the broken spots (reference §8).
+# exactly the broken spots (docs/extraction.md, "Decisions").
 
 
 _IDS = etree.XPath(".//*[@id]")
@@ -135,7 +135,8 @@ def parse(body: bytes, encoding: str | None = None) -> Element | None:
 
 
 def _main_rank(el: Element) -> int:
-    """Lower is better: the most specific theme content node wins (reference §3)."""
+    """Lower is better: the most specific theme content node wins (docs/extraction.md,
+    "How an entry is found", 2: the theme of each rank)."""
     if el.get("itemprop") == "articleBody":
         return 0  # sphinx_rtd_theme: [role=main] also holds breadcrumbs and footer
     tag = el.tag
@@ -154,10 +155,6 @@ CONFIDENT = 5
 # Classes of the basic theme's layout (most hand-made themes extend it), innermost first.
 _LAYOUT_RANK = {"body": 5, "bodywrapper": 6, "documentwrapper": 7, "document": 8}
 _CHROME = ("header", "nav", "footer", "aside")
-
-
-def find_main(root: Element) -> Element:
-    return find_content(root)[0]
 
 
 def find_content(root: Element) -> tuple[Element, int]:

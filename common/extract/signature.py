@@ -73,11 +73,6 @@ def _walk(el: Element, parts: list[str]) -> None:
             parts.append(child.tail)
 
 
-def signature(dts: list[Element]) -> str | None:
-    lines = [line for line in (dt_text(dt) for dt in dts) if line]
-    return "\n".join(lines) if lines else None
-
-
 def _is_o(cls: str | None) -> bool:
     return cls is not None and (cls == "o" or cls.endswith(" o") or cls.startswith("o "))
 

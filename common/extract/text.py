@@ -16,8 +16,6 @@ Element = Any  # lxml ships no type stubs we can rely on; keep the alias so sign
 
 HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
 
-_WS = re.compile(r"\s+")
-
 
 def norm(text: str) -> str:
     """Collapse whitespace runs (including ``&nbsp;``) to one space and strip the ends."""
@@ -57,11 +55,6 @@ def class_tokens(el: Element) -> list[str]:
     return cls.split() if cls else []
 
 
-def is_element(node: Any) -> bool:
-    """True for real elements; comments and processing instructions have a callable tag."""
-    return isinstance(node.tag, str)
-
-
 def drop(el: Element) -> None:
     """Remove ``el`` but keep its tail text in place (lxml's remove() would drop the tail)."""
     parent = el.getparent()
@@ -91,7 +84,7 @@ def _move_tail(parent: Element, prev: Element | None, tail: str, clean: bool = F
 
 
 def is_section(el: Element) -> bool:
-    # docutils < 0.17 writes <div class="section">, later versions <section> (reference §2.1).
+    # docutils < 0.17 writes <div class="section">, later versions <section>.
     tag = el.tag
     return tag == "section" or (tag == "div" and has_class(el, "section"))
 
@@ -104,7 +97,3 @@ def heading_of(section: Element) -> Element | None:
         if is_section(child):
             return None
     return None
-
-
-def squash_ws(text: str) -> str:
-    return _WS.sub(" ", text)

@@ -18,7 +18,7 @@ import pytest
 import redis
 
 from frontier.keys import CrawlKeys
-from frontier.server import RedisServer
+from localredis.server import RedisServer
 from support.cli import clean_env, invcrawl
 from support.crawl import build_site, wait_for
 from support.httpserver import StaticServer, serve

@@ -35,7 +35,7 @@ from common.inventory import parse_inventory
 from common.plan import plan_crawl
 from common.site import crawl_id_for
 from frontier.keys import CrawlKeys
-from frontier.server import free_port
+from localredis.server import free_port
 from support.docker import REQUIRE, Compose, base_images, unavailable
 
 pytestmark = [pytest.mark.compose, pytest.mark.timeout(2400)]

@@ -26,7 +26,7 @@ from sites.fixtures import built_sites_or_skip
 from common.inventory import parse_inventory
 from common.plan import plan_crawl
 from frontier.keys import CrawlKeys
-from frontier.server import RedisServer
+from localredis.server import RedisServer
 from support.cli import clean_env, invcrawl
 from support.crawl import wait_for
 from support.httpserver import serve

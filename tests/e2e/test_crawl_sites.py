@@ -11,7 +11,7 @@ import pytest
 import redis
 
 from common.site import crawl_id_for
-from frontier.server import RedisServer
+from localredis.server import RedisServer
 from support.cli import invcrawl
 from support.crawl import build_site, check_accounting
 from support.httpserver import serve

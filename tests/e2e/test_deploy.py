@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -34,7 +35,8 @@ import pytest
 import yaml
 
 from common.options import OPTIONS
-from frontier.server import RedisServer
+from invcrawl.selfcheck import PACKAGES
+from localredis.server import RedisServer
 from support.crawl import (
     REPO,
     Harness,
@@ -447,10 +449,6 @@ def test_build_context_and_package(tmp_path: Path) -> None:
 
 def test_selfcheck_names_every_package() -> None:
     """invcrawl.selfcheck imports the packages pyproject.toml installs, all of them."""
-    import tomllib
-
-    from invcrawl.selfcheck import PACKAGES
-
     found = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
     include = found["packages"]["find"]["include"]
     assert sorted(p.rstrip("*") for p in include) == sorted(PACKAGES)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from common.options import COMMANDS
-from frontier.server import free_port
+from localredis.server import free_port
 from support.cli import clean_env, invcrawl
 from support.crawl import build_site, wait_for
 from support.httpserver import serve

@@ -29,7 +29,7 @@ import pytest
 
 from common.site import crawl_id_for
 from frontier.keys import HostKeys
-from frontier.server import RedisServer
+from localredis.server import RedisServer
 from support.aof import hset_values
 from support.crawl import Harness, Site, build_site, check_accounting, consumer_pid, wait_for
 from support.httpserver import Request, StaticServer

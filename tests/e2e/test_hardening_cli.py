@@ -19,7 +19,7 @@ import pytest
 import redis
 
 from common.site import crawl_id_for
-from frontier.server import RedisServer, free_port
+from localredis.server import RedisServer, free_port
 from support.cli import Result, clean_env, invcrawl
 from support.crawl import Throttle, build_site, wait_for
 from support.httpserver import serve

@@ -1,4 +1,4 @@
-"""The embedded Redis as a shared local service (frontier/embedded.py), with real
+"""The embedded Redis as a shared local service (localredis/embedded.py), with real
 processes and real signals: commands run in one directory without ``--redis`` share
 one server, which stops only after the last of them has gone, whatever ended it; the
 server takes only its owner's password, which shows on no command line and in no
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from common.site import crawl_id_for
-from frontier.server import free_port
+from localredis.server import free_port
 from support.cli import clean_env
 from support.crawl import Proc, Site, Throttle, build_site, wait_for
 from support.embedded import client, password, redis_pid, server_processes, wait_stopped

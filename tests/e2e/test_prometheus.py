@@ -25,7 +25,7 @@ import redis
 import yaml
 
 from frontier.keys import CrawlKeys
-from frontier.server import free_port
+from localredis.server import free_port
 from support.cli import REPO, clean_env
 from support.crawl import build_site, wait_for
 from support.httpserver import serve

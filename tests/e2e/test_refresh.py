@@ -19,7 +19,7 @@ import pytest
 import redis
 
 from frontier.keys import CrawlKeys
-from frontier.server import RedisServer
+from localredis.server import RedisServer
 from support.accounting import check_accounting, read_items
 from support.cli import clean_env, invcrawl
 from support.crawl import wait_for

@@ -18,7 +18,7 @@ import redis
 from test_refresh import FUNCS, build, build_site, write_sources
 
 from frontier.keys import CrawlKeys
-from frontier.server import RedisServer
+from localredis.server import RedisServer
 from support.cli import clean_env, invcrawl
 from support.httpserver import StaticServer, serve
 

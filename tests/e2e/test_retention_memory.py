@@ -12,7 +12,7 @@ import pytest
 import redis
 
 from frontier.keys import CrawlKeys
-from frontier.server import RedisServer
+from localredis.server import RedisServer
 from support.cli import invcrawl
 
 ROOT = Path("/usr/share/doc/python3.11/html")

