@@ -237,7 +237,7 @@ DETAIL: dict[str, list[tuple[str, str, str]]] = {
         (
             "decode (base64, zstd, orjson)",
             r"/common/codec\.py|/frontier/export\.py",
-            r"^(item_json|_decode|decode)",
+            r"^(item_json|item_bytes|_decode|decode)",
         ),
         ("Redis client", r"/redis/", r""),
         ("write", r"", r""),

@@ -17,15 +17,18 @@ import socket
 from collections.abc import AsyncIterator, Iterable
 from typing import cast
 
+from redis.client import NEVER_DECODE
 from redis.exceptions import ResponseError
 
-from common.codec import item_json
+from common.codec import item_bytes, item_json
 from frontier.retention import retains_all, trim_exported, trimmed_before
 from frontier.session import CrawlSession
 
 CHUNK = 1000
 REMOVED = "removed"  # the stream ``kind`` of a tombstone (tombstone.lua)
 Entry = tuple[str, dict[str, str]]  # stream entry id, fields
+RawEntry = tuple[bytes, dict[bytes, bytes]]  # the same, the reply left undecoded
+RAW_REMOVED = REMOVED.encode()
 
 
 async def read_after(session: CrawlSession, after: str, count: int = CHUNK) -> list[Entry]:
@@ -33,6 +36,15 @@ async def read_after(session: CrawlSession, after: str, count: int = CHUNK) -> l
     "(id": exclusive)."""
     batch = await session._redis.xrange(session.keys.items, min=after, max="+", count=count)
     return cast(list[Entry], batch)
+
+
+async def read_raw_after(session: CrawlSession, after: str, count: int = CHUNK) -> list[RawEntry]:
+    """:func:`read_after`, the reply left as bytes (redis-py's ``NEVER_DECODE``), for a
+    reader that copies the items into a file without decoding them to text."""
+    batch = await session.redis.execute_command(  # type: ignore[no-untyped-call]
+        "XRANGE", session.keys.items, after, "+", "COUNT", count, **{NEVER_DECODE: True}
+    )
+    return cast(list[RawEntry], batch)
 
 
 async def stream_entries(session: CrawlSession) -> AsyncIterator[Entry]:
@@ -101,7 +113,8 @@ async def check_history(session: CrawlSession, have_base: bool, what: str) -> No
 
 
 class StreamTail:
-    """What was committed since the last :meth:`pull`, as item JSON lines, for a file
+    """What was committed since the last :meth:`pull`, as item JSON lines (UTF-8 bytes:
+    read, decompressed and written without a round trip through text), for a file
     written while the crawl runs. ``stale`` turns true (and pulling stops) once a key
     shows up twice (an item updated by a re-crawl or a refresh) or a tombstone does:
     such a file must then be written from the latest versions instead."""
@@ -109,7 +122,7 @@ class StreamTail:
     def __init__(self, session: CrawlSession) -> None:
         self.session = session
         self.after = "-"
-        self.keys: set[str] = set()
+        self.keys: set[bytes] = set()
         self.stale = False
 
     @property
@@ -117,20 +130,20 @@ class StreamTail:
         """The id of the last entry pulled ("" before any)."""
         return self.after[1:] if self.after != "-" else ""
 
-    async def pull(self) -> list[str]:
-        lines: list[str] = []
+    async def pull(self) -> list[bytes]:
+        lines: list[bytes] = []
         while not self.stale:
-            batch = await read_after(self.session, self.after)
+            batch = await read_raw_after(self.session, self.after)
             if not batch:
                 break
             for _, fields in batch:
-                key = fields["key"]
-                if key in self.keys or fields.get("kind") == REMOVED:
+                key = fields[b"key"]
+                if key in self.keys or fields.get(b"kind") == RAW_REMOVED:
                     self.stale = True
                     break
                 self.keys.add(key)
-                lines.append(item_json(fields["data"]))
-            self.after = "(" + batch[-1][0]
+                lines.append(item_bytes(fields[b"data"]))
+            self.after = "(" + batch[-1][0].decode("ascii")
         return lines
 
 

@@ -71,7 +71,7 @@ class IncrementalExport:
         lines = await self.tail.pull()
         self.part.check()
         for line in lines:
-            self.part.write(line)
+            self.part.write_bytes(line)
         return len(lines)
 
     async def finish(self) -> int:

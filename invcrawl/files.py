@@ -58,12 +58,18 @@ class PartFile:
                 raise OSError(errno.EBUSY, f"{self.path} is being written", str(self.path))
         info = os.fstat(fd)
         self.identity = (info.st_dev, info.st_ino)
-        self.out: IO[str] = open(fd, "w", encoding="utf-8")  # noqa: SIM115 - closed by us
+        # binary: the crawl's file is written from bytes (StreamTail), the rest from text
+        self.out: IO[bytes] = open(fd, "wb")  # noqa: SIM115 - closed by us
         self.lines = 0
 
     def write(self, line: str) -> None:
         """One line (``line`` without its newline)."""
-        self.out.write(line + "\n")
+        self.out.write(line.encode("utf-8") + b"\n")
+        self.lines += 1
+
+    def write_bytes(self, line: bytes) -> None:
+        """One line as UTF-8 bytes (without its newline)."""
+        self.out.write(line + b"\n")
         self.lines += 1
 
     def check(self) -> None:

@@ -27,6 +27,7 @@ from fetch.settings import base_settings
 from frontier.connection import connect
 from frontier.session import Frontier
 from producer.enqueue import RedisSink
+from producer.preload import preload
 from producer.spider import Fetched, InventoryJob, InventorySpider, Sink
 
 log = logging.getLogger("invcrawl.producer")
@@ -199,6 +200,7 @@ class ForkedProducer:
     """
 
     def __init__(self, config: Config, sites: Sequence[tuple[str, str]]) -> None:
+        preload(base_settings(config))  # the crawler's components, for both processes
         read, write = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child

@@ -1,0 +1,38 @@
+"""The crawler components imported before the producer is forked (producer/preload.py):
+every component the crawler loads, and never a reactor (the consumer installs its asyncio
+reactor after the fork)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from common.config import Config
+from fetch.settings import base_settings
+from producer.preload import component_paths
+
+CHECK = """
+import sys
+from common.config import Config
+from fetch.settings import base_settings
+from producer.preload import preload
+preload(base_settings(Config()))
+print("twisted.internet.reactor" in sys.modules, "tldextract" in sys.modules,
+      "scrapy.core.downloader.handlers.http11" in sys.modules,
+      "scrapy.extensions.corestats" in sys.modules)
+"""
+
+
+def test_preloading_imports_the_components_and_installs_no_reactor() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", CHECK], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["False", "True", "True", "True"]
+
+
+def test_components_disabled_with_none_are_preloaded_too() -> None:
+    # Scrapy imports them all the same (the cookies middleware, then tldextract).
+    paths = component_paths(base_settings(Config()))
+    assert "scrapy.downloadermiddlewares.cookies.CookiesMiddleware" in paths
+    assert "fetch.permits.HostPermitMiddleware" in paths
+    assert "scrapy.core.scheduler.Scheduler" in paths
