@@ -41,7 +41,7 @@ async def read_after(session: CrawlSession, after: str, count: int = CHUNK) -> l
 async def read_raw_after(session: CrawlSession, after: str, count: int = CHUNK) -> list[RawEntry]:
     """:func:`read_after`, the reply left as bytes (redis-py's ``NEVER_DECODE``), for a
     reader that copies the items into a file without decoding them to text."""
-    batch = await session.redis.execute_command(  # type: ignore[no-untyped-call]
+    batch = await session._redis.execute_command(  # type: ignore[no-untyped-call]
         "XRANGE", session.keys.items, after, "+", "COUNT", count, **{NEVER_DECODE: True}
     )
     return cast(list[RawEntry], batch)
