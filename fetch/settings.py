@@ -36,8 +36,8 @@ def base_settings(config: Config, host_gate: HostGate | None = None) -> dict[str
         "DOWNLOAD_MAXSIZE": 64 * MIB,
         "DOWNLOAD_WARNSIZE": 16 * MIB,
         "COOKIES_ENABLED": False,
-        # Not loaded at all (COOKIES_ENABLED only disables it after its module, which
-        # pulls in tldextract and requests, was imported: ~0.2 s of start-up).
+        # Never built: docs sites need no cookies (Scrapy 2.19 still imports its module
+        # and tldextract elsewhere, so this saves no start-up time; docs/performance.md).
         "DOWNLOADER_MIDDLEWARES": {
             "scrapy.downloadermiddlewares.cookies.CookiesMiddleware": None,
             # robots.txt once per host for the fleet, through Redis (fetch/robots.py)
