@@ -351,7 +351,7 @@ def schema_keys() -> set[str]:
     }
     for name in dir(CrawlKeys):
         attr = getattr(CrawlKeys, name)
-        if name.startswith("_") or name in ("base", "crawl_id", "pattern"):
+        if name.startswith("_") or name in ("base", "crawl_id", "pattern", "bind"):
             continue
         if isinstance(attr, property):
             out.add(getattr(k, name))
