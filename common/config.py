@@ -136,15 +136,6 @@ class Config:
         commas; None when not given."""
         return ",".join(self.crawl_ids) or None
 
-    def pinned_slots(self, slot_count: int) -> list[int] | None:
-        """The slots a consumer is pinned to, or None for automatic assignment."""
-        if self.partition:
-            index, total = self.partition
-            return [s for s in range(slot_count) if s % total == index]
-        if self.consumer_slots:
-            return list(self.consumer_slots)
-        return None
-
 
 def default_of(name: str) -> Any:
     """The default of a :class:`Config` field (the only place defaults are written)."""

@@ -12,13 +12,13 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from common.config import Config
 from common.items import CrawlInfo, bucket_count
 from common.plan import base_of
 from consumer.dead_pages import record_dead_pages
 from consumer.holdings import Holdings
+from consumer.leases import Leases
 from consumer.scheduling import CrawlRotation
-from consumer.slots import SlotPolicy
+from consumer.slots import SlotPinning, SlotPolicy
 from fetch.outages import Outages
 from frontier.forget import withdraw
 from frontier.hosts import origin_of
@@ -33,6 +33,16 @@ DISCOVER_EVERY = 1.0  # seconds between looks for new crawls (when not pinned)
 # a new crawl or a refresh round is served within this, not within DISCOVER_EVERY (an
 # unchanged refresh of a 500-page site takes about half a second).
 GLANCE_EVERY = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class Serving:
+    """What a consumer serves, and until when."""
+
+    crawl_ids: tuple[str, ...]  # --crawl-id: the pinned crawls; (): every open crawl
+    slots: SlotPinning
+    burst: bool  # stop once no crawl is left to serve
+    max_tries: int  # deliveries of a crawl whose metadata does not say
 
 
 @dataclass(slots=True)
@@ -61,17 +71,20 @@ class ServedCrawls:
     def __init__(
         self,
         frontier: Frontier,
-        config: Config,
         consumer_id: str,
+        *,
+        serving: Serving,
+        leases: Leases,
         outages: Outages,
         held: Holdings,
     ) -> None:
         self._frontier = frontier
-        self._config = config
+        self._serving = serving
+        self._leases = leases
         self._consumer_id = consumer_id
         self._outages = outages
         self._held = held
-        self.pinned = config.crawl_ids
+        self.pinned = serving.crawl_ids
         self._served: dict[str, ServedCrawl] = {}
         self._rotation = CrawlRotation()
         self._completed: set[str] = set()
@@ -189,8 +202,10 @@ class ServedCrawls:
             session=session,
             info=CrawlInfo(crawl_id, meta.get("project") or None, meta.get("version") or None),
             buckets=int(meta.get("buckets") or bucket_count(int(meta.get("entries") or 1))),
-            max_tries=int(meta.get("max_tries") or self._config.max_tries),
-            slots=SlotPolicy(session, self._consumer_id, self._config, layout.slots),
+            max_tries=int(meta.get("max_tries") or self._serving.max_tries),
+            slots=SlotPolicy(
+                session, self._consumer_id, self._serving.slots, self._leases, layout.slots
+            ),
             listed_at=listed_at,
             origin=origin_of(inventory_url),
             base=base_of(inventory_url) if inventory_url else "",
@@ -216,7 +231,7 @@ class ServedCrawls:
         crawl at the last look."""
         if self.pinned:
             return all(c in self._completed for c in self.pinned)
-        return self._config.burst and not self._served and time.monotonic() < self._next_discovery
+        return self._serving.burst and not self._served and time.monotonic() < self._next_discovery
 
     async def retire_complete(self) -> None:
         """Crawls to check and of which nothing is held: complete? Then stop serving them

@@ -12,9 +12,9 @@ import socket
 import time
 from typing import Any
 
-from common.config import Config
 from consumer.crawls import ServedCrawl, ServedCrawls
 from consumer.holdings import Holdings
+from consumer.leases import Leases
 from fetch.outages import Outages, StatSink
 from fetch.politeness import HostGate
 from frontier.connection import is_transient
@@ -28,7 +28,7 @@ class Heartbeat:
     def __init__(
         self,
         frontier: Frontier,
-        config: Config,
+        leases: Leases,
         consumer_id: str,
         *,
         hosts: HostGate,
@@ -38,7 +38,7 @@ class Heartbeat:
         stat: StatSink,
     ) -> None:
         self._frontier = frontier
-        self._config = config
+        self._leases = leases
         self._consumer_id = consumer_id
         self._hosts = hosts
         self._crawls = crawls
@@ -60,7 +60,7 @@ class Heartbeat:
         """Every lease/3: list this consumer in the fleet, renew host permits and register
         hosts, then per crawl renew task leases (abandoning tasks past the hard deadline),
         refresh slots and reap."""
-        interval = max(0.2, self._config.lease / 3)
+        interval = max(0.2, self._leases.lease / 3)
         while True:
             await asyncio.sleep(interval)
             try:
@@ -91,7 +91,7 @@ class Heartbeat:
             "host": socket.gethostname(),
             "pid": os.getpid(),
             "started": self._started,
-            "lease_ms": self._config.lease_ms,  # status judges liveness by the beat's own lease
+            "lease_ms": self._leases.lease_ms,  # status judges liveness by the beat's own lease
         }
 
     async def beat_fleet(self) -> None:
@@ -101,23 +101,23 @@ class Heartbeat:
 
     async def beat_crawl(self, served: ServedCrawl) -> None:
         """Renew this consumer's leases on one crawl, refresh its slots, reap."""
-        session, crawl_id, config = served.session, served.crawl_id, self._config
+        session, crawl_id, leases = served.session, served.crawl_id, self._leases
         now = time.monotonic()
         renew = []
         for claim in self._held.of_crawl(crawl_id):
-            if now - claim.claimed_at > config.task_deadline:
+            if now - claim.claimed_at > leases.task_deadline:
                 # Hard deadline: stop renewing; the lease expires and the task is reaped.
                 log.warning(
                     "%s exceeded the %.0fs task deadline; abandoning it",
                     claim.task.url,
-                    config.task_deadline,
+                    leases.task_deadline,
                 )
                 self._stat("invcrawl/abandoned", 1)
                 self._held.settled(claim, "abandoned")
             else:
                 renew.append(claim)
         info = {**self._info(), "slots": served.slots.owned, "held": len(renew)}
-        for task_id in await session.renew(self._consumer_id, renew, config.lease_ms, info):
+        for task_id in await session.renew(self._consumer_id, renew, leases.lease_ms, info):
             lost = self._held.get(crawl_id, task_id)
             if lost:
                 log.warning("lease of %s lost", lost.task.url)

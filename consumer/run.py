@@ -20,11 +20,16 @@ from scrapy.settings import Settings
 from scrapy_redis.connection import get_redis_from_settings
 
 from common import interrupts
+from common.bounds import SizeLimits
 from common.config import Config
+from consumer.crawls import Serving
+from consumer.leases import Leases
 from consumer.metrics import Metrics, PrometheusMetrics
 from consumer.settings import consumer_settings
-from consumer.spider import PageSpider
-from consumer.worker import Upstream, Worker
+from consumer.settling import Backoff
+from consumer.slots import SlotPinning
+from consumer.spider import PageBounds, PageSpider
+from consumer.worker import Upstream, Worker, WorkerSettings
 from fetch.outages import new_stat_sink
 from frontier.connection import connect, scrapy_redis_settings
 from frontier.session import Frontier
@@ -53,7 +58,7 @@ def run_consumer(config: Config, upstream: Upstream | None = None) -> int:
     metrics = serve_metrics(config)
     worker = Worker(
         Frontier(redis_client(config)),
-        config,
+        worker_settings(config),
         stat=new_stat_sink(lambda: crawler.stats),
         upstream=upstream,
         metrics=metrics,
@@ -78,7 +83,7 @@ def run_consumer(config: Config, upstream: Upstream | None = None) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    process.crawl(crawler, pages=worker, config=config)
+    process.crawl(crawler, pages=worker, bounds=page_bounds(config))
     # Everything imported and built so far (Scrapy, Twisted, lxml, redis-py: ~1/2 million
     # objects) lives as long as the process: moved out of the collector's generations, it is
     # no longer rescanned by every full collection (~0.1 s of a CPython-docs crawl).
@@ -88,6 +93,31 @@ def run_consumer(config: Config, upstream: Upstream | None = None) -> int:
         log.error("consumer stopped by an unexpected error: %s", worker.fatal)
         return 1
     return 0
+
+
+def worker_settings(config: Config) -> WorkerSettings:
+    """The worker's settings, and its components', from the process's Config (the one
+    place of the consumer that reads it: the components below see only their own)."""
+    return WorkerSettings(
+        concurrency=config.concurrency,
+        host_concurrency=config.host_concurrency,
+        host_delay=config.host_delay,
+        leases=Leases(config.lease, config.task_deadline),
+        backoff=Backoff(config.backoff_base, config.backoff_max),
+        serving=Serving(
+            crawl_ids=config.crawl_ids,
+            slots=SlotPinning(config.consumer_slots, config.partition),
+            burst=config.burst,
+            max_tries=config.max_tries,
+        ),
+    )
+
+
+def page_bounds(config: Config) -> PageBounds:
+    return PageBounds(
+        config.extract_budget,
+        SizeLimits(config.max_doc_chars, int(config.max_item_mb * 1024 * 1024)),
+    )
 
 
 def redis_client(config: Config) -> Any:

@@ -8,12 +8,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from common.config import Config
 from common.items import PageOutcome, prepare
 from consumer.crawls import ServedCrawls
 from consumer.holdings import Holdings
+from consumer.leases import Leases
 from consumer.metrics import Metrics
 from consumer.pages import PageFailure, PagePostponed, Settlement
 from fetch.failures import Outcome, backoff_delay
@@ -23,10 +24,20 @@ from frontier.values import Claim, CommitResult
 log = logging.getLogger("invcrawl.consumer")
 
 
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """The retry backoff of a failed page (``fetch/failures.backoff_delay``): ``base``
+    seconds, doubled per delivery, capped at ``maximum``."""
+
+    base: float
+    maximum: float
+
+
 class Settler:
     def __init__(
         self,
-        config: Config,
+        leases: Leases,
+        backoff: Backoff,
         consumer_id: str,
         *,
         crawls: ServedCrawls,
@@ -35,7 +46,8 @@ class Settler:
         metrics: Metrics,
         stat: StatSink,
     ) -> None:
-        self._config = config
+        self._leases = leases
+        self._backoff = backoff
         self._consumer_id = consumer_id
         self._crawls = crawls
         self._held = held
@@ -108,8 +120,8 @@ class Settler:
             return None
         delay = backoff_delay(
             claim.deliveries,
-            self._config.backoff_base,
-            self._config.backoff_max,
+            self._backoff.base,
+            self._backoff.maximum,
             outcome.retry_after,
         )
         error = {
@@ -172,4 +184,4 @@ class Settler:
     def _settle_deadline(self, claim: Claim) -> float:
         # Keep trying to settle through a Redis outage; after the hard deadline plus a
         # lease the result would be fenced anyway and the task is reaped instead.
-        return claim.claimed_at + self._config.task_deadline + self._config.lease
+        return claim.claimed_at + self._leases.task_deadline + self._leases.lease

@@ -4,8 +4,9 @@ automatic through Redis membership and slot-owner leases (``assign.lua``)."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
-from common.config import Config
+from consumer.leases import Leases
 from frontier.session import CrawlSession
 
 # Every this many heartbeats a consumer also reaps the slots it does not own: reaping is
@@ -14,15 +15,39 @@ from frontier.session import CrawlSession
 FULL_REAP_EVERY = 5
 
 
+@dataclass(frozen=True, slots=True)
+class SlotPinning:
+    """The slots a consumer is pinned to: ``--slots 0,3``, ``--partition i/n``, or
+    neither (automatic assignment)."""
+
+    slots: tuple[int, ...] = ()
+    partition: tuple[int, int] | None = None  # (i, n): the slots s with s % n == i
+
+    def pinned(self, slot_count: int) -> list[int] | None:
+        """The pinned slots of a crawl of ``slot_count`` slots; None: automatic."""
+        if self.partition:
+            index, total = self.partition
+            return [s for s in range(slot_count) if s % total == index]
+        if self.slots:
+            return list(self.slots)
+        return None
+
+
 class SlotPolicy:
     def __init__(
-        self, session: CrawlSession, consumer: str, config: Config, slot_count: int
+        self,
+        session: CrawlSession,
+        consumer: str,
+        pinning: SlotPinning,
+        leases: Leases,
+        slot_count: int,
     ) -> None:
         self.session = session
         self.consumer = consumer
-        self.config = config
+        self.pinning = pinning
+        self.leases = leases
         self.slot_count = slot_count
-        self.pinned = config.pinned_slots(slot_count)
+        self.pinned = pinning.pinned(slot_count)
         self.owned: list[int] = list(self.pinned) if self.pinned is not None else []
         self._rotation = itertools.count()
         self._beats = itertools.count()
@@ -31,13 +56,13 @@ class SlotPolicy:
     def owner_ms(self) -> int:
         # Owner leases outlive two missed heartbeats (beat = lease/3) and expire within
         # one task lease of a crash, so a dead consumer's slots are re-owned in time.
-        return int(self.config.lease_ms * 2 / 3)
+        return int(self.leases.lease_ms * 2 / 3)
 
     async def refresh(self) -> None:
         layout = await self.session.refresh_layout()
         if layout.slots != self.slot_count:
             self.slot_count = layout.slots
-            self.pinned = self.config.pinned_slots(layout.slots)
+            self.pinned = self.pinning.pinned(layout.slots)
         pinned = None if self.pinned is None else [s for s in self.pinned if s < self.slot_count]
         _, owned = await self.session.assign_slots(
             self.consumer, self.slot_count, self.owner_ms, self.owner_ms, pinned

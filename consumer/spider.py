@@ -9,6 +9,7 @@ import re
 import time
 import zlib
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from scrapy import Request, Spider
@@ -17,7 +18,6 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from common.bounds import SizeLimits, bound_items
-from common.config import Config
 from common.extract import Target, extract_page
 from common.items import (
     CrawlInfo,
@@ -50,15 +50,25 @@ from frontier.values import Claim
 DEFAULT_MAX_PAGE_BYTES = 64 * 1024 * 1024
 
 
+@dataclass(frozen=True, slots=True)
+class PageBounds:
+    """What one page may cost: its extraction's time (seconds) and its items' sizes."""
+
+    extract_budget: float
+    sizes: SizeLimits
+
+
 class PageSpider(Spider):
     name = "invcrawl-consumer"
 
-    def __init__(self, pages: PageFeed, config: Config, max_page_bytes: int, **kwargs: Any) -> None:
+    def __init__(
+        self, pages: PageFeed, bounds: PageBounds, max_page_bytes: int, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.pages = pages
-        self.extract_budget = config.extract_budget
+        self.extract_budget = bounds.extract_budget
         self.max_page_bytes = max_page_bytes
-        self.limits = SizeLimits(config.max_doc_chars, int(config.max_item_mb * 1024 * 1024))
+        self.limits = bounds.sizes
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> PageSpider:

@@ -20,15 +20,16 @@ import os
 import secrets
 import socket
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Protocol
 
-from common.config import Config
-from consumer.crawls import ServedCrawl, ServedCrawls
+from consumer.crawls import ServedCrawl, ServedCrawls, Serving
 from consumer.heartbeat import Heartbeat
 from consumer.holdings import Holdings
+from consumer.leases import Leases
 from consumer.metrics import Metrics
 from consumer.pages import ClaimedPage, Settlement
-from consumer.settling import Settler
+from consumer.settling import Backoff, Settler
 from fetch.outages import Outages, StatSink
 from fetch.politeness import HostGate
 from frontier.session import Claim, CommitResult, CrawlNotFound, Frontier
@@ -46,6 +47,18 @@ class Upstream(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class WorkerSettings:
+    """A worker's settings, and those of the components it composes."""
+
+    concurrency: int  # pages held at once
+    host_concurrency: int  # permits per host, shared by the fleet (fetch/politeness.py)
+    host_delay: float
+    leases: Leases
+    backoff: Backoff
+    serving: Serving
+
+
 class Worker:
     """Composes the crawls it serves (:class:`~consumer.crawls.ServedCrawls`), the claims
     it holds (:class:`~consumer.holdings.Holdings`), its heartbeat
@@ -55,7 +68,7 @@ class Worker:
     def __init__(
         self,
         frontier: Frontier,
-        config: Config,
+        settings: WorkerSettings,
         stat: StatSink | None = None,
         upstream: Upstream | None = None,
         consumer_id: str | None = None,
@@ -63,7 +76,7 @@ class Worker:
         metrics: Metrics | None = None,
     ) -> None:
         self.frontier = frontier
-        self.config = config
+        self.settings = settings
         self.id = consumer_id or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
         self.stat: StatSink = stat or (lambda name, n: None)
         # Where things settle, for Prometheus (consume --metrics-port; else a no-op).
@@ -77,16 +90,23 @@ class Worker:
         self.hosts = HostGate(
             frontier.hosts,
             self.id,
-            limit=config.host_concurrency,
-            delay=config.host_delay,
-            lease=config.lease,
+            limit=settings.host_concurrency,
+            delay=settings.host_delay,
+            lease=settings.leases.lease,
             outages=self.outages,
         )
         self.held = Holdings(self.metrics, self.stat, on_settled=self._settled)
-        self.crawls = ServedCrawls(frontier, config, self.id, self.outages, self.held)
+        self.crawls = ServedCrawls(
+            frontier,
+            self.id,
+            serving=settings.serving,
+            leases=settings.leases,
+            outages=self.outages,
+            held=self.held,
+        )
         self.heartbeat = Heartbeat(
             frontier,
-            config,
+            settings.leases,
             self.id,
             hosts=self.hosts,
             crawls=self.crawls,
@@ -95,7 +115,8 @@ class Worker:
             stat=self.stat,
         )
         self.settler = Settler(
-            config,
+            settings.leases,
+            settings.backoff,
             self.id,
             crawls=self.crawls,
             held=self.held,
@@ -150,10 +171,10 @@ class Worker:
                 await self._discover()
                 if not upstream_busy and self.crawls.all_done():
                     return
-                free = self.config.concurrency - len(self.held)
+                free = self.settings.concurrency - len(self.held)
                 # With pages in hand, claim once a quarter of the room is free: one claim
                 # (a Redis round trip and a script run) then brings several pages, not one.
-                wanted = max(1, self.config.concurrency // 4) if self.held else 1
+                wanted = max(1, self.settings.concurrency // 4) if self.held else 1
                 if free < wanted or self.held.isolated():
                     await self._sleep(1.0)
                     continue
@@ -234,7 +255,9 @@ class Worker:
         busy = bool(self.held)
 
         async def claim() -> list[Claim]:
-            return await served.session.claim(self.id, slots, n, busy, self.config.lease_ms)
+            return await served.session.claim(
+                self.id, slots, n, busy, self.settings.leases.lease_ms
+            )
 
         try:
             return await self.outages.call(claim, give_up_when_stopping=True) or []

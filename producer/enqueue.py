@@ -8,8 +8,8 @@ its validators (unless ``--force``), and keys gone from the inventory get tombst
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
-from common.config import Config
 from common.inventory import InventoryError, parse_inventory
 from common.items import bucket_count
 from common.plan import Plan, plan_crawl
@@ -62,10 +62,29 @@ def _fetch_url(fetch_url: str, page_url: str) -> str | None:
     return url if url != page_url else None
 
 
+@dataclass(frozen=True, slots=True)
+class SinkSettings:
+    """What a producer run gives the crawls it produces (their names, limits and weight
+    as given on the command line: None keeps a crawl's own), and whether it is a refresh
+    round (``--refresh``; ``--force``: without validators)."""
+
+    slots: int
+    max_tries: int
+    max_inflated: int  # bytes: the largest inventory inflated
+    project: str | None = None
+    version: str | None = None
+    weight: int | None = None
+    retain_items: str | None = None
+    refresh: bool = False
+    force: bool = False
+
+
 class RedisSink:
-    def __init__(self, frontier: Frontier, crawl_id: str, config: Config, site: str) -> None:
+    def __init__(
+        self, frontier: Frontier, crawl_id: str, settings: SinkSettings, site: str
+    ) -> None:
         self.session = frontier.crawl(crawl_id)
-        self.config = config
+        self.settings = settings
         self.site = site
         self.refresh = Refresh(self.session)
         self.stored = StoredInventory(None, None, None)
@@ -75,7 +94,7 @@ class RedisSink:
         self.round: int | None = None  # the refresh round this run started or resumed
 
     async def conditional_headers(self) -> dict[str, str]:
-        if not self.config.refresh:
+        if not self.settings.refresh:
             return {}
         self.round = (await self.refresh.start_round()).number
         self.stored = await self.refresh.stored_inventory()
@@ -90,27 +109,27 @@ class RedisSink:
         # --project / --version name the crawl, else what an earlier run was given, else
         # the inventory's header (docs/versions.md)
         given_project, given_version = await given_names(self.session)
-        project = self.config.project or given_project or inv.project
-        version = self.config.version or given_version or inv.version
+        project = self.settings.project or given_project or inv.project
+        version = self.settings.version or given_version or inv.version
         fields = {
             "site": self.site,
             "inventory_url": fetched.url,
             "inventory_sha256": fetched.sha256,
             "project": project or "",
             "version": version or "",
-            "max_tries": self.config.max_tries,
+            "max_tries": self.settings.max_tries,
         }
-        if self.config.project:
-            fields["project_given"] = self.config.project
-        if self.config.version:
-            fields["version_given"] = self.config.version
+        if self.settings.project:
+            fields["project_given"] = self.settings.project
+        if self.settings.version:
+            fields["version_given"] = self.settings.version
         # A later run (a refresh) keeps the crawl's own unless given again.
-        if self.config.weight is not None:
-            fields["weight"] = self.config.weight
-        if self.config.retain_items is not None:
-            fields["retain_items"] = self.config.retain_items
-        layout = await self.session.open(fields, self.config.slots, bucket_count(plan.entries))
-        if layout.slots != self.config.slots:
+        if self.settings.weight is not None:
+            fields["weight"] = self.settings.weight
+        if self.settings.retain_items is not None:
+            fields["retain_items"] = self.settings.retain_items
+        layout = await self.session.open(fields, self.settings.slots, bucket_count(plan.entries))
+        if layout.slots != self.settings.slots:
             log.warning(
                 "crawl %s keeps its %d slots (use `invcrawl reshard` to change)",
                 self.session.crawl_id,
@@ -120,12 +139,12 @@ class RedisSink:
         for batch in first_pages_first(tasks):
             ready = (
                 await self.refresh.with_validators(batch)
-                if self.config.refresh and not self.config.force
+                if self.settings.refresh and not self.settings.force
                 else batch
             )
             self.added += await self.session.enqueue(ready)
         self.tasks = len(tasks)
-        if self.config.refresh and not fetched.not_modified:
+        if self.settings.refresh and not fetched.not_modified:
             self.removed = await self._tombstone(plan, tasks, layout.buckets, fetched.url)
         if not fetched.not_modified:
             await self.refresh.save_inventory(fetched.body, fetched.etag, fetched.last_modified)
@@ -157,7 +176,7 @@ class RedisSink:
             return 0
         try:
             old_plan = plan_crawl(
-                parse_inventory(last, max_inflated=self.config.max_inflated_mb << 20), url
+                parse_inventory(last, max_inflated=self.settings.max_inflated), url
             )
         except InventoryError as exc:  # the stored copy is unreadable: no removals known
             log.warning(

@@ -26,7 +26,7 @@ from fetch.politeness import HostGate
 from fetch.settings import base_settings
 from frontier.connection import connect
 from frontier.session import Frontier
-from producer.enqueue import RedisSink
+from producer.enqueue import RedisSink, SinkSettings
 from producer.preload import preload
 from producer.spider import Fetched, InventoryJob, InventorySpider, Sink
 
@@ -50,7 +50,7 @@ def fetch_inventories(
     on success), in order. ``host_gate``: the fleet's host politeness (with Redis)."""
     process = AsyncCrawlerProcess(base_settings(config, host_gate))
     quiet_download_errors()  # after the process, which configures logging
-    crawler = start_inventory_crawl(process, config, jobs)[0]
+    crawler = start_inventory_crawl(process, max_inflated(config), jobs)[0]
     record_signals_on_start()
     process.start()
     return job_errors(crawler, jobs)
@@ -69,17 +69,36 @@ def record_signals_on_start() -> None:
 
 def start_inventory_crawl(
     process: AsyncCrawlerProcess,
-    config: Config,
+    max_inflated: int,
     jobs: Sequence[InventoryJob],
     plans: PlanCache | None = None,
 ) -> tuple[Crawler, asyncio.Task[None]]:
     """Schedule one run of the producer spider over ``jobs`` in ``process`` (whose
-    settings hold the host gate: ``fetch/settings.py``)."""
+    settings hold the host gate: ``fetch/settings.py``); ``max_inflated``: bytes."""
     crawler = process.create_crawler(InventorySpider)
-    task = process.crawl(
-        crawler, jobs=jobs, max_inflated=config.max_inflated_mb * 1024 * 1024, plans=plans
-    )
+    task = process.crawl(crawler, jobs=jobs, max_inflated=max_inflated, plans=plans)
     return crawler, task
+
+
+def max_inflated(config: Config) -> int:
+    """``--max-inflated-mb`` in bytes: the largest inventory inflated."""
+    return config.max_inflated_mb * 1024 * 1024
+
+
+def sink_settings(config: Config) -> SinkSettings:
+    """What :class:`RedisSink` reads of the process's Config (the components below the
+    runners see only their own settings)."""
+    return SinkSettings(
+        slots=config.slots,
+        max_tries=config.max_tries,
+        max_inflated=max_inflated(config),
+        project=config.project,
+        version=config.version,
+        weight=config.weight,
+        retain_items=config.retain_items,
+        refresh=config.refresh,
+        force=config.force,
+    )
 
 
 def job_errors(crawler: Crawler, jobs: Sequence[InventoryJob]) -> list[str | None]:
@@ -130,7 +149,7 @@ def produce(config: Config, sites: Sequence[tuple[str, str]]) -> list[Produced]:
     """``invcrawl produce``: read the inventory of every (site, crawl id) and enqueue its
     pages as that crawl, or record in Redis why that failed."""
     frontier, gate = producer_clients(config)
-    sinks, jobs = redis_jobs(config, frontier, sites)
+    sinks, jobs = redis_jobs(sink_settings(config), frontier, sites)
     errors = fetch_inventories(config, jobs, gate)
     return produced(sites, sinks, errors)
 
@@ -156,10 +175,10 @@ def producer_clients(config: Config) -> tuple[Frontier, HostGate]:
 
 
 def redis_jobs(
-    config: Config, frontier: Frontier, sites: Sequence[tuple[str, str]]
+    settings: SinkSettings, frontier: Frontier, sites: Sequence[tuple[str, str]]
 ) -> tuple[list[RedisSink], list[InventoryJob]]:
     """One inventory job per (site, crawl id), each producing into its crawl's keys."""
-    sinks = [RedisSink(frontier, crawl_id, config, site) for site, crawl_id in sites]
+    sinks = [RedisSink(frontier, crawl_id, settings, site) for site, crawl_id in sites]
     jobs = [_job(site, sink) for (site, _), sink in zip(sites, sinks, strict=True)]
     return sinks, jobs
 

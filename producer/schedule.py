@@ -42,6 +42,7 @@ from frontier.cadence import Next
 from frontier.refresh import announce_next_refresh, mark_next_refresh
 from frontier.session import Frontier
 from frontier.status import crawl_summaries
+from producer.enqueue import SinkSettings
 from producer.run import (
     Produced,
     job_errors,
@@ -50,6 +51,7 @@ from producer.run import (
     quiet_download_errors,
     record_signals_on_start,
     redis_jobs,
+    sink_settings,
     start_inventory_crawl,
 )
 
@@ -58,6 +60,16 @@ POLL = 1.0  # --every auto: seconds between two looks at crawls whose round is u
 
 Report = Callable[[Sequence[Produced], float | None], None]
 Announce = Callable[[Next], None]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ScheduleSettings:
+    """When rounds come (``--every``: seconds, or "auto" within ``bounds``), and what
+    each round's sinks are given."""
+
+    every: float | str
+    bounds: Bounds  # --refresh-min, --refresh-max (auto)
+    sink: SinkSettings
 
 
 def produce_every(
@@ -74,7 +86,10 @@ def produce_every(
     frontier, gate = producer_clients(config)
     process = AsyncCrawlerProcess(base_settings(config, gate))
     quiet_download_errors()  # after the process, which configures logging
-    schedule = Schedule(process, config, sites, report, frontier=frontier, announce=announce)
+    settings = ScheduleSettings(
+        config.every, Bounds(config.refresh_min, config.refresh_max), sink_settings(config)
+    )
+    schedule = Schedule(process, settings, sites, report, frontier=frontier, announce=announce)
     schedule.begin()
     record_signals_on_start()
     try:
@@ -89,7 +104,7 @@ class Schedule:
     def __init__(
         self,
         process: AsyncCrawlerProcess,
-        config: Config,
+        settings: ScheduleSettings,
         sites: Sequence[tuple[str, str]],
         report: Report,
         *,
@@ -98,7 +113,7 @@ class Schedule:
         rng: random.Random | None = None,
     ) -> None:
         self.process = process
-        self.config = config
+        self.settings = settings
         self.frontier = frontier
         self.sites = sites
         self.report = report
@@ -111,8 +126,8 @@ class Schedule:
 
     def begin(self) -> None:
         """Schedule the first round (it runs once the process starts its loop)."""
-        first = self._round(self.config, self.sites)
-        rounds = self._adaptive(first) if self.config.every == "auto" else self._fixed(first)
+        first = self._round(self.settings.sink, self.sites)
+        rounds = self._adaptive(first) if self.settings.every == "auto" else self._fixed(first)
         self._driver = first.get_loop().create_task(rounds)
 
     def cancel(self) -> None:
@@ -120,10 +135,10 @@ class Schedule:
             self._driver.cancel()
 
     def _round(
-        self, config: Config, sites: Sequence[tuple[str, str]]
+        self, sink: SinkSettings, sites: Sequence[tuple[str, str]]
     ) -> asyncio.Task[list[Produced]]:
-        sinks, jobs = redis_jobs(config, self.frontier, sites)
-        crawler, crawl = start_inventory_crawl(self.process, config, jobs, self.plans)
+        sinks, jobs = redis_jobs(sink, self.frontier, sites)
+        crawler, crawl = start_inventory_crawl(self.process, sink.max_inflated, jobs, self.plans)
 
         async def outcome() -> list[Produced]:
             await crawl
@@ -141,8 +156,8 @@ class Schedule:
     async def _fixed(self, first: asyncio.Task[list[Produced]]) -> None:
         """``--every DURATION``: every crawl, every DURATION (jittered)."""
         current = first
-        refresh = dataclasses.replace(self.config, refresh=True)
-        every = self.config.every
+        refresh = dataclasses.replace(self.settings.sink, refresh=True)
+        every = self.settings.every
         assert isinstance(every, float)
         while True:
             results = await self._results(current)
@@ -160,8 +175,8 @@ class Schedule:
 
     async def _adaptive(self, first: asyncio.Task[list[Produced]]) -> None:
         """``--every auto``: each crawl on its own interval; due crawls refreshed together."""
-        bounds = Bounds(self.config.refresh_min, self.config.refresh_max)
-        refresh = dataclasses.replace(self.config, refresh=True)
+        bounds = self.settings.bounds
+        refresh = dataclasses.replace(self.settings.sink, refresh=True)
         site_of = {crawl_id: site for site, crawl_id in self.sites}
         under_way = set(self.crawl_ids)  # a round was started: measured once it is over
         due_at: dict[str, int] = {}

@@ -10,6 +10,7 @@ from typing import Any
 from conftest import run
 
 from common.config import Config
+from consumer.run import worker_settings
 from consumer.worker import Worker
 from frontier.connection import connect
 from frontier.session import Frontier
@@ -45,7 +46,9 @@ def test_an_idle_consumer_is_listed_in_the_fleet_and_leaves_it_on_close(redis_ur
 
     async def job() -> list[dict[str, Any]]:
         frontier = Frontier(connect(redis_url))
-        idle = Worker(Frontier(connect(redis_url)), Config(redis=redis_url, lease=0.6))
+        idle = Worker(
+            Frontier(connect(redis_url)), worker_settings(Config(redis=redis_url, lease=0.6))
+        )
         feed = asyncio.ensure_future(anext(idle.feed(), None))
         await asyncio.sleep(0.5)  # more than one heartbeat (lease/3)
         seen = (await fleet_status(frontier, lease_ms=30_000)).as_dict()

@@ -18,7 +18,8 @@ from common.config import Config
 from common.items import CrawlInfo, ItemStatus, PageOutcome, status_items
 from common.tasks import Task, TaskEntry
 from consumer.pages import PageFailure, PageResult
-from consumer.worker import Worker
+from consumer.run import worker_settings
+from consumer.worker import Worker, WorkerSettings
 from fetch.failures import Outcome
 from frontier.connection import connect
 from frontier.session import Claim, Frontier
@@ -46,9 +47,9 @@ async def produce(url: str, crawl: str, n: int, max_tries: int = 5, slots: int =
     return tasks
 
 
-def config(url: str, crawl_id: str | None = None, **kw: Any) -> Config:
+def settings(url: str, crawl_id: str | None = None, **kw: Any) -> WorkerSettings:
     base = Config(redis=url, lease=0.6, concurrency=4, burst=True, backoff_base=0.05)
-    return replace(base, crawl_ids=(crawl_id,) if crawl_id else (), **kw)
+    return worker_settings(replace(base, crawl_ids=(crawl_id,) if crawl_id else (), **kw))
 
 
 async def commit(worker: Worker, claim: Claim) -> Any:
@@ -74,7 +75,7 @@ def stats(sync_redis: Any, crawl: str) -> dict[str, str]:
 def test_a_pinned_worker_settles_every_task_then_stops(redis_url: str, sync_redis: Any) -> None:
     async def main() -> Worker:
         await produce(redis_url, "a", 12)
-        worker = Worker(Frontier(connect(redis_url)), config(redis_url, crawl_id="a"))
+        worker = Worker(Frontier(connect(redis_url)), settings(redis_url, crawl_id="a"))
         await asyncio.wait_for(drive(worker, lambda c: commit(worker, c)), 20)
         return worker
 
@@ -93,7 +94,7 @@ def test_an_unpinned_worker_serves_every_open_crawl_fairly(redis_url: str, sync_
     async def main() -> None:
         await produce(redis_url, "large", 60)
         await produce(redis_url, "small", 4)
-        worker = Worker(Frontier(connect(redis_url)), config(redis_url, concurrency=2))
+        worker = Worker(Frontier(connect(redis_url)), settings(redis_url, concurrency=2))
 
         async def settle(claim: Claim) -> None:
             order.append(claim.crawl_id)
@@ -118,7 +119,7 @@ def test_weights_share_claims_in_proportion(redis_url: str, sync_redis: Any) -> 
         await produce(redis_url, "heavy", 40)
         await produce(redis_url, "light", 40)
         await connect(redis_url).hset("invcrawl:{heavy}:meta", "weight", 3)
-        worker = Worker(Frontier(connect(redis_url)), config(redis_url, concurrency=1))
+        worker = Worker(Frontier(connect(redis_url)), settings(redis_url, concurrency=1))
 
         async def settle(claim: Claim) -> None:
             order.append(claim.crawl_id)
@@ -136,7 +137,7 @@ def test_the_heartbeat_keeps_a_slow_page_leased(redis_url: str, sync_redis: Any)
 
     async def main() -> None:
         await produce(redis_url, "slow", 3)
-        worker = Worker(Frontier(connect(redis_url)), config(redis_url, crawl_id="slow"))
+        worker = Worker(Frontier(connect(redis_url)), settings(redis_url, crawl_id="slow"))
 
         async def settle(claim: Claim) -> None:
             await asyncio.sleep(2.0)  # > 3 leases of 0.6 s
@@ -156,7 +157,7 @@ def test_a_lost_lease_is_dropped_and_its_late_commit_fenced(
 
     async def main() -> Worker:
         await produce(redis_url, "lost", 1, max_tries=3)
-        worker = Worker(Frontier(connect(redis_url)), config(redis_url, crawl_id="lost"))
+        worker = Worker(Frontier(connect(redis_url)), settings(redis_url, crawl_id="lost"))
         client = connect(redis_url)
         first = True
 
@@ -200,7 +201,7 @@ def test_a_dead_consumers_tasks_are_reaped_and_redelivered_alone(
         await ghost.refresh_layout()
         claimed = await ghost.claim("ghost", [0, 1, 2, 3], 5, False, 200)  # never renewed
         assert len(claimed) == 5
-        worker = Worker(Frontier(connect(redis_url)), config(redis_url, crawl_id="reap"))
+        worker = Worker(Frontier(connect(redis_url)), settings(redis_url, crawl_id="reap"))
 
         async def settle(claim: Claim) -> None:
             seen.append((claim.deliveries, claim.suspect, len(worker.held)))
@@ -225,7 +226,7 @@ def test_failures_back_off_then_dead_letter_at_the_crawls_limit(
         await produce(redis_url, "flaky", 1, max_tries=3)
         # The consumer's own limit is higher: the crawl's (its producer's) wins.
         worker = Worker(
-            Frontier(connect(redis_url)), config(redis_url, crawl_id="flaky", max_tries=9)
+            Frontier(connect(redis_url)), settings(redis_url, crawl_id="flaky", max_tries=9)
         )
 
         async def settle(claim: Claim) -> None:
@@ -246,7 +247,7 @@ def test_stopping_releases_held_tasks_without_using_a_delivery(
 ) -> None:
     async def main() -> int:
         await produce(redis_url, "stop", 6)
-        worker = Worker(Frontier(connect(redis_url)), config(redis_url, crawl_id="stop"))
+        worker = Worker(Frontier(connect(redis_url)), settings(redis_url, crawl_id="stop"))
         held = 0
         async for _page in worker.feed():
             held += 1
@@ -276,13 +277,13 @@ def test_a_finished_crawl_does_not_end_the_feed_while_its_producer_runs(
 ) -> None:
     async def main() -> float:
         tasks = await produce(redis_url, "rerun", 2)
-        worker = Worker(Frontier(connect(redis_url)), config(redis_url, crawl_id="rerun"))
+        worker = Worker(Frontier(connect(redis_url)), settings(redis_url, crawl_id="rerun"))
         await asyncio.wait_for(drive(worker, lambda c: commit(worker, c)), 20)
         assert sync_redis.hget("invcrawl:{rerun}:meta", "state") == "finished"
         # A re-run: its producer adds a page while the consumer already runs.
         upstream = SlowProducer(0.5)
         worker = Worker(
-            Frontier(connect(redis_url)), config(redis_url, crawl_id="rerun"), upstream=upstream
+            Frontier(connect(redis_url)), settings(redis_url, crawl_id="rerun"), upstream=upstream
         )
         started = time.monotonic()
 
@@ -317,7 +318,7 @@ def test_a_pinned_worker_leaves_a_crawl_whose_producer_failed_after_enqueueing(
         session = frontier.crawl("cut")
         await session.open({"site": "cut", "max_tries": 5}, 4, 2)
         await session.enqueue(make_tasks("cut", 6))
-        worker = Worker(Frontier(connect(redis_url)), config(redis_url, crawl_id="cut"))
+        worker = Worker(Frontier(connect(redis_url)), settings(redis_url, crawl_id="cut"))
 
         async def fail_once_all_done() -> None:
             while int(sync_redis.hget(session.keys.stats, "pages_done") or 0) < 6:

@@ -156,3 +156,26 @@ def test_no_import_cycle_in_any_package() -> None:
 def test_the_worker_is_imported_by_its_runner_only() -> None:
     importers = {m for m, names in module_graph().items() if "consumer.worker" in names}
     assert importers == {"consumer.run"}
+
+
+# The assembly points, which build each component's small settings from the process's
+# Config: the runners, the --every runner, and the Scrapy settings builders.
+ASSEMBLY = {
+    "consumer/run.py",
+    "consumer/settings.py",
+    "fetch/settings.py",
+    "producer/run.py",
+    "producer/schedule.py",
+}
+
+
+def test_only_the_assembly_points_see_the_config() -> None:
+    """Components below the runners are given a settings object of exactly what they
+    read (``WorkerSettings``, ``SinkSettings``...), never the whole Config."""
+    readers = {
+        module
+        for package in ("consumer", "fetch", "producer")
+        for module, names in imports(package).items()
+        if any(n == "common.config" or n.startswith("common.config.") for n in names)
+    }
+    assert readers == ASSEMBLY

@@ -6,6 +6,7 @@ import pytest
 
 from common.config import Config, ConfigError, configuration_table, load_config
 from common.options import OPTIONS
+from consumer.run import worker_settings
 from invcrawl.cli import build_parser, cli_values
 
 
@@ -38,7 +39,7 @@ def test_parser_builds_typed_values_from_flags() -> None:
     )
     config = load_config(vars(args), {})
     assert config.consumer_slots == (0, 3) and config.burst and config.robots is False
-    assert config.pinned_slots(8) == [0, 3]
+    assert worker_settings(config).serving.slots.pinned(8) == [0, 3]
     args = build_parser().parse_args(["crawl", "site", "-o", "out.jsonl", "--slots", "4"])
     config = load_config(cli_values(args), {})
     assert (config.sites, config.output, config.slots) == (("site",), Path("out.jsonl"), 4)
@@ -59,8 +60,9 @@ def test_bad_flag_value_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_partition_selects_slots() -> None:
-    assert load_config({"partition": (1, 4)}, {}).pinned_slots(10) == [1, 5, 9]
-    assert load_config({}, {}).pinned_slots(10) is None
+    pinning = worker_settings(load_config({"partition": (1, 4)}, {})).serving.slots
+    assert pinning.pinned(10) == [1, 5, 9]
+    assert worker_settings(load_config({}, {})).serving.slots.pinned(10) is None
 
 
 def test_configuration_doc_matches_the_options() -> None:
