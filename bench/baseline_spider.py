@@ -44,7 +44,7 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from common.config import load_config
-from common.extract import Target, extract_page
+from common.extract import extract_page
 from common.inventory import parse_inventory
 from common.items import CrawlInfo, build_item, status_items
 from common.plan import plan_crawl
@@ -71,7 +71,7 @@ def page_items(
         return status_items(crawl, task, "page_not_found", "HTTP 404")
     if response.status != 200:
         return None
-    targets = [Target(e.name, e.domain, e.role, e.anchor, e.dispname) for e in task.entries]
+    targets = task.entries
     encoding = getattr(response, "encoding", None)
     body = inflate_gzip(response.body, max_page_bytes)
     base = task.url if response.url == task.download_url else response.url

@@ -46,7 +46,6 @@ BASE = "http://bench.invalid/"
 
 def load_pages(root: Path) -> list[tuple[str, bytes, list[Any], Any]]:
     """``(url, body, targets, task)`` for every page to fetch, bodies in memory."""
-    from common.extract import Target
     from producer.enqueue import tasks_from_plan
 
     inventory = parse_inventory((root / "objects.inv").read_bytes())
@@ -65,7 +64,7 @@ def load_pages(root: Path) -> list[tuple[str, bytes, list[Any], Any]]:
             body = zlib.decompress(path.with_name(path.name + ".gz").read_bytes(), wbits=31)
         else:
             continue  # a page missing from the site: a 404 in the crawl, nothing to parse
-        targets = [Target(e.name, e.domain, e.role, e.anchor, e.dispname) for e in task.entries]
+        targets = task.entries
         pages.append((task.url, body, targets, task))
     return pages
 

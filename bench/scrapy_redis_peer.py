@@ -76,7 +76,7 @@ from common.inventory import parse_inventory  # noqa: E402
 from common.items import CrawlInfo, status_items  # noqa: E402
 from common.plan import Plan, plan_crawl  # noqa: E402
 from common.site import crawl_id_for, inventory_url, local_fetch_url  # noqa: E402
-from common.tasks import Task, TaskEntry, decode_task, encode_task  # noqa: E402
+from common.tasks import Task, decode_task, encode_task  # noqa: E402
 
 NAME = "peer"  # the spider's name: scrapy-redis names every key after it
 START_KEY = f"{NAME}:start_urls"  # REDIS_START_URLS_KEY's default, "%(name)s:start_urls"
@@ -105,11 +105,7 @@ def page_tasks(plan: Plan) -> list[Task]:
     tasks = []
     for page in plan.pages:
         fetch_url = local_fetch_url(page.fetch_url)
-        entries = tuple(
-            TaskEntry(t.entry.name, t.entry.domain, t.entry.role, t.entry.priority, t.anchor,
-                      t.entry.dispname)
-            for t in page.targets
-        )  # fmt: skip
+        entries = tuple(page.targets)
         tasks.append(
             Task(page.task_id, page.page_url, entries, page.status, page.reason,
                  fetch_url if fetch_url != page.page_url else None)

@@ -31,14 +31,9 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 from common.inventory import Entry, Inventory
 from common.sharding import fetched_url, task_id_for
+from common.tasks import TaskEntry
 
 GENERATED_PAGE = re.compile(r"^(genindex(-.*)?|search|([a-z0-9]+-)?modindex)$")
-
-
-@dataclass(frozen=True, slots=True)
-class PageTarget:
-    entry: Entry
-    anchor: str  # the fragment after the last '#', "" for a whole page
 
 
 @dataclass(slots=True)
@@ -48,7 +43,7 @@ class Page:
     task_id: str
     status: str = "fetch"  # fetch | skipped | offsite
     reason: str | None = None
-    targets: list[PageTarget] = field(default_factory=list)
+    targets: list[TaskEntry] = field(default_factory=list)  # anchor: after the last '#'
 
 
 @dataclass(slots=True)
@@ -179,7 +174,7 @@ def plan_crawl(inventory: Inventory, inventory_url: str) -> Plan:
         page = pages.get(urls[1])  # one task per request: the first spelling names it
         if page is None:
             page = pages[urls[1]] = _new_page(urls[0], base)
-        page.targets.append(PageTarget(entry, anchor))
+        page.targets.append(TaskEntry.on_page(entry, anchor))
     return Plan(base_url=base, pages=list(pages.values()), entries=len(seen), duplicates=duplicates)
 
 

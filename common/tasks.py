@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from common.inventory import Entry
 from common.validators import Validators, decode_validators, entries_digest
 
 TASK_VERSION = 1
@@ -31,12 +32,20 @@ class TaskFormatError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class TaskEntry:
+    """One inventory entry on its page: the one shape an entry has from the plan
+    (``common/plan.Page.targets``) through the task in Redis to extraction."""
+
     name: str
     domain: str
     role: str
     priority: int
     anchor: str
     dispname: str
+
+    @classmethod
+    def on_page(cls, entry: Entry, anchor: str) -> TaskEntry:
+        """``entry`` of the inventory, found on its page at ``anchor`` ("" for the page)."""
+        return cls(entry.name, entry.domain, entry.role, entry.priority, anchor, entry.dispname)
 
     @property
     def key(self) -> str:

@@ -18,7 +18,7 @@ from scrapy.http import Response
 from twisted.python.failure import Failure
 
 from common.bounds import SizeLimits, bound_items
-from common.extract import Target, extract_page
+from common.extract import extract_page
 from common.items import (
     CrawlInfo,
     ItemStatus,
@@ -161,7 +161,7 @@ class PageSpider(Spider):
     def extract(self, claim: Claim, response: Response, body: bytes) -> list[dict[str, Any]]:
         task = claim.task
         crawl: CrawlInfo = response.meta[CRAWL]
-        targets = [Target(e.name, e.domain, e.role, e.anchor, e.dispname) for e in task.entries]
+        targets = task.entries
         # Only a charset the server declared: Scrapy's own guess looks at the raw body,
         # which is meaningless for a gzip file served as is (it guesses "ascii" and the
         # page parses truncated); without one the extractor reads <meta charset>.

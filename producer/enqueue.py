@@ -14,7 +14,7 @@ from common.inventory import InventoryError, parse_inventory
 from common.items import bucket_count
 from common.plan import Plan, plan_crawl
 from common.site import local_fetch_url
-from common.tasks import Task, TaskEntry
+from common.tasks import Task
 from frontier.refresh import Refresh, StoredInventory
 from frontier.session import ENQUEUE_BATCH, Frontier
 from frontier.versions import given_names
@@ -26,17 +26,7 @@ log = logging.getLogger("invcrawl.producer")
 def tasks_from_plan(plan: Plan) -> list[Task]:
     tasks = []
     for page in plan.pages:
-        entries = tuple(
-            TaskEntry(
-                t.entry.name,
-                t.entry.domain,
-                t.entry.role,
-                t.entry.priority,
-                t.anchor,
-                t.entry.dispname,
-            )
-            for t in page.targets
-        )
+        entries = tuple(page.targets)
         tasks.append(
             Task(
                 id=page.task_id,
@@ -185,7 +175,7 @@ class RedisSink:
             return 0
         keys = {e.key for t in tasks for e in t.entries}
         ids = {t.id for t in tasks}
-        removed_keys = {t.entry.key for p in old_plan.pages for t in p.targets} - keys
+        removed_keys = {t.key for p in old_plan.pages for t in p.targets} - keys
         removed_pages = [p.task_id for p in old_plan.pages if p.task_id not in ids]
         return await self.refresh.tombstone(removed_keys, removed_pages, buckets)
 

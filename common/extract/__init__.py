@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from lxml import etree
 
 from common.bounds import truncate
 from common.items import empty_content
+from common.tasks import TaskEntry
 
 from .anchors import Located, children_items, locate, section_title
 from .doctext import DocText
@@ -27,19 +27,7 @@ from .signature import dt_text, params, return_annotation
 from .text import HEADINGS, Element, has_class, is_section, norm, raw_text, text
 from .versions import versions
 
-__all__ = ["Target", "extract_page"]
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """One inventory entry on the page; ``anchor`` as written after ``$`` expansion ("" for
-    std:doc)."""
-
-    name: str
-    domain: str
-    role: str
-    anchor: str
-    dispname: str
+__all__ = ["extract_page"]
 
 
 _CAPTIONS = frozenset(("figcaption", "caption"))
@@ -51,7 +39,7 @@ _INTRO = "\x00intro"
 
 
 def extract_page(
-    body: bytes, url: str, targets: Sequence[Target], encoding: str | None = None
+    body: bytes, url: str, targets: Sequence[TaskEntry], encoding: str | None = None
 ) -> list[dict[str, Any]]:
     """One content dict per target, in the same order."""
     if not targets:
@@ -84,7 +72,7 @@ def extract_page(
 
 
 class _PageExtractor:
-    def __init__(self, page: Page, url: str, targets: Sequence[Target]) -> None:
+    def __init__(self, page: Page, url: str, targets: Sequence[TaskEntry]) -> None:
         self.page = page
         self.signatures: dict[Element, str | None] = {}
         self.md = Markdown(url, page.members, page.has_members, self.signatures)
@@ -101,7 +89,7 @@ class _PageExtractor:
 
     # -- per entry ----------------------------------------------------------------------------
 
-    def locate(self, t: Target) -> tuple[Located, str, str | None]:
+    def locate(self, t: TaskEntry) -> tuple[Located, str, str | None]:
         page = self.page
         status, reason = "ok", None
         if not t.anchor:
@@ -113,7 +101,9 @@ class _PageExtractor:
         loc = locate(el, page.main) if el is not None else self._intro()
         return loc, status, reason
 
-    def extract(self, t: Target, loc: Located, status: str, reason: str | None) -> dict[str, Any]:
+    def extract(
+        self, t: TaskEntry, loc: Located, status: str, reason: str | None
+    ) -> dict[str, Any]:
         exclude = loc.kind in ("object", "term") or t.role == "module"
         if t.role == "module" and loc.kind in ("section", "span"):
             loc = self._module_intro(loc)
@@ -174,7 +164,7 @@ class _PageExtractor:
         section = holder if is_section(holder) else None
         return Located("intro", holder, body=intro, section=section)
 
-    def _fallback(self, t: Target) -> tuple[Element | None, str]:
+    def _fallback(self, t: TaskEntry) -> tuple[Element | None, str]:
         """Best effort for an anchor that is not on the page (reported as anchor_missing)."""
         why = f"anchor {t.anchor!r} not found on page"
         if self._lower is None:
@@ -189,7 +179,7 @@ class _PageExtractor:
             return el, why + "; used the element whose id is the entry name"
         return None, why + "; content is the page's introduction"
 
-    def _render(self, loc: Located, t: Target, exclude: bool) -> dict[str, Any]:
+    def _render(self, loc: Located, t: TaskEntry, exclude: bool) -> dict[str, Any]:
         content = empty_content("ok")
         body = loc.body
         if loc.kind == "token":
@@ -236,7 +226,7 @@ class _PageExtractor:
 
     # -- title and parent ---------------------------------------------------------------------
 
-    def _title(self, loc: Located, t: Target) -> str | None:
+    def _title(self, loc: Located, t: TaskEntry) -> str | None:
         kind = loc.kind
         if kind in ("page", "intro"):
             return _page_title(self.page.main)
@@ -254,7 +244,7 @@ class _PageExtractor:
                     return text(child) or None
         return section_title(loc.section)
 
-    def _parent(self, loc: Located, t: Target) -> str | None:
+    def _parent(self, loc: Located, t: TaskEntry) -> str | None:
         if t.role.endswith("Param"):  # c:functionParam, cpp:templateParam → the function
             return _prefix(t.name, t.domain)
         if loc.kind == "object":

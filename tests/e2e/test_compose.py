@@ -127,7 +127,7 @@ def expected(root: Path, name: str) -> tuple[set[str], int]:
     """(every inventory key, the pages planned) of a site, from its built objects.inv."""
     inventory = parse_inventory((root / "docs" / name / "objects.inv").read_bytes())
     plan = plan_crawl(inventory, site_url(name) + "objects.inv")
-    return {t.entry.key for page in plan.pages for t in page.targets}, len(plan.pages)
+    return {t.key for page in plan.pages for t in page.targets}, len(plan.pages)
 
 
 # -- the deployment -----------------------------------------------------------------------

@@ -92,7 +92,7 @@ def test_crawl_with_two_consumers(site: BuiltSite, tmp_path: Path) -> None:
 
     # Accounting invariant: one item per unique inventory entry, none twice.
     assert len(keys) == len(set(keys)) == plan.entries
-    assert set(keys) == {t.entry.key for p in plan.pages for t in p.targets}
+    assert set(keys) == {t.key for p in plan.pages for t in p.targets}
     assert all(n == 1 for n in pairs.values()), "a (key, checksum) pair twice in the stream"
     # Each content page was fetched exactly once.
     assert Counter(fetched_first) == Counter(

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from common.extract import Target, extract_page
+from common.extract import extract_page
 from common.inventory import parse_inventory
 from common.plan import plan_crawl
 
@@ -112,12 +112,10 @@ def items_of(site: Path) -> dict[str, dict[str, Any]]:
         if page.status != "fetch":
             continue
         body = (site / page.page_url[len(url) :]).read_bytes()
-        targets = [
-            Target(t.entry.name, t.entry.domain, t.entry.role, t.anchor, t.entry.dispname)
-            for t in page.targets
-        ]
-        for t, item in zip(page.targets, extract_page(body, page.page_url, targets), strict=True):
-            items[t.entry.key] = item
+        for t, item in zip(
+            page.targets, extract_page(body, page.page_url, page.targets), strict=True
+        ):
+            items[t.key] = item
     return items
 
 

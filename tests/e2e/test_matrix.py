@@ -35,6 +35,7 @@ from sites.expected import (
 from sites.fixtures import built_sites_or_skip
 
 from support.markdown_check import stray_markers
+from support.targets import target
 
 pytestmark = [pytest.mark.matrix, pytest.mark.e2e, pytest.mark.timeout(900)]
 
@@ -85,12 +86,12 @@ def load_entries(site: BuiltSite) -> list[Entry]:
 
 def _extract_api() -> tuple[Any, Any]:
     try:
-        from common.extract import Target, extract_page
+        from common.extract import extract_page
     except ModuleNotFoundError as exc:
         if exc.name in ("common.extract", "common"):
             pytest.skip("common.extract is not available yet")
         raise
-    return Target, extract_page
+    return target, extract_page
 
 
 _extracted: dict[str, dict[str, tuple[Entry, dict[str, Any]]]] = {}

@@ -244,7 +244,7 @@ class Run(ConsumerSignals):
         inv = parse_inventory((self.site.root / "objects.inv").read_bytes())
         plan = plan_crawl(inv, url + "objects.inv")
         self.plan = plan
-        self.expected_keys = {t.entry.key for p in plan.pages for t in p.targets}
+        self.expected_keys = {t.key for p in plan.pages for t in p.targets}
         self.report.pages = len(plan.pages)
         self.report.entries = plan.entries
         fetch = [p for p in plan.pages if p.status == "fetch"]

@@ -70,15 +70,16 @@ def measure(kind: str, argument: int, entries: int) -> dict[str, Any]:
     import orjson
 
     from common.bounds import SizeLimits, bound_items
-    from common.extract import Target, extract_page
+    from common.extract import extract_page
     from common.items import checksum
+    from support.targets import target
 
     if kind == "missing":  # `entries` entries pointing at missing anchors of a big page
         body = big_page(argument)
-        targets = [Target(f"x{i}", "py", "function", f"gone-{i}", "-") for i in range(entries)]
+        targets = [target(f"x{i}", "py", "function", f"gone-{i}", "-") for i in range(entries)]
     else:  # a docstring nested `argument` levels deep
         body = page_with(nested([kind] * argument))
-        targets = [Target("demo.hostile.f", "py", "function", "demo.hostile.f", "-")] * entries
+        targets = [target("demo.hostile.f", "py", "function", "demo.hostile.f", "-")] * entries
     contents = extract_page(body, "https://h.test/api/page.html", targets)
     items = [dict(c, key=f"k{i}", checksum="") for i, c in enumerate(contents)]
     bound_items(items, SizeLimits(), len(body), checksum)

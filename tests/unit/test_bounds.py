@@ -26,10 +26,11 @@ from common.bounds import (
     page_budget,
     truncate,
 )
-from common.extract import Target, extract_page
+from common.extract import extract_page
 from common.items import checksum
 from support.cli import clean_env
 from support.hostile_pages import NESTS, big_page, nested, page_with
+from support.targets import target
 
 TESTS = Path(__file__).resolve().parents[1]
 URL = "https://h.test/api/page.html"
@@ -115,7 +116,7 @@ def test_a_page_holds_its_factor_small_items_whole_large_ones_cut_alike() -> Non
 
 def test_anchor_missing_entries_of_a_big_page_get_its_introduction() -> None:
     body = big_page(1_500_000)
-    targets = [Target(f"x{i}", "py", "function", f"gone-{i}", "-") for i in range(300)]
+    targets = [target(f"x{i}", "py", "function", f"gone-{i}", "-") for i in range(300)]
     out = extract_page(body, URL, targets)
     assert {o["status"] for o in out} == {"anchor_missing"}
     assert all(o["doc"].startswith("The introduction of demo.big") for o in out)
@@ -170,8 +171,8 @@ def test_markdown_is_linear_in_nested_input(kinds: list[str], text: str, repeat:
     doc = nested(kinds, text)
     body = page_with(doc)
     targets = [
-        Target("demo.hostile.f", "py", "function", "demo.hostile.f", "-"),
-        Target("page", "std", "doc", "", "-"),
+        target("demo.hostile.f", "py", "function", "demo.hostile.f", "-"),
+        target("page", "std", "doc", "", "-"),
     ]
     for out in extract_page(body, URL, targets):
         size = len(out["doc"] or "") + len(out["doc_markdown"] or "")

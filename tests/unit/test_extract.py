@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from common.extract import Target, extract_page
+from common.extract import extract_page
+from support.targets import target
 
 URL = "https://docs.example.org/en/latest/api/mod.html"
 KEYS = {
@@ -44,7 +45,7 @@ def one(
     domain: str = "py",
     role: str = "function",
 ) -> dict[str, Any]:
-    [out] = extract_page(body, URL, [Target(name, domain, role, anchor, "-")])
+    [out] = extract_page(body, URL, [target(name, domain, role, anchor, "-")])
     assert set(out) == KEYS
     return out
 
@@ -227,8 +228,8 @@ def test_sphinx3_class_excludes_member_and_inner_span_id_resolves() -> None:
 def test_nested_member_parent_and_legacy_return_arrow() -> None:
     body = page(SPHINX_3)
     targets = [
-        Target("rdf.rdf.Rdf", "py", "class", "rdf.rdf.Rdf", "-"),
-        Target("rdf.rdf.Rdf.get", "py", "method", "rdf.rdf.Rdf.get", "-"),
+        target("rdf.rdf.Rdf", "py", "class", "rdf.rdf.Rdf", "-"),
+        target("rdf.rdf.Rdf.get", "py", "method", "rdf.rdf.Rdf.get", "-"),
     ]
     _, meth = extract_page(body, URL, targets)
     assert meth["parent"] == "rdf.rdf.Rdf"
@@ -321,8 +322,8 @@ def test_section_label_and_module_share_section() -> None:
         body,
         URL,
         [
-            Target("region", "std", "label", "region", "Region"),
-            Target("dogpile.cache.region", "py", "module", "module-dogpile.cache.region", "-"),
+            target("region", "std", "label", "region", "Region"),
+            target("dogpile.cache.region", "py", "module", "module-dogpile.cache.region", "-"),
         ],
     )
     assert label["title"] == module["title"] == "Region"
@@ -409,8 +410,8 @@ def test_glossary_synonyms_share_definition() -> None:
         body,
         URL,
         [
-            Target("Banana", "std", "term", "term-Banana", "-"),
-            Target("Plantain", "std", "term", "term-Plantain", "-"),
+            target("Banana", "std", "term", "term-Banana", "-"),
+            target("Plantain", "std", "term", "term-Plantain", "-"),
         ],
     )
     assert banana["title"] == "Banana" and plantain["title"] == "Plantain"
@@ -423,9 +424,9 @@ def test_option_names_share_one_anchor_and_inner_span() -> None:
         body,
         URL,
         [
-            Target("prog.-h", "std", "cmdoption", "cmdoption-prog-h", "-"),
-            Target("prog.--help", "std", "cmdoption", "cmdoption-prog-h", "-"),
-            Target("prog.--help", "std", "cmdoption", "cmdoption-prog-help", "-"),
+            target("prog.-h", "std", "cmdoption", "cmdoption-prog-h", "-"),
+            target("prog.--help", "std", "cmdoption", "cmdoption-prog-h", "-"),
+            target("prog.--help", "std", "cmdoption", "cmdoption-prog-help", "-"),
         ],
     )
     assert [o["signature"] for o in outs] == ["-h, --help"] * 3
@@ -469,8 +470,8 @@ def test_c_function_and_function_param() -> None:
         body,
         URL,
         [
-            Target("PyObject_GetAttr", "c", "function", "c.PyObject_GetAttr", "-"),
-            Target("PyObject_GetAttr.o", "c", "functionParam", "c.PyObject_GetAttr", "-"),
+            target("PyObject_GetAttr", "c", "function", "c.PyObject_GetAttr", "-"),
+            target("PyObject_GetAttr.o", "c", "functionParam", "c.PyObject_GetAttr", "-"),
         ],
     )
     assert func["signature"] == "PyObject *PyObject_GetAttr(PyObject *o, PyObject *attr_name)"
@@ -523,7 +524,7 @@ def test_anchor_missing_case_insensitive_fallback() -> None:
 
 
 def test_empty_page() -> None:
-    [out] = extract_page(b"", URL, [Target("x", "py", "function", "x", "-")])
+    [out] = extract_page(b"", URL, [target("x", "py", "function", "x", "-")])
     assert out["status"] == "anchor_missing" and out["doc"] == "" and out["doc_markdown"] == ""
 
 
@@ -713,14 +714,14 @@ def test_encoding_from_meta_and_argument() -> None:
     raw = '<html><body><div role="main"><p id="p">naïve</p></div></body></html>'.encode()
     assert one(raw, "p", "p", "std", "label")["doc"] == "naïve"  # no meta: UTF-8
     assert (
-        extract_page(raw, URL, [Target("p", "std", "label", "p", "-")], encoding="utf-8")[0]["doc"]
+        extract_page(raw, URL, [target("p", "std", "label", "p", "-")], encoding="utf-8")[0]["doc"]
         == "naïve"
     )
 
 
 def test_results_follow_target_order_and_are_independent() -> None:
     body = page(SPHINX_2)
-    targets = [Target("json.dumps", "py", "function", "json.dumps", "-")] * 2
+    targets = [target("json.dumps", "py", "function", "json.dumps", "-")] * 2
     a, b = extract_page(body, URL, targets)
     assert a == b and a is not b
     a["params"][0]["name"] = "changed"
@@ -741,8 +742,8 @@ def test_anchor_shadowed_by_a_name_and_anchor_outside_main() -> None:
         body,
         URL,
         [
-            Target("target", "std", "label", "target", "-"),
-            Target("side", "std", "label", "side", "-"),
+            target("target", "std", "label", "target", "-"),
+            target("side", "std", "label", "side", "-"),
         ],
     )
     assert (shadowed["status"], shadowed["doc"], shadowed["title"]) == ("ok", "The real one.", "S")
@@ -783,9 +784,9 @@ def test_page_batch_conversion_matches_paragraph_by_paragraph() -> None:
     without one converts each paragraph on its own. Both must give the same Markdown."""
     paragraphs = "".join(f'<p id="p{i}">{html}</p>' for i, html in enumerate(BATCH_PARAGRAPHS))
     body = page(f'<section id="s"><h1>Inline <code>x</code></h1>{paragraphs}</section>')
-    labels = [Target(f"p{i}", "std", "label", f"p{i}", "-") for i in range(len(BATCH_PARAGRAPHS))]
+    labels = [target(f"p{i}", "std", "label", f"p{i}", "-") for i in range(len(BATCH_PARAGRAPHS))]
     alone = extract_page(body, URL, labels)
-    doc, *batched = extract_page(body, URL, [Target("mod", "std", "doc", "", "-"), *labels])
+    doc, *batched = extract_page(body, URL, [target("mod", "std", "doc", "", "-"), *labels])
     assert batched == alone
     assert [p["doc_markdown"] for p in alone] == [
         "Use ` spaced ` and [ext](https://example.org/a?b=1&c=2).",
@@ -815,10 +816,10 @@ def test_object_doc_text_separates_glued_blocks_and_leaves_out_members() -> None
         body,
         URL,
         [
-            Target("c.f", "c", "function", "c.f", "-"),
-            Target("m.K", "py", "class", "m.K", "-"),
-            Target("m.K.g", "py", "method", "m.K.g", "-"),
-            Target("m", "std", "doc", "", "-"),
+            target("c.f", "c", "function", "c.f", "-"),
+            target("m.K", "py", "class", "m.K", "-"),
+            target("m.K.g", "py", "method", "m.K.g", "-"),
+            target("m", "std", "doc", "", "-"),
         ],
     )
     assert f["doc"] == "Return value: New reference. Does f. Second."

@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from common.extract import Target, extract_page
+from common.extract import extract_page
+from common.tasks import TaskEntry
+from support.targets import target
 
 ROOT = Path("/usr/share/doc/python3.11/html")
 SKIP_PAGES = {"genindex.html", "search.html", "py-modindex.html"}
@@ -25,19 +27,19 @@ pytestmark = [
 def results() -> dict[tuple[str, str, str], dict[str, Any]]:
     sphobjinv = pytest.importorskip("sphobjinv")
     inv = sphobjinv.Inventory(str(ROOT / "objects.inv"))
-    pages: dict[str, list[Target]] = collections.defaultdict(list)
+    pages: dict[str, list[TaskEntry]] = collections.defaultdict(list)
     for obj in inv.objects:
         path, _, anchor = obj.uri_expanded.partition("#")
-        pages[path].append(Target(obj.name, obj.domain, obj.role, anchor, obj.dispname_expanded))
+        pages[path].append(target(obj.name, obj.domain, obj.role, anchor, obj.dispname_expanded))
     out: dict[tuple[str, str, str], dict[str, Any]] = {}
     for path, targets in pages.items():
         if path in SKIP_PAGES or not (ROOT / path).exists():
             continue
         url = f"https://docs.python.org/3.11/{path}"
-        for target, content in zip(
+        for entry, content in zip(
             targets, extract_page((ROOT / path).read_bytes(), url, targets), strict=True
         ):
-            out[(target.domain, target.role, target.name)] = content
+            out[(entry.domain, entry.role, entry.name)] = content
     return out
 
 

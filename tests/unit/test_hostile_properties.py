@@ -10,9 +10,11 @@ import zlib
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from common.extract import Target, extract_page
+from common.extract import extract_page
 from common.inventory import InventoryError, parse_inventory
+from common.tasks import TaskEntry
 from support.synthsite import FUNCTION
+from support.targets import target
 
 STATUSES = {"ok", "anchor_missing", "page_not_found", "skipped", "offsite"}
 URL = "https://docs.example.org/en/latest/api/mod.html"
@@ -50,18 +52,18 @@ FRAGMENTS = [
     "Deprecated since version 2.0.</span></p></div></section>",
 ]
 TARGETS = [
-    Target("mod.f0", "py", "function", "mod.f0", "-"),
-    Target("mod.f1", "py", "function", "mod.f1", "-"),
-    Target("mod", "py", "module", "module-mod", "-"),
-    Target("mod-label", "std", "label", "mod-label", "mod"),
-    Target("mod.C", "py", "class", "mod.C", "-"),
-    Target("mod.C.m", "py", "method", "mod.C.m", "-"),
-    Target("a", "py", "parameter", "mod.C", "-"),
-    Target("spam", "std", "term", "term-spam", "-"),
-    Target("mod_f", "c", "function", "c.mod_f", "-"),
-    Target("usage", "std", "label", "usage-label", "Usage"),
-    Target("api/mod", "std", "doc", "", "mod"),
-    Target("missing", "py", "function", "nowhere", "-"),
+    target("mod.f0", "py", "function", "mod.f0", "-"),
+    target("mod.f1", "py", "function", "mod.f1", "-"),
+    target("mod", "py", "module", "module-mod", "-"),
+    target("mod-label", "std", "label", "mod-label", "mod"),
+    target("mod.C", "py", "class", "mod.C", "-"),
+    target("mod.C.m", "py", "method", "mod.C.m", "-"),
+    target("a", "py", "parameter", "mod.C", "-"),
+    target("spam", "std", "term", "term-spam", "-"),
+    target("mod_f", "c", "function", "c.mod_f", "-"),
+    target("usage", "std", "label", "usage-label", "Usage"),
+    target("api/mod", "std", "doc", "", "mod"),
+    target("missing", "py", "function", "nowhere", "-"),
 ]
 TAGS = [
     "div",
@@ -124,7 +126,7 @@ def html_pages(draw: st.DrawFn) -> bytes:
     return data[:where] + junk + data[where:]
 
 
-def _check(contents: list[dict], targets: list[Target]) -> None:  # type: ignore[type-arg]
+def _check(contents: list[dict], targets: list[TaskEntry]) -> None:  # type: ignore[type-arg]
     assert len(contents) == len(targets)
     for content in contents:
         assert content["status"] in STATUSES, content
@@ -154,14 +156,16 @@ CONTROL_TAIL = (
 @example(body=REDOS + b"<a class=" + b"hhhh x" * 2000, targets=TARGETS, encoding=None)
 @example(body=CONTROL_TAIL, targets=TARGETS, encoding=None)
 def test_extract_page_never_raises_on_generated_html(
-    body: bytes, targets: list[Target], encoding: str | None
+    body: bytes, targets: list[TaskEntry], encoding: str | None
 ) -> None:
     _check(extract_page(body, URL, targets, encoding=encoding), targets)
 
 
 @settings(max_examples=200, deadline=None)
 @given(body=st.binary(max_size=2000), targets=st.lists(st.sampled_from(TARGETS), max_size=3))
-def test_extract_page_never_raises_on_arbitrary_bytes(body: bytes, targets: list[Target]) -> None:
+def test_extract_page_never_raises_on_arbitrary_bytes(
+    body: bytes, targets: list[TaskEntry]
+) -> None:
     _check(extract_page(body, URL, targets), targets)
 
 

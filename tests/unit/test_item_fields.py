@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from common.extract import Target, extract_page
+from common.extract import extract_page
 from common.items import (
     CONTENT_DEFAULTS,
     ITEM_FIELDS,
@@ -19,11 +19,12 @@ from common.items import (
     status_items,
 )
 from common.tasks import Task, TaskEntry
+from support.targets import target
 
 ENTRY = TaskEntry("mod.f", "py", "function", 1, "mod.f", "mod.f")
 TASK = Task(id="0123456789abcdef", url="https://docs.test/api.html", entries=(ENTRY,))
 CRAWL = CrawlInfo("c", "P", "1")
-TARGET = Target("mod.f", "py", "function", "mod.f", "mod.f")
+TARGET = target("mod.f", "py", "function", "mod.f", "mod.f")
 PAGE = (
     b'<html><body><div role="main"><h1>API</h1><p>Intro.</p>'
     b'<dl class="py function"><dt id="{anchor}">mod.f(x)</dt><dd><p>Does f.</p></dd></dl>'

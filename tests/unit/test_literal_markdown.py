@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from common.extract import Target, extract_page
+from common.extract import extract_page
 from support.markdown_check import rendered_text, stray_markers
+from support.targets import target
 
 URL = "https://docs.example.org/api.html"
 
@@ -19,7 +20,7 @@ def section(paragraph: str) -> dict[str, str]:
         '<html><body><div role="main"><section id="s"><h1>Title</h1>'
         f"{paragraph}</section></div></body></html>"
     ).encode()
-    [out] = extract_page(body, URL, [Target("s", "std", "label", "s", "-")])
+    [out] = extract_page(body, URL, [target("s", "std", "label", "s", "-")])
     return {"doc": out["doc"], "markdown": out["doc_markdown"].split("\n\n", 1)[1]}
 
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from common.extract import Target, extract_page
+from common.extract import extract_page
 from common.extract.inline import EM_CLOSE, EM_OPEN, STRONG_CLOSE, STRONG_OPEN, emphasis
 from support.markdown_check import COMMONMARK, stray_markers
+from support.targets import target
 
 URL = "https://docs.example.org/en/latest/api/mod.html"
 
@@ -21,7 +22,7 @@ def item(dd_html: str, sig: str = "f(x)") -> dict[str, object]:
         f'<dl class="py function"><dt class="sig" id="mod.f">{sig}</dt><dd>{dd_html}</dd></dl>'
         "</section></div></body></html>"
     ).encode()
-    [out] = extract_page(body, URL, [Target("mod.f", "py", "function", "mod.f", "-")])
+    [out] = extract_page(body, URL, [target("mod.f", "py", "function", "mod.f", "-")])
     assert out["status"] == "ok"
     return out
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from common.extract import Target, extract_page
+from common.extract import extract_page
 from common.params import (
     balanced,
     c_slot,
@@ -20,6 +20,7 @@ from common.params import (
     parse_py_arglist,
     with_kinds,
 )
+from support.targets import target
 
 URL = "https://docs.example.org/api.html"
 
@@ -32,7 +33,7 @@ def extract(
         f'<dl class="{domain} {role}"><dt class="sig sig-object {domain}" id="x.f">{dt_inner}</dt>'
         f"<dd>{dd}</dd></dl></section></div></body></html>"
     )
-    [out] = extract_page(html.encode(), URL, [Target("x.f", domain, role, "x.f", "-")])
+    [out] = extract_page(html.encode(), URL, [target("x.f", domain, role, "x.f", "-")])
     return out
 
 

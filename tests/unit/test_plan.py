@@ -80,7 +80,7 @@ def test_every_entry_gets_a_task_whatever_its_page_spelling() -> None:
     )
     ids = [p.task_id for p in plan.pages]
     assert len(ids) == len(set(ids)) == 3
-    assert sorted(t.entry.name for p in plan.pages for t in p.targets) == ["w", "x", "y", "z"]
+    assert sorted(t.name for p in plan.pages for t in p.targets) == ["w", "x", "y", "z"]
     (cafe,) = [p for p in plan.pages if "caf" in p.page_url]
     assert [t.anchor for t in cafe.targets] == ["z", "w"]
 
@@ -109,7 +109,7 @@ def test_every_entry_gets_a_task_whatever_its_page_spelling() -> None:
 )
 def test_entries_that_leave_the_site_folder_are_offsite(uri: str, base: str) -> None:
     plan = plan_of(f"leak std:label -1 {uri}#x X\nok std:label -1 index.html#y Y\n", url=base)
-    status = {p.targets[0].entry.name: p for p in plan.pages}
+    status = {p.targets[0].name: p for p in plan.pages}
     assert status["ok"].status == "fetch"
     assert status["leak"].status == "offsite", status["leak"]
     assert "outside the inventory's directory" in (status["leak"].reason or "") or "hides" in (
