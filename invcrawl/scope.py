@@ -37,9 +37,9 @@ def with_frontier(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:
             cancel()
 
         def cancel() -> None:
-            # Again each second until the job ends: a cancellation can be swallowed where
-            # a library's read completes in the same loop turn (a CI run once kept an
-            # `export --follow` reading for 30 s after SIGTERM, tests/integration/test_acl.py).
+            # Again each second until the job ends: a CI run once kept an `export --follow`
+            # reading for 30 s after SIGTERM, its loop idle, the one cancellation gone
+            # (where, was not found: tests/integration/test_acl.py dumps the stacks).
             if not running.done():
                 running.cancel()
                 loop.call_later(RECANCEL_EVERY, cancel)
