@@ -206,26 +206,23 @@ def test_consumer_sigkilled_during_a_refresh_loses_and_duplicates_nothing(
         write_sources(src, {**FUNCS, "beta": {"connect": "Open a new connection."}})
         build(src, html)
         slow.append(True)
-        mark = len(http.log)
         argv = [sys.executable, "-m", "invcrawl", "crawl", http.url, "--redis", server.url]
         argv += ["--crawl-id", CRAWL, "--consumers", "2", "--refresh", "--progress", "lines"]
         argv += ["-o", str(tmp_path / "out.jsonl"), "--lease", "2"]
         proc = subprocess.Popen(
             argv, cwd=tmp_path, env=clean_env(), stderr=subprocess.PIPE, text=True
         )
+        client = redis.Redis.from_url(server.url, decode_responses=True)
         try:
-            consumers = wait_for(
-                lambda: [p for p in _children(proc.pid) if b"consume" in _cmdline(p)],
-                30,
-                "consumers",
-            )
-            wait_for(
-                lambda: any(r.path.endswith(".html") for r in http.log[mark:]), 30, "a page fetch"
-            )
-            os.kill(consumers[0], signal.SIGKILL)
+            # The victim is a consumer holding a lease (its pid is part of its fencing
+            # tokens), i.e. one with a page in flight: the first consumer to start may
+            # have found nothing to claim and ended before the kill.
+            killed = wait_for(lambda: _kill_a_lease_holder(client, proc.pid), 60, "a lease")
             _, err = proc.communicate(timeout=120)
         finally:
             proc.kill()
+            client.close()
+        assert killed
         assert proc.returncode == 0, err[-3000:]
         events, _ = changes(server, tmp_path, cursor)
         kinds = Counter((e["event"], e["key"]) for e in events)
@@ -238,6 +235,20 @@ def test_consumer_sigkilled_during_a_refresh_loses_and_duplicates_nothing(
             assert acc.ok, acc
         finally:
             client.close()
+
+
+def _kill_a_lease_holder(client: redis.Redis, parent: int) -> int | None:
+    """SIGKILL a child `consume` process that holds a lease; its pid, or None if none
+    does (yet, or any longer: it may end between the read and the kill)."""
+    tokens = client.hvals(CrawlKeys(CRAWL).lease)
+    for pid in _children(parent):
+        if b"consume" in _cmdline(pid) and any(f"-{pid}-" in t for t in tokens):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+            return pid
+    return None
 
 
 def _children(pid: int) -> list[int]:
