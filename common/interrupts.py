@@ -86,3 +86,21 @@ def loop_handlers(
         for signum, handler in saved.items():
             loop.remove_signal_handler(signum)
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+
+
+@contextlib.contextmanager
+def interruptible(signals: Sequence[int] = (signal.SIGTERM, signal.SIGHUP)) -> Iterator[None]:
+    """SIGTERM and SIGHUP end a blocking command as Ctrl-C does (``finally`` blocks run,
+    the output is flushed; exit 128 + the signal) rather than killing it where it stands;
+    the handlers that were there before come back afterwards."""
+    previous = [signal.signal(signum, _as_keyboard_interrupt) for signum in signals]
+    try:
+        yield
+    finally:
+        for signum, handler in zip(signals, previous, strict=True):
+            signal.signal(signum, handler)
+
+
+def _as_keyboard_interrupt(signum: int, frame: FrameType | None) -> None:
+    record(signum)  # the exit code says which: 143 (SIGTERM), 129 (SIGHUP)
+    raise KeyboardInterrupt

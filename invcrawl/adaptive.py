@@ -9,10 +9,9 @@ import asyncio
 import dataclasses
 import functools
 import random
-import signal
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from common import interrupts
 from common.cadence import Bounds
@@ -41,27 +40,25 @@ def run_adaptive(config: Config, sites: Sites, run_once: RunOnce) -> int:
     refresh = dataclasses.replace(config, refresh=True)
     site_of = {crawl_id: site for site, crawl_id in sites}
     crawl_ids = list(site_of)
-    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        _schedule(config, crawl_ids, bounds, rng)
-        while True:
-            due_at, now = _with(config, functools.partial(cadence.due_at, crawl_ids=crawl_ids))
-            soonest = min((at for at in due_at.values() if at), default=now)
-            time.sleep(max(0.0, (soonest - now) / 1000))
-            due = [c for c, at in due_at.items() if at is None or at <= soonest]
-            for crawl_id in due:
-                _with(config, _begin_round(crawl_id))
-            code = run_once(refresh, [(site_of[c], c) for c in due])
-            if interrupts.first():
-                return code
-            _schedule(config, due, bounds, rng)
+        with interrupts.interruptible():
+            _schedule(config, crawl_ids, bounds, rng)
+            while True:
+                due_at, now = _with(config, functools.partial(cadence.due_at, crawl_ids=crawl_ids))
+                soonest = min((at for at in due_at.values() if at), default=now)
+                time.sleep(max(0.0, (soonest - now) / 1000))
+                due = [c for c, at in due_at.items() if at is None or at <= soonest]
+                for crawl_id in due:
+                    _with(config, _begin_round(crawl_id))
+                code = run_once(refresh, [(site_of[c], c) for c in due])
+                if interrupts.first():
+                    return code
+                _schedule(config, due, bounds, rng)
     except KeyboardInterrupt:
         asyncio.run(
             announce_next_refresh(config.redis or "", config.redis_cluster, crawl_ids, None)
         )
         return interrupts.exit_code() or EXIT_INTERRUPTED
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _schedule(config: Config, crawl_ids: Sequence[str], bounds: Bounds, rng: random.Random) -> None:
@@ -97,11 +94,6 @@ def _with(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:
             await frontier.aclose()
 
     return asyncio.run(main())
-
-
-def _terminate(signum: int, frame: Any) -> None:
-    interrupts.record(signum)
-    raise KeyboardInterrupt
 
 
 def report_next(nxt: Next) -> None:

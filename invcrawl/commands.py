@@ -9,7 +9,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -115,24 +114,6 @@ def resolved(config: Config) -> Config:
         return tuple([await resolve_ref(frontier, ref) for ref in config.crawl_ids])
 
     return dataclasses.replace(config, crawl_ids=with_frontier(config, job))
-
-
-@contextlib.contextmanager
-def interruptible() -> Iterator[None]:
-    """SIGTERM and SIGHUP end the command as Ctrl-C does (``finally`` blocks run, the
-    output is flushed; exit 128 + the signal), rather than killing it where it stands."""
-    signals = (signal.SIGTERM, signal.SIGHUP)
-    previous = [signal.signal(sig, _interrupt) for sig in signals]
-    try:
-        yield
-    finally:
-        for sig, handler in zip(signals, previous, strict=True):
-            signal.signal(sig, handler)
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    interrupts.record(signum)  # the exit code says which: 143 (SIGTERM), 129 (SIGHUP)
-    raise KeyboardInterrupt
 
 
 def preflight(url: str, wait: float) -> None:
@@ -312,7 +293,7 @@ def cmd_status(config: Config) -> int:
                 return EXIT_OK
             await asyncio.sleep(1.0)
 
-    with redis_for(config, create=False) as live, interruptible():
+    with redis_for(config, create=False) as live, interrupts.interruptible():
         return with_frontier(live, job)
 
 
@@ -361,7 +342,7 @@ def cmd_export(config: Config) -> int:
     check_output_file(config.output)
     if config.base is not None and not config.base.is_file():
         raise ConfigError(f"--base {config.base}: no such file")
-    with redis_for(config, create=False) as live, interruptible():
+    with redis_for(config, create=False) as live, interrupts.interruptible():
         try:
             count = with_frontier(live, job)
         except OSError as exc:
@@ -385,7 +366,7 @@ def cmd_changes(config: Config) -> int:
             "--crawl-id, or the one entry id of this crawl"
         )
     check_output_file(config.output)
-    with redis_for(config, create=False) as live, interruptible():
+    with redis_for(config, create=False) as live, interrupts.interruptible():
         count, cursor = with_frontier(live, lambda frontier: read_changes_of(frontier, config))
     terminal.say(f"{count} change(s); resume with --since {cursor}")
     return EXIT_OK
@@ -444,7 +425,7 @@ def cmd_redis(config: Config) -> int:
     redis-cli (docs/redis-keys.md): its port and password are files of the data dir."""
     if config.redis:
         raise ConfigError("invcrawl redis runs the embedded Redis: give no --redis")
-    with redis_for(config, create=True), interruptible():
+    with redis_for(config, create=True), interrupts.interruptible():
         data_dir = config.data_dir
         print(
             f"invcrawl: the embedded Redis of {data_dir}/ runs on 127.0.0.1, port in "
@@ -478,7 +459,7 @@ def cmd_dashboard(config: Config) -> int:
     from dashboard.server import access_secret, run_dashboard  # noqa: PLC0415
 
     secret = access_secret(config)  # a bind beyond loopback without a token: refused
-    with redis_for(config, create=False) as live, interruptible():
+    with redis_for(config, create=False) as live, interrupts.interruptible():
         try:
             return run_dashboard(live, secret)
         except OSError as exc:

@@ -23,8 +23,6 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from signal import SIGHUP, SIGTERM
-from typing import Any
 
 from common import interrupts
 from common.cadence import jitter
@@ -92,28 +90,20 @@ def run_crawl(config: Config, sites: list[tuple[str, str]], embedded: bool = Fal
     if config.every is None or interrupts.first():
         return code
     config = dataclasses.replace(config, refresh=True)
-    previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (SIGTERM, SIGHUP)}
     try:
-        while True:
-            assert isinstance(config.every, float)
-            delay = jitter(config.every)
-            asyncio.run(_mark_next_refresh(config, sites, delay))
-            print(f"next refresh in {duration(delay)}", file=sys.stderr, flush=True)
-            time.sleep(delay)
-            code = asyncio.run(CrawlRun(config, sites, embedded).run())
-            if interrupts.first():
-                return code
+        with interrupts.interruptible():
+            while True:
+                assert isinstance(config.every, float)
+                delay = jitter(config.every)
+                asyncio.run(_mark_next_refresh(config, sites, delay))
+                print(f"next refresh in {duration(delay)}", file=sys.stderr, flush=True)
+                time.sleep(delay)
+                code = asyncio.run(CrawlRun(config, sites, embedded).run())
+                if interrupts.first():
+                    return code
     except KeyboardInterrupt:
         asyncio.run(_mark_next_refresh(config, sites, None))
         return interrupts.exit_code() or EXIT_INTERRUPTED
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    interrupts.record(signum)
-    raise KeyboardInterrupt
 
 
 async def _mark_next_refresh(

@@ -270,14 +270,16 @@ def test_changes_cli_errors_are_one_line(tmp_path: Path) -> None:
         assert bad.code == 2 and "cursor" in bad.stderr and "Traceback" not in bad.stderr
 
 
-@pytest.mark.parametrize(("stop", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize(
+    ("stop", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)]
+)
 def test_every_refreshes_on_its_period_and_status_shows_it(
     site: tuple[Path, Path], tmp_path: Path, stop: signal.Signals, code: int
 ) -> None:
     """`crawl --every 3s`: a first crawl, then refresh rounds on the period, the next one
-    announced in the crawl's meta and in `status`; SIGINT ends it with 130 and SIGTERM
-    with 143 between two rounds (after a round's event loop has closed, which once left
-    SIGTERM to kill the process outright)."""
+    announced in the crawl's meta and in `status`; SIGINT ends it with 130, SIGTERM with
+    143 and SIGHUP with 129 between two rounds (after a round's event loop has closed,
+    which once left SIGTERM to kill the process outright)."""
     _, html = site
     with RedisServer(tmp_path / "redis") as server, serve(html, validators="etag") as http:
         argv = [sys.executable, "-m", "invcrawl", "crawl", http.url, "--redis", server.url]
@@ -308,6 +310,34 @@ def test_every_refreshes_on_its_period_and_status_shows_it(
     assert proc.returncode == code, err[-2000:]
     assert err.count("next refresh in") >= 2
     assert live_keys(tmp_path) >= {"py:function:alpha.parse"}
+
+
+@pytest.mark.parametrize(("stop", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_every_auto_waiting_for_its_next_round_stops_on_a_signal(
+    site: tuple[Path, Path], tmp_path: Path, stop: signal.Signals, code: int
+) -> None:
+    """`crawl --every auto` between two rounds ends on SIGTERM and SIGHUP as `--every 3s`
+    does (exit 128 + the signal, no refresh announced any more); SIGHUP once killed it."""
+    _, html = site
+    with RedisServer(tmp_path / "redis") as server, serve(html, validators="etag") as http:
+        argv = [sys.executable, "-m", "invcrawl", "crawl", http.url, "--redis", server.url]
+        argv += ["--crawl-id", CRAWL, "--consumers", "1", "--every", "auto", "--progress", "none"]
+        argv += ["--refresh-min", "1h", "--refresh-max", "2h", "-o", str(tmp_path / "out.jsonl")]
+        proc = subprocess.Popen(
+            argv, cwd=tmp_path, env=clean_env(), stderr=subprocess.PIPE, text=True
+        )
+        client = redis.Redis.from_url(server.url, decode_responses=True)
+        meta = CrawlKeys(CRAWL).meta
+        try:
+            wait_for(lambda: client.hget(meta, "next_refresh_at"), 60, "the next round's time")
+            proc.send_signal(stop)
+            _, err = proc.communicate(timeout=60)
+            assert not client.hget(meta, "next_refresh_at")
+        finally:
+            proc.kill()
+            client.close()
+    assert proc.returncode == code, err[-2000:]
+    assert "Traceback" not in err
 
 
 def test_produce_every_refreshes_inside_one_long_running_producer(
