@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from common.sharding import slot_for
+from frontier.admin import dead_tasks
 from frontier.keys import CrawlKeys
 from frontier.retention import history
 from frontier.session import CrawlNotFound, CrawlSession, Frontier
@@ -283,8 +284,6 @@ async def recent_dead_letters(
 ) -> list[dict[str, Any]]:
     """The ``limit`` latest dead letters of the fleet (``dlq list`` rows with their
     ``crawl_id``), newest first."""
-    from frontier.admin import dead_tasks  # noqa: PLC0415 - admin loads no script here
-
     rows: list[dict[str, Any]] = []
     if limit <= 0:
         return rows

@@ -1,6 +1,11 @@
 """The command handlers, ``cmd_<command>`` for each entry of :data:`common.options.COMMANDS`.
 Each returns an exit code; user mistakes raise one of :data:`USER_ERRORS` and are
-printed as one line by :func:`run`."""
+printed as one line by :func:`run`.
+
+The modules that load Scrapy (``producer.run``, ``producer.schedule``, ``consumer.run``:
+~0.3 s and ~400 modules) and aiohttp (``dashboard.server``: ~0.16 s) are imported by the
+commands that run them, so that ``status``, ``export`` and the other readers do not pay
+for them (measured with every other import of this module loaded first)."""
 
 from __future__ import annotations
 
@@ -21,11 +26,18 @@ from common.config import Config, ConfigError
 from common.inventory import InventoryError, inventory_to_dict
 from common.secrets import mask_secrets
 from common.site import SiteError, inventory_url, parse_sites_file, plan_sites
+from consumer.metrics import MetricsError
+from frontier import admin
+from frontier.every_crawl import coverage_all, dead_letters_all, redrive_all
+from frontier.export import HistoryTrimmed
 from frontier.scripts import StaleLayout
 from frontier.session import CrawlNotFound, Frontier
 from frontier.startup import RedisUnavailable, redis_url, wait_for_redis
+from frontier.status import status_view
 from frontier.versions import CrawlRefError, resolve_ref
-from invcrawl import terminal
+from invcrawl import terminal, versions_cmd
+from invcrawl.adaptive import report_next
+from invcrawl.crawl import run_crawl
 from invcrawl.errors import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -35,8 +47,16 @@ from invcrawl.errors import (
     UserError,
     fail,
 )
+from invcrawl.exporting import export_all_to, export_to, follow_all_to, follow_to
+from invcrawl.operations import forget_crawls, read_changes_of
 from invcrawl.outputs import check_crawl_outputs, check_output_file, write_failed
-from invcrawl.render import duration
+from invcrawl.render import (
+    duration,
+    render_dlq,
+    render_inventory,
+    render_reports,
+    render_status_view,
+)
 from invcrawl.scope import crawls_in_scope, resolve_crawl, with_frontier
 from localredis.embedded import embedded_redis
 from localredis.server import RedisServerError
@@ -159,8 +179,7 @@ def _sites(config: Config) -> list[tuple[str, str]]:
 
 
 def cmd_inventory(config: Config) -> int:
-    from invcrawl.render import render_inventory  # noqa: PLC0415
-    from producer.run import Capture, fetch_inventory  # noqa: PLC0415
+    from producer.run import Capture, fetch_inventory  # noqa: PLC0415 - Scrapy: see the module's docstring
 
     capture = Capture()
     error = fetch_inventory(config, inventory_url(_site(config)), capture)
@@ -200,8 +219,8 @@ def cmd_produce(config: Config) -> int:
                     "platform lacks: run `invcrawl produce` and `invcrawl consume` instead"
                 )
             # Imported before the fork: the forked producer starts with Scrapy loaded.
-            from consumer.run import run_consumer  # noqa: PLC0415
-            from producer.run import produce_and_consume  # noqa: PLC0415
+            from consumer.run import run_consumer  # noqa: PLC0415 - Scrapy: see the module's docstring
+            from producer.run import produce_and_consume  # noqa: PLC0415 - Scrapy: see the module's docstring
 
             if live.crawl_id != config.crawl_id:  # PROJECT@VERSION named the crawl
                 sites = _sites(live)
@@ -210,14 +229,13 @@ def cmd_produce(config: Config) -> int:
                 fail(error)
             return EXIT_FAILED if errors else code
         if live.every is not None:
-            from invcrawl.adaptive import report_next  # noqa: PLC0415
-            from producer.schedule import produce_every  # noqa: PLC0415
+            from producer.schedule import produce_every  # noqa: PLC0415 - Scrapy: see the module's docstring
 
             if live.crawl_id != config.crawl_id:  # PROJECT@VERSION named the crawl
                 sites = _sites(live)
             produce_every(live, sites, _report_round, report_next)
             return interrupts.exit_code() or EXIT_INTERRUPTED
-        from producer.run import produce  # noqa: PLC0415
+        from producer.run import produce  # noqa: PLC0415 - Scrapy: see the module's docstring
 
         results = produce(live, _sites(live) if live.crawl_id != config.crawl_id else sites)
     _report_produced(results)
@@ -241,8 +259,7 @@ def _report_round(results: Sequence[Produced], next_in: float | None) -> None:
 
 
 def cmd_consume(config: Config) -> int:
-    from consumer.metrics import MetricsError  # noqa: PLC0415
-    from consumer.run import run_consumer  # noqa: PLC0415
+    from consumer.run import run_consumer  # noqa: PLC0415 - Scrapy: see the module's docstring
 
     with redis_for(config, create=True) as live:
         try:
@@ -252,7 +269,6 @@ def cmd_consume(config: Config) -> int:
 
 
 def cmd_crawl(config: Config) -> int:
-    from invcrawl.crawl import run_crawl  # noqa: PLC0415
 
     sites = _sites(config)
     if config.output is not None and len(sites) > 1:
@@ -274,8 +290,6 @@ def cmd_crawl(config: Config) -> int:
 
 def cmd_status(config: Config) -> int:
     """One crawl in detail, or all crawls; ``--watch`` refreshes until all are settled."""
-    from frontier.status import status_view  # noqa: PLC0415
-    from invcrawl.render import render_status_view  # noqa: PLC0415
 
     async def job(frontier: Frontier) -> int:
         clear = config.watch and sys.stdout.isatty() and not config.json
@@ -299,8 +313,6 @@ def cmd_status(config: Config) -> int:
 
 def cmd_report(config: Config) -> int:
     """Coverage of ``--crawl-id`` (one report), or of every crawl (a list of them)."""
-    from frontier.every_crawl import coverage_all  # noqa: PLC0415
-    from invcrawl.render import render_reports  # noqa: PLC0415
 
     async def job(frontier: Frontier) -> list[dict[str, Any]]:
         return await coverage_all(frontier, await crawls_in_scope(frontier, config))
@@ -315,13 +327,6 @@ def cmd_report(config: Config) -> int:
 
 
 def cmd_export(config: Config) -> int:
-    from frontier.export import HistoryTrimmed  # noqa: PLC0415
-    from invcrawl.exporting import (  # noqa: PLC0415
-        export_all_to,
-        export_to,
-        follow_all_to,
-        follow_to,
-    )
 
     async def job(frontier: Frontier) -> int:
         crawls = await crawls_in_scope(frontier, config)
@@ -358,7 +363,6 @@ def cmd_export(config: Config) -> int:
 def cmd_changes(config: Config) -> int:
     """The change feed as JSON Lines (of ``--crawl-id``, or of every crawl with each event
     naming its crawl); the cursor to resume from goes to stderr."""
-    from invcrawl.operations import read_changes_of  # noqa: PLC0415
 
     if config.crawl_id and config.since and "=" in config.since:
         raise UsageError(
@@ -375,7 +379,6 @@ def cmd_changes(config: Config) -> int:
 def cmd_dlq(config: Config) -> int:
     """Dead letters of ``--crawl-id`` or of every crawl; redrive the given ones (found in
     whichever crawl holds them) or all."""
-    from frontier.every_crawl import dead_letters_all, redrive_all  # noqa: PLC0415
 
     if config.dlq_action == "redrive" and not (config.all_tasks or config.task_ids):
         raise UsageError("dlq redrive needs TASK_ID... or --all")
@@ -397,14 +400,11 @@ def cmd_dlq(config: Config) -> int:
     if live.json:
         print(json.dumps(result, indent=2))
     else:
-        from invcrawl.render import render_dlq  # noqa: PLC0415
-
         print(render_dlq(result, terminal.width()))
     return EXIT_OK
 
 
 def cmd_reshard(config: Config) -> int:
-    from frontier import admin  # noqa: PLC0415
 
     async def job(frontier: Frontier) -> tuple[int, int]:
         return await admin.reshard(await resolve_crawl(frontier, config), config.slots)
@@ -441,7 +441,6 @@ def cmd_redis(config: Config) -> int:
 def cmd_forget(config: Config) -> int:
     """Delete crawls from Redis (keys and registry entries), after asking (``--yes``:
     without asking); refused while a consumer holds a crawl's pages, unless ``--force``."""
-    from invcrawl.operations import forget_crawls  # noqa: PLC0415
 
     if not config.forget_ids:
         raise UsageError("forget needs the CRAWL_ID of the crawl to delete")
@@ -456,7 +455,7 @@ def cmd_forget(config: Config) -> int:
 
 def cmd_dashboard(config: Config) -> int:
     """Serve the read-only web dashboard of the fleet (dashboard/)."""
-    from dashboard.server import access_secret, run_dashboard  # noqa: PLC0415
+    from dashboard.server import access_secret, run_dashboard  # noqa: PLC0415 - aiohttp
 
     secret = access_secret(config)  # a bind beyond loopback without a token: refused
     with redis_for(config, create=False) as live, interrupts.interruptible():
@@ -482,18 +481,15 @@ def _reader(config: Config) -> Callable[[Callable[[Frontier], Awaitable[Any]]], 
 
 
 def cmd_versions(config: Config) -> int:
-    from invcrawl import versions_cmd  # noqa: PLC0415
 
     return versions_cmd.versions(config, _reader(config))
 
 
 def cmd_diff(config: Config) -> int:
-    from invcrawl import versions_cmd  # noqa: PLC0415
 
     return versions_cmd.diff(config, _reader(config))
 
 
 def cmd_history(config: Config) -> int:
-    from invcrawl import versions_cmd  # noqa: PLC0415
 
     return versions_cmd.history(config, _reader(config))

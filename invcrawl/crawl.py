@@ -35,6 +35,7 @@ from frontier.states import CrawlState, ProducerState
 from frontier.status import crawl_summaries, crawl_summary
 from frontier.summary import CrawlSummary
 from invcrawl import terminal
+from invcrawl.adaptive import run_adaptive
 from invcrawl.crawl_outputs import CrawlOutputs
 from invcrawl.errors import EXIT_DEAD_PAGES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from invcrawl.render import crawl_json, duration, fleet_progress_line, progress_line, terminal_safe
@@ -83,8 +84,6 @@ def run_crawl(config: Config, sites: list[tuple[str, str]], embedded: bool = Fal
     its own interval (invcrawl/adaptive.py). ``embedded``: ``config.redis`` is the data
     dir's embedded Redis (see :func:`child_argv`)."""
     if config.every == "auto":
-        from invcrawl.adaptive import run_adaptive  # noqa: PLC0415
-
         return run_adaptive(config, sites, lambda c, s: asyncio.run(CrawlRun(c, s, embedded).run()))
     code = asyncio.run(CrawlRun(config, sites, embedded).run())
     if config.every is None or interrupts.first():
