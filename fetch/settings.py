@@ -61,6 +61,10 @@ def base_settings(config: Config, host_gate: HostGate | None = None) -> dict[str
         # also cost start-up (aiohttp) and shut-down (its server's stop).
         "REMOTE_CONTROL_ENABLED": False,
         "LOG_LEVEL": config.scrapy_log_level,  # -v and -q move it (common/config.py)
+        # Scrapy logs its dependencies' versions at INFO; finding them (platform.platform()
+        # runs `uname -p` and reads the interpreter's binary) cost 6-19 ms of every
+        # process's start-up even when INFO is not shown: only looked up when it is.
+        **({} if config.scrapy_log_level in ("DEBUG", "INFO") else {"LOG_VERSIONS": []}),
         "LOGSTATS_INTERVAL": 60.0,
         **scrapy_redis_settings(config.redis),
     }
