@@ -70,8 +70,7 @@ class IncrementalExport:
         :class:`~invcrawl.files.PartFileLost` if the ``.part`` file is gone."""
         lines = await self.tail.pull()
         self.part.check()
-        for line in lines:
-            self.part.write_bytes(line)
+        self.part.write_lines(lines)
         return len(lines)
 
     async def finish(self) -> int:

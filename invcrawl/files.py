@@ -67,10 +67,11 @@ class PartFile:
         self.out.write(line.encode("utf-8") + b"\n")
         self.lines += 1
 
-    def write_bytes(self, line: bytes) -> None:
-        """One line as UTF-8 bytes (without its newline)."""
-        self.out.write(line + b"\n")
-        self.lines += 1
+    def write_lines(self, lines: list[bytes]) -> None:
+        """Lines as UTF-8 bytes (without their newlines), in one write."""
+        if lines:
+            self.out.write(b"\n".join(lines) + b"\n")
+            self.lines += len(lines)
 
     def check(self) -> None:
         """Raise :class:`PartFileLost` unless ``self.path`` is still the file written."""
