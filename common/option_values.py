@@ -50,7 +50,7 @@ def positive_float(text: str) -> float:
 
 def crawl_id(text: str) -> tuple[str, ...]:
     """One crawl id, or several separated by commas (``consume`` serves them all); each
-    may be ``PROJECT@VERSION`` (resolved once Redis is up: invcrawl/commands.py)."""
+    may be ``PROJECT@VERSION`` (resolved once Redis is up: invcrawl/live_redis.py)."""
     return tuple(crawl_ref(one) for one in text.split(","))
 
 

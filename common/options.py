@@ -18,7 +18,7 @@ from common import option_values as values
 
 @dataclass(frozen=True, slots=True)
 class Command:
-    """One ``invcrawl`` command; its handler is ``invcrawl.commands.cmd_<name>``."""
+    """One ``invcrawl`` command; ``invcrawl/commands.py`` runs its ``cmd_<name>``."""
 
     name: str
     help: str  # what it does, one line (``invcrawl --help`` lists them)

@@ -1,7 +1,7 @@
 """``invcrawl`` command line: the parser (built from :data:`common.options.COMMANDS` and
 :data:`common.options.OPTIONS`, so every flag has an ``INVCRAWL_*`` variable and the
 documented table cannot drift from it), configuration, dispatch to
-``invcrawl.commands.cmd_<command>``, one-line errors and the exit codes of the README
+``cmd_<command>`` (``invcrawl/commands.py``), one-line errors and the exit codes of the README
 (usage 2; stopped by SIGINT 130, by SIGTERM 143, after a graceful stop). A user mistake
 (bad URL, unreachable site or Redis, not an inventory...) prints one line and exits
 non-zero; a traceback means a bug in invcrawl.

@@ -1,5 +1,5 @@
 """The Redis jobs of ``changes`` and ``forget``: what they read and write, and what they
-say, once their command has its Redis (``invcrawl/commands.py``)."""
+say, once their command has its Redis (``invcrawl/live_redis.py``)."""
 
 from __future__ import annotations
 

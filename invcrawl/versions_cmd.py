@@ -1,6 +1,6 @@
 """``invcrawl versions``, ``diff`` and ``history``: versions of a project side by side
 (docs/versions.md). Each takes the config and ``read``, which runs a job on the frontier
-of the configured Redis (``invcrawl.commands`` provides it, so this module needs nothing
+of the configured Redis (``invcrawl/reader_cmds.py`` provides it, so this module needs nothing
 of that one's), and returns an exit code."""
 
 from __future__ import annotations

@@ -1,0 +1,74 @@
+"""The Redis a command runs against: the ``--redis`` URL, or the embedded server of
+``--data-dir``, checked before any work starts, with ``PROJECT@VERSION`` crawl ids
+resolved."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+from collections.abc import Iterator
+
+from common.config import Config, ConfigError
+from common.secrets import mask_secrets
+from frontier.session import Frontier
+from frontier.startup import RedisUnavailable, redis_url, wait_for_redis
+from frontier.versions import resolve_ref
+from invcrawl import terminal
+from invcrawl.errors import UserError
+from invcrawl.scope import with_frontier
+from localredis.embedded import embedded_redis
+
+
+@contextlib.contextmanager
+def redis_for(config: Config, *, create: bool) -> Iterator[Config]:
+    """Yield the config with ``redis`` set: the given URL, or the embedded server of
+    ``--data-dir`` (started if needed; ``create=False`` refuses to start an empty one)."""
+    if config.redis_cluster and not config.redis:
+        raise ConfigError(
+            "--redis-cluster needs --redis URL of a cluster node (the embedded Redis is one server)"
+        )
+    if config.redis:
+        live = dataclasses.replace(config, redis=redis_url(config))  # TLS options
+        preflight(live.redis or "", config.redis_wait)
+        yield resolved(live)
+        return
+    data_dir = config.data_dir
+    has_data = (data_dir / "appendonlydir").exists() or (data_dir / "appendonly.aof").exists()
+    if not create and not has_data:
+        raise UserError(
+            f"no --redis given and no embedded Redis data in {data_dir}/: pass "
+            "--redis URL, or run `invcrawl crawl SITE` first"
+        )
+    with embedded_redis(data_dir, config.fsync) as url:
+        preflight(url, 0)
+        yield resolved(dataclasses.replace(config, redis=url))
+
+
+def resolved(config: Config) -> Config:
+    """``--crawl-id`` with ``PROJECT@VERSION`` parts turned into crawl ids, for the
+    commands that hand the config on (crawl, produce, consume); the others resolve it
+    where they pick their crawl (``resolve_crawl``, status, diff), all through
+    ``frontier.versions.resolve_ref``."""
+    if "@" not in (config.crawl_id or ""):
+        return config
+
+    async def job(frontier: Frontier) -> tuple[str, ...]:
+        return tuple([await resolve_ref(frontier, ref) for ref in config.crawl_ids])
+
+    return dataclasses.replace(config, crawl_ids=with_frontier(config, job))
+
+
+def preflight(url: str, wait: float) -> None:
+    """Check Redis answers before any work starts, retrying for up to ``wait`` seconds
+    (a Redis restarting beside us); fail in one line when it does not or cannot."""
+
+    def say(text: str) -> None:
+        terminal.say(f"invcrawl: {text}")
+
+    try:
+        asyncio.run(wait_for_redis(url, wait, say))
+    except ValueError as exc:
+        raise UserError(mask_secrets(str(exc))) from None
+    except RedisUnavailable as exc:
+        raise UserError(str(exc)) from None
