@@ -24,7 +24,8 @@ from invcrawl.crawl import run_crawl
 from invcrawl.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError, UserError, fail
 from invcrawl.live_redis import redis_for
 from invcrawl.outputs import check_crawl_outputs
-from invcrawl.render import duration, render_inventory
+from invcrawl.render import duration
+from invcrawl.render_status import render_inventory
 
 if TYPE_CHECKING:
     from producer.run import Produced

@@ -26,7 +26,7 @@ from invcrawl.exporting import export_all_to, export_to, follow_all_to, follow_t
 from invcrawl.live_redis import redis_for
 from invcrawl.operations import forget_crawls, read_changes_of
 from invcrawl.outputs import check_output_file, write_failed
-from invcrawl.render import render_dlq, render_reports, render_status_view
+from invcrawl.render_status import render_dlq, render_reports, render_status_view
 from invcrawl.scope import crawls_in_scope, resolve_crawl, with_frontier
 
 

@@ -23,7 +23,7 @@ import redis
 from common.sharding import slot_for
 from frontier.keys import CRAWLS, REGISTRY_KEYS, CrawlKeys, HostKeys
 from frontier.summary import CrawlStatus, FleetStatus
-from invcrawl.render import render_fleet, render_status
+from invcrawl.render_status import render_fleet, render_status
 from localredis.server import RedisServer
 from support.crawl import (
     REPO,

@@ -6,15 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from frontier.summary import CrawlStatus, CrawlSummary, FleetStatus
-from invcrawl.render import (
-    crawl_json,
-    duration,
-    fleet_progress_line,
-    render_dlq,
-)
+from invcrawl.render import crawl_json, duration, fleet_progress_line
 from invcrawl.render import progress_line as _progress_line
-from invcrawl.render import render_fleet as _render_fleet
-from invcrawl.render import render_status as _render_status
+from invcrawl.render_status import render_dlq
+from invcrawl.render_status import render_fleet as _render_fleet
+from invcrawl.render_status import render_status as _render_status
 
 
 def progress_line(s: dict[str, Any], width: int | None = None) -> str:

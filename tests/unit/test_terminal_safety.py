@@ -15,14 +15,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from frontier.summary import CrawlStatus, FleetStatus
-from invcrawl.render import (
+from invcrawl.render import safe, terminal_safe
+from invcrawl.render_status import (
     render_dlq,
     render_fleet,
     render_inventory,
     render_report,
     render_status,
-    safe,
-    terminal_safe,
 )
 from support.cli import clean_env
 
