@@ -14,6 +14,7 @@ from typing import Any
 
 from common import interrupts
 from common.config import Config, ConfigError
+from dashboard.access import access_secret
 from frontier import admin
 from frontier.every_crawl import coverage_all, dead_letters_all, redrive_all
 from frontier.export import HistoryTrimmed
@@ -195,7 +196,7 @@ def cmd_forget(config: Config) -> int:
 
 def cmd_dashboard(config: Config) -> int:
     """Serve the read-only web dashboard of the fleet (dashboard/)."""
-    from dashboard.server import access_secret, run_dashboard  # noqa: PLC0415 - aiohttp
+    from dashboard.server import run_dashboard  # noqa: PLC0415 - aiohttp
 
     secret = access_secret(config)  # a bind beyond loopback without a token: refused
     with redis_for(config, create=False) as live, interrupts.interruptible():

@@ -15,7 +15,8 @@ import redis
 from aiohttp.test_utils import TestClient, TestServer
 from conftest import run
 
-from dashboard.server import HostCheck, Sampler, build_app
+from dashboard.access import HostCheck
+from dashboard.server import Sampler, build_app
 from frontier.connection import connect
 from frontier.session import Frontier
 from localredis.server import free_port

@@ -10,7 +10,8 @@ import re
 import pytest
 
 from common.config import ConfigError, load_config
-from dashboard.server import access_secret, is_loopback, load_page
+from dashboard.access import access_secret, is_loopback
+from dashboard.server import load_page
 from dashboard.snapshot import Throughput, page_data
 from frontier.summary import CrawlSummary, FleetStatus
 from invcrawl.cli import main
