@@ -22,7 +22,8 @@ from .anchors import Located, children_items, locate, section_title
 from .doctext import DocText
 from .fields import parse_fields
 from .markdown import Markdown
-from .page import Page, build, parse
+from .page import Page, build
+from .parsing import parse
 from .signature import dt_text, params, return_annotation
 from .text import HEADINGS, Element, has_class, is_section, norm, raw_text, text
 from .versions import versions
