@@ -24,7 +24,6 @@ from __future__ import annotations
 import html
 
 from .inline import (
-    Linker,
     code_span,
     convert,
     convert_many,
@@ -33,6 +32,7 @@ from .inline import (
     serialize,
     wrap,
 )
+from .links import Linker
 from .mdlist import BAIL_TAGS, fast_list, fence, indent
 from .signature import dt_text
 from .text import HEADINGS, Element, class_tokens, has_class, norm, raw_text

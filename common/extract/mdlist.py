@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from .inline import Linker, finish_many, marks
+from .inline import finish_many, marks
+from .links import Linker
 
 
 def fence(code: str, lang: str) -> str:
