@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import time
 from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import Any
@@ -104,3 +105,40 @@ def interruptible(signals: Sequence[int] = (signal.SIGTERM, signal.SIGHUP)) -> I
 def _as_keyboard_interrupt(signum: int, frame: FrameType | None) -> None:
     record(signum)  # the exit code says which: 143 (SIGTERM), 129 (SIGHUP)
     raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def recorded(
+    signals: Sequence[int] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP),
+) -> Iterator[None]:
+    """Stop signals only recorded while inside (:func:`first` tells), for a loop whose
+    steps each run an event loop (``crawl --every``): a KeyboardInterrupt raised at any
+    point of one would leave it half closed, its tasks' exceptions never retrieved, and
+    print their tracebacks. The loop checks :func:`first` between its steps and waits with
+    :func:`sleep`; the event loops it runs install their own handlers meanwhile
+    (:func:`loop_handlers`) and give these back."""
+    previous = [signal.signal(signum, _record) for signum in signals]
+    try:
+        yield
+    finally:
+        for signum, handler in zip(signals, previous, strict=True):
+            signal.signal(signum, handler)
+
+
+def _record(signum: int, frame: FrameType | None) -> None:
+    record(signum)
+
+
+SLEEP_STEP = 0.1  # how soon a recorded stop signal ends :func:`sleep`
+
+
+def sleep(seconds: float) -> bool:
+    """Wait ``seconds``; False as soon as a stop signal has been recorded (within
+    :data:`SLEEP_STEP`), True when the time is up."""
+    deadline = time.monotonic() + seconds
+    while first() is None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return True
+        time.sleep(min(left, SLEEP_STEP))
+    return False

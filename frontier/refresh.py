@@ -11,6 +11,7 @@ dedup rule of ``commit.lua``, and one tombstone per removed key from here.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -23,6 +24,8 @@ from common.validators import conditional_headers, decode_validators
 from frontier.connection import connect
 from frontier.scripts import KeyIndex
 from frontier.session import CrawlSession, Frontier
+
+log = logging.getLogger("invcrawl.refresh")
 
 TOMBSTONE_BATCH = 500
 VALIDATOR_BATCH = 1000
@@ -160,6 +163,16 @@ async def announce_next_refresh(
         await mark_next_refresh(frontier, crawl_ids, delay)
     finally:
         await frontier.aclose()
+
+
+async def clear_next_refresh(redis_url: str, cluster: bool, crawl_ids: Sequence[str]) -> None:
+    """No scheduled refresh is due any more (the process that scheduled them stops). A
+    Redis that is gone too only leaves ``status`` showing a time that has passed: a
+    warning, not an error."""
+    try:
+        await announce_next_refresh(redis_url, cluster, crawl_ids, None)
+    except Exception as exc:
+        log.warning("could not clear the next refresh time: %s", exc)
 
 
 def _text(value: Any) -> str | None:

@@ -9,7 +9,6 @@ import asyncio
 import dataclasses
 import functools
 import random
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
@@ -19,7 +18,7 @@ from common.config import Config
 from frontier import cadence
 from frontier.cadence import Next
 from frontier.connection import connect
-from frontier.refresh import announce_next_refresh
+from frontier.refresh import clear_next_refresh
 from frontier.session import Frontier
 from invcrawl import terminal
 from invcrawl.errors import EXIT_INTERRUPTED
@@ -31,33 +30,29 @@ RunOnce = Callable[[Config, Sites], int]
 
 
 def run_adaptive(config: Config, sites: Sites, run_once: RunOnce) -> int:
-    """The first run of every site, then refreshes of the due ones, until a signal."""
-    code = run_once(config, sites)
-    if interrupts.first():
-        return code
-    bounds = Bounds(config.refresh_min, config.refresh_max)
-    rng = random.Random()
-    refresh = dataclasses.replace(config, refresh=True)
+    """The first run of every site, then refreshes of the due ones, until a stop signal
+    (recorded, and acted on between steps: see ``common/interrupts.recorded``)."""
     site_of = {crawl_id: site for site, crawl_id in sites}
     crawl_ids = list(site_of)
-    try:
-        with interrupts.interruptible():
+    with interrupts.recorded():
+        run_once(config, sites)
+        bounds = Bounds(config.refresh_min, config.refresh_max)
+        rng = random.Random()
+        refresh = dataclasses.replace(config, refresh=True)
+        if interrupts.first() is None:
             _schedule(config, crawl_ids, bounds, rng)
-            while True:
-                due_at, now = _with(config, functools.partial(cadence.due_at, crawl_ids=crawl_ids))
-                soonest = min((at for at in due_at.values() if at), default=now)
-                time.sleep(max(0.0, (soonest - now) / 1000))
-                due = [c for c, at in due_at.items() if at is None or at <= soonest]
-                for crawl_id in due:
-                    _with(config, _begin_round(crawl_id))
-                code = run_once(refresh, [(site_of[c], c) for c in due])
-                if interrupts.first():
-                    return code
+        while interrupts.first() is None:
+            due_at, now = _with(config, functools.partial(cadence.due_at, crawl_ids=crawl_ids))
+            soonest = min((at for at in due_at.values() if at), default=now)
+            if not interrupts.sleep(max(0.0, (soonest - now) / 1000)):
+                break
+            due = [c for c, at in due_at.items() if at is None or at <= soonest]
+            for crawl_id in due:
+                _with(config, _begin_round(crawl_id))
+            run_once(refresh, [(site_of[c], c) for c in due])
+            if interrupts.first() is None:
                 _schedule(config, due, bounds, rng)
-    except KeyboardInterrupt:
-        asyncio.run(
-            announce_next_refresh(config.redis or "", config.redis_cluster, crawl_ids, None)
-        )
+        asyncio.run(clear_next_refresh(config.redis or "", config.redis_cluster, crawl_ids))
         return interrupts.exit_code() or EXIT_INTERRUPTED
 
 

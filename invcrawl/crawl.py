@@ -29,13 +29,13 @@ from common.cadence import jitter
 from common.config import SETTINGS_VARIABLE, Config, settings_json
 from common.options import OPTIONS
 from frontier.connection import connect
-from frontier.refresh import Refresh, announce_next_refresh
+from frontier.refresh import Refresh, announce_next_refresh, clear_next_refresh
 from frontier.session import CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
 from frontier.status import crawl_summaries, crawl_summary
 from frontier.summary import CrawlSummary
 from invcrawl import terminal
-from invcrawl.adaptive import run_adaptive
+from invcrawl.adaptive import Sites, run_adaptive
 from invcrawl.crawl_outputs import CrawlOutputs
 from invcrawl.errors import EXIT_DEAD_PAGES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from invcrawl.render import crawl_json, duration, fleet_progress_line, progress_line, terminal_safe
@@ -80,28 +80,30 @@ def child_env(config: Config, command: str, embedded: bool = False) -> dict[str,
 
 def run_crawl(config: Config, sites: list[tuple[str, str]], embedded: bool = False) -> int:
     """One crawl (or refresh) of every site; with ``--every``, then a refresh of them all
-    on that period (jittered by 10%), until interrupted; ``--every auto``: each crawl on
+    on that period (jittered by 10%), until a stop signal; ``--every auto``: each crawl on
     its own interval (invcrawl/adaptive.py). ``embedded``: ``config.redis`` is the data
     dir's embedded Redis (see :func:`child_argv`)."""
+
+    def run_once(config: Config, sites: Sites) -> int:
+        return asyncio.run(CrawlRun(config, sites, embedded).run())
+
+    if config.every is None:
+        return run_once(config, sites)
     if config.every == "auto":
-        return run_adaptive(config, sites, lambda c, s: asyncio.run(CrawlRun(c, s, embedded).run()))
-    code = asyncio.run(CrawlRun(config, sites, embedded).run())
-    if config.every is None or interrupts.first():
-        return code
-    config = dataclasses.replace(config, refresh=True)
-    try:
-        with interrupts.interruptible():
-            while True:
-                assert isinstance(config.every, float)
-                delay = jitter(config.every)
-                asyncio.run(_mark_next_refresh(config, sites, delay))
-                print(f"next refresh in {duration(delay)}", file=sys.stderr, flush=True)
-                time.sleep(delay)
-                code = asyncio.run(CrawlRun(config, sites, embedded).run())
-                if interrupts.first():
-                    return code
-    except KeyboardInterrupt:
-        asyncio.run(_mark_next_refresh(config, sites, None))
+        return run_adaptive(config, sites, run_once)
+    with interrupts.recorded():  # between rounds: see common/interrupts.recorded
+        run_once(config, sites)
+        refresh = dataclasses.replace(config, refresh=True)
+        while interrupts.first() is None:
+            assert isinstance(config.every, float)
+            delay = jitter(config.every)
+            asyncio.run(_mark_next_refresh(config, sites, delay))
+            print(f"next refresh in {duration(delay)}", file=sys.stderr, flush=True)
+            if not interrupts.sleep(delay):
+                break
+            run_once(refresh, sites)
+        crawl_ids = [crawl_id for _, crawl_id in sites]
+        asyncio.run(clear_next_refresh(config.redis or "", config.redis_cluster, crawl_ids))
         return interrupts.exit_code() or EXIT_INTERRUPTED
 
 
@@ -146,6 +148,8 @@ class CrawlRun:
     async def run(self) -> int:
         signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
         with interrupts.loop_handlers(asyncio.get_running_loop(), self._interrupt, signals):
+            if (signum := interrupts.first()) is not None:  # came before these handlers
+                self._interrupt(signum)
             return await self._run()
 
     async def _run(self) -> int:
@@ -168,6 +172,8 @@ class CrawlRun:
             # start at once and attach when a crawl's metadata is written; completion
             # needs its producer done, so none can finish a half-enqueued crawl.
             for index in range(self.config.consumers):
+                if self.interrupted:
+                    break
                 await self.spawn(index, produce=index == 0)
             try:
                 await self.supervise(frontier)

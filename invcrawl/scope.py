@@ -21,10 +21,10 @@ RECANCEL_EVERY = 1.0  # seconds between cancellations of a job that outlived one
 
 
 def with_frontier(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:
-    """Run ``job`` on a fresh event loop with the process's one Redis client. SIGINT and
-    SIGTERM cancel it: a job that follows a stream returns what it did (the cursor to
-    resume from...), any other is interrupted; either way the signal is recorded, so
-    that the command exits 130 or 143 (common/interrupts.py)."""
+    """Run ``job`` on a fresh event loop with the process's one Redis client. SIGINT,
+    SIGTERM and SIGHUP cancel it: a job that follows a stream returns what it did (the
+    cursor to resume from...), any other is interrupted; either way the signal is
+    recorded, so that the command exits 130, 143 or 129 (common/interrupts.py)."""
     assert config.redis
 
     async def main() -> T:
@@ -45,7 +45,7 @@ def with_frontier(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:
                 loop.call_later(RECANCEL_EVERY, cancel)
 
         try:
-            with interrupts.loop_handlers(loop, stop):
+            with interrupts.loop_handlers(loop, stop, (*interrupts.STOP_SIGNALS, signal.SIGHUP)):
                 return await running
         finally:
             await frontier.aclose()

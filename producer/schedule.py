@@ -39,7 +39,7 @@ from common.plan import PlanCache
 from fetch.settings import base_settings
 from frontier import cadence
 from frontier.cadence import Next
-from frontier.refresh import announce_next_refresh, mark_next_refresh
+from frontier.refresh import clear_next_refresh, mark_next_refresh
 from frontier.session import Frontier
 from frontier.status import crawl_summaries
 from producer.enqueue import SinkSettings
@@ -97,7 +97,8 @@ def produce_every(
     finally:
         schedule.cancel()
         # The loop and its client are gone: one short connection says no refresh is due.
-        asyncio.run(clear_next_refresh(config, schedule.crawl_ids))
+        redis_url, crawl_ids = config.redis or "", schedule.crawl_ids
+        asyncio.run(clear_next_refresh(redis_url, config.redis_cluster, crawl_ids))
 
 
 class Schedule:
@@ -222,10 +223,3 @@ class Schedule:
             return []
         summaries = await crawl_summaries(self.frontier, ids)
         return [s.crawl_id for s in summaries if s.is_settled]
-
-
-async def clear_next_refresh(config: Config, crawl_ids: Sequence[str]) -> None:
-    try:
-        await announce_next_refresh(config.redis or "", config.redis_cluster, crawl_ids, None)
-    except Exception as exc:  # Redis gone too: status shows a time that has passed
-        log.warning("could not clear the next refresh time: %s", exc)
