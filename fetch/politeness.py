@@ -245,6 +245,11 @@ class HostGate:
             deadline=time.monotonic() + seconds,
         )
 
+    def waiting(self, origin: str) -> int:
+        """How many of this consumer's requests wait for a permit of ``origin`` to be
+        released (a full host)."""
+        return sum(1 for handover in self._waiters.get(origin, ()) if not handover.done())
+
     def unavailable_for(self, origin: str | None) -> float:
         """Seconds before ``origin`` takes requests again, as this consumer last learnt."""
         if origin is None:
