@@ -33,6 +33,8 @@ from frontier.values import Claim, CommitResult, CrawlNotFound, Layout
 
 ENQUEUE_BATCH = 500
 STALE_RETRIES = 5
+# complete.lua's answers (CrawlSession.completion)
+COMPLETE, NOT_COMPLETE, FAILED_INCOMPLETE = 1, 0, -1
 T = TypeVar("T")
 __all__ = ["Claim", "CommitResult", "CrawlNotFound", "CrawlSession", "Frontier", "Layout"]
 
@@ -309,19 +311,24 @@ class CrawlSession:
 
     async def is_complete(self) -> bool:
         """Whether every task is settled (complete.lua marks the crawl finished)."""
+        return await self.completion(finish=True) == COMPLETE
 
-        async def call(layout: Layout) -> bool:
+    async def completion(self, finish: bool) -> int:
+        """complete.lua: :data:`COMPLETE` (and, with ``finish``, the crawl marked
+        finished), :data:`NOT_COMPLETE`, or :data:`FAILED_INCOMPLETE` (not complete, in
+        state ``failed``: nothing will complete it). One round trip: the script checks
+        the cached slot layout itself (a reshard in between: refreshed, asked again)."""
+
+        async def call(layout: Layout) -> int:
             k = self.keys
             per_slot = [
                 key
                 for slot in range(layout.max_slots)
                 for key in (k.queue(slot), k.delayed(slot), k.inflight(slot))
             ]
-            code = await self._scripts.run("complete", k.bind("meta"), [layout.max_slots], per_slot)
-            return bool(code == 1)
+            args = [layout.max_slots, "1" if finish else "0"]
+            return int(await self._scripts.run("complete", k.bind("meta"), args, per_slot))
 
-        # complete.lua checks max_slots, which only a reshard changes: always re-read it.
-        await self.refresh_layout()
         return await self.with_layout(call)
 
     async def assign_slots(
