@@ -284,13 +284,23 @@ class CrawlSession:
 
     async def reap(self, slot: int, max_tries: int) -> tuple[int, int]:
         """Return expired leases of ``slot`` to their queues (or the DLQ)."""
-        now = await self.server_ms()
-        expired = cast(
-            list[str],
-            await self._redis.zrangebyscore(
-                self.keys.inflight(slot), "-inf", f"({now}", start=0, num=500
-            ),
-        )
+        expired = await self.expired([slot], await self.server_ms())
+        return await self.reap_expired(slot, max_tries, expired.get(slot, []))
+
+    async def expired(self, slots: Sequence[int], now_ms: int) -> dict[int, list[str]]:
+        """The tasks of each of ``slots`` whose lease ran out before ``now_ms`` (Redis
+        time; an earlier time finds fewer, never a live lease), up to 500 a slot: the
+        slots with any. One round trip for all the slots (a heartbeat scans every slot
+        of every crawl it serves)."""
+        pipe = self._redis.pipeline(transaction=False)
+        for slot in slots:
+            pipe.zrangebyscore(self.keys.inflight(slot), "-inf", f"({now_ms}", start=0, num=500)
+        replies = await pipe.execute() if slots else []
+        return {slot: ids for slot, ids in zip(slots, replies, strict=True) if ids}
+
+    async def reap_expired(self, slot: int, max_tries: int, expired: list[str]) -> tuple[int, int]:
+        """Return the expired leases ``expired`` of ``slot`` (:meth:`expired`) to their
+        queues (or the DLQ); reap.lua checks each one again."""
         if not expired:
             return 0, 0
 
