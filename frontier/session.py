@@ -27,7 +27,7 @@ from frontier import permissions
 from frontier.hosts import Hosts
 from frontier.keys import CrawlKeys
 from frontier.registry import Registry
-from frontier.scripts import KeyIndex, Scripts, StaleLayout
+from frontier.scripts import KeyIndex, ScriptCall, Scripts, StaleLayout
 from frontier.states import CrawlState
 from frontier.values import Claim, CommitResult, CrawlNotFound, Layout
 
@@ -171,11 +171,20 @@ class CrawlSession:
     ) -> list[Claim]:
         if not slots or max_tasks < 1:
             return []
+        call = self.claim_call(consumer, slots, max_tasks, busy, lease_ms)
+        return self.claims_of(await self._scripts.run(*call))
+
+    def claim_call(
+        self, consumer: str, slots: Sequence[int], max_tasks: int, busy: bool, lease_ms: int
+    ) -> ScriptCall:
+        """The claim.lua call of :meth:`claim` (``frontier/claims.py`` sends several)."""
         k = self.keys
         fixed = k.bind("meta", "stats", "task", "lease", "tries", "reaped")
         per_slot = [key for s in slots for key in (k.queue(s), k.delayed(s), k.inflight(s))]
         args = [consumer, lease_ms, max_tasks, "1" if busy else "0", *slots]
-        reply = await self._scripts.run("claim", fixed, args, per_slot)
+        return "claim", fixed, args, per_slot
+
+    def claims_of(self, reply: list[Any]) -> list[Claim]:
         claims = []
         for i in range(1, len(reply), 6):
             task_id, token, deliveries, payload, slot, suspect = reply[i : i + 6]
