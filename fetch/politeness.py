@@ -43,10 +43,8 @@ MAX_BLOCK = 3600.0
 # this consumer's next request to the same host instead of a release and an acquire (two
 # Redis round trips per page, measured at a fifth of the consumer's Redis work), for at
 # most REUSE_WINDOW after Redis granted it: a block or a lower limit set meanwhile by
-# another consumer reaches a reused permit within that time. Past it, the kept permit
-# is not used without Redis: the next request to the host gives it back and asks again
-# in one round trip (host_acquire.lua with the kept token), not a release and an
-# acquire. A spare permit that no request takes within SPARE_IDLE goes back to Redis.
+# another consumer reaches a reused permit within that time. A spare permit that no
+# request takes within SPARE_IDLE goes back to Redis.
 REUSE_WINDOW = 0.5
 SPARE_IDLE = 0.02
 
@@ -110,27 +108,16 @@ class HostGate:
         while True:
             spare = self._take_spare(origin)
             if spare is not None:
-                if self._can_reuse(origin, spare):
-                    self.stat("invcrawl/host_permits_reused", 1)
-                    return spare
-                token = spare  # past its reuse window: given back and asked for again
+                self.stat("invcrawl/host_permits_reused", 1)
+                return spare
             asked = time.monotonic()
-            try:
-                grant = await self.outages.call(
-                    lambda t=token: self.hosts.acquire(  # type: ignore[misc]
-                        origin, t, self.limit, self.delay_ms, self.lease_ms
-                    ),
-                    give_up_when_stopping=True,
-                )
-            except asyncio.CancelledError:  # a kept permit is never left renewed by no one
-                self._give_back_kept(origin, token)
-                raise
+            grant = await self.outages.call(
+                lambda: self.hosts.acquire(origin, token, self.limit, self.delay_ms, self.lease_ms),
+                give_up_when_stopping=True,
+            )
             if grant is None:  # stopping during an outage: the page goes back to Redis
-                self._give_back_kept(origin, token)
                 raise HostBusy(origin, 1.0, "unreachable (Redis is down)")
-            if not grant.granted:  # (a kept permit asked with was given back by Redis)
-                self._forget(origin, token)
-            else:
+            if grant.granted:
                 late = time.monotonic() - asked
                 if grant.wait_ms and late > min(STALE_GRANT, grant.wait_ms / 4000):
                     await self._release_now(origin, token)
@@ -164,8 +151,8 @@ class HostGate:
     async def release(self, origin: str, token: str) -> None:
         """The request is done with its permit: keep it for the next request to the host
         (see REUSE_WINDOW) or give it back."""
-        if self._can_keep(origin, token):
-            if self._can_reuse(origin, token) and self._hand_over(origin, token):
+        if self._can_reuse(origin, token):
+            if self._hand_over(origin, token):
                 return
             self._spare[origin].append(token)
             asyncio.get_running_loop().call_later(SPARE_IDLE, self._spare_idle, origin, token)
@@ -182,23 +169,14 @@ class HostGate:
                 tokens.remove(token)
                 await self._release_now(origin, token)
 
-    def _can_keep(self, origin: str, token: str) -> bool:
-        """Whether a permit whose response is in may wait for our next request to the
-        host (spare): no delay in force at its grant, no block known, not closing."""
+    def _can_reuse(self, origin: str, token: str) -> bool:
+        granted_at = self._granted_at.get(token)
         return (
             not self._closing
             and self._reusable.get(origin, False)
-            and token in self._granted_at
-            and self.unavailable_for(origin) == 0
-        )
-
-    def _can_reuse(self, origin: str, token: str) -> bool:
-        """Whether a kept permit may start a request without asking Redis."""
-        granted_at = self._granted_at.get(token)
-        return (
-            self._can_keep(origin, token)
             and granted_at is not None
             and time.monotonic() - granted_at < REUSE_WINDOW
+            and self.unavailable_for(origin) == 0
         )
 
     async def _wait_for_handover(self, origin: str, timeout: float) -> str | None:
@@ -232,7 +210,7 @@ class HostGate:
         spares = self._spare.get(origin)
         while spares:
             token = spares.pop()
-            if self._can_keep(origin, token):
+            if self._can_reuse(origin, token):
                 return token
             self._in_background(self._release_now(origin, token))
         return None
@@ -248,19 +226,10 @@ class HostGate:
         self._background.add(task)  # the loop keeps only a weak reference
         task.add_done_callback(self._background.discard)
 
-    def _give_back_kept(self, origin: str, token: str) -> None:
-        """A kept permit asked with, whose answer never came: give it back (it may be
-        granted again or not: either way nobody uses it)."""
-        if token in self.held[origin]:
-            self._in_background(self._release_now(origin, token))
-
-    def _forget(self, origin: str, token: str) -> None:
-        self.held[origin].discard(token)
-        self._granted_at.pop(token, None)
-
     async def _release_now(self, origin: str, token: str) -> None:
         """Give a permit back; through an outage, until its lease would have run out."""
-        self._forget(origin, token)
+        self.held[origin].discard(token)
+        self._granted_at.pop(token, None)
         await self.outages.call(
             lambda: self.hosts.release(origin, token), deadline=time.monotonic() + self.lease
         )

@@ -10,10 +10,6 @@
 -- the robots.txt that set it): permits a lease after the last one runs out, state
 -- `state ttl` after its last write (kept longer than the next start it holds).
 --
--- The caller may ask with a token it holds (a permit it kept past its reuse window,
--- fetch/politeness.py): that permit is given back first, in the same step, so the call is
--- a release and an acquire in one round trip; a token not held changes nothing.
---
 -- KEYS  permits state
 --       (permits: ZSET token -> lease deadline; state: HASH next_at, blocked_until,
 --       block_reason, robots_delay_ms, robots_delay_asked, limit, delay_ms, started,
@@ -28,7 +24,6 @@ local state_ttl = tonumber(ARGV[5])
 
 local now = now_ms()
 redis.call('ZREMRANGEBYSCORE', permits, '-inf', '(' .. now)
-redis.call('ZREM', permits, token)
 local blocked = tonumber(redis.call('HGET', state, 'blocked_until') or '0')
 if blocked > now then
   return {0, blocked - now, 'blocked'}
