@@ -22,7 +22,7 @@ from consumer.slots import SlotPinning, SlotPolicy
 from fetch.outages import Outages
 from frontier.forget import withdraw
 from frontier.hosts import origin_of
-from frontier.session import CrawlSession, Frontier
+from frontier.session import COMPLETE, FAILED_INCOMPLETE, CrawlSession, Frontier
 from frontier.states import CrawlState
 from frontier.values import CrawlNotFound
 
@@ -246,18 +246,27 @@ class ServedCrawls:
             async def record(s: ServedCrawl = served) -> int:
                 return await record_dead_pages(s.session, s.info, s.buckets, s.dead_recorded)
 
-            # Before completion, so that the finished crawl has them: consumer/dead_pages.py
+            async def completion(finish: bool, s: ServedCrawl = served) -> int:
+                return await s.session.completion(finish)
+
+            # Asked first without finishing it (one round trip: most checks find pages
+            # left); a complete crawl gets its dead pages' items, then is finished, so
+            # that the finished crawl has them: consumer/dead_pages.py
             try:
-                await self._outages.call(record, give_up_when_stopping=True)
-                complete = await self._outages.call(
-                    served.session.is_complete, give_up_when_stopping=True
+                code = await self._outages.call(
+                    lambda: completion(False), give_up_when_stopping=True
                 )
+                if code == COMPLETE:
+                    await self._outages.call(record, give_up_when_stopping=True)
+                    code = await self._outages.call(
+                        lambda: completion(True), give_up_when_stopping=True
+                    )
             except CrawlNotFound:
                 await self.forgotten(crawl_id)
                 continue
-            if complete:
+            if code == COMPLETE:
                 await self._detach(served, finished=True)
-            elif await self._outages.call(served.session.state) == CrawlState.FAILED:
+            elif code == FAILED_INCOMPLETE:
                 # Its producer failed after enqueueing (a re-run's inventory could not
                 # be read, or it stopped before recording the crawl produced): nothing
                 # will complete it; leave it, as a finished one.

@@ -2,12 +2,12 @@
 and the dead letter's reason, so that a finished crawl's output still has one item per
 inventory entry (docs/items.md).
 
-A consumer writes them for every dead page of a crawl just before it checks the crawl for
-completion (``consumer/crawls.ServedCrawls.retire_complete``): whoever marks a crawl
-finished has written them first, whichever consumer dead-lettered the page, and whether
-a page died in ``fail.lua``
-(a failed delivery) or in ``reap.lua`` (lease expiry on its last try), or its consumer was
-killed in between. ``dead_items.lua`` is idempotent and skips a page redriven meanwhile.
+A consumer writes them for every dead page of a crawl once the crawl is complete, just
+before the call that marks it finished (``consumer/crawls.ServedCrawls.retire_complete``):
+whoever marks a crawl finished has written them first, whichever consumer dead-lettered
+the page, and whether a page died in ``fail.lua`` (a failed delivery) or in ``reap.lua``
+(lease expiry on its last try), or its consumer was killed in between.
+``dead_items.lua`` is idempotent and skips a page redriven meanwhile.
 """
 
 from __future__ import annotations

@@ -67,9 +67,8 @@ class Heartbeat:
                 await self.beat_fleet()
                 await self._hosts.renew()
                 origins = {s.origin for s in self._crawls if s.origin}
-                await self._frontier.hosts.register(
-                    origins, await self._frontier.registry.server_ms()
-                )
+                now_ms = await self._frontier.registry.server_ms()
+                await self._frontier.hosts.register(origins, now_ms)
             except Exception as exc:
                 if not is_transient(exc):
                     log.exception("heartbeat of the host permits failed")
@@ -77,7 +76,7 @@ class Heartbeat:
                 continue
             for served in self._crawls:
                 try:
-                    await self.beat_crawl(served)
+                    await self.beat_crawl(served, now_ms)
                 except CrawlNotFound:  # invcrawl forget --force
                     await self._crawls.forgotten(served.crawl_id)
                 except Exception as exc:
@@ -99,8 +98,9 @@ class Heartbeat:
         so that ``status`` and the dashboard show idle consumers too."""
         await self._frontier.registry.beat_consumer(self._consumer_id, self._info())
 
-    async def beat_crawl(self, served: ServedCrawl) -> None:
-        """Renew this consumer's leases on one crawl, refresh its slots, reap."""
+    async def beat_crawl(self, served: ServedCrawl, now_ms: int | None = None) -> None:
+        """Renew this consumer's leases on one crawl, refresh its slots, reap the leases
+        expired before ``now_ms`` (the Redis time the beat started; None: read now)."""
         session, crawl_id, leases = served.session, served.crawl_id, self._leases
         now = time.monotonic()
         renew = []
@@ -124,8 +124,11 @@ class Heartbeat:
                 self._stat("invcrawl/leases_lost", 1)
                 self._held.settled(lost, "lease_lost")
         await served.slots.refresh()
-        for slot in served.slots.reap_order():
-            requeued, dead = await session.reap(slot, served.max_tries)
+        if now_ms is None:
+            now_ms = await self._frontier.registry.server_ms()
+        expired = await session.expired(served.slots.reap_order(), now_ms)
+        for slot, task_ids in expired.items():
+            requeued, dead = await session.reap_expired(slot, served.max_tries, task_ids)
             if requeued or dead:
                 log.info("reaped %s slot %d: %d requeued, %d dead", crawl_id, slot, requeued, dead)
                 self._stat("invcrawl/reaped", requeued + dead)

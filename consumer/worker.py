@@ -32,7 +32,8 @@ from consumer.pages import ClaimedPage, Settlement
 from consumer.settling import Backoff, Settler
 from fetch.outages import Outages, StatSink
 from fetch.politeness import HostGate
-from frontier.session import Claim, CommitResult, CrawlNotFound, Frontier
+from frontier.claims import claim_many
+from frontier.session import Claim, CommitResult, Frontier
 from frontier.states import ProducerState
 
 log = logging.getLogger("invcrawl.consumer")
@@ -220,7 +221,7 @@ class Worker:
         return False
 
     async def _claim_turn(self, free: int) -> list[tuple[ServedCrawl, Claim]]:
-        claims: list[tuple[ServedCrawl, Claim]] = []
+        asks: list[tuple[ServedCrawl, int]] = []
         held_per_host = self.held.per_host(self.crawls.origin)
         for served, turn in self.crawls.turns(free):
             # Politeness steers the claims: no page of a host that cannot take a request
@@ -233,37 +234,44 @@ class Worker:
             asked = min(turn, room)
             if asked < 1:
                 continue
-            got = await self._claim(served, asked)
+            held_per_host[served.origin] = held_per_host.get(served.origin, 0) + asked
+            asks.append((served, asked))
+        claims: list[tuple[ServedCrawl, Claim]] = []
+        for (served, asked), got in zip(asks, await self._claim(asks), strict=True):
             self.crawls.claimed(served.crawl_id, asked, len(got))
-            held_per_host[served.origin] = held_per_host.get(served.origin, 0) + len(got)
             claims += [(served, claim) for claim in got]
         self.held.add(claim for _, claim in claims)
         return claims
 
-    async def _claim(self, served: ServedCrawl, n: int) -> list[Claim]:
-        """Claim from the slots we own; with nothing there, help with the others."""
-        claims = await self._claim_slots(served, served.slots.claim_order(), n)
-        if not claims:
-            claims = await self._claim_slots(served, served.slots.steal_order(), n)
-            if claims:
-                self.stat("invcrawl/stolen", len(claims))
-        return claims
+    async def _claim(self, asks: list[tuple[ServedCrawl, int]]) -> list[list[Claim]]:
+        """Claim from the slots we own; of a crawl with nothing there, help with the
+        others. Every crawl of a turn in one round trip (``frontier/claims.py``)."""
+        got = await self._claim_slots([(s, s.slots.claim_order(), n) for s, n in asks])
+        idle = [i for i, claims in enumerate(got) if not claims]
+        if idle:
+            steals = [(asks[i][0], asks[i][0].slots.steal_order(), asks[i][1]) for i in idle]
+            for i, claims in zip(idle, await self._claim_slots(steals), strict=True):
+                if claims:
+                    self.stat("invcrawl/stolen", len(claims))
+                got[i] = claims
+        return got
 
-    async def _claim_slots(self, served: ServedCrawl, slots: list[int], n: int) -> list[Claim]:
-        if not slots:
-            return []
+    async def _claim_slots(
+        self, asks: list[tuple[ServedCrawl, list[int], int]]
+    ) -> list[list[Claim]]:
+        if not any(slots for _, slots, _ in asks):
+            return [[] for _ in asks]
         busy = bool(self.held)
 
-        async def claim() -> list[Claim]:
-            return await served.session.claim(
-                self.id, slots, n, busy, self.settings.leases.lease_ms
+        async def claim() -> list[list[Claim]]:
+            return await claim_many(
+                [(served.session, slots, n) for served, slots, n in asks],
+                self.id,
+                busy,
+                self.settings.leases.lease_ms,
             )
 
-        try:
-            return await self.outages.call(claim, give_up_when_stopping=True) or []
-        except CrawlNotFound:
-            await self.crawls.forgotten(served.crawl_id)
-            return []
+        return await self.outages.call(claim, give_up_when_stopping=True) or [[] for _ in asks]
 
     async def _sleep(self, seconds: float) -> None:
         self._wake.clear()

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import AsyncIterator, Iterable
-from typing import cast
+from collections.abc import AsyncIterator, Iterable, Sequence
+from typing import Any, cast
 
 from redis.client import NEVER_DECODE
 from redis.exceptions import ResponseError
@@ -36,15 +36,6 @@ async def read_after(session: CrawlSession, after: str, count: int = CHUNK) -> l
     "(id": exclusive)."""
     batch = await session._redis.xrange(session.keys.items, min=after, max="+", count=count)
     return cast(list[Entry], batch)
-
-
-async def read_raw_after(session: CrawlSession, after: str, count: int = CHUNK) -> list[RawEntry]:
-    """:func:`read_after`, the reply left as bytes (redis-py's ``NEVER_DECODE``), for a
-    reader that copies the items into a file without decoding them to text."""
-    batch = await session._redis.execute_command(  # type: ignore[no-untyped-call]
-        "XRANGE", session.keys.items, after, "+", "COUNT", count, **{NEVER_DECODE: True}
-    )
-    return cast(list[RawEntry], batch)
 
 
 async def stream_entries(session: CrawlSession) -> AsyncIterator[Entry]:
@@ -131,20 +122,59 @@ class StreamTail:
         return self.after[1:] if self.after != "-" else ""
 
     async def pull(self) -> list[bytes]:
-        lines: list[bytes] = []
-        while not self.stale:
-            batch = await read_raw_after(self.session, self.after)
-            if not batch:
-                break
-            for _, fields in batch:
-                key = fields[b"key"]
-                if key in self.keys or fields.get(b"kind") == RAW_REMOVED:
-                    self.stale = True
-                    break
-                self.keys.add(key)
-                lines.append(item_bytes(fields[b"data"]))
+        reply = (await pull_tails([self]))[0]
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    def _read(self, pipe: Any) -> None:
+        """Queue the next read on ``pipe`` (a redis-py pipeline)."""
+        items = self.session.keys.items
+        pipe.execute_command(
+            "XRANGE", items, self.after, "+", "COUNT", CHUNK, **{NEVER_DECODE: True}
+        )
+
+    def _take(self, batch: list[RawEntry], lines: list[bytes]) -> bool:
+        """Append a batch's lines; whether the stream may hold more past it (a full batch)."""
+        for _, fields in batch:
+            key = fields[b"key"]
+            if key in self.keys or fields.get(b"kind") == RAW_REMOVED:
+                self.stale = True
+                return False
+            self.keys.add(key)
+            lines.append(item_bytes(fields[b"data"]))
+        if batch:
             self.after = "(" + batch[-1][0].decode("ascii")
-        return lines
+        return len(batch) >= CHUNK
+
+
+async def pull_tails(tails: Sequence[StreamTail]) -> list[list[bytes] | Exception]:
+    """:meth:`StreamTail.pull` of every tail (all of one Redis client), in order: each
+    tail's lines, or the error its read met (that tail is read again next time from
+    where it stood). The reads of all the tails go in one pipelined round trip, not one
+    each: the crawl supervisor of a fleet tails every crawl's stream every tick (on a
+    Redis Cluster, redis-py sends one pipeline per shard). Tails whose batch was full
+    are read again, together. A failure of the whole round trip (Redis unreachable) is
+    raised."""
+    lines: list[list[bytes] | Exception] = [[] for _ in tails]
+    wanted = [i for i, tail in enumerate(tails) if not tail.stale]
+    while wanted:
+        pipe = tails[wanted[0]].session._redis.pipeline(transaction=False)
+        for i in wanted:
+            tails[i]._read(pipe)
+        replies = await pipe.execute(raise_on_error=False)
+        more = []
+        for i, reply in zip(wanted, replies, strict=True):
+            pulled = lines[i]
+            assert isinstance(pulled, list)
+            if isinstance(reply, Exception):
+                if not pulled:  # (else the lines taken are returned: the tail moved past them)
+                    lines[i] = reply
+                continue
+            if tails[i]._take(cast(list[RawEntry], reply), pulled):
+                more.append(i)
+        wanted = more
+    return lines
 
 
 async def _adopt_pending(session: CrawlSession, group: str, consumer: str) -> None:

@@ -26,7 +26,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
-from redis.exceptions import ResponseError
+from redis.exceptions import NoScriptError, ResponseError
 
 LUA_DIR = Path(__file__).with_name("lua")
 PRELUDE = "_prelude"
@@ -86,6 +86,42 @@ class Scripts:
         more_keys: Sequence[str] = (),
     ) -> Any:
         """Run script ``name`` with its fixed keys by name, then ``more_keys``."""
+        registered, all_keys = self._prepare(name, keys, more_keys)
+        try:
+            return await registered(keys=all_keys, args=list(args))
+        except ResponseError as exc:
+            raise _error(exc) from None
+
+    async def run_many(self, calls: Sequence[ScriptCall]) -> list[Any]:
+        """Several :meth:`run` calls in one pipelined round trip, not a transaction (each
+        script is atomic on its own; on a Redis Cluster, one pipeline per shard); their
+        replies in order. A script the server did not have yet (NOSCRIPT: not run) is
+        then run alone, which loads it. An error reply is raised once every reply is
+        read (:class:`StaleLayout` for a stale layout)."""
+        if len(calls) == 1:
+            return [await self.run(*calls[0])]
+        pipe = self._redis.pipeline(transaction=False)
+        for name, keys, args, more_keys in calls:
+            registered, all_keys = self._prepare(name, keys, more_keys)
+            # (redis-py's cluster pipeline refuses its evalsha method, not the command:
+            # each call's keys are of one hash slot, which routes it)
+            pipe.execute_command("EVALSHA", registered.sha, len(all_keys), *all_keys, *args)
+        replies = await pipe.execute(raise_on_error=False) if calls else []
+        out, error = [], None
+        for call, sent in zip(calls, replies, strict=True):
+            reply = sent
+            if isinstance(sent, NoScriptError):
+                reply = await self.run(*call)
+            elif isinstance(sent, ResponseError):
+                error = error or _error(sent)
+            out.append(reply)
+        if error is not None:
+            raise error
+        return out
+
+    def _prepare(
+        self, name: str, keys: Mapping[str, str], more_keys: Sequence[str]
+    ) -> tuple[AsyncScript, list[str]]:
         script = load(name)
         if keys.keys() != set(script.key_names):
             raise TypeError(
@@ -96,12 +132,17 @@ class Scripts:
             registered = self._registered[name] = self._redis.register_script(script.source)
         all_keys = [keys[k] for k in script.key_names]
         all_keys.extend(more_keys)
-        try:
-            return await registered(keys=all_keys, args=list(args))
-        except ResponseError as exc:
-            if str(exc).startswith("STALE"):
-                raise StaleLayout(str(exc)) from None
-            raise
+        return registered, all_keys
+
+
+# One call of a script: its name, fixed keys by name, arguments, variable keys.
+ScriptCall = tuple[str, Mapping[str, str], Sequence[Any], Sequence[str]]
+
+
+def _error(exc: ResponseError) -> Exception:
+    if str(exc).startswith("STALE"):
+        return StaleLayout(str(exc))
+    return exc
 
 
 class KeyIndex:

@@ -27,12 +27,14 @@ from frontier import permissions
 from frontier.hosts import Hosts
 from frontier.keys import CrawlKeys
 from frontier.registry import Registry
-from frontier.scripts import KeyIndex, Scripts, StaleLayout
+from frontier.scripts import KeyIndex, ScriptCall, Scripts, StaleLayout
 from frontier.states import CrawlState
 from frontier.values import Claim, CommitResult, CrawlNotFound, Layout
 
 ENQUEUE_BATCH = 500
 STALE_RETRIES = 5
+# complete.lua's answers (CrawlSession.completion)
+COMPLETE, NOT_COMPLETE, FAILED_INCOMPLETE = 1, 0, -1
 T = TypeVar("T")
 __all__ = ["Claim", "CommitResult", "CrawlNotFound", "CrawlSession", "Frontier", "Layout"]
 
@@ -169,11 +171,20 @@ class CrawlSession:
     ) -> list[Claim]:
         if not slots or max_tasks < 1:
             return []
+        call = self.claim_call(consumer, slots, max_tasks, busy, lease_ms)
+        return self.claims_of(await self._scripts.run(*call))
+
+    def claim_call(
+        self, consumer: str, slots: Sequence[int], max_tasks: int, busy: bool, lease_ms: int
+    ) -> ScriptCall:
+        """The claim.lua call of :meth:`claim` (``frontier/claims.py`` sends several)."""
         k = self.keys
         fixed = k.bind("meta", "stats", "task", "lease", "tries", "reaped")
         per_slot = [key for s in slots for key in (k.queue(s), k.delayed(s), k.inflight(s))]
         args = [consumer, lease_ms, max_tasks, "1" if busy else "0", *slots]
-        reply = await self._scripts.run("claim", fixed, args, per_slot)
+        return "claim", fixed, args, per_slot
+
+    def claims_of(self, reply: list[Any]) -> list[Claim]:
         claims = []
         for i in range(1, len(reply), 6):
             task_id, token, deliveries, payload, slot, suspect = reply[i : i + 6]
@@ -282,13 +293,23 @@ class CrawlSession:
 
     async def reap(self, slot: int, max_tries: int) -> tuple[int, int]:
         """Return expired leases of ``slot`` to their queues (or the DLQ)."""
-        now = await self.server_ms()
-        expired = cast(
-            list[str],
-            await self._redis.zrangebyscore(
-                self.keys.inflight(slot), "-inf", f"({now}", start=0, num=500
-            ),
-        )
+        expired = await self.expired([slot], await self.server_ms())
+        return await self.reap_expired(slot, max_tries, expired.get(slot, []))
+
+    async def expired(self, slots: Sequence[int], now_ms: int) -> dict[int, list[str]]:
+        """The tasks of each of ``slots`` whose lease ran out before ``now_ms`` (Redis
+        time; an earlier time finds fewer, never a live lease), up to 500 a slot: the
+        slots with any. One round trip for all the slots (a heartbeat scans every slot
+        of every crawl it serves)."""
+        pipe = self._redis.pipeline(transaction=False)
+        for slot in slots:
+            pipe.zrangebyscore(self.keys.inflight(slot), "-inf", f"({now_ms}", start=0, num=500)
+        replies = await pipe.execute() if slots else []
+        return {slot: ids for slot, ids in zip(slots, replies, strict=True) if ids}
+
+    async def reap_expired(self, slot: int, max_tries: int, expired: list[str]) -> tuple[int, int]:
+        """Return the expired leases ``expired`` of ``slot`` (:meth:`expired`) to their
+        queues (or the DLQ); reap.lua checks each one again."""
         if not expired:
             return 0, 0
 
@@ -309,19 +330,24 @@ class CrawlSession:
 
     async def is_complete(self) -> bool:
         """Whether every task is settled (complete.lua marks the crawl finished)."""
+        return await self.completion(finish=True) == COMPLETE
 
-        async def call(layout: Layout) -> bool:
+    async def completion(self, finish: bool) -> int:
+        """complete.lua: :data:`COMPLETE` (and, with ``finish``, the crawl marked
+        finished), :data:`NOT_COMPLETE`, or :data:`FAILED_INCOMPLETE` (not complete, in
+        state ``failed``: nothing will complete it). One round trip: the script checks
+        the cached slot layout itself (a reshard in between: refreshed, asked again)."""
+
+        async def call(layout: Layout) -> int:
             k = self.keys
             per_slot = [
                 key
                 for slot in range(layout.max_slots)
                 for key in (k.queue(slot), k.delayed(slot), k.inflight(slot))
             ]
-            code = await self._scripts.run("complete", k.bind("meta"), [layout.max_slots], per_slot)
-            return bool(code == 1)
+            args = [layout.max_slots, "1" if finish else "0"]
+            return int(await self._scripts.run("complete", k.bind("meta"), args, per_slot))
 
-        # complete.lua checks max_slots, which only a reshard changes: always re-read it.
-        await self.refresh_layout()
         return await self.with_layout(call)
 
     async def assign_slots(

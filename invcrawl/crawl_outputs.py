@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from frontier.export import HistoryTrimmed
+from frontier.export import HistoryTrimmed, pull_tails
 from frontier.session import CrawlSession
 from frontier.states import CrawlState, ProducerState
 from frontier.summary import CrawlSummary
@@ -65,17 +65,23 @@ class CrawlOutputs:
                     raise write_failed(output, exc, "nothing was crawled") from None
 
     async def pull(self) -> None:
-        """Append the newly committed items to the files. A write that fails ends the
-        run with one line; Redis errors are retried next turn."""
-        for crawl_id, export in list(self.exports.items()):
+        """Append the newly committed items to the files, every crawl's read in one
+        round trip (``frontier/export.pull_tails``). A write that fails ends the run with
+        one line; Redis errors are retried next turn."""
+        exports = list(self.exports.items())
+        try:
+            pulled = await pull_tails([export.tail for _, export in exports])
+        except Exception as exc:
+            log.debug("export: %s", exc)
+            return
+        for (crawl_id, export), lines in zip(exports, pulled, strict=True):
+            if isinstance(lines, Exception):
+                log.debug("export of %s: %s", crawl_id, lines)
+                continue
             try:
-                await export.pull()
+                export.write(lines)
             except OSError as exc:
-                if isinstance(exc, ConnectionError | TimeoutError):
-                    continue
                 raise write_failed(self.output_of(crawl_id), exc, kept(exc)) from None
-            except Exception as exc:
-                log.debug("export of %s: %s", crawl_id, exc)
 
     async def finish(
         self, summaries: dict[str, CrawlSummary], this_run_only: bool, announce: bool

@@ -68,7 +68,11 @@ class IncrementalExport:
     async def pull(self) -> int:
         """Append what was committed since the last call; returns how many items.
         :class:`~invcrawl.files.PartFileLost` if the ``.part`` file is gone."""
-        lines = await self.tail.pull()
+        return self.write(await self.tail.pull())
+
+    def write(self, lines: list[bytes]) -> int:
+        """Append lines its tail pulled (:func:`~frontier.export.pull_tails`); how many.
+        :class:`~invcrawl.files.PartFileLost` if the ``.part`` file is gone."""
         self.part.check()
         self.part.write_lines(lines)
         return len(lines)

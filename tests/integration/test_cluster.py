@@ -13,12 +13,14 @@ from pathlib import Path
 import pytest
 import redis
 
+from frontier.export import CHUNK
 from frontier.keys import CrawlKeys
 from support.accounting import check_accounting
 from support.cli import clean_env, invcrawl
 from support.cluster import Cluster, running_cluster
 from support.httpserver import serve
 from support.synthsite import generate
+from support.tails import pulled_together
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -128,3 +130,11 @@ def test_master_killed_and_restarted_mid_crawl_loses_and_duplicates_nothing(tmp_
             assert acc.duplicate_entries == 0 and not acc.missing
         finally:
             client.close()
+
+
+def test_tails_of_crawls_on_two_shards_pulled_together(tmp_path: Path) -> None:
+    with running_cluster(tmp_path / "cluster") as cluster:
+        crawl_ids = crawl_ids_on_two_shards(cluster, 4)
+        assert len({cluster.port_of_key(CrawlKeys(c).items) for c in crawl_ids}) >= 2
+        counts = pulled_together(cluster.url, crawl_ids, cluster=True)
+    assert counts == [[CHUNK + 5, 2, 2], [3, 0, 0], [3, 0, 0], [0, 1, 1]]

@@ -10,8 +10,10 @@ from typing import Any
 from conftest import run
 
 from frontier.connection import connect
+from frontier.export import CHUNK
 from frontier.session import CrawlSession, Frontier
 from invcrawl.exporting import IncrementalExport, export_to
+from support.tails import pulled_together
 
 
 def add(client: Any, store: CrawlSession, key: str, version: int) -> Any:
@@ -83,3 +85,9 @@ def test_abandon_leaves_no_partial_file(redis_url: str, tmp_path: Path) -> None:
 
     run(job())
     assert list(tmp_path.iterdir()) == []
+
+
+def test_tails_pulled_together_take_what_each_pulled_alone_takes(redis_url: str) -> None:
+    counts = pulled_together(redis_url, ["t0", "t1", "t2", "t3"])
+    # all of the first crawl, then what came since; the stale one stopped at the repeat
+    assert counts == [[CHUNK + 5, 2, 2], [3, 0, 0], [3, 0, 0], [0, 1, 1]]

@@ -23,6 +23,7 @@ from frontier import admin
 from frontier.connection import connect
 from frontier.keys import CrawlKeys
 from frontier.session import Claim, CrawlSession, Frontier
+from frontier.states import CrawlState
 
 FETCHED = PageOutcome.FETCHED
 CRAWL = CrawlInfo("t", "Proj", "1.0")
@@ -346,6 +347,34 @@ def test_completion_needs_producer_done_and_every_set_empty(
 
     assert with_store(redis_url, finish)
     assert sync_redis.hget("invcrawl:{t}:meta", "state") == "finished"
+
+
+def test_completion_asked_without_finishing_leaves_the_state(
+    redis_url: str, sync_redis: Any
+) -> None:
+    async def job(store: CrawlSession, _: Redis) -> list[int]:
+        await store.enqueue([make_task(51)])
+        await store.produced({"pages": 1}, 1)
+        seen = [await store.completion(finish=False)]  # queued
+        (claim,) = await claim_all(store)
+        await store.fail(claim, {"reason": "HTTP 403"}, 0, 1, dead_now=True)
+        seen.append(await store.completion(finish=False))  # dead-lettered: complete
+        seen.append(int(await store.state() == CrawlState.FINISHED))  # but not marked
+        seen.append(await store.completion(finish=True))
+        seen.append(int(await store.state() == CrawlState.FINISHED))
+        return seen
+
+    assert with_store(redis_url, job, crawl="ask") == [0, 1, 0, 1, 1]
+
+
+def test_completion_of_a_failed_crawl_says_so(redis_url: str) -> None:
+    async def job(store: CrawlSession, _: Redis) -> list[int]:
+        await store.enqueue([make_task(52)])
+        # a producer that fails before it records the crawl produced
+        await store._redis.hset(store.keys.meta, "state", "failed")
+        return [await store.completion(finish=False), await store.completion(finish=True)]
+
+    assert with_store(redis_url, job, crawl="failing") == [-1, -1]
 
 
 def test_reshard_moves_queued_and_delayed_and_stale_callers_recover(
