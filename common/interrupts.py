@@ -90,16 +90,25 @@ def loop_handlers(
 
 
 @contextlib.contextmanager
+def _handled(
+    signals: Sequence[int], handler: Callable[[int, FrameType | None], None]
+) -> Iterator[None]:
+    """``handler`` for ``signals`` while inside; the previous handlers come back after."""
+    previous = [signal.signal(signum, handler) for signum in signals]
+    try:
+        yield
+    finally:
+        for signum, old in zip(signals, previous, strict=True):
+            signal.signal(signum, old)
+
+
+@contextlib.contextmanager
 def interruptible(signals: Sequence[int] = (signal.SIGTERM, signal.SIGHUP)) -> Iterator[None]:
     """SIGTERM and SIGHUP end a blocking command as Ctrl-C does (``finally`` blocks run,
     the output is flushed; exit 128 + the signal) rather than killing it where it stands;
     the handlers that were there before come back afterwards."""
-    previous = [signal.signal(signum, _as_keyboard_interrupt) for signum in signals]
-    try:
+    with _handled(signals, _as_keyboard_interrupt):
         yield
-    finally:
-        for signum, handler in zip(signals, previous, strict=True):
-            signal.signal(signum, handler)
 
 
 def _as_keyboard_interrupt(signum: int, frame: FrameType | None) -> None:
@@ -117,12 +126,8 @@ def recorded(
     print their tracebacks. The loop checks :func:`first` between its steps and waits with
     :func:`sleep`; the event loops it runs install their own handlers meanwhile
     (:func:`loop_handlers`) and give these back."""
-    previous = [signal.signal(signum, _record) for signum in signals]
-    try:
+    with _handled(signals, _record):
         yield
-    finally:
-        for signum, handler in zip(signals, previous, strict=True):
-            signal.signal(signum, handler)
 
 
 def _record(signum: int, frame: FrameType | None) -> None:
