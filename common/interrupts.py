@@ -19,6 +19,8 @@ from types import FrameType
 from typing import Any
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# What a command run from a terminal stops on: Ctrl-C, `kill`/`docker stop`, the terminal closed.
+TERMINAL_SIGNALS = (*STOP_SIGNALS, signal.SIGHUP)
 
 _received: list[int] = []
 
@@ -118,7 +120,7 @@ def _as_keyboard_interrupt(signum: int, frame: FrameType | None) -> None:
 
 @contextlib.contextmanager
 def recorded(
-    signals: Sequence[int] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP),
+    signals: Sequence[int] = TERMINAL_SIGNALS,
 ) -> Iterator[None]:
     """Stop signals only recorded while inside (:func:`first` tells), for a loop whose
     steps each run an event loop (``crawl --every``): a KeyboardInterrupt raised at any

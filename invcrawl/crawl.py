@@ -146,8 +146,8 @@ class CrawlRun:
         return self.config.out_dir / f"{crawl_id}.jsonl"
 
     async def run(self) -> int:
-        signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-        with interrupts.loop_handlers(asyncio.get_running_loop(), self._interrupt, signals):
+        loop = asyncio.get_running_loop()
+        with interrupts.loop_handlers(loop, self._interrupt, interrupts.TERMINAL_SIGNALS):
             if (signum := interrupts.first()) is not None:  # came before these handlers
                 self._interrupt(signum)
             return await self._run()

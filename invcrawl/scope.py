@@ -45,7 +45,7 @@ def with_frontier(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:
                 loop.call_later(RECANCEL_EVERY, cancel)
 
         try:
-            with interrupts.loop_handlers(loop, stop, (*interrupts.STOP_SIGNALS, signal.SIGHUP)):
+            with interrupts.loop_handlers(loop, stop, interrupts.TERMINAL_SIGNALS):
                 return await running
         finally:
             await frontier.aclose()
