@@ -22,7 +22,6 @@ What it does that Sphinx's, doc2dash's and sphobjinv's readers do not (see
 
 from __future__ import annotations
 
-import functools
 import re
 import sys
 import zlib
@@ -32,6 +31,7 @@ from typing import Any
 
 DEFAULT_MAX_INFLATED = 64 * 1024 * 1024
 MAX_HEADER_LINES = 8
+PRIORITY_CHARS = 20  # a sign and 19 digits: a signed 64-bit integer's longest
 MAX_LINE = 16_384  # characters of one entry line (docs/items.md: size bounds)
 MALFORMED_EXAMPLES = 5
 
@@ -217,19 +217,41 @@ def _parse_lines(inv: Inventory, text: str, parse_line: Any) -> None:
     inv.body_lines = lineno
 
 
-@functools.cache
-def _line_pattern() -> re.Pattern[str]:
-    # Imported on first use: sphobjinv pulls in jsonschema (~0.16 s), which the
-    # processes that never parse an inventory (status, export, the crawl supervisor)
-    # need not pay at start-up.
-    from sphobjinv.re import p_data  # noqa: PLC0415
+# sphobjinv's line pattern (``sphobjinv.re.p_data``, version 2.4), written out here:
+# importing it imports sphobjinv, which pulls in jsonschema (0.1-0.16 s of CPU), in every
+# producer. A unit test checks that it is still sphobjinv's, character for character.
+LINE_PATTERN = re.compile(
+    r"""
+    ^                               # Start of line
+    (?P<name>.+?)        # --> Name
+    \s+                             # Dividing space
+    (?P<domain>[^\s:]+)  # --> Domain
+    :                               # Dividing colon
+    (?P<role>[^\s]+)     # --> Role
+    \s+                             # Dividing space
+    (?P<priority>-?\d+)  # --> Priority
+    \s+?                            # Dividing space
+    (?P<uri>\S*)         # --> URI
+    \s+                             # Dividing space
+    (?P<dispname>.+?)    # --> Display name, lazy b/c possible CR
+    \r?$                            # Ignore possible CR at EOL
+    """,
+    re.MULTILINE | re.VERBOSE,
+)
 
-    pattern: re.Pattern[str] = p_data
-    return pattern
+
+def _priority(text: str) -> int | None:
+    """A priority field's value; ``None`` beyond a signed 64-bit integer (real ones are
+    -1 to 2): a longer one would reach the JSON of every item of the entry, whose
+    encoder stops at 64 bits, and past 4,300 digits ``int`` itself refuses it."""
+    if len(text) > PRIORITY_CHARS:
+        return None
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else None
 
 
 def _parse_v2_line(line: str) -> Entry | str:
-    match = _line_pattern().match(line)
+    match = LINE_PATTERN.match(line)
     if match is None:
         if not re.search(r"\s[^\s:]+:\S+\s+-?\d+(\s|$)", line):
             return "no 'domain:role priority' fields"
@@ -237,6 +259,9 @@ def _parse_v2_line(line: str) -> Entry | str:
     name = match["name"]
     if not name.strip():
         return "empty name"
+    priority = _priority(match["priority"])
+    if priority is None:
+        return "priority out of range (a 64-bit integer)"
     uri = match["uri"]
     if uri.endswith("$"):
         uri = uri[:-1] + name
@@ -248,7 +273,7 @@ def _parse_v2_line(line: str) -> Entry | str:
         # A handful of distinct values: one shared string each instead of two per entry.
         domain=sys.intern(match["domain"]),
         role=sys.intern(match["role"]),
-        priority=int(match["priority"]),
+        priority=priority,
         uri=uri,
         dispname=dispname,
     )

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import zlib
 from pathlib import Path
 
 import pytest
 import sphobjinv
+import sphobjinv.re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from common.inventory import (
+    LINE_PATTERN,
     Entry,
     InventoryError,
     inventory_to_dict,
@@ -287,3 +291,39 @@ def test_an_overlong_line_is_malformed() -> None:
     )
     assert [e.name for e in inv.entries] == ["ok"]
     assert inv.malformed[0].reason.startswith("longer than")
+
+
+def test_the_line_pattern_is_sphobjinvs() -> None:
+    """invcrawl writes sphobjinv's pattern out (importing it costs a producer 0.1 s of
+    jsonschema): it must stay the same pattern."""
+    assert LINE_PATTERN.pattern == sphobjinv.re.p_data.pattern
+    assert LINE_PATTERN.flags == sphobjinv.re.p_data.flags
+
+
+def test_parsing_does_not_import_sphobjinv() -> None:
+    """What the pattern was written out for: a producer parses without sphobjinv."""
+    code = (
+        "import sys, zlib; from common.inventory import parse_inventory; "
+        "parse_inventory(b'# Sphinx inventory version 2\\n# Project: P\\n# Version: 1\\n"
+        "# The remainder of this file is compressed using zlib.\\n' + "
+        "zlib.compress(b'a b py:function 1 x.html -\\n')); "
+        "assert 'sphobjinv' not in sys.modules, 'sphobjinv imported'"
+    )
+    root = Path(__file__).resolve().parents[2]
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=root)
+
+
+@pytest.mark.parametrize("priority", ["9223372036854775808", "-9223372036854775809", "9" * 5000])
+def test_a_priority_beyond_64_bits_is_a_malformed_line(priority: str) -> None:
+    """Every item of an entry carries its priority into JSON, whose encoder stops at 64
+    bits (and ``int`` refuses 4,300 digits): such a line is malformed, not a crash of the
+    parser or of every consumer that reads the page."""
+    inv = parse_inventory(
+        make_inv(
+            f"big py:function {priority} a.html#$ -\n"
+            "max py:function 9223372036854775807 a.html#$ -\n"
+            "min py:function -9223372036854775808 a.html#$ -\n"
+        )
+    )
+    assert [e.name for e in inv.entries] == ["max", "min"]
+    assert [m.reason for m in inv.malformed] == ["priority out of range (a 64-bit integer)"]
