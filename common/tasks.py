@@ -16,9 +16,10 @@ rewrites payloads.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from common.inventory import Entry
 from common.validators import Validators, decode_validators, entries_digest
@@ -90,12 +91,12 @@ def encode_task(task: Task) -> str:
         doc["fetch_url"] = task.fetch_url
     if task.validators:
         doc["val"] = task.validators.encode()
-    return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    return orjson.dumps(doc).decode("utf-8")  # (compact, UTF-8: as json.dumps(ensure_ascii=False))
 
 
 def decode_task(payload: str | bytes) -> Task:
     try:
-        doc = json.loads(payload)
+        doc = orjson.loads(payload)
         if not isinstance(doc, dict):
             raise TaskFormatError(f"a task is a JSON object, got {type(doc).__name__}")
         if doc.get("v") != TASK_VERSION:
