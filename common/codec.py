@@ -21,6 +21,7 @@ dedup never depends on this. Pure: no Redis, no Scrapy.
 from __future__ import annotations
 
 import base64
+import binascii
 import threading
 
 import zstandard
@@ -70,7 +71,8 @@ def item_bytes(value: bytes) -> bytes:
     no encoding back for the write)."""
     mark = value[:1]
     if mark == b"B":
-        return _decompress(base64.b64decode(memoryview(value)[1:]))
+        # (binascii directly: base64.b64decode copies a memoryview into bytes first)
+        return _decompress(binascii.a2b_base64(memoryview(value)[1:]))
     if mark == b"Z":
         return _decompress(base64.b85decode(value[1:]))
     return value

@@ -68,9 +68,11 @@ class PartFile:
         self.lines += 1
 
     def write_lines(self, lines: list[bytes]) -> None:
-        """Lines as UTF-8 bytes (without their newlines), in one write."""
+        """Lines as UTF-8 bytes (without their newlines), joined in one write."""
         if lines:
-            self.out.write(b"\n".join(lines) + b"\n")
+            # (two writes, not ``join + b"\n"``, which would copy the joined lines again)
+            self.out.write(b"\n".join(lines))
+            self.out.write(b"\n")
             self.lines += len(lines)
 
     def check(self) -> None:
