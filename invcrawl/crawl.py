@@ -91,27 +91,20 @@ def run_crawl(config: Config, sites: list[tuple[str, str]], embedded: bool = Fal
         return run_once(config, sites)
     if config.every == "auto":
         return run_adaptive(config, sites, run_once)
+    redis_url, crawl_ids = config.redis or "", [crawl_id for _, crawl_id in sites]
     with interrupts.recorded():  # between rounds: see common/interrupts.recorded
         run_once(config, sites)
         refresh = dataclasses.replace(config, refresh=True)
         while interrupts.first() is None:
             assert isinstance(config.every, float)
             delay = jitter(config.every)
-            asyncio.run(_mark_next_refresh(config, sites, delay))
+            asyncio.run(announce_next_refresh(redis_url, config.redis_cluster, crawl_ids, delay))
             print(f"next refresh in {duration(delay)}", file=sys.stderr, flush=True)
             if not interrupts.sleep(delay):
                 break
             run_once(refresh, sites)
-        crawl_ids = [crawl_id for _, crawl_id in sites]
-        asyncio.run(clear_next_refresh(config.redis or "", config.redis_cluster, crawl_ids))
+        asyncio.run(clear_next_refresh(redis_url, config.redis_cluster, crawl_ids))
         return interrupts.exit_code() or EXIT_INTERRUPTED
-
-
-async def _mark_next_refresh(
-    config: Config, sites: list[tuple[str, str]], delay: float | None
-) -> None:
-    crawl_ids = [crawl_id for _, crawl_id in sites]
-    await announce_next_refresh(config.redis or "", config.redis_cluster, crawl_ids, delay)
 
 
 class CrawlRun:
