@@ -22,7 +22,21 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # What a command run from a terminal stops on: Ctrl-C, `kill`/`docker stop`, the terminal closed.
 TERMINAL_SIGNALS = (*STOP_SIGNALS, signal.SIGHUP)
 
+# The stop signals this process was started with ignored, read when it imports this
+# module (first thing in every command): ``nohup`` ignores SIGHUP so that a command
+# outlives its terminal, a non-interactive shell starts a background job with SIGINT
+# ignored. invcrawl leaves those ignored, as whoever started it asked, rather than stop
+# on them at some steps and not at others.
+IGNORED_AT_START = frozenset(
+    signum for signum in TERMINAL_SIGNALS if signal.getsignal(signum) == signal.SIG_IGN
+)
+
 _received: list[int] = []
+
+
+def honoured(signals: Sequence[int]) -> tuple[int, ...]:
+    """``signals`` but those the process was started with ignored (:data:`IGNORED_AT_START`)."""
+    return tuple(signum for signum in signals if signum not in IGNORED_AT_START)
 
 
 def record(signum: int) -> None:
@@ -51,6 +65,9 @@ def chain() -> None:
     signal before doing what they did (call it once the library that installs them, e.g.
     Scrapy's process after its start-up, has done so)."""
     for signum in STOP_SIGNALS:
+        if signum in IGNORED_AT_START:  # (Scrapy installs its SIGINT handler regardless)
+            signal.signal(signum, signal.SIG_IGN)
+            continue
         previous = signal.getsignal(signum)
         if getattr(previous, "_records", False):
             continue
@@ -80,6 +97,7 @@ def loop_handlers(
     were there before come back afterwards. (A loop closed with its handlers still set
     leaves SIG_DFL behind: a `crawl --every` round that ended so left the next sleep
     to be killed outright by SIGTERM, exit -15 rather than 143.)"""
+    signals = honoured(signals)
     saved = {signum: signal.getsignal(signum) for signum in signals}
     for signum in signals:
         loop.add_signal_handler(signum, callback, signum)
@@ -95,7 +113,9 @@ def loop_handlers(
 def _handled(
     signals: Sequence[int], handler: Callable[[int, FrameType | None], None]
 ) -> Iterator[None]:
-    """``handler`` for ``signals`` while inside; the previous handlers come back after."""
+    """``handler`` for ``signals`` (those :func:`honoured`) while inside; the previous
+    handlers come back after."""
+    signals = honoured(signals)
     previous = [signal.signal(signum, handler) for signum in signals]
     try:
         yield

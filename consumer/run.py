@@ -81,8 +81,8 @@ def run_consumer(config: Config, upstream: Upstream | None = None) -> int:
             log.warning("second signal: stopping now, releasing in-flight pages")
             reactor.callFromThread(crawler.stop)
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    for signum in interrupts.honoured(interrupts.STOP_SIGNALS):
+        signal.signal(signum, on_signal)
     process.crawl(crawler, pages=worker, bounds=page_bounds(config))
     # Everything imported and built so far (Scrapy, Twisted, lxml, redis-py: ~1/2 million
     # objects) lives as long as the process: moved out of the collector's generations, it is

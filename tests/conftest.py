@@ -4,6 +4,7 @@ session starts on a free port (never the machine's own Redis)."""
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections.abc import Awaitable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -14,6 +15,14 @@ import redis
 from localredis.server import RedisServer
 
 T = TypeVar("T")
+
+# The tests stop the commands they start with SIGINT and SIGHUP, as a terminal would. A
+# test run started in the background of a script (SIGINT ignored) or under nohup (SIGHUP
+# ignored) would hand those down to every command, and a command keeps a signal that was
+# ignored when it started ignored (common/interrupts.IGNORED_AT_START): the commands start
+# from the defaults a terminal gives. (Before anything imports common.interrupts here.)
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def run(coro: Awaitable[T]) -> T:

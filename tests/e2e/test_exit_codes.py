@@ -42,19 +42,28 @@ def args_of(command: str, site: Path, redis: str) -> list[str]:
     return [command, *extra, "--redis", redis, "--redis-wait", "600"]
 
 
+IGNORE_AND_EXEC = (
+    "import os, signal, sys\n"
+    "for number in sys.argv[1].split(','):\n"
+    "    signal.signal(int(number), signal.SIG_IGN)\n"
+    "os.execv(sys.argv[2], sys.argv[2:])\n"
+)
+
+
 class Running:
     """A command started in the background, its output (stdout and stderr) in a file."""
 
-    def __init__(self, argv: list[str], cwd: Path, name: str) -> None:
+    def __init__(
+        self, argv: list[str], cwd: Path, name: str, ignored: tuple[int, ...] = ()
+    ) -> None:
+        """``ignored``: signals the command starts with ignored (as under ``nohup``)."""
         self.err = cwd / f"{name}.err"
+        command = [sys.executable, "-m", "invcrawl", *argv]
+        if ignored:  # (an ignored signal stays ignored through exec, as nohup relies on)
+            numbers = ",".join(str(int(signum)) for signum in ignored)
+            command = [sys.executable, "-c", IGNORE_AND_EXEC, numbers, *command]
         with open(self.err, "wb") as err:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "invcrawl", *argv],
-                cwd=cwd,
-                env=clean_env(),
-                stdout=err,
-                stderr=err,
-            )
+            self.proc = subprocess.Popen(command, cwd=cwd, env=clean_env(), stdout=err, stderr=err)
 
     def stderr(self) -> str:
         return self.err.read_text(errors="replace")
@@ -309,3 +318,27 @@ def test_a_metrics_port_in_use_is_one_line(tmp_path: Path, crawled: str) -> None
         result = invcrawl("consume", "--redis", crawled, "--metrics-port", port, cwd=tmp_path)
     assert result.code == 1 and len(result.error_lines) == 1, result.stderr
     assert f"cannot serve metrics on 127.0.0.1:{port}" in result.error_lines[0]
+
+
+@pytest.mark.parametrize("ignored", [signal.SIGHUP, signal.SIGINT], ids=["nohup", "background"])
+@pytest.mark.parametrize("command", ["crawl --every", "redis"])
+def test_a_signal_ignored_at_start_stays_ignored(
+    command: str, ignored: int, site: Path, tmp_path: Path
+) -> None:
+    """`nohup invcrawl ...` must outlive its terminal (SIGHUP ignored), and a background
+    job of a script ignores SIGINT: a command started so leaves that signal ignored where
+    it installs its own handlers (a crawl waiting for its next round, the embedded Redis
+    held), and still stops on SIGTERM with 143 (the first signal it acted on; 129 or 130
+    had it acted on the ignored one sent just before)."""
+    data = str(tmp_path / "data")
+    if command == "redis":
+        argv, line = ["redis", "--data-dir", data], "runs on 127.0.0.1"
+    else:
+        argv = ["crawl", str(site), "--every", "1h", "--data-dir", data, "-o", "-"]
+        line = "next refresh in"
+    running = Running(argv, tmp_path, command.split(maxsplit=1)[0], ignored=(ignored,))
+    running.wait_for_line(line)
+    running.proc.send_signal(ignored)
+    code = running.stop(signal.SIGTERM)
+    assert code == 143, running.stderr()
+    assert "Traceback" not in running.stderr()

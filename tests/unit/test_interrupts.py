@@ -6,7 +6,10 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -65,3 +68,44 @@ def test_sleep_waits_its_time_without_a_signal() -> None:
     started = time.monotonic()
     assert interrupts.sleep(0.25) is True
     assert time.monotonic() - started >= 0.25
+
+
+IGNORED_AT_START_CHECK = """
+import asyncio, signal
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a process started so finds them
+signal.signal(signal.SIGHUP, signal.SIG_IGN)
+from common import interrupts
+SIGINT, SIGTERM, SIGHUP = signal.SIGINT, signal.SIGTERM, signal.SIGHUP
+assert interrupts.IGNORED_AT_START == {SIGINT, SIGHUP}, interrupts.IGNORED_AT_START
+with interrupts.interruptible():
+    assert signal.getsignal(SIGHUP) == signal.SIG_IGN
+    assert signal.getsignal(SIGTERM) not in (signal.SIG_IGN, signal.SIG_DFL)
+with interrupts.recorded():
+    assert signal.getsignal(SIGINT) == signal.SIG_IGN
+    assert signal.getsignal(SIGHUP) == signal.SIG_IGN
+loop = asyncio.new_event_loop()
+with interrupts.loop_handlers(loop, print, interrupts.TERMINAL_SIGNALS):
+    assert signal.getsignal(SIGINT) == signal.SIG_IGN
+    assert signal.getsignal(SIGHUP) == signal.SIG_IGN
+loop.close()
+signal.signal(SIGINT, lambda signum, frame: None)  # as Scrapy installs its own regardless
+interrupts.chain()
+assert signal.getsignal(SIGINT) == signal.SIG_IGN
+print("ok")
+"""
+
+
+def test_signals_ignored_at_start_are_left_ignored() -> None:
+    """A process started with SIGINT and SIGHUP ignored (a script's background job under
+    nohup) installs no handler for them, and puts back SIG_IGN where a library (Scrapy)
+    installed one: every command then leaves them ignored at every step."""
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", IGNORED_AT_START_CHECK],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.stdout.strip() == "ok", done.stderr
