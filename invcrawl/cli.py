@@ -77,7 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         epilog=textwrap.fill(
             "Every flag also has an INVCRAWL_* variable (shown in brackets). Exit codes: 0 "
-            "done, 1 failed, 2 usage error, 3 dead-lettered pages, 130 SIGINT, 143 SIGTERM.",
+            "done, 1 failed, 2 usage error, 3 dead-lettered pages, 129 SIGHUP, 130 SIGINT, 143 "
+            "SIGTERM.",
             HELP_WIDTH,
         ),
         formatter_class=Formatter,
