@@ -17,7 +17,6 @@ from common import interrupts
 from common.config import Config, ConfigError
 from common.inventory import inventory_to_dict
 from common.site import inventory_url, parse_sites_file, plan_sites
-from consumer.metrics import MetricsError
 from invcrawl import terminal
 from invcrawl.adaptive import report_next
 from invcrawl.crawl import run_crawl
@@ -136,6 +135,8 @@ def _report_round(results: Sequence[Produced], next_in: float | None) -> None:
 
 
 def cmd_consume(config: Config) -> int:
+    # (prometheus_client too: 25 ms of start-up every other command need not pay)
+    from consumer.metrics import MetricsError  # noqa: PLC0415
     from consumer.run import run_consumer  # noqa: PLC0415 - Scrapy: see the module's docstring
 
     with redis_for(config, create=True) as live:

@@ -6,6 +6,8 @@ touches Scrapy, the CLI layer has no cycle."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -179,3 +181,16 @@ def test_only_the_assembly_points_see_the_config() -> None:
         if any(n == "common.config" or n.startswith("common.config.") for n in names)
     }
     assert readers == ASSEMBLY
+
+
+def test_the_cli_starts_without_scrapy_or_the_metrics_server() -> None:
+    """Every command loads the CLI: what only the Scrapy processes need (Scrapy, Twisted,
+    and prometheus_client, which the consumer's metrics need) is imported by the command
+    that runs them, not by ``status``, ``export`` or the crawl supervisor (25 ms of
+    prometheus_client alone, per command)."""
+    code = (
+        "import sys, invcrawl.cli, invcrawl.commands; "
+        "heavy = [m for m in ('scrapy', 'twisted', 'prometheus_client') if m in sys.modules]; "
+        "assert not heavy, heavy"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
