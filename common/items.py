@@ -125,7 +125,7 @@ class PreparedItem:
     field: str  # key digest within the bucket
     value: str  # checksum[:12] + status letter
     status: str
-    data: str  # item JSON as stored in the stream (common/codec.py: compressed)
+    data: bytes  # item JSON as stored in the stream (common/codec.py: a zstd frame)
 
 
 def bucket_count(entries: int) -> int:

@@ -19,25 +19,23 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, cast
-
-import orjson
+from typing import Any
 
 from common.apidiff import item_changes
-from common.codec import item_json
-from frontier.export import CHUNK, Entry, read_after
+from frontier.export import CHUNK, read_after
 from frontier.retention import entry_before
 from frontier.session import CrawlSession
+from frontier.stream import StreamEntry, last_id, read_new, read_ranges
 
 EVENT_OF_KIND = {"new": "added", "update": "changed", "removed": "removed"}
 
 
-def change_event(entry_id: str, fields: dict[str, str]) -> dict[str, Any]:
+def change_event(entry: StreamEntry) -> dict[str, Any]:
     return {
-        "event": EVENT_OF_KIND.get(fields.get("kind", ""), "changed"),
-        "key": fields["key"],
-        "cursor": entry_id,
-        "item": orjson.loads(item_json(fields["data"])),
+        "event": EVENT_OF_KIND.get(entry.kind, "changed"),
+        "key": entry.key,
+        "cursor": entry.id,
+        "item": entry.item(),
     }
 
 
@@ -57,30 +55,30 @@ class Previous:
         before: dict[str, str] = {}
         after = "-"
         while batch := await read_after(self.session, after, CHUNK):
-            for entry_id, fields in batch:
-                if entry_before(self.since, entry_id):
+            for entry in batch:
+                if entry_before(self.since, entry.id):
                     break
-                before[fields["key"]] = entry_id
+                before[entry.key] = entry.id
             else:
-                after = "(" + batch[-1][0]
+                after = "(" + batch[-1].id
                 continue
             break
         self.latest = {**before, **self.latest}
 
-    async def events(self, batch: list[Entry]) -> list[dict[str, Any]]:
+    async def events(self, batch: list[StreamEntry]) -> list[dict[str, Any]]:
         """The events of a batch of entries (in order), ``changed`` ones with their typed
         changes; the previous items of the batch are fetched in one pipeline."""
         wanted: list[str | None] = []
-        for entry_id, fields in batch:
-            key = fields["key"]
-            if fields.get("kind") == "update" and key not in self.latest and not self.prefix_read:
+        for entry in batch:
+            update = entry.kind == "update"
+            if update and entry.key not in self.latest and not self.prefix_read:
                 await self._read_prefix()
-            wanted.append(self.latest.get(key) if fields.get("kind") == "update" else None)
-            self.latest[key] = entry_id
+            wanted.append(self.latest.get(entry.key) if update else None)
+            self.latest[entry.key] = entry.id
         previous = await self._fetch([w for w in wanted if w])
         out = []
-        for (entry_id, fields), prev_id in zip(batch, wanted, strict=True):
-            event = change_event(entry_id, fields)
+        for entry, prev_id in zip(batch, wanted, strict=True):
+            event = change_event(entry)
             old = previous.get(prev_id) if prev_id else None
             if event["event"] == "changed" and old is not None:
                 changes = item_changes(old, event["item"])
@@ -92,16 +90,8 @@ class Previous:
     async def _fetch(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         if not ids:
             return {}
-        pipe = self.session._redis.pipeline(transaction=False)
-        for entry_id in ids:
-            pipe.xrange(self.session.keys.items, min=entry_id, max=entry_id, count=1)
-        out = {}
-        for entry_id, rows in zip(ids, await pipe.execute(), strict=True):
-            if rows:
-                fields = cast(list[Entry], rows)[0][1]
-                if fields.get("kind") != "removed":
-                    out[entry_id] = orjson.loads(item_json(fields["data"]))
-        return out
+        found = await read_ranges(self.session, ids)
+        return {entry.id: entry.item() for entry in found if entry and not entry.removed}
 
 
 async def read_changes(
@@ -115,8 +105,7 @@ async def read_changes(
     keep waiting for new ones until cancelled. Returns (events, cursor to resume from)."""
     cursor = since if since and since != "0" else "0-0"
     if cursor == "$":  # only what comes next
-        last = await session._redis.xrevrange(session.keys.items, count=1)
-        cursor = str(last[0][0]) if last else "0-0"
+        cursor = await last_id(session) or "0-0"
     previous = Previous(session, cursor)
     count = 0
     try:
@@ -130,11 +119,7 @@ async def read_changes(
                 continue
             if not follow:
                 return count, cursor
-            reply = await session._redis.xread(
-                {session.keys.items: cursor}, count=CHUNK, block=block_ms
-            )
-            streams = cast(list[tuple[str, list[Entry]]], reply or [])
-            for event in await previous.events(streams[0][1] if streams else []):
+            for event in await previous.events(await read_new(session, cursor, CHUNK, block_ms)):
                 emit(event)
                 cursor = event["cursor"]
                 count += 1

@@ -17,39 +17,43 @@ import socket
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any, cast
 
-from redis.client import NEVER_DECODE
 from redis.exceptions import ResponseError
 
-from common.codec import item_bytes, item_json
+from common.codec import item_bytes
 from frontier.retention import retains_all, trim_exported, trimmed_before
 from frontier.session import CrawlSession
+from frontier.stream import (
+    RAW,
+    REMOVED,
+    RawEntry,
+    StreamEntry,
+    claim_idle,
+    read_group,
+    read_range,
+)
 
 CHUNK = 1000
-REMOVED = "removed"  # the stream ``kind`` of a tombstone (tombstone.lua)
-Entry = tuple[str, dict[str, str]]  # stream entry id, fields
-RawEntry = tuple[bytes, dict[bytes, bytes]]  # the same, the reply left undecoded
 RAW_REMOVED = REMOVED.encode()
 
 
-async def read_after(session: CrawlSession, after: str, count: int = CHUNK) -> list[Entry]:
+async def read_after(session: CrawlSession, after: str, count: int = CHUNK) -> list[StreamEntry]:
     """Up to ``count`` item stream entries after ``after`` ("-": from the start;
     "(id": exclusive)."""
-    batch = await session._redis.xrange(session.keys.items, min=after, max="+", count=count)
-    return cast(list[Entry], batch)
+    return await read_range(session, after, "+", count)
 
 
-async def stream_entries(session: CrawlSession) -> AsyncIterator[Entry]:
+async def all_entries(session: CrawlSession) -> AsyncIterator[StreamEntry]:
     start = "-"
     while batch := await read_after(session, start):
         for entry in batch:
             yield entry
-        start = "(" + batch[-1][0]
+        start = "(" + batch[-1].id
 
 
 async def latest_entry_ids(session: CrawlSession) -> dict[str, str]:
     latest: dict[str, str] = {}
-    async for entry_id, fields in stream_entries(session):
-        latest[fields["key"]] = entry_id
+    async for entry in all_entries(session):
+        latest[entry.key] = entry.id
     return latest
 
 
@@ -60,11 +64,11 @@ async def iter_latest(session: CrawlSession) -> AsyncIterator[str]:
         session.keys.stats, ["items_updated", "items_removed"]
     )
     latest = await latest_entry_ids(session) if int(updated or 0) or int(removed or 0) else None
-    async for entry_id, fields in stream_entries(session):
-        if fields.get("kind") == REMOVED:
+    async for entry in all_entries(session):
+        if entry.removed:
             continue
-        if latest is None or latest.get(fields["key"]) == entry_id:
-            yield item_json(fields["data"])
+        if latest is None or latest.get(entry.key) == entry.id:
+            yield entry.item_json()
 
 
 class HistoryTrimmed(Exception):
@@ -82,13 +86,11 @@ async def merged_with(
     for line in base or ():
         latest[json.loads(line)["key"]] = line
     last = ""
-    async for entry_id, fields in stream_entries(session):
-        last = entry_id
-        if fields.get("kind") == REMOVED:
-            latest.pop(fields["key"], None)
-        else:
-            latest.pop(fields["key"], None)  # moves to the end: stream order
-            latest[fields["key"]] = item_json(fields["data"])
+    async for entry in all_entries(session):
+        last = entry.id
+        latest.pop(entry.key, None)  # (an item moves to the end: stream order)
+        if not entry.removed:
+            latest[entry.key] = entry.item_json()
     return latest, last
 
 
@@ -130,9 +132,7 @@ class StreamTail:
     def _read(self, pipe: Any) -> None:
         """Queue the next read on ``pipe`` (a redis-py pipeline)."""
         items = self.session.keys.items
-        pipe.execute_command(
-            "XRANGE", items, self.after, "+", "COUNT", CHUNK, **{NEVER_DECODE: True}
-        )
+        pipe.execute_command("XRANGE", items, self.after, "+", "COUNT", CHUNK, **RAW)
 
     def _take(self, batch: list[RawEntry], lines: list[bytes]) -> bool:
         """Append a batch's lines; whether the stream may hold more past it (a full batch)."""
@@ -184,14 +184,8 @@ async def _adopt_pending(session: CrawlSession, group: str, consumer: str) -> No
     own pending entries. At-least-once: entries a live sibling follower is writing at
     this moment may be written twice."""
     start = "0-0"
-    while True:
-        # (redis-py drops the cursor from the reply when justid=True)
-        reply = await session._redis.xautoclaim(
-            session.keys.items, group, consumer, min_idle_time=0, start_id=start, count=CHUNK
-        )
-        start = reply[0]
-        if start == "0-0":
-            return
+    while (start := await claim_idle(session, group, consumer, start, CHUNK)) != "0-0":
+        pass
 
 
 class GroupReader:
@@ -217,28 +211,22 @@ class GroupReader:
         await _adopt_pending(self.session, self.group, self.consumer)
         self.trim = not await retains_all(self.session)  # --retain-items exported
 
-    async def read(self) -> list[Entry]:
+    async def read(self) -> list[StreamEntry]:
         """The next batch (empty when none came within ``block_ms``)."""
         while True:
             cursor = "0" if self.pending_first else ">"
-            reply = await self.session._redis.xreadgroup(
-                self.group,
-                self.consumer,
-                {self.session.keys.items: cursor},
-                count=CHUNK,
-                block=None if self.pending_first else self.block_ms,
+            block = None if self.pending_first else self.block_ms
+            entries = await read_group(
+                self.session, self.group, self.consumer, cursor, count=CHUNK, block_ms=block
             )
-            # RESP2 reply: [[stream key, [entry, ...]]] (the stubs describe RESP3's dict)
-            streams = cast(list[tuple[str, list[Entry]]], reply)
-            entries = streams[0][1] if streams else []
             if self.pending_first and not entries:
                 self.pending_first = False
                 continue
             return entries
 
-    async def ack(self, entries: list[Entry]) -> None:
+    async def ack(self, entries: list[StreamEntry]) -> None:
         """The batch is written: acknowledge it, and trim what every group now holds."""
         key = self.session.keys.items
-        await self.session._redis.xack(key, self.group, *[entry_id for entry_id, _ in entries])
+        await self.session._redis.xack(key, self.group, *[entry.id for entry in entries])
         if self.trim:
             await trim_exported(self.session)

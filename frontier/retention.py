@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from redis.exceptions import ResponseError
 
 from frontier.session import CrawlSession
+from frontier.stream import first_id
 
 ALL = "all"
 EXPORTED = "exported"
@@ -95,8 +96,8 @@ async def trim_exported(session: CrawlSession) -> Trimmed:
             keep_from = needs
     if keep_from is None:
         return Trimmed(0, "")
-    first = await session._redis.xrange(items, count=1)
-    if not first or not entry_before(str(first[0][0]), keep_from):
+    first = await first_id(session)
+    if first is None or not entry_before(first, keep_from):
         return Trimmed(0, keep_from)  # nothing before it left
     # The mark first: a trimmer killed between the two leaves a mark too early (an
     # export then asks for --base it did not need), never a trim without its mark.

@@ -9,17 +9,17 @@ figures. No key of its own, so nothing can disagree with the crawls.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from common.apidiff_versions import matches, parse_ref, version_key
-from common.codec import item_json
-from frontier.export import REMOVED, HistoryTrimmed, iter_latest, stream_entries
+from frontier.export import HistoryTrimmed, all_entries, iter_latest
 from frontier.retention import trimmed_before
 from frontier.session import CrawlNotFound, CrawlSession, Frontier
+from frontier.stream import StreamEntry
 
 _FIELDS = (
     "project",
@@ -174,14 +174,13 @@ async def latest_item(session: CrawlSession, key: str) -> dict[str, Any] | None:
     """The latest version of one item (None: never there, or its latest entry is a
     tombstone): one pass over the stream."""
     await _check_complete(session)
-    found: Mapping[str, str] | None = None
-    async for _, fields in stream_entries(session):
-        if fields.get("key") == key:
-            found = fields
-    if found is None or found.get("kind") == REMOVED:
+    found: StreamEntry | None = None
+    async for entry in all_entries(session):
+        if entry.key == key:
+            found = entry
+    if found is None or found.removed:
         return None
-    item: dict[str, Any] = orjson.loads(item_json(found["data"]))
-    return item
+    return found.item()
 
 
 async def symbol_versions(

@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from common.codec import item_json
 from frontier.every_crawl import DISCOVER_EVERY, check_exportable, iter_latest_all
 from frontier.export import (
     GroupReader,
@@ -134,8 +133,8 @@ async def _follow_into(
             entries = await reader.read()
             if not entries:
                 continue
-            for _, fields in entries:
-                out.write(item_json(fields["data"]) + "\n")
+            for entry in entries:
+                out.write(entry.item_json() + "\n")
             durable_flush(out)
             await reader.ack(entries)
             count += len(entries)

@@ -27,6 +27,7 @@ from common.inventory import parse_inventory
 from common.plan import plan_crawl
 from frontier.keys import CrawlKeys
 from localredis.server import RedisServer
+from support.accounting import stream_range
 from support.cli import clean_env, invcrawl
 from support.crawl import wait_for
 from support.httpserver import serve
@@ -48,7 +49,7 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 def stream_pairs(url: str, crawl: str) -> Counter[tuple[str, str]]:
     client = redis.Redis.from_url(url, decode_responses=True)
     pairs: Counter[tuple[str, str]] = Counter()
-    for _, fields in client.xrange(f"invcrawl:{{{crawl}}}:items"):
+    for _, fields in stream_range(client, f"invcrawl:{{{crawl}}}:items", count=1_000_000):
         pairs[(fields["key"], fields["sum"])] += 1
     client.close()
     return pairs

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import redis
+from redis.client import NEVER_DECODE
 
 from common.sharding import slot_for
 from frontier.keys import CRAWLS, REGISTRY_KEYS, CrawlKeys, HostKeys
@@ -129,7 +130,11 @@ def paused(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Paused]:
                 proc.pause()
             time.sleep(0.3)  # let a commit already on the wire land
             h.redis.xgroup_create(h.keys.items, "export", id="0")
-            h.redis.xreadgroup("export", "ops-export", {h.keys.items: ">"}, count=3)
+            # (read undecoded: the items are binary, common/codec.py)
+            h.redis.execute_command(
+                "XREADGROUP", "GROUP", "export", "ops-export", "COUNT", 3,
+                "STREAMS", h.keys.items, ">", **{NEVER_DECODE: True},
+            )  # fmt: skip
             yield Paused(h, server, http, site)
         finally:
             h.close()
@@ -409,7 +414,8 @@ def test_cookbook_runs_against_a_real_crawl(paused: Paused, tmp_path: Path) -> N
             ["sh", "-eu", "-c", setup + block],
             env=env,
             capture_output=True,
-            text=True,
+            encoding="utf-8",
+            errors="replace",  # XRANGE prints the items' binary zstd frames
             timeout=30,
             check=False,
         )
@@ -417,6 +423,9 @@ def test_cookbook_runs_against_a_real_crawl(paused: Paused, tmp_path: Path) -> N
         assert proc.returncode == 0, f"{block}\n--- exit {proc.returncode}:\n{proc.stderr}"
         assert not ERROR_REPLY.search(out), f"{block}\n--- error reply:\n{out}"
         assert out.strip().removeprefix(f"crawl {paused.crawl}").strip(), f"{block}: no output"
+        if "zstd -dcf" in block:  # one item's JSON by hand: the item itself
+            item = json.loads(out.strip().removeprefix(f"crawl {paused.crawl}"))
+            assert item["crawl"] == paused.crawl and item["key"], out
     # The setup block finds the crawl by itself when C is not set.
     found = subprocess.run(
         ["sh", "-c", setup],

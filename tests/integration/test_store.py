@@ -24,6 +24,7 @@ from frontier.connection import connect
 from frontier.keys import CrawlKeys
 from frontier.session import Claim, CrawlSession, Frontier
 from frontier.states import CrawlState
+from support.accounting import stream_range
 
 FETCHED = PageOutcome.FETCHED
 CRAWL = CrawlInfo("t", "Proj", "1.0")
@@ -122,7 +123,7 @@ def test_commit_writes_items_and_acks_atomically(redis_url: str, sync_redis: Any
 
     result, claim = with_store(redis_url, job)
     assert result.committed and result.new == 3
-    entries = sync_redis.xrange("invcrawl:{t}:items")
+    entries = stream_range(sync_redis, "invcrawl:{t}:items")
     assert [e[1]["key"] for e in entries] == [e.key for e in task.entries]
     assert all(e[1]["kind"] == "new" and e[1]["task"] == task.id for e in entries)
     assert json.loads(item_json(entries[0][1]["data"]))["doc"] == "body mod.f1_0"
@@ -149,7 +150,7 @@ def test_recommit_same_content_adds_nothing_and_changes_are_updates(
     first, same, changed = with_store(redis_url, job)
     assert (first.new, same.new, same.updated, same.unchanged) == (2, 0, 0, 2)
     assert (changed.new, changed.updated) == (0, 2)
-    kinds = [e[1]["kind"] for e in sync_redis.xrange("invcrawl:{t}:items")]
+    kinds = [e[1]["kind"] for e in stream_range(sync_redis, "invcrawl:{t}:items")]
     assert kinds == ["new", "new", "update", "update"]
     assert sync_redis.hget("invcrawl:{t}:stats", "status:ok") == "2"
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import redis
+from redis.client import NEVER_DECODE
 
 from common.codec import item_json
 from frontier.keys import CrawlKeys
@@ -34,20 +35,31 @@ class StreamItem:
     data: dict[str, Any]
 
 
+def stream_range(
+    client: redis.Redis, key: str, start: str = "-", count: int = 1000
+) -> list[tuple[str, dict[str, Any]]]:
+    """XRANGE of an item stream from ``start`` (with any client: the reply is read
+    undecoded, as ``frontier/stream.py`` reads it): entry id and fields, every field as
+    text but ``data`` (bytes: a zstd frame, ``common/codec.py``)."""
+    batch = client.execute_command(  # type: ignore[no-untyped-call]
+        "XRANGE", key, start, "+", "COUNT", count, **{NEVER_DECODE: True}
+    )
+    return [
+        (_text(entry_id), {_text(k): v if k == b"data" else _text(v) for k, v in f.items()})
+        for entry_id, f in batch
+    ]
+
+
 def read_items(client: redis.Redis, crawl_id: str) -> list[StreamItem]:
     """Every entry of the crawl's item stream, in order."""
     key = CrawlKeys(crawl_id).items
     out: list[StreamItem] = []
     start = "-"
-    while True:
-        batch = client.xrange(key, min=start, max="+", count=1000)
-        if not batch:
-            return out
-        for entry_id, f in batch:
-            fields = {_text(k): _text(v) for k, v in f.items()}
+    while batch := stream_range(client, key, start):
+        for entry_id, fields in batch:
             out.append(
                 StreamItem(
-                    _text(entry_id),
+                    entry_id,
                     fields["key"],
                     fields["sum"],
                     fields["kind"],
@@ -55,7 +67,8 @@ def read_items(client: redis.Redis, crawl_id: str) -> list[StreamItem]:
                     json.loads(item_json(fields["data"])),
                 )
             )
-        start = "(" + _text(batch[-1][0])
+        start = "(" + batch[-1][0]
+    return out
 
 
 def _text(value: Any) -> str:

@@ -1,5 +1,6 @@
-"""Item bodies in the stream (common/codec.py): compressed both ways, old plain values
-and tombstones still read, and the stored form is text the UTF-8 client can carry."""
+"""Item bodies in the stream (common/codec.py): compressed both ways, stored as a whole
+zstd frame each; old plain values, tombstones and the text forms of earlier versions
+(base64, base85) still read."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import zstandard
 from hypothesis import given
 from hypothesis import strategies as st
 
-from common.codec import MIN_BYTES, item_bytes, item_json, stored_item
+from common.codec import LEVEL, MAGIC, MIN_BYTES, item_bytes, item_json, stored_item
 from common.items import prepare
 
 if sys.version_info >= (3, 14):
@@ -31,28 +32,31 @@ ITEM = {
 def test_a_real_sized_item_is_stored_compressed_and_read_back() -> None:
     data = orjson.dumps(ITEM)
     stored = stored_item(data)
-    assert stored.startswith("B") and len(stored) < len(data) / 2.5
-    assert stored.isascii()
+    assert stored.startswith(MAGIC) and len(stored) < len(data) / 2.5
     assert item_json(stored) == data.decode()
+    assert item_bytes(stored) == data
 
 
 def test_short_items_plain_values_and_tombstones_read_as_is() -> None:
     short = b'{"key":"k","status":"skipped"}'
-    assert len(short) < MIN_BYTES and stored_item(short) == short.decode()
-    assert item_json('{"key": "k", "status": "removed"}') == '{"key": "k", "status": "removed"}'
+    assert len(short) < MIN_BYTES and stored_item(short) == short
+    tombstone = b'{"key": "k", "status": "removed"}'  # as tombstone.lua writes it
+    assert item_json(tombstone) == tombstone.decode() and item_bytes(tombstone) == tombstone
 
 
 def test_prepare_stores_compressed_and_keeps_the_checksum_of_the_json() -> None:
     prepared = prepare(ITEM, 4)
-    assert prepared.data.startswith("B")
+    assert prepared.data.startswith(MAGIC)
     assert orjson.loads(item_json(prepared.data)) == ITEM
     assert prepared.value.startswith(ITEM["checksum"][:12])
 
 
-def test_values_written_as_base85_by_earlier_versions_still_read() -> None:
+def test_values_written_as_text_by_earlier_versions_still_read() -> None:
+    # Base64 (the last text form) and base85 (the one before), behind their letters.
     data = orjson.dumps(ITEM)
-    legacy = "Z" + base64.b85encode(zstd.compress(data)).decode("ascii")
-    assert item_json(legacy) == data.decode()
+    frame = zstd.compress(data, 3)
+    for legacy in (b"B" + base64.b64encode(frame), b"Z" + base64.b85encode(frame)):
+        assert item_json(legacy) == data.decode() and item_bytes(legacy) == data
 
 
 @given(st.text(min_size=0, max_size=3000))
@@ -68,8 +72,7 @@ def test_the_shared_compressor_writes_the_frame_a_one_shot_compress_writes() -> 
     for doc in ("a", "b" * 5000, "Serialize obj. " * 300):
         data = orjson.dumps({**ITEM, "doc": doc})
         if len(data) >= MIN_BYTES:
-            expected = "B" + base64.b64encode(zstd.compress(data, 3)).decode("ascii")
-            assert stored_item(data) == expected
+            assert stored_item(data) == zstd.compress(data, LEVEL)
 
 
 def test_frames_of_other_writers_are_read_streamed_or_not() -> None:
@@ -78,9 +81,8 @@ def test_frames_of_other_writers_are_read_streamed_or_not() -> None:
     streamed = zstandard.ZstdCompressor(level=3, write_content_size=False)
     frame = streamed.compressobj()
     body = frame.compress(data) + frame.flush()
-    value = "B" + base64.b64encode(body).decode("ascii")
-    assert item_json(value) == data.decode()
-    assert item_bytes(value.encode()) == data
+    assert item_bytes(body) == data
+    assert item_bytes(b"B" + base64.b64encode(body)) == data
 
 
 def test_each_thread_gets_its_own_contexts() -> None:

@@ -1,0 +1,141 @@
+"""The item stream's entries, read back (Redis reads only).
+
+Every entry is one new, changed or removed item (``commit.lua``, ``tombstone.lua``):
+fields ``key``, ``sum``, ``kind`` (new, update, removed), ``task`` and ``data``. ``data``
+is binary, a zstd frame (``common/codec.py``), which the client's UTF-8 decoding of
+replies would refuse: every read here asks for the reply undecoded (redis-py's
+``NEVER_DECODE``) and decodes the text fields itself, into a :class:`StreamEntry`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, cast
+
+import orjson
+from redis.client import NEVER_DECODE
+
+from common.codec import item_bytes, item_json
+from frontier.session import CrawlSession
+
+REMOVED = "removed"  # the ``kind`` of a tombstone (tombstone.lua)
+RAW = {NEVER_DECODE: True}
+RawEntry = tuple[bytes, dict[bytes, bytes]]  # an entry as the undecoded reply holds it
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEntry:
+    id: str  # the stream entry id: the change feed's cursor
+    key: str  # the item's key
+    kind: str  # new, update or removed
+    data: bytes  # the item as stored (common/codec.py), or a tombstone's JSON
+
+    @property
+    def removed(self) -> bool:
+        return self.kind == REMOVED
+
+    def item_json(self) -> str:
+        """The item's JSON (a tombstone's: ``{"key": ..., "status": "removed"}``)."""
+        return item_json(self.data)
+
+    def item(self) -> dict[str, Any]:
+        """The item, parsed."""
+        item: dict[str, Any] = orjson.loads(item_bytes(self.data))
+        return item
+
+
+async def _call(session: CrawlSession, *args: Any) -> object:
+    """One command, its reply undecoded."""
+    return await session._redis.execute_command(*args, **RAW)  # type: ignore[no-untyped-call]
+
+
+def stream_entry(raw: RawEntry) -> StreamEntry:
+    entry_id, fields = raw
+    return StreamEntry(
+        id=entry_id.decode("ascii"),
+        key=fields[b"key"].decode("utf-8"),
+        kind=fields.get(b"kind", b"").decode("ascii"),
+        data=fields.get(b"data", b""),
+    )
+
+
+def stream_entries(raw: object) -> list[StreamEntry]:
+    """The entries of an undecoded XRANGE-style reply (redis-py's stream list)."""
+    return [stream_entry(entry) for entry in cast(list[RawEntry], raw or [])]
+
+
+async def read_range(
+    session: CrawlSession, start: str, end: str = "+", count: int | None = None
+) -> list[StreamEntry]:
+    """XRANGE: ``start``/``end`` as Redis takes them ("-", "+", "(id" exclusive)."""
+    args: list[Any] = ["XRANGE", session.keys.items, start, end]
+    if count is not None:
+        args += ["COUNT", count]
+    return stream_entries(await _call(session, *args))
+
+
+async def read_ranges(session: CrawlSession, ids: list[str]) -> list[StreamEntry | None]:
+    """The entries of ``ids`` in one pipelined round trip (None: no longer there)."""
+    pipe = session._redis.pipeline(transaction=False)
+    for entry_id in ids:
+        pipe.execute_command("XRANGE", session.keys.items, entry_id, entry_id, **RAW)
+    found = [stream_entries(reply) for reply in await pipe.execute()]
+    return [entries[0] if entries else None for entries in found]
+
+
+async def first_id(session: CrawlSession) -> str | None:
+    return _first_id(await _call(session, "XRANGE", session.keys.items, "-", "+", "COUNT", 1))
+
+
+async def last_id(session: CrawlSession) -> str | None:
+    return _first_id(await _call(session, "XREVRANGE", session.keys.items, "+", "-", "COUNT", 1))
+
+
+def _first_id(reply: object) -> str | None:
+    """The id of a stream list reply's first entry (its fields unread)."""
+    entries = cast(list[RawEntry], reply or [])
+    return entries[0][0].decode("ascii") if entries else None
+
+
+def _streams(reply: object) -> list[StreamEntry]:
+    """The entries of an undecoded XREAD / XREADGROUP reply on one stream (RESP2:
+    ``[[stream key, [entry, ...]]]``; the stubs describe RESP3's dict)."""
+    streams = cast(list[tuple[bytes, list[RawEntry]]], reply or [])
+    return stream_entries(streams[0][1]) if streams else []
+
+
+async def read_new(
+    session: CrawlSession, after: str, count: int, block_ms: int
+) -> list[StreamEntry]:
+    """XREAD: entries after ``after`` (an id), waiting up to ``block_ms`` for one."""
+    args = ["XREAD", "COUNT", count, "BLOCK", block_ms, "STREAMS", session.keys.items, after]
+    return _streams(await _call(session, *args))
+
+
+async def read_group(
+    session: CrawlSession,
+    group: str,
+    consumer: str,
+    cursor: str,
+    *,
+    count: int,
+    block_ms: int | None,
+) -> list[StreamEntry]:
+    """XREADGROUP: ``cursor`` "0" re-reads the consumer's pending entries, ">" new ones
+    (waiting up to ``block_ms``; None: not at all)."""
+    args: list[Any] = ["XREADGROUP", "GROUP", group, consumer, "COUNT", count]
+    if block_ms is not None:
+        args += ["BLOCK", block_ms]
+    args += ["STREAMS", session.keys.items, cursor]
+    return _streams(await _call(session, *args))
+
+
+async def claim_idle(
+    session: CrawlSession, group: str, consumer: str, start: str, count: int
+) -> str:
+    """XAUTOCLAIM every pending entry of ``group`` from ``start`` for ``consumer``;
+    returns the cursor to go on from ("0-0": done). (With ``JUSTID`` redis-py drops the
+    cursor from the reply, hence whole entries, left undecoded.)"""
+    args = ["XAUTOCLAIM", session.keys.items, group, consumer, 0, start, "COUNT", count]
+    reply = await _call(session, *args)
+    return cast(list[bytes], reply)[0].decode("ascii")
