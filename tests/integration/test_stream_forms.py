@@ -20,8 +20,10 @@ from frontier.changes import read_changes
 from frontier.connection import connect
 from frontier.export import GroupReader
 from frontier.session import CrawlSession, Frontier
+from frontier.stream import read_group, read_new
 from frontier.versions import latest_item, latest_items
 from invcrawl.exporting import IncrementalExport, export_to
+from support.cluster import running_cluster
 
 DOC = "Serialize obj to a JSON formatted str using this conversion table. " * 20
 
@@ -57,31 +59,49 @@ async def fill(client: Any, session: CrawlSession) -> None:
 
 def test_every_reader_reads_every_form(redis_url: str, tmp_path: Path) -> None:
     assert forms()[0][2].startswith(MAGIC)  # the binary form is what a commit writes
+    check(run(read_every_way(redis_url, False, tmp_path)), tmp_path)
 
-    async def job() -> dict[str, Any]:
-        client = connect(redis_url)
-        session = Frontier(client).crawl("forms")
-        await fill(client, session)
-        export = IncrementalExport(session, tmp_path / "tail.jsonl")
-        await export.pull()
-        out = {
-            "exported": await export_to(session, tmp_path / "full.jsonl"),
-            "tail": await export.finish(),
-            "latest": await latest_items(session),
-            "frame": await latest_item(session, "frame"),
-            "short": await latest_item(session, "short"),
-        }
-        events: list[dict[str, Any]] = []
-        out["changes"] = (await read_changes(session, None, events.append), events)
-        reader = GroupReader(session, "g", block_ms=10)
-        await reader.start()
-        out["group"] = await reader.read()
-        await reader.ack(out["group"])
-        await client.delete(session.keys.items, session.keys.meta, session.keys.stats)
-        await client.aclose()
-        return out
 
-    out = run(job())
+def test_every_reader_reads_every_form_on_a_cluster(tmp_path: Path) -> None:
+    """The same on a 3-master Redis Cluster: the cluster client reads the undecoded
+    replies (XRANGE, XREAD, XREADGROUP, XAUTOCLAIM) from the crawl's shard."""
+    with running_cluster(tmp_path / "cluster") as cluster:
+        out = run(read_every_way(cluster.url, True, tmp_path))
+    check(out, tmp_path)
+
+
+async def read_every_way(url: str, cluster: bool, tmp_path: Path) -> dict[str, Any]:
+    """What each reader makes of the stream: export, the crawl's incremental export,
+    the latest items, the change feed (XRANGE, then XREAD as ``--follow`` waits), and a
+    consumer group whose entries another follower received and never acknowledged (a
+    new follower adopts them: XAUTOCLAIM, then XREADGROUP)."""
+    client = connect(url, cluster)
+    session = Frontier(client).crawl("forms")
+    await fill(client, session)
+    export = IncrementalExport(session, tmp_path / "tail.jsonl")
+    await export.pull()
+    out: dict[str, Any] = {
+        "exported": await export_to(session, tmp_path / "full.jsonl"),
+        "tail": await export.finish(),
+        "latest": await latest_items(session),
+        "frame": await latest_item(session, "frame"),
+        "short": await latest_item(session, "short"),
+    }
+    events: list[dict[str, Any]] = []
+    out["changes"] = (await read_changes(session, None, events.append), events)
+    out["followed"] = await read_new(session, "0-0", 100, 10)
+    await client.xgroup_create(session.keys.items, "g", id="0")
+    await read_group(session, "g", "died", ">", count=100, block_ms=None)
+    reader = GroupReader(session, "g", block_ms=10)
+    await reader.start()
+    out["group"] = await reader.read()
+    await reader.ack(out["group"])
+    await client.delete(session.keys.items, session.keys.meta, session.keys.stats)
+    await client.aclose()
+    return out
+
+
+def check(out: dict[str, Any], tmp_path: Path) -> None:
     latest = {"frame": 2, "b64": 1, "b85": 1}  # short was removed
     full = [json.loads(line) for line in (tmp_path / "full.jsonl").read_text().splitlines()]
     assert out["exported"] == 3 and {i["key"]: i["v"] for i in full} == latest
@@ -102,6 +122,7 @@ def test_every_reader_reads_every_form(redis_url: str, tmp_path: Path) -> None:
     assert [e["item"].get("v") for e in events] == [1, 1, 1, 1, 2, None]
     group = out["group"]
     assert [(e.key, e.kind) for e in group] == [(k, kind) for k, kind, _ in forms()]
+    assert out["followed"] == group
     assert [e.item() for e in group][:4] == [
         orjson.loads(item("frame", 1)),
         {"key": "short", "v": 1},
