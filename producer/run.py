@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import gc
 import logging
 import os
 import signal
@@ -221,10 +222,17 @@ class ForkedProducer:
     def __init__(self, config: Config, sites: Sequence[tuple[str, str]]) -> None:
         preload(base_settings(config))  # the crawler's components, for both processes
         read, write = os.pipe()
+        # Every object the child inherits goes to the collector's permanent generation
+        # for the fork: the child's full collections skip them instead of walking the
+        # whole inherited heap (touching, and so copying, every page of it). Measured on
+        # the CPython docs: collections took 0.19 of the child's 0.48 CPU-s before, and
+        # 0.08-0.12 of 0.31-0.41 since (docs/performance.md).
+        gc.freeze()
         pid = os.fork()
         if pid == 0:  # the child
             os.close(read)
             _produce_and_exit(config, sites, write)
+        gc.unfreeze()  # (this process collects as it always did)
         os.close(write)
         os.set_blocking(read, False)
         self.pid = pid
