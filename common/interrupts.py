@@ -91,12 +91,16 @@ def _recording(previous: Any) -> Callable[[int, FrameType | None], Any]:
 def loop_handlers(
     loop: asyncio.AbstractEventLoop,
     callback: Callable[[int], object],
-    signals: Sequence[int] = STOP_SIGNALS,
+    signals: Sequence[int] = TERMINAL_SIGNALS,
 ) -> Iterator[None]:
-    """``callback(signum)`` on the loop for ``signals`` while inside; the handlers that
-    were there before come back afterwards. (A loop closed with its handlers still set
-    leaves SIG_DFL behind: a `crawl --every` round that ended so left the next sleep
-    to be killed outright by SIGTERM, exit -15 rather than 143.)"""
+    """``callback(signum)`` on the loop for ``signals`` (every terminal signal unless
+    told) while inside; the handlers that were there before come back afterwards. (A
+    loop closed with its handlers still set leaves SIG_DFL behind: a `crawl --every`
+    round that ended so left the next sleep to be killed outright by SIGTERM, exit -15
+    rather than 143.) A terminal signal left out reaches the handler outside, which in
+    a command is :func:`interruptible`'s: a KeyboardInterrupt raised wherever the loop
+    stands, in the middle of a Redis reply too (the dashboard, which left SIGHUP out,
+    printed "Task exception was never retrieved" and a traceback on a loaded machine)."""
     signals = honoured(signals)
     saved = {signum: signal.getsignal(signum) for signum in signals}
     for signum in signals:

@@ -295,7 +295,7 @@ def build_app(
 
 
 async def serve(config: Config, secret: str | None) -> None:
-    """Serve until SIGINT or SIGTERM."""
+    """Serve until SIGINT, SIGTERM or SIGHUP."""
     assert config.redis
     frontier = Frontier(connect(config.redis, config.redis_cluster))
     if not is_loopback(config.bind):
@@ -342,6 +342,7 @@ async def serve(config: Config, secret: str | None) -> None:
 
 
 def run_dashboard(config: Config, secret: str | None) -> int:
-    """Serve the dashboard until SIGINT or SIGTERM (an OSError: it could not listen)."""
+    """Serve the dashboard until SIGINT, SIGTERM or SIGHUP (an OSError: it could not
+    listen)."""
     asyncio.run(serve(config, secret))
     return 0

@@ -63,6 +63,32 @@ def test_recorded_signals_let_a_running_event_loop_finish_its_step(signum: int) 
     assert signal.getsignal(signum) is before
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_an_event_loop_gets_every_terminal_signal_as_its_callback(signum: int) -> None:
+    # An event loop inside the CLI's `interruptible` (the dashboard): a signal its
+    # handlers left out raised KeyboardInterrupt wherever the loop stood, in the middle
+    # of a Redis reply too, and printed a traceback.
+    async def serve() -> list[int]:
+        seen: list[int] = []
+        got = asyncio.Event()
+
+        def callback(received: int) -> None:
+            seen.append(received)
+            got.set()
+
+        with interrupts.loop_handlers(asyncio.get_running_loop(), callback):
+            os.kill(os.getpid(), signum)
+            await asyncio.wait_for(got.wait(), 60)
+        return seen
+
+    interrupts.reset()
+    try:
+        with interrupts.interruptible():
+            assert asyncio.run(serve()) == [signum]
+    finally:
+        interrupts.reset()
+
+
 def test_sleep_waits_its_time_without_a_signal() -> None:
     interrupts.reset()
     started = time.monotonic()
