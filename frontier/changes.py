@@ -22,10 +22,10 @@ from collections.abc import Callable
 from typing import Any
 
 from common.apidiff import item_changes
-from frontier.export import CHUNK, read_after
+from frontier.export import CHUNK
 from frontier.retention import entry_before
 from frontier.session import CrawlSession
-from frontier.stream import StreamEntry, last_id, read_new, read_ranges
+from frontier.stream import StreamEntry, last_id, read_new, read_range, read_ranges
 
 EVENT_OF_KIND = {"new": "added", "update": "changed", "removed": "removed"}
 
@@ -54,7 +54,7 @@ class Previous:
         self.prefix_read = True
         before: dict[str, str] = {}
         after = "-"
-        while batch := await read_after(self.session, after, CHUNK):
+        while batch := await read_range(self.session, after, count=CHUNK):
             for entry in batch:
                 if entry_before(self.since, entry.id):
                     break
@@ -110,7 +110,7 @@ async def read_changes(
     count = 0
     try:
         while True:
-            batch = await read_after(session, "(" + cursor if cursor != "0-0" else "-", CHUNK)
+            batch = await read_range(session, "(" + cursor if cursor != "0-0" else "-", count=CHUNK)
             for event in await previous.events(batch):
                 emit(event)
                 cursor = event["cursor"]

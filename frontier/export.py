@@ -36,15 +36,9 @@ CHUNK = 1000
 RAW_REMOVED = REMOVED.encode()
 
 
-async def read_after(session: CrawlSession, after: str, count: int = CHUNK) -> list[StreamEntry]:
-    """Up to ``count`` item stream entries after ``after`` ("-": from the start;
-    "(id": exclusive)."""
-    return await read_range(session, after, "+", count)
-
-
 async def all_entries(session: CrawlSession) -> AsyncIterator[StreamEntry]:
     start = "-"
-    while batch := await read_after(session, start):
+    while batch := await read_range(session, start, count=CHUNK):
         for entry in batch:
             yield entry
         start = "(" + batch[-1].id
