@@ -228,7 +228,11 @@ class ForkedProducer:
         # the CPython docs: collections took 0.19 of the child's 0.48 CPU-s before, and
         # 0.08-0.12 of 0.31-0.41 since (docs/performance.md).
         gc.freeze()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except BaseException:
+            gc.unfreeze()
+            raise
         if pid == 0:  # the child
             os.close(read)
             _produce_and_exit(config, sites, write)
