@@ -71,7 +71,7 @@ def stored_item(data: bytes) -> bytes:
 
 def item_bytes(value: bytes) -> bytes:
     """The item JSON (UTF-8 bytes) back from a stream ``data`` field read as bytes."""
-    if value[:4] == MAGIC:
+    if value.startswith(MAGIC):
         return _decompress(value)
     mark = value[:1]
     if mark == MARK_B64:
