@@ -242,6 +242,9 @@ class Page:
     _inside: set[Element] = field(default_factory=set)  # main and elements known inside it
     _doc_ids: dict[str, Element] | None = field(default=None)
 
+    def __post_init__(self) -> None:
+        self._inside.add(self.main)
+
     @property
     def ids(self) -> dict[str, Element]:
         """Every id inside main, first match in document order (built on first use)."""
@@ -323,8 +326,6 @@ def build(root: Element, url: str, raw: bytes = b"") -> Page:
             has_members.add(anc)
             if anc is scope:
                 break
-    page = Page(
+    return Page(
         root=root, main=main, url=url, has_members=has_members, members=members, leaves=leaves
     )
-    page._inside.add(main)
-    return page
