@@ -28,59 +28,32 @@ from .inline import (
     convert,
     convert_many,
     escape_stars,
-    plain,
     serialize,
     wrap,
 )
 from .links import Linker
+from .mdblocks import (
+    ADMONITIONS,
+    BLOCK,
+    BLOCK_STARTS,
+    DROP,
+    LANG,
+    LEAF_BLOCKS,
+    all_text,
+    flat,
+    has_block_child,
+    has_marks,
+    is_classifier,
+    leaf_text,
+    nests,
+    own_rows,
+)
 from .mdlist import BAIL_TAGS, fast_list, fence, indent
 from .signature import dt_text
 from .text import HEADINGS, Element, class_tokens, has_class, norm, raw_text
 
 MAX_NESTING = 10  # lists, quotes, admonitions, parameter lists around a block (real: < 6)
 MAX_DEPTH = 128  # elements above a block (libxml2 stops at 256)
-
-# fmt: off
-_DROP = frozenset((
-    "script", "style", "nav", "form", "button", "input", "select", "textarea", "noscript",
-    "template", "iframe", "object", "head", "title", "meta", "link",
-))
-_BLOCK = frozenset((
-    "p", "div", "section", "article", "main", "aside", "header", "footer", "blockquote", "pre",
-    "ul", "ol", "li", "dl", "dt", "dd", "table", "thead", "tbody", "tfoot", "tr", "td", "th",
-    "figure", "figcaption", "hr", "details", "summary", "address", "center", "caption", "body",
-    "html", "colgroup", "col", *HEADINGS,
-))
-_LANG = {
-    "default": "python",
-    "python3": "python",
-    "py3": "python",
-    "pycon3": "pycon",
-    "ipython3": "ipython",
-    "none": "",
-    "text": "",
-    "guess": "",
-}
-_ADMONITIONS = frozenset((
-    "admonition", "note", "warning", "tip", "hint", "important", "caution", "danger", "error",
-    "attention", "seealso", "todo",
-))
-_LEAF_BLOCKS = frozenset(("p", "pre", "hr", *HEADINGS))
-_NESTS = frozenset(("ul", "ol", "blockquote", "table"))
-_SECTIONS = frozenset(("thead", "tbody", "tfoot"))
-# fmt: on
-
-
-def _has_block_child(el: Element) -> bool:
-    return any(child.tag in _BLOCK for child in el)
-
-
-def _plain(el: Element) -> str:
-    """``convert(serialize(el))`` for an element without children: its text, normalised."""
-    text = el.text
-    if not text:
-        return ""
-    return plain(text)
 
 
 class Markdown:
@@ -123,7 +96,7 @@ class Markdown:
             if len(el):
                 todo.append(el)
             else:
-                inline[el] = _plain(el)
+                inline[el] = leaf_text(el)
         fragments = [serialize(el) for el in todo]
         inline.update(zip(todo, convert_many(fragments, self.linker), strict=True))
 
@@ -160,7 +133,7 @@ class Markdown:
     def _convert(self, el: Element) -> str:
         md = self._inline.get(el)
         if md is None:
-            md = convert(serialize(el), self.linker) if len(el) else _plain(el)
+            md = convert(serialize(el), self.linker) if len(el) else leaf_text(el)
         return md
 
     # -- blocks -------------------------------------------------------------------------------
@@ -189,9 +162,9 @@ class Markdown:
                     inline.append(" ")
                 continue
             tag = item.tag
-            if not isinstance(tag, str) or tag in _DROP:
+            if not isinstance(tag, str) or tag in DROP:
                 continue
-            if tag in _BLOCK:
+            if tag in BLOCK:
                 if inline:
                     para = convert("".join(inline), self.linker)
                     if para:
@@ -221,7 +194,7 @@ class Markdown:
             if child is skip:
                 continue
             tag = child.tag
-            if tag in _BLOCK:  # (_BLOCK and _DROP do not overlap)
+            if tag in BLOCK:  # (BLOCK and DROP do not overlap)
                 if inline:
                     para = convert("".join(inline), self.linker)
                     if para:
@@ -233,7 +206,7 @@ class Markdown:
                     md = self._block(child, excl, tag)
                 if md:
                     blocks.append(md)
-            elif isinstance(tag, str) and tag not in _DROP:
+            elif isinstance(tag, str) and tag not in DROP:
                 inline.append(serialize(child))
             text = child.tail
             if text:
@@ -248,7 +221,7 @@ class Markdown:
         return blocks
 
     def _leaf_or_flow(self, el: Element, excl: bool) -> str:
-        if not _has_block_child(el):
+        if not has_block_child(el):
             return convert(serialize(el), self.linker)
         return "\n\n".join(self._flow_el(el, excl))
 
@@ -267,17 +240,17 @@ class Markdown:
         depth, nesting = levels[node] if node is not None else (0, 0)
         for node in reversed(path):
             depth += 1
-            nesting += _nests(node)
+            nesting += nests(node)
             levels[node] = (depth, nesting)
         return depth, nesting
 
     def _render_block(self, el: Element, excl: bool, tag: str) -> str:
         if tag == "p":  # the HTML parser never leaves a block inside <p>
             return self._convert(el)
-        if tag not in _LEAF_BLOCKS:
+        if tag not in LEAF_BLOCKS:
             depth, nesting = self._levels.get(el) or self._level(el)
             if depth > MAX_DEPTH or nesting > MAX_NESTING:
-                return _flat(el)
+                return flat(el)
         if tag in HEADINGS:
             title = self._convert(el)
             return f"{'#' * int(tag[1])} {title}" if title else ""
@@ -301,8 +274,8 @@ class Markdown:
                     pre = next(el.iter("pre"), None)
                     lang = token[len("highlight-") :]
                     code = raw_text(pre if pre is not None else el).strip("\n")
-                    return fence(code, _LANG.get(lang, lang))
-            if _ADMONITIONS.intersection(tokens):
+                    return fence(code, LANG.get(lang, lang))
+            if ADMONITIONS.intersection(tokens):
                 return self._admonition(el, excl)
         return "\n\n".join(self._flow_el(el, excl))
 
@@ -342,7 +315,7 @@ class Markdown:
                 else:
                     term = self._convert(child)
                     if term:  # a term with emphasis of its own is not wrapped again
-                        out.append(term if _has_marks(term) else wrap("**", term))
+                        out.append(term if has_marks(term) else wrap("**", term))
             elif tag == "dd":
                 body = self.dd_body(child, excl)
                 if body:
@@ -361,7 +334,7 @@ class Markdown:
                 term = self._parameter(child)
             elif child.tag == "dd":
                 body = self.dd_body(child, excl)
-                if body and body[:1] not in _BLOCK_STARTS:
+                if body and body[:1] not in BLOCK_STARTS:
                     item = f"{term}: {body}" if term else body
                 else:
                     item = "\n\n".join(x for x in (term, body) if x)
@@ -373,12 +346,12 @@ class Markdown:
         return "\n".join(out)
 
     def _parameter(self, dt: Element) -> str:
-        kept = [c for c in dt if not _is_classifier(c)]
-        skipped = [c for c in dt if _is_classifier(c)]
-        types = [norm(_plain_all(c)) for c in skipped if has_class(c, "classifier")]
+        kept = [c for c in dt if not is_classifier(c)]
+        skipped = [c for c in dt if is_classifier(c)]
+        types = [norm(all_text(c)) for c in skipped if has_class(c, "classifier")]
         name = norm(
             (dt.text or "")
-            + "".join(_plain_all(c) + (c.tail or "") for c in kept)
+            + "".join(all_text(c) + (c.tail or "") for c in kept)
             + "".join((c.tail or "") for c in skipped)
         ).strip(" :")
         typed = ", ".join(f"*{escape_stars(t)}*" for t in types if t)
@@ -399,13 +372,13 @@ class Markdown:
 
     def _table(self, el: Element) -> str:
         rows: list[list[str]] = []
-        for tr in _rows(el):
+        for tr in own_rows(el):
             cells = []
             for cell in tr:
                 if cell.tag not in ("td", "th"):
                     continue
                 if next(cell.iter("table"), None) is not None:
-                    md = _flat(cell)  # tables inside tables flatten
+                    md = flat(cell)  # tables inside tables flatten
                 else:
                     md = self._leaf_or_flow(cell, False)
                 cells.append(norm(md.replace("\n", " ")).replace("|", "\\|"))
@@ -428,50 +401,3 @@ class Markdown:
             title = convert(serialize(caption), self.linker)
             return f"{title}\n\n{table}" if title else table
         return table
-
-
-_BLOCK_STARTS = frozenset("`>#|-*0123456789")
-
-
-def _nests(el: Element) -> int:
-    """1 for a block whose Markdown indents what it holds (or, a table, flattens it)."""
-    tag = el.tag
-    if tag in _NESTS:
-        return 1
-    if tag == "div":
-        cls = el.get("class")
-        return 1 if cls and not _ADMONITIONS.isdisjoint(cls.split()) else 0
-    if tag == "dl":  # numpydoc's parameter lists indent ("- " items); other dls do not
-        return 1 if el.find("dt/span[@class='classifier']") is not None else 0
-    return 0
-
-
-def _flat(el: Element) -> str:
-    """A block as one paragraph of its plain text (nesting beyond the limits)."""
-    return escape_stars(norm(raw_text(el)))
-
-
-def _rows(table: Element) -> list[Element]:
-    """The table's own rows: its tr children and those of its thead, tbody and tfoot (not
-    the rows of a table nested in a cell)."""
-    rows = []
-    for child in table:
-        if child.tag == "tr":
-            rows.append(child)
-        elif child.tag in _SECTIONS:
-            rows.extend(tr for tr in child if tr.tag == "tr")
-    return rows
-
-
-def _is_classifier(el: Element) -> bool:
-    return isinstance(el.tag, str) and (
-        has_class(el, "classifier") or has_class(el, "classifier-delimiter")
-    )
-
-
-def _plain_all(el: Element) -> str:
-    return "".join(el.itertext())
-
-
-def _has_marks(md: str) -> bool:
-    return "**" in md.replace("\\*", "") or md.replace("\\*", "").count("*") >= 2
