@@ -34,6 +34,7 @@ ADMONITIONS = frozenset((
 LEAF_BLOCKS = frozenset(("p", "pre", "hr", *HEADINGS))
 NESTS = frozenset(("ul", "ol", "blockquote", "table"))
 SECTIONS = frozenset(("thead", "tbody", "tfoot"))
+BLOCK_STARTS = frozenset("`>#|-*0123456789")  # a line starting so opens a block (fence, list...)
 # fmt: on
 
 
@@ -47,9 +48,6 @@ def leaf_text(el: Element) -> str:
     if not text:
         return ""
     return plain(text)
-
-
-BLOCK_STARTS = frozenset("`>#|-*0123456789")
 
 
 def nests(el: Element) -> int:
