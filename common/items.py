@@ -77,6 +77,9 @@ IDENTITY_FIELDS = (
 CONTENT_DEFAULTS: Mapping[str, Any] = {
     "reason": None,
     "signature": None,
+    # Facts the documentation states about the symbol beside its signature (``property``,
+    # ``classmethod``, ``async``...: docs/items.md), in the order the page gives them.
+    "labels": (),
     "title": None,
     "parent": None,
     "doc": "",
@@ -85,16 +88,24 @@ CONTENT_DEFAULTS: Mapping[str, Any] = {
     "returns": (),
     "raises": (),
     "versions": (),
+    # Which program generated the page (common/extract/generators.py); None when no page
+    # was read (skipped, offsite, not found, failed).
+    "generator": None,
 }
 # * then ``status`` and ``checksum`` (of the CONTENT_FIELDS).
 ITEM_FIELDS = (*IDENTITY_FIELDS, *CONTENT_DEFAULTS, "status", "checksum")
 
 # Fields whose change makes an item "updated". Crawl-level fields (crawl, project,
-# version) are excluded so that renaming a crawl does not rewrite every item.
+# version) are excluded so that renaming a crawl does not rewrite every item; so is the
+# page's ``generator`` (a fact about the page, not the symbol: a site moving to another
+# generator changes its items' contents anyway). ``labels`` count only when there are
+# some (OPTIONAL_CONTENT), so the checksum of an item without labels is the one it had
+# before the field existed and a refresh after an upgrade reports no change.
+OPTIONAL_CONTENT = ("labels",)
 CONTENT_FIELDS = (
     *(f for f in IDENTITY_FIELDS if f not in ("crawl", "project", "version")),
     "status",
-    *CONTENT_DEFAULTS,
+    *(f for f in CONTENT_DEFAULTS if f not in ("generator", *OPTIONAL_CONTENT)),
 )
 
 
@@ -146,6 +157,10 @@ def _content_json(item: Mapping[str, Any]) -> bytes:
     # ensure_ascii=False, separators=(",", ":")) for item values (str, int, None, lists,
     # str-keyed dicts), so checksums are unchanged; it is ~4x faster on 5 KB items.
     content = {k: item.get(k) for k in CONTENT_FIELDS}
+    for k in OPTIONAL_CONTENT:
+        value = item.get(k)
+        if value:
+            content[k] = value
     return orjson.dumps(content, option=orjson.OPT_SORT_KEYS)
 
 

@@ -24,6 +24,8 @@ KEYS = {
     "returns",
     "raises",
     "versions",
+    "labels",
+    "generator",
 }
 
 

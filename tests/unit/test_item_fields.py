@@ -45,6 +45,7 @@ TYPES: dict[str, Any] = {
     "anchor": str,
     "reason": (str, type(None)),
     "signature": (str, type(None)),
+    "labels": list,
     "title": (str, type(None)),
     "parent": (str, type(None)),
     "doc": str,
@@ -53,6 +54,7 @@ TYPES: dict[str, Any] = {
     "returns": list,
     "raises": list,
     "versions": list,
+    "generator": (str, type(None)),
     "status": str,
     "checksum": str,
 }
@@ -99,6 +101,21 @@ def test_the_status_paths_and_their_empty_content() -> None:
             if name != "reason"
         )
     assert PATHS["empty page"]()["reason"] == "page is empty or not HTML"
+
+
+def test_the_generator_is_the_page_s_and_none_where_no_page_was_read() -> None:
+    assert PATHS["ok"]()["generator"] == "sphinx"
+    assert PATHS["anchor_missing"]()["generator"] == "sphinx"
+    for path in ("empty page", "blank page", "skipped", "offsite", "not found", "failed"):
+        assert PATHS[path]()["generator"] is None, path
+
+
+def test_the_checksum_ignores_the_generator_and_absent_labels() -> None:
+    item = PATHS["ok"]()
+    same = build_item(CRAWL, TASK, ENTRY, {**item, "generator": "pydoctor", "labels": []})
+    assert same["checksum"] == item["checksum"]
+    labelled = build_item(CRAWL, TASK, ENTRY, {**item, "labels": ["classmethod"]})
+    assert labelled["checksum"] != item["checksum"]
 
 
 def test_items_of_one_page_share_no_list() -> None:

@@ -1,0 +1,319 @@
+"""Sphinx pages: one content dict per ``objects.inv`` entry, found through the page's id
+index (see ``page.py``) in the object descriptions, sections and glossaries docutils and
+Sphinx write; bodies are rendered through a per-page memo so nested bodies (std:doc ⊃
+section ⊃ class ⊃ method) are converted once. See docs/extraction.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from lxml import etree
+
+from common.bounds import truncate
+from common.items import empty_content
+from common.tasks import TaskEntry
+
+from .anchors import Located, children_items, locate, section_title
+from .doctext import DocText
+from .fields import parse_fields
+from .markdown import Markdown
+from .page import Page, build
+from .signature import dt_text, params, return_annotation
+from .text import HEADINGS, Element, has_class, is_section, norm, raw_text, text
+from .versions import versions
+
+__all__ = ["INTRO_CHARS", "extract_sphinx"]
+
+
+_CAPTIONS = frozenset(("figcaption", "caption"))
+# An anchor_missing entry with nothing to fall back on gets the page's introduction, at
+# most this long (doc and doc_markdown each): never the page, which 300 entries of one
+# inventory would copy 300 times (docs/items.md, size bounds).
+INTRO_CHARS = 2000
+_INTRO = "\x00intro"
+
+
+def extract_sphinx(
+    root: Element, body: bytes, url: str, targets: Sequence[TaskEntry]
+) -> list[dict[str, Any]]:
+    """One content dict per target, in the same order, from a parsed Sphinx page."""
+    extractor = _PageExtractor(build(root, url, body), url, targets)
+    located = [extractor.locate(t) for t in targets]
+    whole_page = False
+    for loc, _status, _reason in located:
+        # Sections (and main) whose text is composed from their children's memoised texts,
+        # so that std:doc ⊃ section ⊃ subsection each normalise their text once per page.
+        if loc.kind in ("section", "page") and len(loc.body) == 1:
+            extractor.text.request(loc.body[0])
+        whole_page = whole_page or loc.kind == "page"
+    if whole_page:  # std:doc renders all of main: convert its paragraphs in one batch
+        extractor.md.prepare(extractor.page.leaves)
+    return [extractor.extract(t, *where) for t, where in zip(targets, located, strict=True)]
+
+
+class _PageExtractor:
+    def __init__(self, page: Page, url: str, targets: Sequence[TaskEntry]) -> None:
+        self.page = page
+        self.signatures: dict[Element, str | None] = {}
+        self.md = Markdown(url, page.members, page.has_members, self.signatures)
+        self.text = DocText(page.main, page.members, page.has_members)
+        # anchor → inventory name, to name the enclosing object of nested members. Parameter
+        # entries share their function's anchor, so they must not claim it.
+        self.names: dict[str, str] = {}
+        for t in targets:
+            if t.anchor and not t.role.endswith("Param"):
+                self.names.setdefault(t.anchor, t.name)
+        self._content: dict[tuple[str, bool, str], dict[str, Any]] = {}
+        self._lower: dict[str, Element] | None = None
+        self._holder_versions: dict[Element, list[dict[str, Any]]] = {}
+
+    # -- per entry ----------------------------------------------------------------------------
+
+    def locate(self, t: TaskEntry) -> tuple[Located, str, str | None]:
+        page = self.page
+        status, reason = "ok", None
+        if not t.anchor:
+            return Located("page", page.main, body=[page.main]), status, reason
+        el, _ = page.lookup(t.anchor)
+        if el is None:
+            el, reason = self._fallback(t)
+            status = "anchor_missing"
+        loc = locate(el, page.main) if el is not None else self._intro()
+        return loc, status, reason
+
+    def extract(
+        self, t: TaskEntry, loc: Located, status: str, reason: str | None
+    ) -> dict[str, Any]:
+        exclude = loc.kind in ("object", "term") or t.role == "module"
+        if t.role == "module" and loc.kind in ("section", "span"):
+            loc = self._module_intro(loc)
+        if loc.kind == "intro":  # every missing anchor without a fallback: one rendering
+            key = (_INTRO, False, "intro")
+        else:
+            key = (t.anchor if status == "ok" else "\x00" + t.anchor, exclude, loc.kind)
+        content = self._content.get(key)
+        if content is None:  # first entry with this body: it gets the rendered dict itself
+            out = self._content[key] = self._render(loc, t, exclude)
+        else:  # entries sharing an anchor must not share their params dicts
+            out = dict(content)
+            out["params"] = [dict(p) for p in content["params"]]
+        out["status"], out["reason"] = status, reason
+        out["title"] = self._title(loc, t)
+        out["parent"] = self._parent(loc, t)
+        return out
+
+    def _module_intro(self, loc: Located) -> Located:
+        """A module's own introduction: the prose of its section (or after its target)
+        up to the first object description or subsection; not its title, not the page."""
+        items = children_items(loc.element) if loc.kind == "section" else loc.body
+        intro: list[Element | str] = []
+        for item in items:
+            if isinstance(item, str):
+                intro.append(item)
+                continue
+            if item.tag in HEADINGS or item is loc.element:
+                continue
+            if is_section(item) or item in self.page.members or item in self.page.has_members:
+                break
+            intro.append(item)
+        return Located("span", loc.element, body=intro, section=loc.section)
+
+    def _intro(self) -> Located:
+        """The page's introduction: the prose of its top section (or of main) before the
+        first subsection or object description, its heading left out, as many blocks as
+        reach INTRO_CHARS of text (the rendering is then cut to it)."""
+        main = self.page.main
+        top = [c for c in main if isinstance(c.tag, str)]
+        holder = top[0] if len(top) == 1 and is_section(top[0]) else main
+        members, has_members = self.page.members, self.page.has_members
+        intro: list[Element | str] = []
+        seen = 0
+        for item in children_items(holder):
+            if seen >= INTRO_CHARS:
+                break
+            if isinstance(item, str):
+                intro.append(item)
+                seen += len(item.strip())
+                continue
+            if not isinstance(item.tag, str) or item.tag in HEADINGS:
+                continue
+            if is_section(item) or item in members or item in has_members:
+                break
+            intro.append(item)
+            seen += len(raw_text(item).strip())
+        section = holder if is_section(holder) else None
+        return Located("intro", holder, body=intro, section=section)
+
+    def _fallback(self, t: TaskEntry) -> tuple[Element | None, str]:
+        """Best effort for an anchor that is not on the page (reported as anchor_missing)."""
+        why = f"anchor {t.anchor!r} not found on page"
+        if self._lower is None:
+            self._lower = {}
+            for ident, el in self.page.ids.items():
+                self._lower.setdefault(ident.lower(), el)
+        el = self._lower.get(t.anchor.lower())
+        if el is not None:  # Sphinx < 3.0 lower-cased label and term ids
+            return el, why + "; used a case-insensitive id match"
+        el = self.page.ids.get(t.name)
+        if el is not None:
+            return el, why + "; used the element whose id is the entry name"
+        return None, why + "; content is the page's introduction"
+
+    def _render(self, loc: Located, t: TaskEntry, exclude: bool) -> dict[str, Any]:
+        content = empty_content("ok")
+        body = loc.body
+        if loc.kind == "token":
+            line = _production(loc.element)
+            content.update(signature=line, doc=line, doc_markdown=f"```\n{line}\n```")
+            return content
+        if loc.kind in ("object", "term"):  # the body is the dd's content
+            dd = loc.dd
+            content["doc"] = self.text.dd_doc(dd, exclude) if dd is not None else ""
+            content["doc_markdown"] = self.md.dd_body(dd, exclude) if dd is not None else ""
+        else:
+            content["doc"] = self.text.doc(body, exclude)
+            content["doc_markdown"] = self.md.items(body, exclude)
+        if loc.kind == "object":
+            md = self.md
+            lines = [md.signature(dt) for dt in loc.dts]
+            content["signature"] = "\n".join(line for line in lines if line) or None
+            dt = loc.element
+            sig_params = params(dt, t.domain, md.signature(dt) or "")
+            hint = return_annotation(dt, md.dt_raw(dt))
+            ps, returns, raises = parse_fields(body, sig_params, hint)
+            content.update(params=ps, returns=returns, raises=raises)
+        if loc.kind == "intro":
+            content["doc"] = truncate(content["doc"], INTRO_CHARS)
+            content["doc_markdown"] = truncate(content["doc_markdown"], INTRO_CHARS, markdown=True)
+        if loc.kind in ("object", "term", "span", "intro"):
+            content["versions"] = versions(body)
+        elif loc.kind == "section" and loc.section is not None:
+            content["versions"] = self._versions_in(loc.section)
+        elif loc.kind == "page":
+            main = self.page.main
+            top = [c for c in main if isinstance(c.tag, str)]
+            holder = top[0] if len(top) == 1 and is_section(top[0]) else main
+            content["versions"] = self._versions_in(holder)
+        return content
+
+    def _versions_in(self, holder: Element) -> list[dict[str, Any]]:
+        """Version notes among ``holder``'s children; std:doc and the label of the page's top
+        section ask for the same holder, hence the memo (each entry gets its own list)."""
+        found = self._holder_versions.get(holder)
+        if found is None:
+            found = self._holder_versions[holder] = versions(children_items(holder))
+        return [dict(v) for v in found]
+
+    # -- title and parent ---------------------------------------------------------------------
+
+    def _title(self, loc: Located, t: TaskEntry) -> str | None:
+        kind = loc.kind
+        if kind in ("page", "intro"):
+            return _page_title(self.page.main)
+        if kind == "term":
+            return dt_text(loc.element) or None
+        if kind == "object":
+            return None
+        if kind == "block":
+            for child in loc.element:
+                if (
+                    child.tag in _CAPTIONS
+                    or has_class(child, "caption")
+                    or has_class(child, "code-block-caption")
+                ):
+                    return text(child) or None
+        return section_title(loc.section)
+
+    def _parent(self, loc: Located, t: TaskEntry) -> str | None:
+        if t.role.endswith("Param"):  # c:functionParam, cpp:templateParam → the function
+            return _prefix(t.name, t.domain)
+        if loc.kind == "object":
+            owner = _owner_dt(loc.element)
+            if owner is not None:
+                ident = owner.get("id")
+                name = self.names.get(ident) if ident else None
+                return name or _dt_name(owner) or ident
+            return _prefix(t.name, t.domain)
+        if t.role == "module":
+            return _prefix(t.name, t.domain)
+        return None
+
+
+def _prefix(name: str, domain: str) -> str | None:
+    sep = "::" if domain == "cpp" else "."
+    if domain not in ("py", "c", "cpp", "js") or sep not in name:
+        return None
+    head = name.rsplit(sep, 1)[0]
+    return head or None
+
+
+def _owner_dt(dt: Element) -> Element | None:
+    """The dt of the object whose dd contains this description (class of a method)."""
+    dl = dt.getparent()
+    dd = dl.getparent() if dl is not None else None
+    if dd is None or dd.tag != "dd":
+        return None
+    prev = dd.getprevious()
+    owner = None
+    while prev is not None and prev.tag == "dt":
+        if prev.get("id") or owner is None:
+            owner = prev
+        prev = prev.getprevious()
+    parent_dl = dd.getparent()
+    if (
+        owner is None
+        or parent_dl is None
+        or has_class(parent_dl, "field-list")
+        or has_class(parent_dl, "glossary")
+    ):
+        return None
+    return owner
+
+
+def _dt_name(dt: Element) -> str | None:
+    parts = [
+        text(el)
+        for el in dt.iter("span", "code")
+        if has_class(el, "sig-prename")
+        or has_class(el, "descclassname")
+        or has_class(el, "sig-name")
+        or has_class(el, "descname")
+    ]
+    name = "".join(parts).strip()
+    return name or None
+
+
+_FIRST_H1 = etree.XPath("descendant::h1[1]")  # stops at the first match (an iter() looks ahead)
+
+
+def _page_title(main: Element) -> str | None:
+    """The first h1 (else the first heading) not in sphinx-book-theme's print-only copy."""
+    first = _FIRST_H1(main)
+    if first and not _print_only(first[0]):
+        return text(first[0]) or None
+    for tags in (("h1",), HEADINGS):
+        for h in main.iter(*tags):
+            if _print_only(h):
+                continue
+            return text(h) or None
+    return None
+
+
+def _print_only(el: Element) -> bool:
+    return any(has_class(a, "onlyprint") for a in el.iterancestors())
+
+
+def _production(strong: Element) -> str:
+    """One grammar production: the token's strong and everything up to the next token."""
+    parts = [raw_text(strong)]
+    if strong.tail:
+        parts.append(strong.tail)
+    sib = strong.getnext()
+    while sib is not None and not (sib.tag == "strong" and sib.get("id")):
+        parts.append(raw_text(sib))
+        if sib.tail:
+            parts.append(sib.tail)
+        sib = sib.getnext()
+    return norm("".join(parts))
