@@ -16,6 +16,7 @@ from common.items import empty_content
 from common.tasks import TaskEntry
 
 from .generators import Generator, detect_generator
+from .mkdocstrings import extract_mkdocstrings
 from .parsing import parse
 from .sphinx import extract_sphinx
 from .text import Element
@@ -29,7 +30,7 @@ Extractor = Callable[[Element, bytes, str, Sequence[TaskEntry]], list[dict[str, 
 # by the Sphinx extractor, whose rules fall back to generic ones (docs/extraction.md).
 EXTRACTORS: Mapping[Generator, Extractor] = {
     Generator.SPHINX: extract_sphinx,
-    Generator.MKDOCSTRINGS: extract_sphinx,
+    Generator.MKDOCSTRINGS: extract_mkdocstrings,
     Generator.PYDOCTOR: extract_sphinx,
     Generator.UNKNOWN: extract_sphinx,
 }

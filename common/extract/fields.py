@@ -106,6 +106,15 @@ _LABELS: dict[str, tuple[str, ...]] = {
     ),
 }
 _LABEL_KIND = {label: kind for kind, labels in _LABELS.items() for label in labels}
+
+
+def field_kind(label: str) -> str | None:
+    """What a field's (translated) label names: ``params``, ``returns``, ``rtype`` or
+    ``raises``; None for a label not in the table. Other generators' section titles are
+    the same words (mkdocstrings' "Parameters:", its spacy layout's "PARAMETER")."""
+    return _LABEL_KIND.get(norm(label).rstrip(":").strip().lower())
+
+
 _EXC_NAME = re.compile(r"(?:Error|Exception|Warning|Exit|Interrupt|Iteration)\b")
 _SEP = " \u2013\u2014-:"  # en/em dash, "--" after smartquotes, colon
 

@@ -1,0 +1,209 @@
+"""MkDocs pages documented by mkdocstrings (its Python handler): one content dict per
+``objects.inv`` entry (docs/extraction.md, "mkdocstrings").
+
+The modules: ``locate`` (content root, cleaning, the documented objects and where an anchor
+lands), ``signature`` (signature text, labels, parameters), ``sections`` (Parameters,
+Returns, Raises in every layout), ``admonitions`` (version notes). Doc text and Markdown
+come from the shared converters (``doctext.py``, ``markdown.py``), told to leave out the
+nested members (each member is an item of its own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from lxml import etree
+
+from common.bounds import truncate
+from common.items import empty_content
+from common.tasks import TaskEntry
+
+from ..anchors import children_items
+from ..doctext import DocText
+from ..markdown import Markdown
+from ..page import Page
+from ..text import HEADINGS, Element, text
+from .admonitions import versions
+from .locate import (
+    DocObject,
+    clean,
+    content_root,
+    layout,
+    object_at,
+    page_heading,
+    section_items,
+)
+from .sections import merge, read_sections
+from .signature import bases_only, params_and_return, signature_text, take_labels
+
+__all__ = ["extract_mkdocstrings"]
+
+# An anchor_missing entry gets the page's introduction, at most this long (as on Sphinx
+# pages: docs/extraction.md, "How an entry is found", 6).
+INTRO_CHARS = 2000
+_FIRST_H1 = etree.XPath("descendant::h1[1]")
+
+
+def extract_mkdocstrings(
+    root: Element, body: bytes, url: str, targets: Sequence[TaskEntry]
+) -> list[dict[str, Any]]:
+    """One content dict per target, in the same order, from a parsed MkDocs page."""
+    return _PageExtractor(root, url, targets).extract_all()
+
+
+class _PageExtractor:
+    def __init__(self, root: Element, url: str, targets: Sequence[TaskEntry]) -> None:
+        main = content_root(root)
+        clean(main)
+        self.main = main
+        self.targets = targets
+        self.layout = layout(main)
+        # Labels leave every heading before any text is read (the page's own rendering too).
+        self.labels = {el: take_labels(obj) for el, obj in self.layout.objects.items()}
+        members, has_members = self.layout.members, self.layout.has_members
+        self.page = Page(root=root, main=main, url=url, has_members=has_members, members=members)
+        self.md = Markdown(url, members, has_members)
+        self.text = DocText(main, members, has_members)
+        # an object's anchor -> its inventory name, to name the parent of its members
+        self.names: dict[str, str] = {}
+        for t in targets:
+            if t.anchor:
+                self.names.setdefault(t.anchor, t.name)
+        self._rendered: dict[Element, dict[str, Any]] = {}
+
+    def extract_all(self) -> list[dict[str, Any]]:
+        out = []
+        for t in self.targets:
+            out.append(self.extract(t))
+        return out
+
+    def extract(self, t: TaskEntry) -> dict[str, Any]:
+        if not t.anchor:
+            return self._whole_page()
+        el, _ = self.page.lookup(t.anchor)
+        reason = None
+        if el is None:
+            el = self.page.ids.get(t.name)
+            reason = f"anchor {t.anchor!r} not found on page"
+            if el is None:
+                return self._intro(reason + "; content is the page's introduction")
+            reason += "; used the element whose id is the entry name"
+        obj = object_at(el, self.layout.objects)
+        if obj is not None:
+            content = self._object(obj, t)
+        elif isinstance(el.tag, str) and el.tag in HEADINGS:
+            content = self._section(el)
+        else:
+            content = self._block(el)
+        if reason is not None:
+            content = dict(content, status="anchor_missing", reason=reason)
+        return content
+
+    # -- documented objects ---------------------------------------------------------------
+
+    def _object(self, obj: DocObject, t: TaskEntry) -> dict[str, Any]:
+        rendered = self._rendered.get(obj.element)
+        if rendered is None:
+            rendered = self._rendered[obj.element] = self._render(obj)
+            content = rendered
+        else:  # entries sharing an object must not share its lists' dicts
+            content = {k: _copy(v) for k, v in rendered.items()}
+        content["title"] = self._title(obj)
+        content["parent"] = self._parent(obj, t)
+        return content
+
+    def _render(self, obj: DocObject) -> dict[str, Any]:
+        content = empty_content("ok")
+        content["labels"] = list(self.labels.get(obj.element, ()))
+        sig = signature_text(obj)
+        content["signature"] = sig
+        contents = obj.contents
+        if contents is None:
+            sig_params, hint = params_and_return(sig, bases_only(obj))
+            content["params"], content["returns"], _ = merge([], sig_params, hint)
+            return content
+        items = children_items(contents)
+        content["doc"] = self.text.doc(items, True)
+        content["doc_markdown"] = self.md.items(items, True)
+        sig_params, hint = params_and_return(sig, bases_only(obj))
+        params, returns, raises = merge(read_sections(contents), sig_params, hint)
+        content.update(params=params, returns=returns, raises=raises)
+        content["versions"] = versions(contents)
+        return content
+
+    def _title(self, obj: DocObject) -> str | None:
+        if obj.kind != "module":
+            return None
+        heading = page_heading(obj.element, self.main)
+        if heading is None:
+            heading = obj.heading
+        return text(heading) or None if heading is not None else None
+
+    def _parent(self, obj: DocObject, t: TaskEntry) -> str | None:
+        owner = obj.parent
+        while owner is not None and owner.ident is None:
+            owner = owner.parent
+        if owner is not None and owner.ident is not None:
+            return self.names.get(owner.ident) or owner.ident
+        if t.domain == "py" and "." in t.name:
+            return t.name.rsplit(".", 1)[0] or None
+        return None
+
+    # -- plain Markdown -------------------------------------------------------------------
+
+    def _section(self, heading: Element) -> dict[str, Any]:
+        """A Markdown heading (a ``std:label`` of the inventory): its section's text without
+        the heading, which is the title; documented objects inside are left out."""
+        items = section_items(heading)
+        content = empty_content("ok")
+        content["doc"] = self.text.doc(items, True)
+        content["doc_markdown"] = self.md.items(items, True)
+        content["title"] = text(heading) or None
+        return content
+
+    def _block(self, el: Element) -> dict[str, Any]:
+        """Any other element with the anchor: itself, under the heading it sits below."""
+        content = empty_content("ok")
+        content["doc"] = self.text.doc([el], True)
+        content["doc_markdown"] = self.md.items([el], True)
+        heading = page_heading(el, self.main)
+        content["title"] = text(heading) or None if heading is not None else None
+        return content
+
+    def _whole_page(self) -> dict[str, Any]:
+        items = children_items(self.main)
+        content = empty_content("ok")
+        content["doc"] = self.text.doc(items, False)
+        content["doc_markdown"] = self.md.items(items, False)
+        first = _FIRST_H1(self.main)
+        content["title"] = text(first[0]) or None if first else None
+        return content
+
+    def _intro(self, reason: str) -> dict[str, Any]:
+        """The page's prose before its first documented object or second-level heading."""
+        intro: list[Element | str] = []
+        layout = self.layout
+        for item in children_items(self.main):
+            if isinstance(item, str):
+                intro.append(item)
+                continue
+            if not isinstance(item.tag, str):
+                continue
+            if item.tag in HEADINGS:
+                if item.tag != "h1":
+                    break
+                continue
+            if item in layout.objects or item in layout.has_members:
+                break
+            intro.append(item)
+        content = empty_content("anchor_missing", reason)
+        content["doc"] = truncate(self.text.doc(intro, True), INTRO_CHARS)
+        content["doc_markdown"] = truncate(self.md.items(intro, True), INTRO_CHARS, markdown=True)
+        return content
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, list):
+        return [dict(x) if isinstance(x, dict) else x for x in value]
+    return value

@@ -1,0 +1,341 @@
+"""Docstring sections (Parameters, Returns, Raises...) as mkdocstrings writes them, read into
+``params`` / ``returns`` / ``raises`` of the same shapes as Sphinx's field lists
+(``common/extract/fields.py``).
+
+A section is a title then its items, in one of the layouts of ``docstring_section_style``:
+
+* ``table`` (the default): ``<p><span class="doc-section-title">Parameters:</span></p>``
+  (``<p><strong>Parameters:</strong></p>`` in older templates) and a ``<table>`` whose header
+  names the columns (Name, Type, Description, Default; translated with ``locale``, so the
+  columns are known by position too);
+* ``list``: the same title and a ``<ul>`` of ``li.doc-section-item``: ``<b><code>name</code>
+  </b> (<code>type</code>, default: <code>3</code>) – <div.doc-md-description>``;
+* ``spacy``: a two-column ``<table>`` whose first header cell holds the title (PARAMETER,
+  RETURNS...), the type in ``span.doc-param-annotation`` (``doc-returns-annotation``...),
+  the default in ``span.doc-param-default``;
+* ``readthedocs`` templates: a ``table.field-list`` per section (``th.field-name`` the
+  title, ``td.field-body`` the list layout's ``ul``);
+* the legacy templates (mkdocstrings-python-legacy, pytkdocs): ``<dl><dt>Parameters:</dt>``
+  with one ``dd`` per item: ``<strong>name:</strong> <code>type</code> – description``.
+
+A section's title says what it holds (the multilingual table of ``fields.field_kind``);
+sections it does not name (Attributes, Examples, Warns...) are only part of the doc.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from common.params import VAR_KEYWORD, VAR_POSITIONAL, field_names, param
+
+from ..fields import field_kind
+from ..text import Element, has_class, norm, raw_text, text
+
+# (name, type, default, description) of one item of a section.
+Entry = tuple[str | None, str | None, str | None, str | None]
+
+_VARIADIC = frozenset((VAR_POSITIONAL, VAR_KEYWORD))
+_TITLE_TAGS = frozenset(("span", "strong", "b"))
+_SEPARATORS = " \u2013\u2014-:"
+
+
+@dataclass(slots=True)
+class Section:
+    kind: str  # params | returns | rtype | raises
+    entries: list[Entry]
+
+
+def _p_title(p: Element) -> str | None:
+    """The title of ``<p><span class="doc-section-title">Parameters:</span></p>`` or
+    ``<p><strong>Parameters:</strong></p>``: the paragraph holds nothing else."""
+    if len(p) != 1 or (p.text and p.text.strip()):
+        return None
+    child = p[0]
+    if child.tag not in _TITLE_TAGS or (child.tail and child.tail.strip()):
+        return None
+    if child.tag == "span" and not has_class(child, "doc-section-title"):
+        return None
+    title = text(child)
+    return title if title.endswith(":") or child.tag == "span" else None
+
+
+def _spacy_title(table: Element) -> str | None:
+    for th in table.iter("th"):
+        for span in th.iter("span"):
+            if has_class(span, "doc-section-title"):
+                return text(span)
+        return None
+    return None
+
+
+def read_sections(contents: Element) -> list[Section]:
+    """The sections written directly in a doc-contents (not in nested members)."""
+    out: list[Section] = []
+    pending: str | None = None  # a title paragraph waiting for its items
+    for child in contents:
+        tag = child.tag
+        if not isinstance(tag, str):
+            continue
+        title: str | None = None
+        if tag == "p":
+            pending = _p_title(child)
+            continue
+        if tag == "table" and has_class(child, "field-list"):
+            out.extend(_field_list(child))
+            pending = None
+            continue
+        if tag == "table":
+            title = _spacy_title(child) or pending
+        elif tag in ("ul", "ol"):
+            title = pending
+        elif tag == "dl":
+            title = _dl_title(child)
+        pending = None
+        kind = field_kind(title) if title else None
+        if kind is None:
+            continue
+        if tag == "table":
+            entries = _table(child, kind)
+        elif tag == "dl":
+            entries = [_legacy_item(dd) for dd in child if dd.tag == "dd"]
+        else:
+            entries = [_list_item(li) for li in child if li.tag == "li"]
+        out.append(Section(kind, entries))
+    return out
+
+
+def _field_list(table: Element) -> list[Section]:
+    """The readthedocs templates: ``table.field-list``, a ``th.field-name`` title and a
+    ``td.field-body`` holding the list layout's ``ul``."""
+    out: list[Section] = []
+    for tr in table.iter("tr"):
+        title = body = None
+        for cell in tr:
+            if cell.tag == "th" and has_class(cell, "field-name"):
+                title = text(cell)
+            elif cell.tag == "td" and has_class(cell, "field-body"):
+                body = cell
+        kind = field_kind(title) if title else None
+        if kind is None or body is None:
+            continue
+        entries = [
+            _list_item(li) for ul in body if ul.tag in ("ul", "ol") for li in ul if li.tag == "li"
+        ]
+        out.append(Section(kind, entries))
+    return out
+
+
+def _dl_title(dl: Element) -> str | None:
+    """The legacy templates: the dl's one ``dt`` is the title, each ``dd`` an item."""
+    first = next((c for c in dl if isinstance(c.tag, str)), None)
+    if first is None or first.tag != "dt":
+        return None
+    if sum(1 for c in dl if c.tag == "dt") != 1:
+        return None
+    title = text(first)
+    return title if title.endswith(":") else None
+
+
+# -- tables -------------------------------------------------------------------------------
+
+_COLUMNS = {"name": "name", "type": "type", "description": "description", "default": "default"}
+
+
+def _rows(table: Element) -> tuple[list[Element], list[Element]]:
+    head: list[Element] = []
+    body: list[Element] = []
+    for child in table:
+        if child.tag == "thead":
+            head = [th for tr in child if tr.tag == "tr" for th in tr if th.tag in ("th", "td")]
+        elif child.tag == "tbody":
+            body.extend(tr for tr in child if tr.tag == "tr")
+        elif child.tag == "tr":
+            body.append(child)
+    return head, body
+
+
+def _columns(head: list[Element], kind: str) -> list[str]:
+    """The role of each column, by its header (English), else by position."""
+    named = [_COLUMNS.get(text(th).lower(), "") for th in head]
+    if named and all(named):
+        return named
+    width = len(head)
+    if kind == "params":
+        return ["name", "type", "description", "default"][:width] if width >= 3 else []
+    if width == 3:
+        return ["name", "type", "description"]
+    return ["type", "description"] if width == 2 else []
+
+
+def _description(cell: Element) -> str | None:
+    for div in cell.iter("div"):
+        if has_class(div, "doc-md-description"):
+            return text(div) or None
+    return text(cell) or None
+
+
+def _default(cell: Element) -> str | None:
+    """A default's ``<code>``; ``<em>required</em>`` (translated) is no default."""
+    code = cell.find(".//code")
+    return norm(raw_text(code)) or None if code is not None else None
+
+
+def _table(table: Element, kind: str) -> list[Entry]:
+    head, rows = _rows(table)
+    if head and _spacy_title(table) is not None:
+        return [_spacy_row(tr, kind) for tr in rows]
+    columns = _columns(head, kind)
+    out: list[Entry] = []
+    for tr in rows:
+        cells = [c for c in tr if c.tag in ("td", "th")]
+        found: dict[str, str | None] = {}
+        for role, cell in zip(columns, cells, strict=False):
+            if role == "description":
+                found[role] = _description(cell)
+            elif role == "default":
+                found[role] = _default(cell)
+            else:
+                found[role] = text(cell) or None
+        out.append(
+            (found.get("name"), found.get("type"), found.get("default"), found.get("description"))
+        )
+    return out
+
+
+def _annotation(cell: Element, name: str) -> str | None:
+    for span in cell.iter("span"):
+        cls = span.get("class")
+        if cls and name in cls.split():
+            code = span.find(".//code")
+            return text(code if code is not None else span) or None
+    return None
+
+
+def _spacy_row(tr: Element, kind: str) -> Entry:
+    cells = [c for c in tr if c.tag in ("td", "th")]
+    if not cells:
+        return None, None, None, None
+    first, rest = cells[0], cells[1:]
+    names = {"params": "param", "returns": "returns", "rtype": "returns", "raises": "raises"}
+    stem = names[kind]
+    type_ = _annotation(first, f"doc-{stem}-annotation")
+    name = None
+    if type_ is None:
+        name = text(first) or None
+    default = None
+    description = None
+    for cell in rest:
+        type_ = type_ or _annotation(cell, f"doc-{stem}-annotation")
+        default = _annotation(cell, f"doc-{stem}-default")
+        description = _description_only(cell)
+    if kind == "raises" and type_ is None:
+        name, type_ = None, name
+    return name, type_, default, description
+
+
+def _description_only(cell: Element) -> str | None:
+    for div in cell.iter("div"):
+        if has_class(div, "doc-md-description"):
+            return text(div) or None
+    return None
+
+
+# -- lists --------------------------------------------------------------------------------
+
+
+def _list_item(li: Element) -> Entry:
+    """``<b><code>name</code></b> (<code>type</code>, default: <code>3</code>) – desc``."""
+    name = type_ = default = description = None
+    before = li.text or ""
+    for child in li:
+        tag = child.tag
+        if tag in ("b", "strong"):
+            name = text(child).rstrip(":") or None
+        elif tag == "code":
+            value = norm(raw_text(child)) or None
+            if "default" in before.lower():
+                default = value
+            elif type_ is None:
+                type_ = value
+        elif tag == "div" and has_class(child, "doc-md-description"):
+            description = text(child) or None
+        before = child.tail or ""
+    if description is None:
+        description = _after_separator(li)
+    return name, type_, default, description
+
+
+def _after_separator(el: Element) -> str | None:
+    whole = text(el)
+    for sep in (" \u2013 ", " \u2014 ", " - ", ": "):
+        if sep in whole:
+            return whole.split(sep, 1)[1].strip() or None
+    return None
+
+
+def _legacy_item(dd: Element) -> Entry:
+    """``<strong>name:</strong> <code>type</code> – description`` (a name is optional)."""
+    holder = dd.find("p")
+    if holder is None:
+        holder = dd
+    name = type_ = None
+    strong = holder.find("strong")
+    if strong is not None:
+        name = text(strong).rstrip(":").strip() or None
+    code = holder.find("code")
+    if code is not None:
+        type_ = norm(raw_text(code)) or None
+    whole = text(holder)
+    rest = whole
+    for part in (text(strong) if strong is not None else "", type_ or ""):
+        if part and rest.startswith(part):
+            rest = rest[len(part) :].lstrip()
+    return name, type_, None, rest.lstrip(_SEPARATORS).strip() or None
+
+
+# -- into the item's fields -------------------------------------------------------------
+
+
+def _bare(name: str | None) -> str:
+    return (name or "").lstrip("*").strip()
+
+
+def merge(
+    sections: list[Section], sig_params: list[dict[str, Any]], hint: str | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(params, returns, raises): the signature's parameters completed by the Parameters
+    sections (type and default where the signature shows none, the description); a
+    documented parameter the signature lacks is appended with kind None, as Sphinx's
+    field lists do. Every return value, typed by the annotation when the section is not."""
+    params = [dict(p) for p in sig_params]
+    by_name = {_bare(p["name"]): p for p in params if p["name"]}
+    returns: list[dict[str, Any]] = []
+    raises: list[dict[str, Any]] = []
+    for section in sections:
+        if section.kind == "params":
+            for name, type_, default, description in section.entries:
+                names, written = field_names(name) if name else ([], None)
+                for part in names:
+                    p = by_name.get(_bare(part))
+                    if p is None:
+                        p = param(part, None)
+                        params.append(p)
+                        by_name[_bare(part)] = p
+                    p["type"] = p["type"] or type_ or written
+                    if p["kind"] not in _VARIADIC:  # griffe shows () and {} for them
+                        p["default"] = p["default"] or default
+                    p["description"] = description or p["description"]
+        elif section.kind in ("returns", "rtype"):
+            for name, type_, _default, description in section.entries:
+                returns.append({"name": name, "type": type_, "description": description})
+        elif section.kind == "raises":
+            for name, type_, _default, description in section.entries:
+                raises.append({"type": type_ or name, "description": description})
+    if hint and not any(r["type"] for r in returns):
+        unnamed = next((r for r in returns if r["name"] is None), None)
+        if unnamed is None:
+            unnamed = {"name": None, "type": None, "description": None}
+            returns.append(unnamed)
+        unnamed["type"] = hint
+    return params, returns, raises
