@@ -28,6 +28,9 @@ GENERATORS = tuple(Generator)
 
 # The classes of Sphinx's object descriptions (``<dl class="py function">``): its domains.
 _SPHINX_DOMAINS = frozenset(("py", "c", "cpp", "js", "rst", "std"))
+# The mkdocs theme's search dialog, which its navbar opens (data-bs-target, data-target before
+# Bootstrap 5).
+_MKDOCS_SEARCH = "#mkdocs_search_modal"
 # Bytes of a generator meta's content read: the name and version are at its start.
 _META_CHARS = 200
 
@@ -53,15 +56,32 @@ def detect_generator(root: Element) -> Generator:
                 found = _from_meta(meta.get("content") or "")
                 if found is not None:
                     return found
+        if _mkdocs_head(head):
+            return Generator.MKDOCSTRINGS
     return _from_markup(root)
+
+
+def _mkdocs_head(head: Element) -> bool:
+    """MkDocs themes that write no generator meta (mkdocs, readthedocs): every page of an
+    mkdocstrings site links its stylesheet (``assets/_mkdocstrings.css``), readthedocs
+    declares ``var mkdocs_page_name``. Their plain Markdown pages are MkDocs pages too."""
+    for el in head.iter("link", "script"):
+        if el.tag == "link":
+            if (el.get("href") or "").endswith("_mkdocstrings.css"):
+                return True
+        elif el.text and "mkdocs_page_name" in el.text:
+            return True
+    return False
 
 
 def _from_markup(root: Element) -> Generator:
     """Markers each generator writes in its body whatever the theme: mkdocstrings'
-    ``doc doc-object`` wrappers and ``doc-heading`` headings; pydoctor's ``docstring`` and
-    ``thingTitle``; Sphinx's object descriptions (``dl.py``, ``dl.c``...) with
-    ``sig-name`` / ``descname`` and its ``headerlink`` permalinks."""
+    ``doc doc-object`` wrappers and ``doc-heading`` headings, the mkdocs theme's navbar;
+    pydoctor's ``docstring`` and ``thingTitle``; Sphinx's object descriptions (``dl.py``,
+    ``dl.c``...) with ``sig-name`` / ``descname`` and its ``headerlink`` permalinks."""
     for el in root.iter("div", "dl", "span", "code", "a", "h1", "h2", "h3", "h4"):
+        if el.tag == "a" and _MKDOCS_SEARCH in (el.get("data-bs-target"), el.get("data-target")):
+            return Generator.MKDOCSTRINGS  # the mkdocs theme's navbar: before any content
         cls = el.get("class")
         if not cls:
             continue
