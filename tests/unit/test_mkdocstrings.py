@@ -328,3 +328,31 @@ def test_deeply_nested_members_stay_linear_and_whole() -> None:
     contents = extract_page(page(html), URL, targets)
     assert [c["doc"] for c in contents] == [f"Class {d}." for d in range(80)]
     assert contents[79]["parent"] == "m.C78"
+
+
+def test_parameter_headings_and_their_own_entries() -> None:
+    """``parameter_headings: true`` (griffe's own docs): each parameter's name is a heading
+    inside its list item, with an inventory entry of its own."""
+    sections = """<p><span class="doc-section-title">Parameters:</span></p><ul>
+    <li class="doc-section-item field-body">
+    <h3 id="m.parse(docstring)" class="doc doc-heading doc-heading-parameter"><b><code>docstring</code></b>
+    <a href="#m.parse(docstring)" class="headerlink" title="Permanent link">¤</a></h3>
+    (<code><a class="autorefs autorefs-internal" href="#m.Docstring">Docstring</a></code>) –
+    <div class="doc-md-description"><p>The docstring to parse.</p></div></li></ul>"""
+    signature = '<div class="doc-signature highlight"><pre><code>parse(docstring: Docstring) -&gt; list</code></pre></div>'
+    body = page(obj("m.parse", '<span class="doc doc-object-name">parse</span>', "<p>Parse.</p>" + sections,
+                    signature=signature))  # fmt: skip
+    targets = [
+        target("m.parse", "py", "function", "m.parse"),
+        target("m.parse(docstring)", "py", "parameter", "m.parse(docstring)"),
+    ]
+    function, parameter = extract_page(body, URL, targets)
+    assert function["params"][0]["description"] == "The docstring to parse."
+    assert "###" not in function["doc_markdown"]
+    assert (
+        "- **`docstring`** ([`Docstring`](https://mk.test/api/core/#m.Docstring))"
+        in function["doc_markdown"]
+    )
+    assert parameter["parent"] == "m.parse" and parameter["title"] == "docstring"
+    assert parameter["doc"] == "The docstring to parse."
+    assert parameter["params"] == [function["params"][0]] and parameter["signature"] is None

@@ -17,13 +17,14 @@ from lxml import etree
 
 from common.bounds import truncate
 from common.items import empty_content
+from common.params import param
 from common.tasks import TaskEntry
 
 from ..anchors import children_items
 from ..doctext import DocText
 from ..markdown import Markdown
 from ..page import Page
-from ..text import HEADINGS, Element, text
+from ..text import HEADINGS, Element, has_class, text
 from .admonitions import versions
 from .locate import (
     DocObject,
@@ -34,7 +35,7 @@ from .locate import (
     page_heading,
     section_items,
 )
-from .sections import merge, read_sections
+from .sections import item_entry, merge, read_sections
 from .signature import bases_only, params_and_return, signature_text, take_labels
 
 __all__ = ["extract_mkdocstrings"]
@@ -65,11 +66,13 @@ class _PageExtractor:
         self.page = Page(root=root, main=main, url=url, has_members=has_members, members=members)
         self.md = Markdown(url, members, has_members)
         self.text = DocText(main, members, has_members)
-        # an object's anchor -> its inventory name, to name the parent of its members
+        # an object's anchor -> its inventory name, to name the parent of its members: the
+        # entry named as the anchor (mkdocstrings' ids are the objects' paths) over an alias
+        # pointing at the same object (``copier.TaskError`` at ``#copier.errors.TaskError``)
         self.names: dict[str, str] = {}
         for t in targets:
-            if t.anchor:
-                self.names.setdefault(t.anchor, t.name)
+            if t.anchor and (t.name == t.anchor or t.anchor not in self.names):
+                self.names[t.anchor] = t.name
         self._rendered: dict[Element, dict[str, Any]] = {}
 
     def extract_all(self) -> list[dict[str, Any]]:
@@ -92,6 +95,8 @@ class _PageExtractor:
         obj = object_at(el, self.layout.objects)
         if obj is not None:
             content = self._object(obj, t)
+        elif has_class(el, "doc-heading-parameter"):
+            content = self._parameter(el, t)
         elif isinstance(el.tag, str) and el.tag in HEADINGS:
             content = self._section(el)
         else:
@@ -140,15 +145,62 @@ class _PageExtractor:
             heading = obj.heading
         return text(heading) or None if heading is not None else None
 
-    def _parent(self, obj: DocObject, t: TaskEntry) -> str | None:
-        owner = obj.parent
+    def _parent_name(self, obj: DocObject) -> str | None:
+        """The inventory name of a documented object (its id when no entry names it)."""
+        owner: DocObject | None = obj
         while owner is not None and owner.ident is None:
             owner = owner.parent
-        if owner is not None and owner.ident is not None:
-            return self.names.get(owner.ident) or owner.ident
+        if owner is None or owner.ident is None:
+            return None
+        return self.names.get(owner.ident) or owner.ident
+
+    def _parent(self, obj: DocObject, t: TaskEntry) -> str | None:
+        if obj.parent is not None:
+            found = self._parent_name(obj.parent)
+            if found is not None:
+                return found
         if t.domain == "py" and "." in t.name:
             return t.name.rsplit(".", 1)[0] or None
         return None
+
+    def _parameter(self, el: Element, t: TaskEntry) -> dict[str, Any]:
+        """A parameter's own entry (``parameter_headings: true``): its section item's
+        description, the parameter as its function's params give it, the function as its
+        parent."""
+        content = empty_content("ok")
+        item = next((a for a in el.iterancestors() if a.tag in ("li", "tr")), None)
+        if item is None:
+            return content
+        name, type_, default, description = item_entry(item)
+        content["title"] = name
+        description_el = next(
+            (d for d in item.iter("div") if has_class(d, "doc-md-description")), None
+        )
+        if description_el is not None:
+            content["doc"] = self.text.doc([description_el], False)
+            content["doc_markdown"] = self.md.items([description_el], False)
+        owner = next(
+            (self.layout.objects[a] for a in el.iterancestors() if a in self.layout.objects), None
+        )
+        found = None
+        if owner is not None:
+            content["parent"] = self._parent_name(owner) or None
+            rendered = self._rendered.get(owner.element)
+            if rendered is None:
+                rendered = self._rendered[owner.element] = self._render(owner)
+            found = next(
+                (
+                    p
+                    for p in rendered["params"]
+                    if (p["name"] or "").lstrip("*") == (name or "").lstrip("*")
+                ),
+                None,
+            )
+        if found is not None:
+            content["params"] = [dict(found)]
+        elif name:
+            content["params"] = [param(name, None, type_, default, description)]
+        return content
 
     # -- plain Markdown -------------------------------------------------------------------
 

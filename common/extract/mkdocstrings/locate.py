@@ -12,7 +12,8 @@ plain Markdown around them (headings, prose).
 The page is cleaned once before anything reads it (:func:`clean`): permalinks, the empty
 ``code.doc-symbol`` badges, "Source code in ..." blocks; ``<details>`` admonitions
 (pymdownx.details, mkdocstrings' own) become the ``div.admonition`` + title the shared
-Markdown converter renders as a quote.
+Markdown converter renders as a quote; the headings ``parameter_headings`` gives each
+parameter (``h3.doc-heading-parameter`` inside a section's item) become spans.
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ def clean(main: Element) -> None:
     noise: list[Element] = []
     details: list[Element] = []
     linked_code: list[Element] = []
-    for el in main.iter("a", "code", "details", "p", "script", "style"):
+    params: list[Element] = []
+    for el in main.iter("a", "code", "details", "p", "script", "style", *HEADINGS):
         tag = el.tag
         if tag == "a":
             if has_class(el, "headerlink"):
@@ -95,6 +97,9 @@ def clean(main: Element) -> None:
         elif tag == "code":
             if has_class(el, "doc-symbol"):
                 noise.append(el)
+        elif tag in HEADINGS:
+            if has_class(el, "doc-heading-parameter"):
+                params.append(el)
         elif tag == "p":
             # "Bases: ..." of a class (show_bases): a fact of the heading's, not its text
             if has_class(el, "doc-class-bases"):
@@ -110,6 +115,8 @@ def clean(main: Element) -> None:
         drop(el)
     for el in linked_code:
         _link_out_of_code(el)
+    for el in params:  # parameter_headings: a parameter's name, not a heading of the text
+        el.tag = "span"
     for el in details:
         el.tag = "div"
         el.set("class", " ".join(["admonition", *class_tokens(el)]))

@@ -250,7 +250,7 @@ def _list_item(li: Element) -> Entry:
     before = li.text or ""
     for child in li:
         tag = child.tag
-        if tag in ("b", "strong"):
+        if tag in ("b", "strong") or (tag == "span" and has_class(child, "doc-heading-parameter")):
             name = text(child).rstrip(":") or None
         elif tag == "code":
             value = norm(raw_text(child)) or None
@@ -264,6 +264,17 @@ def _list_item(li: Element) -> Entry:
     if description is None:
         description = _after_separator(li)
     return name, type_, default, description
+
+
+def item_entry(el: Element) -> Entry:
+    """The entry of one section item (``li`` of the list layout, ``tr`` of a table): a
+    parameter's own inventory entry (``parameter_headings``) lands in it."""
+    if el.tag == "li":
+        return _list_item(el)
+    cells = [c for c in el if c.tag in ("td", "th")]
+    name = text(cells[0]) or None if cells else None
+    description = _description_only(el)
+    return name, None, None, description
 
 
 def _after_separator(el: Element) -> str | None:
