@@ -222,7 +222,9 @@ class Markdown:
 
     def _leaf_or_flow(self, el: Element, excl: bool) -> str:
         if not has_block_child(el):
-            return convert(serialize(el), self.linker)
+            # (a table cell converted in a batch by ``prepare``: mkdocstrings' section tables)
+            md = self._inline.get(el)
+            return md if md is not None else convert(serialize(el), self.linker)
         return "\n\n".join(self._flow_el(el, excl))
 
     def _level(self, el: Element) -> tuple[int, int]:

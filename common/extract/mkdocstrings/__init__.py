@@ -23,6 +23,7 @@ from common.tasks import TaskEntry
 from ..anchors import children_items
 from ..doctext import DocText
 from ..markdown import Markdown
+from ..mdblocks import has_block_child
 from ..page import Page
 from ..text import HEADINGS, Element, has_class, text
 from .admonitions import versions
@@ -65,6 +66,9 @@ class _PageExtractor:
         members, has_members = self.layout.members, self.layout.has_members
         self.page = Page(root=root, main=main, url=url, has_members=has_members, members=members)
         self.md = Markdown(url, members, has_members)
+        # Paragraphs and section-table cells, converted in one batch (``inline.convert_many``):
+        # a page is mostly its objects' docstrings, each a few short fragments.
+        self.md.prepare(_leaves(main))
         self.text = DocText(main, members, has_members)
         # an object's anchor -> its inventory name, to name the parent of its members: the
         # entry named as the anchor (mkdocstrings' ids are the objects' paths) over an alias
@@ -174,7 +178,7 @@ class _PageExtractor:
         name, type_, default, description = item_entry(item)
         content["title"] = name
         description_el = next(
-            (d for d in item.iter("div") if has_class(d, "doc-md-description")), None
+            (d for d in item.iter("div", "span") if has_class(d, "doc-md-description")), None
         )
         if description_el is not None:
             content["doc"] = self.text.doc([description_el], False)
@@ -253,6 +257,20 @@ class _PageExtractor:
         content["doc"] = truncate(self.text.doc(intro, True), INTRO_CHARS)
         content["doc_markdown"] = truncate(self.md.items(intro, True), INTRO_CHARS, markdown=True)
         return content
+
+
+_LEAF_TAGS = ("p", "td", "th", *HEADINGS)
+
+
+def _leaves(main: Element) -> list[Element]:
+    """Paragraphs, headings and table cells without blocks inside (a section table's name,
+    type and default cells; its description cells hold a div of paragraphs)."""
+    out = []
+    for el in main.iter(_LEAF_TAGS):
+        if el.tag in ("td", "th") and has_block_child(el):
+            continue
+        out.append(el)
+    return out
 
 
 def _copy(value: Any) -> Any:

@@ -13,12 +13,15 @@ The page is cleaned once before anything reads it (:func:`clean`): permalinks, t
 ``code.doc-symbol`` badges, "Source code in ..." blocks; ``<details>`` admonitions
 (pymdownx.details, mkdocstrings' own) become the ``div.admonition`` + title the shared
 Markdown converter renders as a quote; the headings ``parameter_headings`` gives each
-parameter (``h3.doc-heading-parameter`` inside a section's item) become spans.
+parameter (``h3.doc-heading-parameter`` inside a section's item) become spans, and the
+readthedocs templates' ``table.field-list`` sections the list layout they wrap.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from lxml import etree
 
 from ..page import find_content
 from ..text import HEADINGS, Element, class_tokens, drop, has_class, text
@@ -85,7 +88,9 @@ def clean(main: Element) -> None:
     details: list[Element] = []
     linked_code: list[Element] = []
     params: list[Element] = []
-    for el in main.iter("a", "code", "details", "p", "script", "style", *HEADINGS):
+    field_lists: list[Element] = []
+    descriptions: list[Element] = []
+    for el in main.iter("a", "code", "details", "div", "p", "table", "script", "style", *HEADINGS):
         tag = el.tag
         if tag == "a":
             if has_class(el, "headerlink"):
@@ -100,6 +105,14 @@ def clean(main: Element) -> None:
         elif tag in HEADINGS:
             if has_class(el, "doc-heading-parameter"):
                 params.append(el)
+        elif tag == "div":
+            if has_class(el, "doc-md-description"):
+                parent = el.getparent()
+                if parent is not None and parent.tag == "li":
+                    descriptions.append(el)
+        elif tag == "table":
+            if has_class(el, "field-list"):
+                field_lists.append(el)
         elif tag == "p":
             # "Bases: ..." of a class (show_bases): a fact of the heading's, not its text
             if has_class(el, "doc-class-bases"):
@@ -117,6 +130,12 @@ def clean(main: Element) -> None:
         _link_out_of_code(el)
     for el in params:  # parameter_headings: a parameter's name, not a heading of the text
         el.tag = "span"
+    for el in field_lists:
+        _unfold_field_list(el)
+    for el in descriptions:
+        # A list item's description: its paragraphs, so that the Markdown converter takes
+        # the list in one pass (a div in a list sends it item by item, ~5x the cost).
+        el.tag = "span"
     for el in details:
         el.tag = "div"
         el.set("class", " ".join(["admonition", *class_tokens(el)]))
@@ -124,6 +143,35 @@ def clean(main: Element) -> None:
         if summary is not None:
             summary.tag = "p"
             summary.set("class", "admonition-title")
+
+
+def _unfold_field_list(table: Element) -> None:
+    """The readthedocs templates lay each section out as a ``table.field-list`` row (the
+    title in ``th.field-name``, the list layout's ``ul`` in ``td.field-body``): it becomes
+    the list layout itself, a title paragraph and the list, which the section reader and
+    the Markdown converter know (a layout table is no data table)."""
+    parent = table.getparent()
+    if parent is None:
+        return
+    blocks: list[Element] = []
+    for tr in table.iter("tr"):
+        for cell in tr:
+            if cell.tag == "th" and has_class(cell, "field-name"):
+                title = etree.Element("p")
+                span = etree.SubElement(title, "span")
+                span.set("class", "doc-section-title")
+                span.text = text(cell)
+                blocks.append(title)
+            elif cell.tag == "td" and has_class(cell, "field-body"):
+                blocks.extend(child for child in cell if isinstance(child.tag, str))
+    at = parent.index(table)
+    tail = table.tail
+    parent.remove(table)
+    for offset, block in enumerate(blocks):
+        block.tail = "\n"
+        parent.insert(at + offset, block)
+    if blocks:
+        blocks[-1].tail = tail
 
 
 def _link_out_of_code(a: Element) -> None:

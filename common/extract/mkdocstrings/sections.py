@@ -13,8 +13,8 @@ A section is a title then its items, in one of the layouts of ``docstring_sectio
 * ``spacy``: a two-column ``<table>`` whose first header cell holds the title (PARAMETER,
   RETURNS...), the type in ``span.doc-param-annotation`` (``doc-returns-annotation``...),
   the default in ``span.doc-param-default``;
-* ``readthedocs`` templates: a ``table.field-list`` per section (``th.field-name`` the
-  title, ``td.field-body`` the list layout's ``ul``);
+* (the readthedocs templates' ``table.field-list`` sections are made the list layout
+  they wrap by ``locate.clean``);
 * the legacy templates (mkdocstrings-python-legacy, pytkdocs): ``<dl><dt>Parameters:</dt>``
   with one ``dd`` per item: ``<strong>name:</strong> <code>type</code> – description``.
 
@@ -81,10 +81,6 @@ def read_sections(contents: Element) -> list[Section]:
         if tag == "p":
             pending = _p_title(child)
             continue
-        if tag == "table" and has_class(child, "field-list"):
-            out.extend(_field_list(child))
-            pending = None
-            continue
         if tag == "table":
             title = _spacy_title(child) or pending
         elif tag in ("ul", "ol"):
@@ -101,27 +97,6 @@ def read_sections(contents: Element) -> list[Section]:
             entries = [_legacy_item(dd) for dd in child if dd.tag == "dd"]
         else:
             entries = [_list_item(li) for li in child if li.tag == "li"]
-        out.append(Section(kind, entries))
-    return out
-
-
-def _field_list(table: Element) -> list[Section]:
-    """The readthedocs templates: ``table.field-list``, a ``th.field-name`` title and a
-    ``td.field-body`` holding the list layout's ``ul``."""
-    out: list[Section] = []
-    for tr in table.iter("tr"):
-        title = body = None
-        for cell in tr:
-            if cell.tag == "th" and has_class(cell, "field-name"):
-                title = text(cell)
-            elif cell.tag == "td" and has_class(cell, "field-body"):
-                body = cell
-        kind = field_kind(title) if title else None
-        if kind is None or body is None:
-            continue
-        entries = [
-            _list_item(li) for ul in body if ul.tag in ("ul", "ol") for li in ul if li.tag == "li"
-        ]
         out.append(Section(kind, entries))
     return out
 
@@ -169,7 +144,7 @@ def _columns(head: list[Element], kind: str) -> list[str]:
 
 
 def _description(cell: Element) -> str | None:
-    for div in cell.iter("div"):
+    for div in cell.iter("div", "span"):
         if has_class(div, "doc-md-description"):
             return text(div) or None
     return text(cell) or None
@@ -235,7 +210,7 @@ def _spacy_row(tr: Element, kind: str) -> Entry:
 
 
 def _description_only(cell: Element) -> str | None:
-    for div in cell.iter("div"):
+    for div in cell.iter("div", "span"):
         if has_class(div, "doc-md-description"):
             return text(div) or None
     return None
@@ -258,7 +233,7 @@ def _list_item(li: Element) -> Entry:
                 default = value
             elif type_ is None:
                 type_ = value
-        elif tag == "div" and has_class(child, "doc-md-description"):
+        elif tag in ("div", "span") and has_class(child, "doc-md-description"):
             description = text(child) or None
         before = child.tail or ""
     if description is None:
