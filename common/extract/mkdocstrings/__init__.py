@@ -10,7 +10,7 @@ nested members (each member is an item of its own).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from lxml import etree
@@ -78,6 +78,7 @@ class _PageExtractor:
             if t.anchor and (t.name == t.anchor or t.anchor not in self.names):
                 self.names[t.anchor] = t.name
         self._rendered: dict[Element, dict[str, Any]] = {}
+        self._shared: dict[str, dict[str, Any]] = {}
 
     def extract_all(self) -> list[dict[str, Any]]:
         out = []
@@ -87,14 +88,15 @@ class _PageExtractor:
 
     def extract(self, t: TaskEntry) -> dict[str, Any]:
         if not t.anchor:
-            return self._whole_page()
+            return self._once("\x00page", self._whole_page, None)
         el, _ = self.page.lookup(t.anchor)
         reason = None
         if el is None:
             el = self.page.ids.get(t.name)
             reason = f"anchor {t.anchor!r} not found on page"
             if el is None:
-                return self._intro(reason + "; content is the page's introduction")
+                reason += "; content is the page's introduction"
+                return self._once("\x00intro", self._intro, reason)
             reason += "; used the element whose id is the entry name"
         obj = object_at(el, self.layout.objects)
         if obj is not None:
@@ -227,6 +229,19 @@ class _PageExtractor:
         content["title"] = text(heading) or None if heading is not None else None
         return content
 
+    def _once(
+        self, key: str, render: Callable[[], dict[str, Any]], reason: str | None
+    ) -> dict[str, Any]:
+        """A page-wide content (the whole page, the introduction) rendered once for all
+        the entries that get it: 300 missing anchors of one page cost one rendering."""
+        found = self._shared.get(key)
+        if found is None:
+            found = self._shared[key] = render()
+        content = {k: _copy(v) for k, v in found.items()}
+        if reason is not None:
+            content["reason"] = reason
+        return content
+
     def _whole_page(self) -> dict[str, Any]:
         items = children_items(self.main)
         content = empty_content("ok")
@@ -236,7 +251,7 @@ class _PageExtractor:
         content["title"] = text(first[0]) or None if first else None
         return content
 
-    def _intro(self, reason: str) -> dict[str, Any]:
+    def _intro(self) -> dict[str, Any]:
         """The page's prose before its first documented object or second-level heading."""
         intro: list[Element | str] = []
         layout = self.layout
@@ -253,7 +268,7 @@ class _PageExtractor:
             if item in layout.objects or item in layout.has_members:
                 break
             intro.append(item)
-        content = empty_content("anchor_missing", reason)
+        content = empty_content("anchor_missing")
         content["doc"] = truncate(self.text.doc(intro, True), INTRO_CHARS)
         content["doc_markdown"] = truncate(self.md.items(intro, True), INTRO_CHARS, markdown=True)
         return content
