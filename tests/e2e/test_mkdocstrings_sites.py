@@ -303,7 +303,7 @@ def test_issue_targets_hold(combo_id: str, workdir: str) -> None:
 
 
 def main() -> None:  # pragma: no cover - manual helper
-    """``python tests/e2e/test_mkdocstrings.py [combo...]``: every mismatch and check."""
+    """``python tests/e2e/test_mkdocstrings_sites.py [combo...]``: every mismatch and check."""
     import tempfile
 
     ids = sys.argv[1:] or COMBO_IDS
