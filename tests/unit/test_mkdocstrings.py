@@ -367,3 +367,26 @@ def test_missing_anchors_share_one_introduction() -> None:
     assert {c["doc"] for c in contents} == {"Intro."}
     assert all(c["status"] == "anchor_missing" and "gone" in c["reason"] for c in contents)
     assert len({id(c["params"]) for c in contents}) == 300
+
+
+def test_two_versions_give_typed_changes() -> None:
+    """``params`` are typed as Sphinx items' are, so the typed diff reads an mkdocstrings
+    site's versions alike: a parameter added with a default, a required keyword-only one
+    (breaking), a new deprecation."""
+    from common.apidiff import item_changes
+
+    def version(heading: str, extra: str) -> dict[str, Any]:
+        content = one(obj("m.f", f'<code class="highlight">{heading}</code>',
+                          "<p>Do it.</p>" + extra), "m.f")  # fmt: skip
+        return {"key": "py:function:m.f", **content}
+
+    old = version("f(a: int) -&gt; int", "")
+    new = version(
+        "f(a: int, b: int = 2, *, strict: bool) -&gt; int",
+        '<details class="deprecated"><summary>Deprecated since 2.0</summary><p>Use g.</p></details>',
+    )
+    changes = {(c["kind"], c.get("param") or c.get("version"), c["breaking"])
+               for c in item_changes(old, new)}  # fmt: skip
+    assert ("param_added", "b", False) in changes
+    assert ("param_added", "strict", True) in changes
+    assert ("deprecated", "2.0", False) in changes
