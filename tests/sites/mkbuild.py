@@ -180,8 +180,8 @@ MK_COMBOS: tuple[MkCombo, ...] = (
         "mk1-rtd",
         _CURRENT,
         "readthedocs",
-        {"show_signature_annotations": True, "show_root_heading": True},
-        "readthedocs theme, the module's heading shown",
+        {"show_signature_annotations": True, "show_root_heading": True, "show_source": True},
+        "readthedocs theme, the module's heading shown, the source code shown",
     ),
     MkCombo(
         "mk020-legacy",
