@@ -14,6 +14,11 @@ gets an item of its own: 300 entries pointing at missing anchors of one 1.5 MB p
   their text, and 7 MB at most: the CPython changelog). Over it, the largest items are
   cut to one common size, so that small items stay whole (water-filling).
 
+Text a site writes once and every item of its crawl carries (the inventory header's
+``# Project:`` and ``# Version:``) is cut where it is read (``common/inventory.py``) to
+:data:`HEADER_FIELD_CHARS` characters by :func:`clip`: the same bound then holds for
+the metric labels, status lines, rows of ``versions`` and events that show it.
+
 A cut string ends with :func:`marker` (a visible ``[… truncated by invcrawl: N
 characters in all]``); a cut list keeps its first elements; either way ``reason`` names
 what was cut. Everything is deterministic, so a page that did not change gives the same
@@ -44,6 +49,18 @@ SHRINKABLE = (
 )
 _NOTHING_LEFT = 256  # bytes of a field not worth cutting further
 _PAGE_FIELDS = ("crawl", "project", "version", "checksum")
+
+
+# Characters of an inventory header's Project or Version (real ones: 31 at most in 90
+# inventories of the corpus and /usr/share/doc); a longer one is cut, ending with CLIPPED.
+HEADER_FIELD_CHARS = 200
+CLIPPED = "…"
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, the last one :data:`CLIPPED` when
+    it was cut (short names, identifiers: no room for :func:`marker`)."""
+    return text if len(text) <= limit else text[: max(0, limit - len(CLIPPED))] + CLIPPED
 
 
 @dataclass(frozen=True, slots=True)

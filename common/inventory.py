@@ -10,6 +10,10 @@ What it does that Sphinx's, doc2dash's and sphobjinv's readers do not (see
 * **Bounded lines.** A line longer than :data:`MAX_LINE` characters is malformed: its
   name and URI would be copied into an item's identity fields, which no size cap of an
   item may cut (real lines are under 1,000 characters).
+* **Bounded header.** ``# Project:`` and ``# Version:`` reach every item of the crawl
+  (and its status, metric labels, ``versions`` rows): each is read from the first
+  :data:`HEADER_LINE_BYTES` bytes of its line, its whitespace collapsed, and cut to
+  ``common/bounds.HEADER_FIELD_CHARS`` characters (a 2 MB header made 200 MB of output).
 * **The strict line pattern** (sphobjinv's ``p_data``: the type must be
   ``domain:role``), which recovers entries Sphinx's own regex drops (names with spaces
   followed by a digit token).
@@ -29,8 +33,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from common.bounds import HEADER_FIELD_CHARS, clip
+
 DEFAULT_MAX_INFLATED = 64 * 1024 * 1024
 MAX_HEADER_LINES = 8
+HEADER_LINE_BYTES = 4096  # bytes of a header line decoded (the rest is skipped)
 PRIORITY_CHARS = 20  # a sign and 19 digits: a signed 64-bit integer's longest
 MAX_LINE = 16_384  # characters of one entry line (docs/items.md: size bounds)
 MALFORMED_EXAMPLES = 5
@@ -120,7 +127,8 @@ def _read_header(data: bytes) -> tuple[list[str], int]:
         end = data.find(b"\n", offset)
         if end < 0:
             end = len(data)
-        line = data[offset:end].decode("utf-8", "replace").rstrip("\r")
+        head = data[offset : min(end, offset + HEADER_LINE_BYTES)]
+        line = head.decode("utf-8", "replace").rstrip("\r")
         if lines and lines[0].startswith(V1_HEADER) and not line.startswith("#"):
             return lines, offset  # v1: the header is the leading comment lines
         lines.append(line)
@@ -171,9 +179,9 @@ def _new(header: list[str], fmt: str, compressed: int, inflated: int) -> Invento
     project = version = None
     for line in header[1:]:
         if line.startswith("# Project:"):
-            project = " ".join(line[10:].split()) or None
+            project = _header_field(line[10:])
         elif line.startswith("# Version:"):
-            version = " ".join(line[10:].split()) or None
+            version = _header_field(line[10:])
     return Inventory(
         project=project,
         version=version,
@@ -181,6 +189,11 @@ def _new(header: list[str], fmt: str, compressed: int, inflated: int) -> Invento
         compressed_size=compressed,
         inflated_size=inflated,
     )
+
+
+def _header_field(text: str) -> str | None:
+    """A header field's value: whitespace collapsed, at most HEADER_FIELD_CHARS."""
+    return clip(" ".join(text.split()), HEADER_FIELD_CHARS) or None
 
 
 _CHUNK = 1 << 20  # characters of the body split into lines at a time

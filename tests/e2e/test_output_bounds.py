@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import redis
 
-from common.bounds import PAGE_FACTOR, marker
+from common.bounds import CLIPPED, HEADER_FIELD_CHARS, PAGE_FACTOR, marker
 from support.accounting import check_accounting
 from support.cli import invcrawl
 from support.crawl import build_site
@@ -87,3 +87,36 @@ def test_max_doc_chars_caps_every_doc_with_the_marker(tmp_path: Path, redis_url:
     assert pages and all(i["doc"].endswith("characters in all]") for i in pages)
     assert all(marker(0).split(":")[0].strip() in i["doc_markdown"] for i in pages)
     assert all("doc cut to 120 characters" in i["reason"] for i in pages)
+
+
+def test_a_2mb_inventory_header_gives_small_items_and_outputs(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """``# Project:`` and ``# Version:`` of 2 MB (issue 36: 100 entries wrote 200 MB, and
+    the same text reached every row of ``versions`` and ``status``): cut where they are
+    read, to the bound of docs/items.md, so every output that carries them stays small."""
+    root = tmp_path / "site"
+    (root / "api").mkdir(parents=True)
+    (root / "api" / "page.html").write_bytes(page_with("<p>Small.</p>"))
+    project, version = "Demo " + "P" * 2_000_000, "1." + "0" * 2_000_000
+    header = (
+        f"# Sphinx inventory version 2\n# Project: {project}\n# Version: {version}\n"
+        "# The remainder of this file is compressed using zlib.\n"
+    ).encode()
+    rows = [f"demo.f{i} py:function 1 api/page.html#demo.f{i} -" for i in range(100)]
+    (root / "objects.inv").write_bytes(header + zlib.compress(("\n".join(rows) + "\n").encode()))
+    out = tmp_path / "items.jsonl"
+    with serve(root) as http:
+        args = ["crawl", http.url, "--redis", redis_url, "--crawl-id", "hdr", "-o", str(out)]
+        result = invcrawl(*args, "--consumers", "1", cwd=tmp_path, timeout=300)
+    assert result.code == 0, result.stderr[-2000:]
+    items = _items(out)
+    assert len(items) == 100
+    assert {len(i["project"]) for i in items} == {HEADER_FIELD_CHARS}
+    assert {len(i["version"]) for i in items} == {HEADER_FIELD_CHARS}
+    assert items[0]["project"].startswith("Demo PPP") and items[0]["project"].endswith(CLIPPED)
+    assert out.stat().st_size < 200_000  # 200 MB before
+    for command in (["versions"], ["versions", "--json"], ["status", "--json"], ["status"]):
+        shown = invcrawl(*command, "--redis", redis_url, cwd=tmp_path)
+        assert shown.code == 0, shown.stderr[-2000:]
+        assert len(shown.stdout) < 20_000, (command, len(shown.stdout))

@@ -14,6 +14,7 @@ import sphobjinv.re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from common.bounds import CLIPPED, HEADER_FIELD_CHARS
 from common.inventory import (
     LINE_PATTERN,
     Entry,
@@ -135,6 +136,26 @@ def test_project_and_version_and_counts() -> None:
     assert [m.reason for m in inv.malformed] == ["blank line"]
     assert inv.entries[0] == Entry("a", "py", "function", 1, "m.html#a", "a")
     assert inv.entries[1].dispname == "B"
+
+
+@pytest.mark.parametrize("fmt", ["v1", "v2"])
+def test_header_fields_are_bounded_where_they_are_read(fmt: str) -> None:
+    """Project and Version go into every item: a 2 MB one is cut to the documented bound
+    (docs/items.md), whitespace collapsed; a real one is kept whole."""
+    huge = b"P" * 2_000_000
+    first = b"# Sphinx inventory version 1\n" if fmt == "v1" else b"# Sphinx inventory version 2\n"
+    header = first + b"# Project: " + huge + b"\n# Version: 1.0  \t" + b"9" * 5000 + b"\n"
+    if fmt == "v1":
+        inv = parse_inventory(header + b"json mod library/json.html\n")
+    else:
+        inv = parse_inventory(make_inv("a py:function 1 m.html#$ -\n", header=header + ZLIB_LINE))
+    assert inv.project is not None and inv.version is not None
+    assert len(inv.project) == HEADER_FIELD_CHARS and inv.project.endswith(CLIPPED)
+    assert len(inv.version) == HEADER_FIELD_CHARS and inv.version.startswith("1.0 999")
+    assert [e.name for e in inv.entries] == ["a" if fmt == "v2" else "json"]
+    real = parse_inventory(make_inv("a py:function 1 m.html#$ -\n", header=HEADER.replace(
+        b"P\n", b"Jupyter   Qt Console\n") + ZLIB_LINE))  # fmt: skip
+    assert real.project == "Jupyter Qt Console"
 
 
 def test_dollar_is_expanded_only_at_the_end_and_dash_only_whole() -> None:
