@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from common.apidiff import diff_items, live
 
@@ -22,12 +22,14 @@ _RUNS = re.compile(r"(\d+)")
 def version_key(version: str) -> tuple[Any, ...]:
     """Sort key of a version string: PEP 440 order where it parses (``2.0rc1`` before
     ``2.0``, ``1.10`` after ``1.9``), else a natural order of its digit runs; versions
-    that parse sort before those that do not."""
+    that parse sort before those that do not. Total: any string gives a key that
+    compares with every other (a run of 4,301 digits, which ``int`` refuses, is compared
+    as digits: its length without leading zeros, then its text)."""
     try:
         return (0, Version(version), ())
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number int() refuses to convert
         parts = tuple(
-            (0, int(run), "") if run.isdigit() else (1, 0, run.lower())
+            (0, len(run.lstrip("0")), run.lstrip("0")) if run.isdigit() else (1, 0, run.lower())
             for run in _RUNS.split(version)
             if run
         )
