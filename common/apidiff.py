@@ -200,11 +200,11 @@ def param_changes(
     old_by = dict(old_list)
     new_by = dict(new_list)
     gone = [k for k, _ in old_list if k not in new_by]
-    came = [k for k, _ in new_list if k not in old_by]
+    came = {k for k, _ in new_list if k not in old_by}  # (a set: 20,000 renamed are linear)
     renamed: dict[str, str] = {}  # new key -> old key
-    if len(gone) == 1 and len(came) == 1 and _renamed(old_list, new_list, gone[0], came[0]):
-        renamed[came[0]] = gone[0]
-        gone, came = [], []
+    if len(gone) == 1 and len(came) == 1 and _renamed(old_list, new_list, gone[0], *came):
+        renamed[next(iter(came))] = gone[0]
+        gone, came = [], set()
     out: list[dict[str, Any]] = []
     for key, p in new_list:
         if key in renamed:
@@ -286,7 +286,8 @@ def _same_param(
 
 def _reordered(old: list[str], new: list[str]) -> bool:
     """Do the parameters positional in both versions come in another order?"""
-    return [n for n in old if n in new] != [n for n in new if n in old]
+    in_old, in_new = set(old), set(new)
+    return [n for n in old if n in in_new] != [n for n in new if n in in_old]
 
 
 def _positional_order(item: Mapping[str, Any]) -> list[str]:
@@ -308,12 +309,13 @@ def _returns(item: Mapping[str, Any]) -> str | None:
     return "; ".join(types) if types else None
 
 
-def _raises(item: Mapping[str, Any]) -> list[str]:
-    out: list[str] = []
+def _raises(item: Mapping[str, Any]) -> dict[str, None]:
+    """The exception names, in order, each once (a dict: an ordered set)."""
+    out: dict[str, None] = {}
     for r in item.get("raises") or []:
         name = " ".join(str(r.get("type") or "").split())
-        if name and name not in out:
-            out.append(name)
+        if name:
+            out[name] = None
     return out
 
 
@@ -324,23 +326,55 @@ def _notes(item: Mapping[str, Any], kind: str) -> list[Mapping[str, Any]]:
 def _other_notes(
     item: Mapping[str, Any], reported: list[Mapping[str, Any]]
 ) -> list[tuple[Any, Any, str | None]]:
+    """The item's version notes but ``reported`` (notes of this very item: by identity)."""
+    skip = {id(v) for v in reported}
     return [
         (v.get("kind"), v.get("version"), _squash(v.get("text")))
         for v in item.get("versions") or []
-        if v not in reported
+        if id(v) not in skip
     ]
+
+
+# Version notes taken out of a doc before it is compared: each is a pass over the doc,
+# so their number is bounded (real items have up to 25: subprocess.Popen); notes past it
+# stay in the text, where a change shows as doc_changed.
+NOTES_STRIPPED = 64
+# A note's translated lead-in ("Deprecated since version"): one to six words before its
+# version, read backwards from the version (the longest run: where a regex searching
+# forwards would start its match).
+_LEAD_BACKWARDS = re.compile(r"[^\W\d]+(?: [^\W\d]+){0,5}")
 
 
 def _doc_text(item: Mapping[str, Any]) -> str:
     """The item's text without its version notes (reported apart), whitespace squashed."""
     doc = " ".join(str(item.get("doc") or "").split())
-    for note in item.get("versions") or []:
+    for note in (item.get("versions") or [])[:NOTES_STRIPPED]:
         version = note.get("version")
         if not version:
             continue
-        # the translated lead-in ("Deprecated since version 1.4:"), then the note's text
-        lead = r"[^\W\d][^\W\d ]*(?: [^\W\d]+){0,5} " + re.escape(str(version)) + r"[.:]?"
         rest = " ".join(str(note.get("text") or "").split())
-        pattern = lead + (r" ?" + re.escape(rest) if rest else "")
-        doc = re.sub(pattern, "", doc, count=1)
+        doc = _without_note(doc, str(version), rest)
     return _BLANKS.sub("", doc)
+
+
+def _without_note(doc: str, version: str, rest: str) -> str:
+    """``doc`` without the first place a note shows: its lead-in ("Deprecated since
+    version 1.4:") and its text. One search finds " VERSION" (a literal the regex engine
+    looks for fast) after a word and before the note's text; the lead-in is then read
+    backwards from there (a regex trying the lead-in at every position of a 4 MB doc
+    took seconds per note)."""
+    literal = re.escape(" " + version)
+    found = re.search(
+        literal
+        + r"(?<=[^\W\d]"
+        + literal
+        + r")[.:]?"
+        + (r" ?" + re.escape(rest) if rest else ""),
+        doc,
+    )
+    if found is None:
+        return doc
+    at = found.start()
+    lead = _LEAD_BACKWARDS.match(doc[:at][::-1])
+    start = at - (lead.end() if lead else 0)
+    return doc[:start] + doc[found.end() :]

@@ -93,16 +93,43 @@ def summary(diffs: Sequence[SymbolDiff], old: str, new: str) -> str:
     return "\n".join(out)
 
 
-def module_of(key: str, modules: Iterable[str]) -> str:
+class Modules:
+    """The documented modules (``py:module`` names), for finding the section a symbol
+    goes in: a tree of their dotted parts, so that a lookup walks the symbol's name once
+    (a scan of every module per symbol made 15,000 modules take 136 s)."""
+
+    _END = ""  # the key of a node's module name (a part is never "" in a path: see add)
+
+    def __init__(self, modules: Iterable[str]) -> None:
+        self._tree: dict[str, Any] = {}
+        for module in modules:
+            if module:
+                node = self._tree
+                for part in module.split("."):
+                    node = node.setdefault("." + part, {})  # "." + part: never _END
+                node[self._END] = module
+
+    def longest(self, name: str) -> str:
+        """The longest module that ``name`` is, or is inside (``a.b`` for ``a.b.C.m``);
+        "" for none."""
+        best, node = "", self._tree
+        for part in name.split("."):
+            found = node.get("." + part)
+            if found is None:
+                break
+            node = found
+            best = node.get(self._END, best)
+        return best
+
+
+def module_of(key: str, modules: Modules | Iterable[str]) -> str:
     """The section a symbol goes in: its longest documented module (``py:module``
     entries), else its domain."""
+    known = modules if isinstance(modules, Modules) else Modules(modules)
     domain, _, rest = key.partition(":")
     name = rest.partition(":")[2]
     if domain == "py":
-        best = ""
-        for module in modules:
-            if (name == module or name.startswith(module + ".")) and len(module) > len(best):
-                best = module
+        best = known.longest(name)
         if best:
             return best
     return {"std": "Pages and labels", "c": "C API", "cpp": "C++ API"}.get(domain, domain)
@@ -110,7 +137,7 @@ def module_of(key: str, modules: Iterable[str]) -> str:
 
 def markdown(diffs: Sequence[SymbolDiff], old: str, new: str, modules: Iterable[str]) -> str:
     """Release-notes Markdown of ``invcrawl diff --markdown``."""
-    known = list(modules)
+    known = Modules(modules)
     total = counts(diffs)
     sections: dict[str, list[SymbolDiff]] = {}
     for d in diffs:
