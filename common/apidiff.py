@@ -365,11 +365,7 @@ def _without_note(doc: str, version: str, rest: str) -> str:
     took seconds per note)."""
     literal = re.escape(" " + version)
     found = re.search(
-        literal
-        + r"(?<=[^\W\d]"
-        + literal
-        + r")[.:]?"
-        + (r" ?" + re.escape(rest) if rest else ""),
+        literal + r"(?<=[^\W\d]" + literal + r")[.:]?" + (r" ?" + re.escape(rest) if rest else ""),
         doc,
     )
     if found is None:

@@ -1,23 +1,75 @@
 """The typed API diff (``common/apidiff.py``) for people: a terminal summary (breaking
 changes first, then the others, then counts per kind) and release-notes Markdown (a
 section per module, breaking changes first in each, modules with breaking changes first).
-Pure."""
+Pure.
+
+Everything in them but their own words comes from a site (keys, module names, parameter
+names and values, versions, the project and version of each side), so each renderer
+takes a :class:`Style` saying how such a string is written: :data:`MARKDOWN` writes names
+and values as code spans fenced longer than any backtick run inside, and prose (module
+names in headings, the title, versions) with every character that could start Markdown
+or HTML backslash-escaped, line breaks as spaces: no stored ``<script>``, ``<img
+onerror>`` or remote image renders live. The terminal's style is ``invcrawl/render.safe``
+(control characters escaped), handed in by the command."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from common.apidiff import ADDED, CHANGE_KINDS, CHANGED, REMOVED, SymbolDiff
 
+_LINE_BREAKS = re.compile(r"\r\n?|\n")
+_TICKS = re.compile(r"`+")
+# ASCII punctuation that can start Markdown (CommonMark and GFM) or HTML inline: code,
+# emphasis, links and images, raw HTML and autolinks, entities, headings' closing
+# hashes, tables, strikethrough, GFM's bare URL autolinks (the colon of "http:").
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>!&#|~:])")
 
-def describe(change: dict[str, Any], code: str = "") -> str:
-    """One change in words; ``code`` wraps names and values (Markdown: a backtick)."""
+
+def markdown_code(value: Any) -> str:
+    """``value`` as a CommonMark code span: fenced with one backtick more than its longest
+    run of them, padded with a space on each side (which the renderer takes off) where it
+    starts or ends with a backtick or would lose its own spaces, line breaks as spaces."""
+    text = _LINE_BREAKS.sub(" ", str(value))
+    if not text:
+        return ""  # (no code span is empty)
+    longest = max((len(run) for run in _TICKS.findall(text)), default=0)
+    fence = "`" * (longest + 1)
+    stripped = text[0] == text[-1] == " " and text.strip(" ")  # as a renderer strips it
+    pad = " " if "`" in (text[0], text[-1]) or stripped else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def markdown_text(value: Any) -> str:
+    """``value`` as inert Markdown text: every character that could start a construct
+    backslash-escaped, line breaks as spaces."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", _LINE_BREAKS.sub(" ", str(value)))
+
+
+@dataclass(frozen=True, slots=True)
+class Style:
+    """How a site's strings are written: ``code`` for names and values (keys, parameters,
+    defaults, types), ``text`` for the rest (versions, modules, project and version)."""
+
+    code: Callable[[Any], str]
+    text: Callable[[Any], str]
+
+
+PLAIN = Style(str, str)
+MARKDOWN = Style(markdown_code, markdown_text)
+
+
+def describe(change: dict[str, Any], style: Style = PLAIN) -> str:
+    """One change in words, the site's names and values written in ``style``."""
 
     def c(value: Any) -> str:
-        return "none" if value is None else f"{code}{value}{code}"
+        return "none" if value is None else style.code(value)
 
+    t = style.text
     kind = change["kind"]
     if kind == "param_added":
         what = "required parameter" if change["required"] else "parameter"
@@ -31,7 +83,7 @@ def describe(change: dict[str, Any], code: str = "") -> str:
     if kind == "param_type_changed":
         return f"type of {c(change['param'])}: {c(change['old'])} -> {c(change['new'])}"
     if kind == "param_kind_changed":
-        return f"parameter {c(change['param'])} is now {change['new']} (was {change['old']})"
+        return f"parameter {c(change['param'])} is now {t(change['new'])} (was {t(change['old'])})"
     if kind == "return_changed":
         return f"returns {c(change['new'])} (was {c(change['old'])})"
     if kind == "raises_added":
@@ -39,11 +91,11 @@ def describe(change: dict[str, Any], code: str = "") -> str:
     if kind == "raises_removed":
         return f"no longer documented to raise {c(change['exception'])}"
     if kind == "deprecated":
-        return f"deprecated in {change['version'] or 'this version'}"
+        return f"deprecated in {t(change['version']) if change['version'] else 'this version'}"
     if kind == "signature_changed":
         return f"signature: {c(change['old'])} -> {c(change['new'])}"
     if kind == "status_changed":
-        return f"extraction status {change['old']} -> {change['new']}"
+        return f"extraction status {t(change['old'])} -> {t(change['new'])}"
     return "documentation changed"
 
 
@@ -57,28 +109,31 @@ def counts(diffs: Iterable[SymbolDiff]) -> Counter[str]:
     return total
 
 
-def _line(d: SymbolDiff, code: str = "", only_breaking: bool | None = None) -> str:
+def _line(d: SymbolDiff, style: Style = PLAIN, only_breaking: bool | None = None) -> str:
+    key = style.code(d.key)
     if d.change == ADDED:
-        return f"{code}{d.key}{code} added"
+        return f"{key} added"
     if d.change == REMOVED:
-        return f"{code}{d.key}{code} removed"
+        return f"{key} removed"
     picked = [c for c in d.changes if only_breaking is None or bool(c["breaking"]) == only_breaking]
-    return f"{code}{d.key}{code}: " + "; ".join(describe(c, code) for c in picked)
+    return f"{key}: " + "; ".join(describe(c, style) for c in picked)
 
 
-def summary(diffs: Sequence[SymbolDiff], old: str, new: str) -> str:
-    """The terminal summary of ``invcrawl diff``."""
+def summary(diffs: Sequence[SymbolDiff], old: str, new: str, style: Style = PLAIN) -> str:
+    """The terminal summary of ``invcrawl diff`` (``old`` and ``new``: the labels of the
+    two sides, from the site: written in ``style``)."""
     total = counts(diffs)
     out = [
-        f"{old} -> {new}: {len(diffs)} symbols differ: {total[ADDED]} added, "
-        f"{total[REMOVED]} removed, {total['changed']} changed; {total['breaking']} breaking"
+        f"{style.text(old)} -> {style.text(new)}: {len(diffs)} symbols differ: "
+        f"{total[ADDED]} added, {total[REMOVED]} removed, {total['changed']} changed; "
+        f"{total['breaking']} breaking"
     ]
     breaking = [d for d in diffs if d.breaking]
     if breaking:
         out += ["", "Breaking changes:"]
-        out += ["  " + _line(d, only_breaking=True) for d in breaking]
+        out += ["  " + _line(d, style, only_breaking=True) for d in breaking]
     others = [
-        _line(d, only_breaking=False)
+        _line(d, style, only_breaking=False)
         for d in diffs
         if (d.change == CHANGED and any(not c["breaking"] for c in d.changes))
         or (d.change != CHANGED and not d.breaking)
@@ -98,7 +153,7 @@ class Modules:
     goes in: a tree of their dotted parts, so that a lookup walks the symbol's name once
     (a scan of every module per symbol made 15,000 modules take 136 s)."""
 
-    _END = ""  # the key of a node's module name (a part is never "" in a path: see add)
+    _END = ""  # the key of a node's module name; a child's key is "." + its part
 
     def __init__(self, modules: Iterable[str]) -> None:
         self._tree: dict[str, Any] = {}
@@ -136,21 +191,22 @@ def module_of(key: str, modules: Modules | Iterable[str]) -> str:
 
 
 def markdown(diffs: Sequence[SymbolDiff], old: str, new: str, modules: Iterable[str]) -> str:
-    """Release-notes Markdown of ``invcrawl diff --markdown``."""
+    """Release-notes Markdown of ``invcrawl diff --markdown``: every string of the site
+    written inert (:data:`MARKDOWN`)."""
     known = Modules(modules)
     total = counts(diffs)
     sections: dict[str, list[SymbolDiff]] = {}
     for d in diffs:
         sections.setdefault(module_of(d.key, known), []).append(d)
     out = [
-        f"# Changes from {old} to {new}",
+        f"# Changes from {markdown_text(old)} to {markdown_text(new)}",
         "",
         f"{total['breaking']} breaking, {total[ADDED]} added, {total[REMOVED]} removed, "
         f"{total['changed']} changed.",
     ]
     order = sorted(sections, key=lambda m: (not any(d.breaking for d in sections[m]), m))
     for module in order:
-        out += ["", f"## {module}"]
+        out += ["", f"## {markdown_text(module)}"]
         entries = sections[module]
         for title, picked in (
             ("Breaking", [d for d in entries if d.breaking]),
@@ -159,5 +215,5 @@ def markdown(diffs: Sequence[SymbolDiff], old: str, new: str, modules: Iterable[
         ):
             if picked:
                 out += ["", f"### {title}", ""]
-                out += [f"- {_line(d, '`')}" for d in picked]
+                out += [f"- {_line(d, MARKDOWN)}" for d in picked]
     return "\n".join(out) + "\n"
