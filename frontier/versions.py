@@ -5,6 +5,12 @@ crawl or of one symbol, read back from the item stream. Reads only.
 The project registry is the crawls' own meta: ``invcrawl:crawls`` lists the crawls, one
 pipelined ``HMGET`` per crawl reads their ``project``, ``version``, ``state`` and
 figures. No key of its own, so nothing can disagree with the crawls.
+
+A crawl that failed (its inventory could not be read: a mistyped site) is no version:
+it is listed after the versions of its project, marked, and never taken for one (the
+order, ``PROJECT@VERSION`` when a real crawl matches too, ``history``).
+:func:`projects_holding` says which projects hold a key, for a command given a key and
+no project (``history``, and whatever else asks: an MCP server).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from typing import Any
 import orjson
 
 from common.apidiff_versions import matches, parse_ref, version_key
+from common.items import key_digest
 from frontier.export import HistoryTrimmed, all_entries, iter_latest
 from frontier.retention import trimmed_before
 from frontier.session import CrawlNotFound, CrawlSession, Frontier
@@ -30,6 +37,8 @@ _FIELDS = (
     "finished_at",
     "refreshed_at",
     "site",
+    "error",
+    "buckets",
 )
 
 
@@ -49,6 +58,13 @@ class CrawlVersion:
     entries: int
     crawled_at: int | None  # ms: the last refresh, else the end of the first crawl
     site: str
+    error: str = ""  # why its producer failed (a failed crawl)
+    buckets: int = 0  # of its dedup hashes (frontier/keys.py: isum)
+
+    @property
+    def failed(self) -> bool:
+        """Its inventory could not be read: no version, nothing in it."""
+        return self.state == "failed"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -58,6 +74,8 @@ class CrawlVersion:
             "entries": self.entries,
             "crawled_at": self.crawled_at,
             "site": self.site,
+            "failed": self.failed,
+            "error": self.error or None,
         }
 
 
@@ -85,20 +103,31 @@ async def crawl_versions(frontier: Frontier) -> list[CrawlVersion]:
                 int(meta["entries"] or 0),
                 crawled or None,
                 meta["site"] or "",
+                meta["error"] or "",
+                int(meta["buckets"] or 0),
             )
         )
     return out
 
 
 def by_project(crawls: Sequence[CrawlVersion]) -> dict[str, list[CrawlVersion]]:
-    """Project → its crawls in version order (projects sorted by name)."""
+    """Project → its crawls in version order, failed crawls after the versions (projects
+    sorted by name)."""
     grouped: dict[str, list[CrawlVersion]] = {}
     for crawl in crawls:
         grouped.setdefault(crawl.project, []).append(crawl)
     return {
-        project: sorted(grouped[project], key=lambda c: (version_key(c.version), c.crawl_id))
+        project: sorted(
+            grouped[project],
+            key=lambda c: (c.failed, version_key(c.version) if not c.failed else (), c.crawl_id),
+        )
         for project in sorted(grouped, key=lambda p: (p.casefold(), p))
     }
+
+
+def versions_only(crawls: Sequence[CrawlVersion]) -> list[CrawlVersion]:
+    """The crawls that are versions: those that did not fail."""
+    return [c for c in crawls if not c.failed]
 
 
 def pick_project(crawls: Sequence[CrawlVersion], project: str | None) -> str:
@@ -130,7 +159,8 @@ async def resolve_ref(frontier: Frontier, ref: str) -> str:
         return ref
     crawls = await crawl_versions(frontier)
     for exact in (True, False):
-        found = [c.crawl_id for c in crawls if matches(parsed, c.project, c.version, exact)]
+        matched = [c for c in crawls if matches(parsed, c.project, c.version, exact)]
+        found = [c.crawl_id for c in versions_only(matched) or matched]  # a failed one last
         if len(found) == 1:
             return found[0]
         if len(found) > 1:
@@ -183,11 +213,53 @@ async def latest_item(session: CrawlSession, key: str) -> dict[str, Any] | None:
     return found.item()
 
 
+async def projects_holding(
+    frontier: Frontier, key: str, crawls: Sequence[CrawlVersion] | None = None
+) -> list[str]:
+    """The projects (sorted by name) with a version holding a live item of ``key``: one
+    pipelined ``HEXISTS`` per crawl on the dedup hash of the key's bucket (its 48-bit
+    digest, ``common/items.key_digest``; a tombstone removes it), no stream read.
+    ``crawls``: those of :func:`crawl_versions`, if already read."""
+    candidates = [c for c in versions_only(crawls or await crawl_versions(frontier)) if c.buckets]
+    if not candidates:
+        return []
+    pipe = frontier._redis.pipeline(transaction=False)
+    for crawl in candidates:
+        bucket, field = key_digest(key, crawl.buckets)
+        pipe.hexists(frontier.crawl(crawl.crawl_id).keys.isum(bucket), field)
+    held = await pipe.execute()
+    found = {c.project for c, there in zip(candidates, held, strict=True) if there}
+    return sorted(found, key=lambda p: (p.casefold(), p))
+
+
+async def history_project(frontier: Frontier, key: str, crawls: Sequence[CrawlVersion]) -> str:
+    """The project ``history KEY`` means without ``--project``: the only one, else the
+    only one holding the key (several projects in one Redis are the common case)."""
+    projects = {c.project for c in crawls}
+    if len(projects) <= 1:
+        return pick_project(crawls, None)
+    holding = await projects_holding(frontier, key, crawls)
+    if len(holding) == 1:
+        return holding[0]
+    names = ", ".join(map(repr, holding or sorted(projects, key=lambda p: (p.casefold(), p))))
+    if holding:
+        raise CrawlRefError(
+            f"{key} is in {len(holding)} projects ({names}): pick one with --project"
+        )
+    raise CrawlRefError(
+        f"{key} is in no version of the {len(projects)} projects in this Redis ({names})"
+    )
+
+
 async def symbol_versions(
     frontier: Frontier, key: str, project: str | None
 ) -> tuple[str, list[tuple[CrawlVersion, dict[str, Any] | None]]]:
-    """The project, and each of its crawls in version order with the symbol's item."""
+    """The project (``project``, else :func:`history_project`), and each of its versions
+    (failed crawls left out) in version order with the symbol's item."""
     crawls = await crawl_versions(frontier)
-    name = pick_project(crawls, project)
-    ordered = by_project(crawls)[name]
+    if project is not None:
+        name = pick_project(crawls, project)
+    else:
+        name = await history_project(frontier, key, crawls)
+    ordered = versions_only(by_project(crawls)[name])
     return name, [(c, await latest_item(frontier.crawl(c.crawl_id), key)) for c in ordered]

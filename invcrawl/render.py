@@ -49,6 +49,17 @@ def terminal_safe(text: str) -> str:
     return _CONTROL_BUT_NEWLINE.sub(_escaped, text) if _CONTROL_BUT_NEWLINE.search(text) else text
 
 
+def json_safe(text: str) -> str:
+    """JSON for the terminal: the control and format characters JSON leaves raw (C1,
+    DEL, bidirectional overrides...) written as ``\\uXXXX`` escapes, which JSON reads
+    back as the same string (JSON escapes C0 controls itself)."""
+
+    def escaped(match: re.Match[str]) -> str:
+        return f"\\u{ord(match[0]):04x}"
+
+    return _CONTROL_BUT_NEWLINE.sub(escaped, text) if _CONTROL_BUT_NEWLINE.search(text) else text
+
+
 def terminal_text(render: Callable[..., str]) -> Callable[..., str]:
     """A render function whose text goes through :func:`terminal_safe`."""
 

@@ -1,7 +1,15 @@
 """``invcrawl versions``, ``diff`` and ``history``: versions of a project side by side
 (docs/versions.md). Each takes the config and ``read``, which runs a job on the frontier
 of the configured Redis (``invcrawl/reader_cmds.py`` provides it, so this module needs nothing
-of that one's), and returns an exit code."""
+of that one's), and returns an exit code.
+
+What they print comes from sites (projects, versions, keys, parameter names and values):
+every string goes through ``invcrawl/render.safe`` (the text outputs) or is written by
+the Markdown renderer and then through ``terminal_safe``, whether standard output is a
+terminal, a pipe or a file (as ``status`` and ``inventory``): a control character is
+shown as ``\\x1b``, never written raw, and Markdown stays Markdown; ``--json`` writes
+the control characters JSON leaves raw as ``\\uXXXX`` (``render.json_safe``). A column is as wide as
+its values up to :data:`COLUMN`: a longer value overflows its own row only."""
 
 from __future__ import annotations
 
@@ -10,10 +18,11 @@ import json
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from common.apidiff import SymbolDiff, diff_all
-from common.apidiff_render import describe, markdown, summary
+from common.apidiff_render import Style, describe, markdown, summary
 from common.apidiff_versions import Step, history_steps, summary_of
 from common.config import Config, ConfigError
 from frontier.export import HistoryTrimmed
@@ -27,10 +36,18 @@ from frontier.versions import (
     resolve_ref,
     symbol_versions,
 )
-from invcrawl.errors import EXIT_OK, UserError
+from invcrawl import terminal
+from invcrawl.errors import EXIT_OK, UsageError, UserError
+from invcrawl.render import json_safe, safe, terminal_safe
 
 T = TypeVar("T")
 Read = Callable[[Callable[[Frontier], Awaitable[T]]], T]
+TERMINAL = Style(safe, safe)  # site strings on the terminal: control characters escaped
+COLUMN = 32  # characters a column pads to at most
+
+
+def _width(values: list[str]) -> int:
+    return min(COLUMN, max((len(v) for v in values), default=0))
 
 
 def versions(config: Config, read: Read[list[CrawlVersion]]) -> int:
@@ -44,7 +61,7 @@ def versions(config: Config, read: Read[list[CrawlVersion]]) -> int:
             {"project": project, "versions": [c.to_json() for c in rows]}
             for project, rows in grouped.items()
         ]
-        print(json.dumps({"projects": data}, indent=2, ensure_ascii=False))
+        print(json_safe(json.dumps({"projects": data}, indent=2, ensure_ascii=False)))
         return EXIT_OK
     print(render_versions(grouped) if grouped else "no crawl in this Redis yet")
     return EXIT_OK
@@ -55,17 +72,27 @@ def _when(ms: int | None) -> str:
 
 
 def render_versions(grouped: dict[str, list[CrawlVersion]]) -> str:
+    """Each project and its versions in order; its failed crawls (an inventory that
+    could not be read: no version) after them, marked, with their error."""
     lines = []
     for project, rows in grouped.items():
-        lines.append(f"{project or '(no project name)'}: {len(rows)} version(s)")
-        width = max(len(c.version or "-") for c in rows)
-        ids = max(len(c.crawl_id) for c in rows)
-        for c in rows:
-            lines.append(
-                f"  {c.version or '-':<{width}}  {c.crawl_id:<{ids}}  {c.state:<9} "
-                f"{c.entries:>7} entries  {_when(c.crawled_at)}"
-            )
-    return "\n".join(lines)
+        real = [c for c in rows if not c.failed]
+        failed = [c for c in rows if c.failed]
+        counted = f"{len(real)} version(s)" + (f", {len(failed)} failed crawl(s)" if failed else "")
+        lines.append(f"{safe(project) or '(no project name)'}: {counted}")
+        shown = ["FAILED" if c.failed else safe(c.version) or "-" for c in rows]
+        ids = [safe(c.crawl_id) for c in rows]
+        width, id_width = _width(shown), _width(ids)
+        for c, version, crawl_id in zip(rows, shown, ids, strict=True):
+            row = f"  {version:<{width}}  {crawl_id:<{id_width}}  {safe(c.state):<9} "
+            if c.failed:
+                row += f"not a version: {safe(c.error) or 'its inventory could not be read'}"
+            else:
+                row += f"{c.entries:>7} entries  {_when(c.crawled_at)}"
+            lines.append(row)
+        if failed:
+            lines.append("  (a failed crawl holds nothing: `invcrawl forget ID` removes it)")
+    return terminal_safe("\n".join(lines))
 
 
 def _label(crawl: CrawlVersion | None, crawl_id: str) -> str:
@@ -74,7 +101,20 @@ def _label(crawl: CrawlVersion | None, crawl_id: str) -> str:
     return f"{crawl.project} {crawl.version}".strip()
 
 
-def diff(config: Config, read: Read[tuple[str, str, list[SymbolDiff], set[str]]]) -> int:
+@dataclass(frozen=True, slots=True)
+class Compared:
+    """What ``diff`` compared: the labels of both sides, the differences, the modules
+    documented on either side, and the two crawls (None: unknown to the registry)."""
+
+    old_label: str
+    new_label: str
+    diffs: list[SymbolDiff]
+    modules: set[str]
+    old: CrawlVersion | None
+    new: CrawlVersion | None
+
+
+def diff(config: Config, read: Read[Compared]) -> int:
     if not config.old_crawl or not config.new_crawl:
         raise ConfigError(
             "diff needs OLD and NEW: two crawl ids or PROJECT@VERSION (see `invcrawl versions`)"
@@ -83,10 +123,17 @@ def diff(config: Config, read: Read[tuple[str, str, list[SymbolDiff], set[str]]]
         raise ConfigError("--json and --markdown do not go together: pick one")
     old_ref, new_ref = config.old_crawl, config.new_crawl
 
-    async def job(frontier: Frontier) -> tuple[str, str, list[SymbolDiff], set[str]]:
+    async def job(frontier: Frontier) -> Compared:
         old_id = await resolve_ref(frontier, old_ref)
         new_id = await resolve_ref(frontier, new_ref)
         known = {c.crawl_id: c for c in await crawl_versions(frontier)}
+        for crawl in (known.get(old_id), known.get(new_id)):
+            if crawl is not None and crawl.failed:
+                why = crawl.error or "its inventory could not be read"
+                raise UsageError(
+                    f"crawl {crawl.crawl_id} failed ({why}): it holds no version to compare; "
+                    f"`invcrawl forget {crawl.crawl_id}` removes it"
+                )
         old, new = await asyncio.gather(
             latest_items(frontier.crawl(old_id)), latest_items(frontier.crawl(new_id))
         )
@@ -100,20 +147,37 @@ def diff(config: Config, read: Read[tuple[str, str, list[SymbolDiff], set[str]]]
         new_label = _label(known.get(new_id), new_id)
         if old_label == new_label:
             old_label, new_label = old_id, new_id
-        return old_label, new_label, diff_all(old, new), modules
+        return Compared(
+            old_label, new_label, diff_all(old, new), modules, known.get(old_id), known.get(new_id)
+        )
 
     try:
-        old_label, new_label, diffs, modules = read(job)
+        compared = read(job)
     except HistoryTrimmed as exc:
         raise UserError(str(exc)) from None
+    note_other_project(compared.old, compared.new)
+    diffs, old_label, new_label = compared.diffs, compared.old_label, compared.new_label
     if config.json:
         for d in diffs:
-            sys.stdout.write(json.dumps(d.to_json(), ensure_ascii=False) + "\n")
+            sys.stdout.write(json_safe(json.dumps(d.to_json(), ensure_ascii=False)) + "\n")
     elif config.markdown:
-        sys.stdout.write(markdown(diffs, old_label, new_label, modules))
+        sys.stdout.write(terminal_safe(markdown(diffs, old_label, new_label, compared.modules)))
     else:
-        print(summary(diffs, old_label, new_label))
+        print(terminal_safe(summary(diffs, old_label, new_label, TERMINAL)))
     return EXIT_OK
+
+
+def note_other_project(old: CrawlVersion | None, new: CrawlVersion | None) -> None:
+    """``diff`` of two projects is allowed (a project renamed, a fork), but every symbol
+    of one library differs from another's: say so, on standard error (a note: ``-q``
+    hides it), before the answer."""
+    if old is None or new is None or not old.project or not new.project:
+        return
+    if old.project.casefold() != new.project.casefold():
+        terminal.say(
+            f"note: {safe(old.crawl_id)} is project {safe(old.project)} and "
+            f"{safe(new.crawl_id)} is project {safe(new.project)}: comparing two projects"
+        )
 
 
 def history(
@@ -140,27 +204,28 @@ def history(
         )
     if config.json:
         data = {"key": key, "project": project, **facts, "steps": [s.to_json() for s in steps]}
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(json_safe(json.dumps(data, indent=2, ensure_ascii=False)))
         return EXIT_OK
     print(render_history(key, project, steps, facts))
     return EXIT_OK
 
 
 def render_history(key: str, project: str, steps: list[Step], facts: dict[str, Any]) -> str:
-    gone = f"; removed in {facts['removed_in']}" if facts["removed_in"] else ""
+    gone = f"; removed in {safe(facts['removed_in'])}" if facts["removed_in"] else ""
     lines = [
-        f"{key} in {project or '(no project name)'}: in {len(facts['exists_in'])} of "
-        f"{len(steps)} version(s), first in {facts['first']}{gone}"
+        f"{safe(key)} in {safe(project) or '(no project name)'}: in {len(facts['exists_in'])} "
+        f"of {len(steps)} version(s), first in {safe(facts['first'])}{gone}"
     ]
-    width = max(len(s.version) for s in steps)
-    for s in steps:
+    shown = [safe(s.version) for s in steps]
+    width = _width(shown)
+    for s, version in zip(steps, shown, strict=True):
         if s.change is None:
             what = "unchanged" if s.present else "-"
         elif s.change == "changed":
             what = "; ".join(
-                describe(c) + (" (breaking)" if c["breaking"] else "") for c in s.changes
+                describe(c, TERMINAL) + (" (breaking)" if c["breaking"] else "") for c in s.changes
             )
         else:
             what = s.change + (" (breaking)" if s.breaking else "")
-        lines.append(f"  {s.version:<{width}}  {what}")
-    return "\n".join(lines)
+        lines.append(f"  {version:<{width}}  {what}")
+    return terminal_safe("\n".join(lines))
