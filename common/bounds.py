@@ -55,6 +55,9 @@ _PAGE_FIELDS = ("crawl", "project", "version", "checksum")
 # inventories of the corpus and /usr/share/doc); a longer one is cut, ending with CLIPPED.
 HEADER_FIELD_CHARS = 200
 CLIPPED = "…"
+# Characters of a Prometheus label value (consumer/metrics.py, dashboard/metrics.py):
+# hosts (a DNS name has 253 at most), crawl ids, projects and versions.
+METRIC_LABEL_CHARS = 256
 
 
 def clip(text: str, limit: int) -> str:

@@ -27,7 +27,7 @@ class Holdings:
     def add(self, claims: Iterable[Claim]) -> None:
         for claim in claims:
             self._held[(claim.crawl_id, claim.task.id)] = claim
-            self._metrics.claimed(claim.crawl_id, claim.task.url)
+            self._metrics.claimed(claim.crawl_id, claim.task.url, _fetched(claim))
             self._stat("invcrawl/claims", 1)
             if claim.deliveries > 1:
                 self._stat("invcrawl/redeliveries", 1)
@@ -36,7 +36,7 @@ class Holdings:
         """The claim is no longer ours (committed, failed, released, lease lost or
         abandoned: ``outcome``, counted once per claim)."""
         if self._held.pop((claim.crawl_id, claim.task.id), None) is not None:
-            self._metrics.page_settled(claim.crawl_id, claim.task.url, outcome)
+            self._metrics.page_settled(claim.crawl_id, claim.task.url, outcome, _fetched(claim))
         self._on_settled(claim)
 
     def get(self, crawl_id: str, task_id: str) -> Claim | None:
@@ -73,3 +73,9 @@ class Holdings:
 
     def __iter__(self) -> Iterator[Claim]:
         return iter(list(self._held.values()))
+
+
+def _fetched(claim: Claim) -> bool:
+    """A page to download (its host is one requests go to), not an offsite or skipped
+    one: only those are in flight on a host (consumer/metrics.py)."""
+    return claim.task.status == "fetch"

@@ -29,10 +29,18 @@ metric                                    labels    what
 ``invcrawl_extract_seconds``                        extraction time of a fetched page
 ``invcrawl_commit_seconds``                         the commit of a page (its Lua call, with
                                                     the retries of an outage)
-``invcrawl_pages_in_flight``              host      pages claimed and not settled, per host
-                                                    (``scheme://host:port``; ``local`` for a
-                                                    directory)
+``invcrawl_pages_in_flight``              host      pages to fetch claimed and not settled,
+                                                    per host (``scheme://host:port``; ``local``
+                                                    for a directory); no series for a host with
+                                                    nothing in flight
 ========================================  ========  ===========================================
+
+Label values are bounded in size and number, whatever a site names: each is cut to
+``LABEL_CHARS`` characters (``common/bounds``); ``invcrawl_pages_in_flight`` has a
+series only for hosts of pages this consumer will fetch (an ``offsite`` or ``skipped``
+task is never fetched: 20,001 offsite hosts in one inventory made 20,001 series) and
+drops it when nothing is in flight there, and beyond ``HOST_SERIES`` hosts at once the
+others are counted together under ``host="other"``.
 
 plus the process's CPU, memory and file descriptors (``process_*``) and the Python
 collector's (``python_*``). The histograms are per process, not per crawl: their
@@ -57,10 +65,14 @@ from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
+from common.bounds import METRIC_LABEL_CHARS, clip
 from frontier.hosts import origin_of
 from frontier.values import CommitResult
 
 LOCAL = "local"  # the host label of pages that have none (file:// pages)
+OTHER = "other"  # the host label of hosts past HOST_SERIES
+LABEL_CHARS = METRIC_LABEL_CHARS
+HOST_SERIES = 100  # hosts with a series of their own at once (a consumer holds ~32 pages)
 # Seconds: a loopback page downloads in ~1 ms and extracts in ~10 ms; a slow site's
 # page takes seconds; the download timeout is 30 s by default.
 FETCH_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
@@ -74,17 +86,19 @@ class MetricsError(Exception):
 
 def host_of(url: str) -> str:
     """The ``host`` label of a page URL."""
-    return origin_of(url) or LOCAL
+    return clip(origin_of(url) or LOCAL, LABEL_CHARS)
 
 
 class Metrics:
     """What the delivery loop reports; this base records nothing."""
 
-    def claimed(self, crawl: str, url: str) -> None:
-        """A task of ``crawl`` for page ``url`` was claimed."""
+    def claimed(self, crawl: str, url: str, fetched: bool = True) -> None:
+        """A task of ``crawl`` for page ``url`` was claimed (``fetched``: a page to
+        download, not an ``offsite`` or ``skipped`` one)."""
 
-    def page_settled(self, crawl: str, url: str, outcome: str) -> None:
-        """A claim held by this consumer was settled (each claim exactly once)."""
+    def page_settled(self, crawl: str, url: str, outcome: str, fetched: bool = True) -> None:
+        """A claim held by this consumer was settled (each claim exactly once, with the
+        ``fetched`` of its claim)."""
 
     def items_committed(
         self, crawl: str, items: Sequence[Mapping[str, Any]], result: CommitResult
@@ -167,10 +181,12 @@ class PrometheusMetrics(Metrics):
         )
         self.in_flight = Gauge(
             "invcrawl_pages_in_flight",
-            "Pages claimed and not yet settled, per host",
+            "Pages to fetch claimed and not yet settled, per host",
             ["host"],
             registry=registry,
         )
+        self._held: dict[str, int] = {}  # series label -> pages in flight (no zeros)
+        self._in_other: dict[str, int] = {}  # host counted under OTHER -> its pages
 
     def serve(self, bind: str, port: int) -> tuple[str, int]:
         """Serve ``/metrics`` from a thread of this process; returns (address, port)."""
@@ -182,31 +198,55 @@ class PrometheusMetrics(Metrics):
             ) from None
         return str(server.server_address[0]), int(server.server_address[1])
 
-    def claimed(self, crawl: str, url: str) -> None:
-        self.claims.labels(crawl).inc()
-        self.in_flight.labels(host_of(url)).inc()
+    def claimed(self, crawl: str, url: str, fetched: bool = True) -> None:
+        self.claims.labels(_label(crawl)).inc()
+        if fetched:
+            host = host_of(url)
+            if host not in self._held and (
+                host in self._in_other or len(self._held) >= HOST_SERIES
+            ):
+                self._in_other[host] = self._in_other.get(host, 0) + 1
+                host = OTHER
+            self._count(host, +1)
 
-    def page_settled(self, crawl: str, url: str, outcome: str) -> None:
-        self.pages.labels(crawl, outcome).inc()
-        self.in_flight.labels(host_of(url)).dec()
+    def page_settled(self, crawl: str, url: str, outcome: str, fetched: bool = True) -> None:
+        self.pages.labels(_label(crawl), outcome).inc()
+        if fetched:
+            host = host_of(url)
+            if host in self._in_other:
+                self._in_other[host] -= 1
+                if not self._in_other[host]:
+                    del self._in_other[host]
+                host = OTHER
+            self._count(host, -1)
         if outcome == "lease_lost":
-            self.leases_lost.labels(crawl).inc()
+            self.leases_lost.labels(_label(crawl)).inc()
+
+    def _count(self, label: str, delta: int) -> None:
+        """Pages in flight under ``label``; its series dropped at zero."""
+        held = self._held.get(label, 0) + delta
+        if held > 0:
+            self._held[label] = held
+            self.in_flight.labels(label).set(held)
+        elif label in self._held:
+            del self._held[label]
+            self.in_flight.remove(label)
 
     def items_committed(
         self, crawl: str, items: Sequence[Mapping[str, Any]], result: CommitResult
     ) -> None:
         for status, n in Tally(str(item.get("status")) for item in items).items():
-            self.items.labels(crawl, status).inc(n)
+            self.items.labels(_label(crawl), _label(status)).inc(n)
         for change, n in (
             ("new", result.new),
             ("updated", result.updated),
             ("unchanged", result.unchanged),
         ):
             if n:
-                self.changes.labels(crawl, change).inc(n)
+                self.changes.labels(_label(crawl), change).inc(n)
 
     def fenced(self, crawl: str) -> None:
-        self.fenced_commits.labels(crawl).inc()
+        self.fenced_commits.labels(_label(crawl)).inc()
 
     def redis_error(self) -> None:
         self.redis_errors.inc()
@@ -219,3 +259,8 @@ class PrometheusMetrics(Metrics):
 
     def committed(self, seconds: float) -> None:
         self.commit.observe(seconds)
+
+
+def _label(value: str) -> str:
+    """A label value, bounded (crawl ids and statuses are short: this keeps them so)."""
+    return clip(value, LABEL_CHARS)

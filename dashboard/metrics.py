@@ -33,6 +33,13 @@ gauge                                              labels           value
 ``invcrawl_consumers_alive``                                        live consumers
 ``invcrawl_dead_letters``                                           dead letters of the fleet
 =================================================  ===============  ========================
+
+Label values are bounded: each is cut to ``common/bounds.METRIC_LABEL_CHARS``
+characters (projects and versions come from sites), and the host gauges have a series
+for the :data:`HOST_SERIES` busiest hosts at most, the others summed under
+``host="other"`` (the hosts are those the fleet fetched from in the last minute, so a
+site cannot add any by naming them). One series per crawl: crawls are the operator's
+(``invcrawl forget`` removes one).
 """
 
 from __future__ import annotations
@@ -45,9 +52,17 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from common.bounds import METRIC_LABEL_CHARS, clip
+
 Snapshot = Callable[[], Mapping[str, Any] | None]  # the latest fleet view (None: none yet)
 
 __all__ = ["CONTENT_TYPE_LATEST", "FleetCollector", "exposition"]
+HOST_SERIES = 100  # hosts with series of their own
+OTHER = "other"  # the host label of the others
+
+
+def _label(value: Any) -> str:
+    return clip(str(value), METRIC_LABEL_CHARS)
 
 
 class FleetCollector(Collector):
@@ -104,16 +119,18 @@ def crawl_gauges(crawls: list[Mapping[str, Any]]) -> Iterator[Metric]:
     )
     states: Counter[str] = Counter()
     for c in crawls:
-        crawl, state = str(c["crawl_id"]), str(c.get("state") or "unknown")
+        crawl, state = _label(c["crawl_id"]), _label(c.get("state") or "unknown")
         states[state] += 1
-        info.add_metric([crawl, state, str(c.get("project") or ""), str(c.get("version") or "")], 1)
+        info.add_metric(
+            [crawl, state, _label(c.get("project") or ""), _label(c.get("version") or "")], 1
+        )
         total, finished, dead_pages = c["pages_total"], c["pages_done"], c["pages_dead"]
         pages.add_metric([crawl], total)
         done.add_metric([crawl], finished)
         depth.add_metric([crawl], max(0, total - finished - dead_pages))
         dead.add_metric([crawl], dead_pages)
         for status, n in (c.get("items_by_status") or {}).items():
-            items.add_metric([crawl, status], n)
+            items.add_metric([crawl, _label(status)], n)
         open_ = state in ("producing", "running")
         rate.add_metric([crawl], c.get("rate_pages_s", 0.0) if open_ else 0.0)
         consumers.add_metric([crawl], c.get("consumers_alive") or 0)
@@ -132,17 +149,22 @@ def host_gauges(hosts: list[Mapping[str, Any]], now_ms: int) -> Iterator[Metric]
     in_flight = _gauge("invcrawl_host_in_flight", "Requests in flight on the host", ["host"])
     limit = _gauge("invcrawl_host_limit", "Requests the host may have in flight", ["host"])
     blocked = _gauge("invcrawl_host_blocked", "1 while a 429/503 blocks the host", ["host"])
-    count = 0
-    for h in hosts:
-        host = str(h["host"])
+
+    def is_blocked(h: Mapping[str, Any]) -> bool:
+        return bool(h.get("blocked_until")) and h["blocked_until"] > now_ms
+
+    ranked = sorted(hosts, key=lambda h: (-(h.get("in_flight") or 0), not is_blocked(h)))
+    for h in ranked[:HOST_SERIES]:
+        host = _label(h["host"])
         in_flight.add_metric([host], h.get("in_flight") or 0)
         if h.get("limit"):
             limit.add_metric([host], h["limit"])
-        is_blocked = bool(h.get("blocked_until")) and h["blocked_until"] > now_ms
-        blocked.add_metric([host], int(is_blocked))
-        count += is_blocked
+        blocked.add_metric([host], int(is_blocked(h)))
+    if rest := ranked[HOST_SERIES:]:
+        in_flight.add_metric([OTHER], sum(h.get("in_flight") or 0 for h in rest))
+        blocked.add_metric([OTHER], sum(is_blocked(h) for h in rest))
     total = GaugeMetricFamily("invcrawl_hosts_blocked", "Hosts blocked now by a 429/503")
-    total.add_metric([], count)
+    total.add_metric([], sum(is_blocked(h) for h in hosts))
     yield from (in_flight, limit, blocked, total)
 
 
