@@ -98,6 +98,7 @@ class Config:
     port: int = 8780
     metrics_port: int | None = None
     dashboard_token: str | None = field(default=None, repr=False)  # a secret
+    metrics_token: str | None = field(default=None, repr=False)  # a secret
     refresh: bool = False
     force: bool = False
     every: float | str | None = None  # seconds, or "auto" (common/cadence.py)
@@ -239,9 +240,10 @@ PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
 
 def register_secrets(config: Config, env: Mapping[str, str]) -> None:
     """Mask this process's secrets in every message from now on, whatever characters
-    they hold: the Redis password, the dashboard token, proxy passwords."""
+    they hold: the Redis password, the dashboard's and metrics' tokens, proxy passwords."""
     register_url(config.redis)
     register_secret(config.dashboard_token)
+    register_secret(config.metrics_token)
     for name in PROXY_VARIABLES:
         register_url(env.get(name) or env.get(name.upper()))
 

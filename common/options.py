@@ -552,8 +552,9 @@ OPTIONS: tuple[Option, ...] = (
         help_for=(
             (
                 "consume",
-                "address the --metrics-port endpoint listens on (0.0.0.0: every interface, "
-                "for a Prometheus on another host or container)",
+                "address the --metrics-port endpoint listens on (anything but loopback, "
+                "such as 0.0.0.0 for a Prometheus on another host or container, requires "
+                "--metrics-token)",
             ),
         ),
     ),
@@ -572,6 +573,14 @@ OPTIONS: tuple[Option, ...] = (
         frozenset({"consume"}),
         metavar="PORT",
         default_text="none",
+    ),
+    Option(
+        "metrics_token",
+        str,
+        "token the --metrics-port endpoint asks for (Authorization: Bearer TOKEN); required "
+        "with a --bind beyond loopback; prefer the variable: flags show in ps",
+        frozenset({"consume"}),
+        metavar="TOKEN",
     ),
     Option(
         "dashboard_token",

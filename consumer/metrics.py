@@ -59,13 +59,13 @@ from prometheus_client import (
     Gauge,
     Histogram,
     disable_created_metrics,
-    start_http_server,
 )
 from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
 from common.bounds import METRIC_LABEL_CHARS, clip
+from consumer import metrics_server
 from frontier.hosts import origin_of
 from frontier.values import CommitResult
 
@@ -188,10 +188,11 @@ class PrometheusMetrics(Metrics):
         self._held: dict[str, int] = {}  # series label -> pages in flight (no zeros)
         self._in_other: dict[str, int] = {}  # host counted under OTHER -> its pages
 
-    def serve(self, bind: str, port: int) -> tuple[str, int]:
-        """Serve ``/metrics`` from a thread of this process; returns (address, port)."""
+    def serve(self, bind: str, port: int, token: str | None = None) -> tuple[str, int]:
+        """Serve ``/metrics`` from a thread of this process, asking for ``token`` if any
+        (consumer/metrics_server.py); returns (address, port)."""
         try:
-            server, _ = start_http_server(port, addr=bind, registry=self.registry)
+            server = metrics_server.serve(self.registry, bind, port, token)
         except OSError as exc:
             raise MetricsError(
                 f"cannot serve metrics on {bind}:{port}: {exc.strerror or exc}"

@@ -22,6 +22,7 @@ from scrapy_redis.connection import get_redis_from_settings
 from common import interrupts
 from common.bounds import SizeLimits
 from common.config import Config
+from common.listen import metrics_token
 from consumer.crawls import Serving
 from consumer.leases import Leases
 from consumer.metrics import Metrics, PrometheusMetrics
@@ -43,7 +44,7 @@ def serve_metrics(config: Config) -> Metrics | None:
     if config.metrics_port is None:
         return None
     metrics = PrometheusMetrics()
-    address, port = metrics.serve(config.bind, config.metrics_port)
+    address, port = metrics.serve(config.bind, config.metrics_port, metrics_token(config))
     shown = f"[{address}]" if ":" in address else address
     if not config.quiet:
         print(f"invcrawl consume: metrics at http://{shown}:{port}/metrics", file=sys.stderr)

@@ -6,19 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 from urllib.parse import unquote, urlsplit
 
 from common.config import Config, ConfigError
+from common.listen import is_loopback
 
-
-def is_loopback(bind: str) -> bool:
-    if bind == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(bind.strip("[]")).is_loopback
-    except ValueError:
-        return False
+__all__ = ["HostCheck", "access_secret", "host_name", "is_loopback", "session_value"]
 
 
 def access_secret(config: Config) -> str | None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from common import interrupts
 from common.config import Config, ConfigError
 from common.inventory import inventory_to_dict
+from common.listen import metrics_token
 from common.site import inventory_url, parse_sites_file, plan_sites
 from invcrawl import terminal
 from invcrawl.adaptive import report_next
@@ -139,6 +140,7 @@ def cmd_consume(config: Config) -> int:
     from consumer.metrics import MetricsError  # noqa: PLC0415
     from consumer.run import run_consumer  # noqa: PLC0415 - Scrapy: see the module's docstring
 
+    metrics_token(config)  # a bind beyond loopback without a token: refused before any work
     with redis_for(config, create=True) as live:
         try:
             return run_consumer(live)

@@ -103,9 +103,10 @@ def scrape_config(consumer: str, dashboard: str, token_file: Path) -> dict[str, 
     assert consumer_job.pop("dns_sd_configs")[0]["port"] == 9108  # compose's port
     consumer_job["static_configs"] = [{"targets": [consumer]}]
     dashboard_job = jobs["invcrawl-dashboard"]
-    assert dashboard_job["authorization"]["type"] == "Bearer"
-    dashboard_job["authorization"]["credentials_file"] = str(token_file)
     dashboard_job["static_configs"] = [{"targets": [dashboard]}]
+    for job in (consumer_job, dashboard_job):  # both ask for the token (compose's binds)
+        assert job["authorization"]["type"] == "Bearer"
+        job["authorization"]["credentials_file"] = str(token_file)
     return config
 
 
@@ -145,7 +146,12 @@ def test_prometheus_scrapes_a_consumer_and_the_dashboard(
             check=False,
         )
         assert produced.returncode == 0, produced.stderr
-        procs.start("consumer", invcrawl("consume", "--redis", redis_url, "--metrics-port", "0"))
+        procs.start(
+            "consumer",
+            invcrawl(
+                "consume", "--redis", redis_url, "--metrics-port", "0", "--metrics-token", TOKEN
+            ),
+        )
         procs.start(
             "dashboard",
             invcrawl("dashboard", "--redis", redis_url, "--port", "0", "--token", TOKEN),
@@ -302,6 +308,7 @@ def test_the_monitoring_override_validates_and_mounts_what_deploy_ships() -> Non
     assert str(deploy / "grafana" / "provisioning") in mounts["grafana"]
     consumer = services["consumer"]["environment"]
     assert consumer["INVCRAWL_METRICS_PORT"] == "9108" and consumer["INVCRAWL_BIND"] == "0.0.0.0"
+    assert consumer["INVCRAWL_METRICS_TOKEN"] == TOKEN  # beyond loopback: the same token
     datasource = yaml.safe_load(
         (deploy / "grafana/provisioning/datasources/prometheus.yml").read_text()
     )
