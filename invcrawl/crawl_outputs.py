@@ -10,7 +10,8 @@ run's producer is done with it (``produced_at`` after the run started, both Redi
 times): a re-run may add pages. Standard output (``-o -``) is written at the end only.
 
 A write that fails (a full disk, the ``.part`` file removed by someone else) ends the
-run with one line; the crawl stays in Redis and the same command writes the file.
+run with one line; the crawl stays in Redis and the same command writes the file. A
+crawl forgotten while the run writes it (``forget --force``) keeps its ``.part`` file.
 """
 
 from __future__ import annotations
@@ -103,7 +104,21 @@ class CrawlOutputs:
                         f"\ncrawl {crawl_id} finished: {self.written[crawl_id]} items in {output}"
                     )
             elif not this_run_only and crawl_id in self.exports:
-                self.exports.pop(crawl_id).abandon()  # failed: no file
+                await self._unfinished(crawl_id, self.exports.pop(crawl_id))
+
+    async def _unfinished(self, crawl_id: str, export: IncrementalExport) -> None:
+        """The file of a crawl that did not finish, once its consumers are gone: none for
+        a failed crawl (nothing was crawled); a crawl forgotten while it ran (``forget
+        --force``) keeps what was written, in its ``.part`` file (output files are kept:
+        the crawl is gone from Redis, so that file is all that is left of it)."""
+        if await self.sessions[crawl_id].exists():
+            export.abandon()
+            return
+        written = export.part.keep()
+        self.say(
+            f"\ncrawl {crawl_id} was forgotten: the {written} items written so far are kept "
+            f"in {export.part.path}"
+        )
 
     async def _finished(
         self, summary: CrawlSummary | None, crawl_id: str, this_run_only: bool

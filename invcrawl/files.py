@@ -96,6 +96,16 @@ class PartFile:
         self.out.close()  # (releases the lock)
         return self.lines
 
+    def keep(self) -> int:
+        """Flush, fsync and close the ``.part`` file, left where it is (incomplete: never
+        renamed over the output); the line count."""
+        with contextlib.suppress(OSError):  # (a full disk: what was written stays)
+            self.out.flush()
+            os.fsync(self.out.fileno())
+        with contextlib.suppress(OSError):
+            self.out.close()  # (releases the lock)
+        return self.lines
+
     def abandon(self) -> None:
         """Close and remove the ``.part`` file (if it is still ours)."""
         with contextlib.suppress(OSError):  # a full disk fails the final flush too

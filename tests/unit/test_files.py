@@ -78,6 +78,20 @@ def test_a_second_writer_of_the_same_output_gets_its_own_part(tmp_path: Path) ->
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]
 
 
+def test_a_kept_part_stays_beside_the_output_and_is_taken_over_later(tmp_path: Path) -> None:
+    """What a crawl forgotten while it ran had written (``forget --force``) stays in its
+    ``.part`` file, closed and unlocked, never renamed over the output."""
+    target = tmp_path / "out.jsonl"
+    part = PartFile(target)
+    part.write("a")
+    part.write("b")
+    assert part.keep() == 2
+    assert part.path.read_text() == "a\nb\n" and not target.exists()
+    again = PartFile(target)  # a later run takes it over: it was not locked any more
+    assert again.path == part.path
+    again.abandon()
+
+
 def test_a_removed_part_is_reported_and_nothing_is_moved(tmp_path: Path) -> None:
     target = tmp_path / "out.jsonl"
     part = PartFile(target)
