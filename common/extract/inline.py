@@ -91,12 +91,16 @@ def serialize(el: Element) -> str:
     return html_text
 
 
+_TICK_RUNS = re.compile(r"`+")
+
+
 def code_span(code: str) -> str:
     if not code:
         return ""
-    tick = "`"
-    while tick in code:
-        tick += "`"
+    # One backtick more than the longest run inside (CommonMark closes a span at a run of
+    # its fence's length): found in one pass, where growing the fence and searching again
+    # was quadratic in a site's run of backticks.
+    tick = "`" * (max((len(run) for run in _TICK_RUNS.findall(code)), default=0) + 1)
     pad = " " if code.startswith("`") or code.endswith("`") else ""
     return f"{tick}{pad}{code}{pad}{tick}"
 

@@ -84,3 +84,12 @@ def test_a_control_character_of_the_page_stays_itself() -> None:
     out = section("<p>send Ctrl-G (ASCII 7, bell, \u2018\x07\u2019) and a ` tick</p>")
     assert out["markdown"] == "send Ctrl-G (ASCII 7, bell, \u2018\x07\u2019) and a \\` tick"
     assert stray_markers(out["doc"], out["markdown"], code=True) == []
+
+
+def test_a_code_span_is_fenced_past_the_longest_backtick_run_in_one_pass() -> None:
+    from common.extract.inline import code_span
+
+    assert code_span("a``b`c") == "```a``b`c```"
+    assert code_span("`x`") == "`` `x` ``"
+    run = "`" * 200_000  # a fence grown one backtick per search was quadratic here
+    assert code_span(f"a{run}b") == f"{run}`a{run}b{run}`"
