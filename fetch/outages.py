@@ -1,17 +1,19 @@
-"""Riding out Redis outages: a consumer that loses Redis backs off (0.1 s doubling to
-5 s) and retries the same call. It never treats an error as "no work" or "finished";
-it gives up only where the caller allows it (stopping, or past a task's deadline, when
-the result would be fenced anyway)."""
+"""Riding out Redis outages in a consumer (and the producer's host permits): a call that
+meets an outage backs off (``frontier/reconnect.Backoff``: 0.1 s doubling to 5 s,
+jittered) and is tried again. It never treats an error as "no work" or "finished"; it
+gives up only where the caller allows it (stopping, or past a task's deadline, when the
+result would be fenced anyway). The outage is said once (``frontier/reconnect.Outage``),
+as every long-running reader says it."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from frontier.connection import is_transient
+from frontier.reconnect import Backoff, Outage
 
 log = logging.getLogger("invcrawl.consumer")
 T = TypeVar("T")
@@ -29,7 +31,7 @@ class Outages:
         self.stat = stat
         self._stopping = stopping
         self._on_error = on_error  # every transient error (metrics), not only the first
-        self._since: float | None = None
+        self._outage = Outage("the consumer", log.warning)
 
     async def call(
         self,
@@ -40,7 +42,7 @@ class Outages:
     ) -> T | None:
         """Run a Redis call, backing off through outages. Returns None only when giving
         up is allowed (``give_up_when_stopping`` while stopping, or past ``deadline``)."""
-        delay = 0.1
+        backoff = Backoff()
         while True:
             try:
                 result = await call()
@@ -53,28 +55,25 @@ class Outages:
                 if deadline is not None and time.monotonic() > deadline:
                     log.warning("giving up on a Redis call after the task deadline: %s", exc)
                     return None
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 5.0)
+                await backoff.sleep()
                 continue
             self.over()
             return result
 
     def lasting(self) -> float:
         """Seconds the current outage has lasted (0 when Redis is up)."""
-        return 0.0 if self._since is None else time.monotonic() - self._since
+        return self._outage.lasting()
 
     def note(self, exc: BaseException) -> None:
         if self._on_error is not None:
             self._on_error(exc)
-        if self._since is None:
-            self._since = time.monotonic()
+        noted = self._outage.outages
+        self._outage.lost(exc)
+        if self._outage.outages > noted:
             self.stat("invcrawl/redis_outages", 1)
-            log.warning("Redis unavailable (%s); backing off and retrying", exc)
 
     def over(self) -> None:
-        if self._since is not None:
-            log.warning("Redis is back after %.1fs", time.monotonic() - self._since)
-            self._since = None
+        self._outage.over()
 
 
 def new_stat_sink(get_stats: Callable[[], Any]) -> StatSink:

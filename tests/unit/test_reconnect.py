@@ -1,0 +1,86 @@
+"""The reconnecting mechanism every long-running reader shares (frontier/reconnect.py):
+its waits are bounded and jittered, an outage is said in one line however many calls it
+cuts, and only the errors that mean "Redis is unreachable" are ridden out."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from redis.exceptions import BusyLoadingError, ConnectionError, NoPermissionError, ResponseError
+
+from frontier.reconnect import MAX_WAIT_S, Backoff, Outage, Reconnect, reason
+
+
+def test_backoff_doubles_to_its_cap_within_its_jitter() -> None:
+    for draw in (0.0, 0.5, 1.0):
+        backoff = Backoff(first=0.1, cap=5.0, jitter=0.25, rng=lambda draw=draw: draw)
+        waits = [backoff.next() for _ in range(12)]
+        nominal = [min(0.1 * 2**i, 5.0) for i in range(12)]
+        for wait, base in zip(waits, nominal, strict=True):
+            assert base * 0.75 - 1e-9 <= wait <= min(base * 1.25, 5.0) + 1e-9
+        assert max(waits) <= MAX_WAIT_S
+    # jittered: two processes cut off together do not come back in lockstep
+    low, high = Backoff(rng=lambda: 0.0).next(), Backoff(rng=lambda: 1.0).next()
+    assert (low, high) == (pytest.approx(0.075), pytest.approx(0.125))
+    backoff = Backoff(rng=lambda: 0.5)
+    for _ in range(10):
+        backoff.next()
+    backoff.reset()
+    assert backoff.next() == pytest.approx(0.1)
+
+
+def test_an_outage_is_said_once() -> None:
+    said: list[str] = []
+    outage = Outage("export --follow", said.append)
+    for _ in range(5):
+        outage.lost(ConnectionError("Connection closed by server."))
+    outage.over()
+    outage.lost(ConnectionError("a connection that died with the server"))  # the same outage
+    outage.over()
+    assert said == [
+        "Redis unavailable (Connection closed by server.): export --follow reconnects with "
+        "backoff (at most 5s apart)"
+    ]
+    later = Outage("x", said.append, same_outage_s=0.0)
+    later.lost(ConnectionError("one"))
+    later.over()
+    later.lost(ConnectionError("two"))
+    assert len(said) == 3 and later.outages == 2
+
+
+def test_reasons_are_one_line_without_password() -> None:
+    from common.secrets import register_secret
+
+    register_secret("s3cret-pass")
+    text = reason(ConnectionError("Error connecting to\nredis://u:s3cret-pass@host:1"))
+    assert "\n" not in text and "s3cret-pass" not in text
+    assert reason(ConnectionError()) == "ConnectionError"
+
+
+def calls(*outcomes: Any) -> Callable[[], Awaitable[Any]]:
+    """A call that raises or returns each outcome in turn."""
+    left = list(outcomes)
+
+    async def call() -> Any:
+        outcome = left.pop(0)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    return call
+
+
+def test_reconnect_rides_out_transient_errors_only() -> None:
+    said: list[str] = []
+    quick = Reconnect(Outage("r", said.append), lambda: Backoff(first=0.001, cap=0.002))
+    loading = ResponseError("LOADING Redis is loading the dataset in memory")
+    flaky = calls(ConnectionError("down"), BusyLoadingError("loading"), loading, 42)
+    assert asyncio.run(quick.call(flaky)) == 42
+    assert len(said) == 1 and not quick.outage.down
+    with pytest.raises(NoPermissionError):
+        asyncio.run(quick.call(calls(NoPermissionError("NOPERM"))))
+    with pytest.raises(ResponseError):
+        asyncio.run(quick.call(calls(ResponseError("NOGROUP No such key"))))
