@@ -4,31 +4,24 @@
 ``iter_latest`` yields the latest version of every item once, in stream order, using
 two passes over the stream (the first keeps only key -> last entry id, so memory is per
 key, not per item body). ``StreamTail`` reads what was committed since its last read
-(``invcrawl crawl`` writes its output while the crawl runs). ``GroupReader`` reads
-through a consumer group: a downstream pipeline receives new and updated items as they
-arrive and, after a restart, resumes with what it had not acknowledged (at-least-once;
-dedupe by ``key`` + ``checksum``).
+(``invcrawl crawl`` writes its output while the crawl runs). Reading through a consumer
+group (``export --follow``) is ``frontier/follow.py``.
 """
 
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any, cast
 
-from redis.exceptions import ResponseError
-
 from common.codec import item_bytes
-from frontier.retention import retains_all, trim_exported, trimmed_before
+from frontier.retention import trimmed_before
 from frontier.session import CrawlSession
 from frontier.stream import (
     RAW,
     REMOVED,
     RawEntry,
     StreamEntry,
-    claim_idle,
-    read_group,
     read_range,
 )
 
@@ -169,58 +162,3 @@ async def pull_tails(tails: Sequence[StreamTail]) -> list[list[bytes] | Exceptio
                 more.append(i)
         wanted = more
     return lines
-
-
-async def _adopt_pending(session: CrawlSession, group: str, consumer: str) -> None:
-    """Take over the entries other consumers of the group received but never
-    acknowledged (a follower that died on another host, or in a container with another
-    hostname, would otherwise keep them pending forever); they are then re-read as our
-    own pending entries. At-least-once: entries a live sibling follower is writing at
-    this moment may be written twice."""
-    start = "0-0"
-    while (start := await claim_idle(session, group, consumer, start, CHUNK)) != "0-0":
-        pass
-
-
-class GroupReader:
-    r"""The item stream read through consumer group ``group`` (``export --follow``):
-    first what the group holds pending, then new entries as they arrive. The caller
-    writes each batch durably, then :meth:`ack`\ s it."""
-
-    def __init__(self, session: CrawlSession, group: str, block_ms: int = 1000) -> None:
-        self.session = session
-        self.group = group
-        self.block_ms = block_ms
-        self.consumer = f"{socket.gethostname()}-export"
-        self.pending_first = True
-        self.trim = False
-
-    async def start(self) -> None:
-        key = self.session.keys.items
-        try:
-            await self.session._redis.xgroup_create(key, self.group, id="0", mkstream=True)
-        except ResponseError as exc:
-            if "BUSYGROUP" not in str(exc):
-                raise
-        await _adopt_pending(self.session, self.group, self.consumer)
-        self.trim = not await retains_all(self.session)  # --retain-items exported
-
-    async def read(self) -> list[StreamEntry]:
-        """The next batch (empty when none came within ``block_ms``)."""
-        while True:
-            cursor = "0" if self.pending_first else ">"
-            block = None if self.pending_first else self.block_ms
-            entries = await read_group(
-                self.session, self.group, self.consumer, cursor, count=CHUNK, block_ms=block
-            )
-            if self.pending_first and not entries:
-                self.pending_first = False
-                continue
-            return entries
-
-    async def ack(self, entries: list[StreamEntry]) -> None:
-        """The batch is written: acknowledge it, and trim what every group now holds."""
-        key = self.session.keys.items
-        await self.session._redis.xack(key, self.group, *[entry.id for entry in entries])
-        if self.trim:
-            await trim_exported(self.session)

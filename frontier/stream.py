@@ -14,6 +14,7 @@ from typing import Any, cast
 
 import orjson
 from redis.client import NEVER_DECODE
+from redis.exceptions import ResponseError
 
 from common.codec import item_bytes, item_json
 from frontier.session import CrawlSession
@@ -139,3 +140,20 @@ async def claim_idle(
     args = ["XAUTOCLAIM", session.keys.items, group, consumer, 0, start, "COUNT", count]
     reply = await _call(session, *args)
     return cast(list[bytes], reply)[0].decode("ascii")
+
+
+async def group_consumers(session: CrawlSession, group: str) -> list[tuple[str, int, int]]:
+    """(name, entries pending, ms since it last read) of every consumer of ``group``
+    (XINFO CONSUMERS; none when the stream or the group is gone)."""
+    try:
+        rows = await session._redis.xinfo_consumers(session.keys.items, group)
+    except ResponseError as exc:
+        if "NOGROUP" in str(exc) or "no such key" in str(exc):
+            return []
+        raise
+    return [(str(row["name"]), int(row["pending"]), int(row["idle"])) for row in rows]
+
+
+async def drop_consumer(session: CrawlSession, group: str, consumer: str) -> None:
+    """XGROUP DELCONSUMER (its pending entries, if any, would go with it)."""
+    await session._redis.xgroup_delconsumer(session.keys.items, group, consumer)

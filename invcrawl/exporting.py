@@ -7,7 +7,8 @@ rename).
 * :class:`IncrementalExport`: ``invcrawl crawl``'s file, appended while the crawl runs,
   so that once it is complete only the tail is left to read; moved into place by
   :meth:`IncrementalExport.finish` as soon as that crawl is finished.
-* :func:`follow_to`: ``export --follow``, each batch acknowledged once it is fsynced.
+* :func:`follow_to`: ``export --follow``, each batch acknowledged once it is fsynced;
+  through Redis outages and the crawl's forgetting (:class:`Follower`).
 * :func:`export_all_to`, :func:`follow_all_to`: the same for every crawl at once (``export``
   without ``--crawl-id``), one output whose items name their crawl.
 """
@@ -21,12 +22,13 @@ from typing import IO
 
 from frontier.every_crawl import DISCOVER_EVERY, check_exportable, iter_latest_all
 from frontier.export import (
-    GroupReader,
     StreamTail,
     check_history,
     iter_latest,
     merged_with,
 )
+from frontier.follow import CrawlGone, GroupReader
+from frontier.reconnect import Note, Reconnect, reconnect
 from frontier.retention import acknowledge_output, retains_all, trimmed_before
 from frontier.session import CrawlSession, Frontier
 from invcrawl.files import (
@@ -37,6 +39,10 @@ from invcrawl.files import (
     write_lines,
     write_lines_async,
 )
+
+
+def say_nothing(text: str) -> None:
+    """The default ``note``: silent."""
 
 
 async def export_to(session: CrawlSession, output: Path | None, base: Path | None = None) -> int:
@@ -109,39 +115,72 @@ class IncrementalExport:
         self.part.abandon()
 
 
-async def follow_to(session: CrawlSession, output: Path | None, group: str) -> int:
+async def follow_to(
+    session: CrawlSession, output: Path | None, group: str, note: Note = say_nothing
+) -> int:
     """Append items to ``output`` as they arrive, acknowledging each batch after it is
-    flushed and fsynced. Runs until interrupted; returns the count."""
+    flushed and fsynced. Runs until interrupted, through Redis outages and the crawl's
+    forgetting (``frontier/follow.py``), saying each in one line (``note``); returns the
+    count."""
     with appending(output) as out:
         try:
-            return await _follow_into(session, out, group)
+            follower = Follower(reconnect("export --follow", note), note)
+            return await follower.follow(session, out, group)
         except (asyncio.CancelledError, KeyboardInterrupt):
             return 0
 
 
-async def _follow_into(
-    session: CrawlSession, out: IO[str], group: str, counted: list[int] | None = None
-) -> int:
-    """Follow one crawl's stream through ``group`` into ``out`` (which other followers
-    may share: each batch is written and flushed with no await in between, so batches of
-    several crawls never interleave inside a line). Runs until cancelled."""
-    reader = GroupReader(session, group)
-    await reader.start()
-    count = 0
-    try:
-        while True:
-            entries = await reader.read()
-            if not entries:
-                continue
-            for entry in entries:
-                out.write(entry.item_json() + "\n")
-            durable_flush(out)
-            await reader.ack(entries)
-            count += len(entries)
-            if counted is not None:
-                counted[0] += len(entries)
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        return count
+class Follower:
+    """What the followers of one ``export --follow`` share: one :class:`Reconnect` (an
+    outage is said once, not once per crawl), the notes, the count of items written."""
+
+    def __init__(self, reconnect_with: Reconnect, note: Note) -> None:
+        self.reconnect = reconnect_with
+        self.note = note
+        self.count = 0
+        self.gone: set[str] = set()  # crawls said to be forgotten
+        self._warned = False
+
+    def crawl_gone(self, crawl_id: str) -> None:
+        """Say once that a followed crawl was forgotten (seen by its follower, or gone
+        from the registry)."""
+        if crawl_id not in self.gone:
+            self.gone.add(crawl_id)
+            self.note(
+                f"crawl {crawl_id} was forgotten (its items left Redis; the output keeps "
+                "those written): followed again if it is crawled again"
+            )
+
+    def warn_once(self, text: str) -> None:
+        if not self._warned:
+            self._warned = True
+            self.note(text)
+
+    async def follow(self, session: CrawlSession, out: IO[str], group: str) -> int:
+        """Follow one crawl's stream through ``group`` into ``out`` (which other
+        followers may share: each batch is written and flushed with no await in between,
+        so batches of several crawls never interleave inside a line). Runs until
+        cancelled; returns the items it wrote."""
+        reader = GroupReader(session, group, reconnect_with=self.reconnect, note=self.warn_once)
+        count = 0
+        try:
+            while True:
+                try:
+                    entries = await reader.read()
+                except CrawlGone:
+                    self.crawl_gone(session.crawl_id)
+                    continue
+                if not entries:
+                    continue
+                self.gone.discard(session.crawl_id)
+                for entry in entries:
+                    out.write(entry.item_json() + "\n")
+                durable_flush(out)
+                await reader.ack(entries)
+                count += len(entries)
+                self.count += len(entries)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            return count
 
 
 async def export_all_to(frontier: Frontier, crawl_ids: Sequence[str], output: Path | None) -> int:
@@ -151,19 +190,27 @@ async def export_all_to(frontier: Frontier, crawl_ids: Sequence[str], output: Pa
     return await write_lines_async(iter_latest_all(frontier, crawl_ids), output)
 
 
-async def follow_all_to(frontier: Frontier, output: Path | None, group: str) -> int:
+async def follow_all_to(
+    frontier: Frontier, output: Path | None, group: str, note: Note = say_nothing
+) -> int:
     """``export --follow`` of every crawl, and of every crawl created meanwhile: one
     follower per crawl (each its own consumer group ``group`` on its stream), all writing
-    to one output. Runs until cancelled; returns the items written."""
+    to one output; the follower of a crawl that left the registry (forgotten) stops.
+    Runs until cancelled, through Redis outages; returns the items written."""
+    follower = Follower(reconnect("export --follow", note), note)
     followers: dict[str, asyncio.Task[int]] = {}
-    counted = [0]
     with appending(output) as out:
         try:
             while True:
-                for crawl_id in await frontier.registry.known():
+                known = await follower.reconnect.call(frontier.registry.known)
+                for crawl_id in known:
                     if crawl_id not in followers:
-                        follower = _follow_into(frontier.crawl(crawl_id), out, group, counted)
-                        followers[crawl_id] = asyncio.ensure_future(follower)
+                        follower.gone.discard(crawl_id)
+                        following = follower.follow(frontier.crawl(crawl_id), out, group)
+                        followers[crawl_id] = asyncio.ensure_future(following)
+                for crawl_id in sorted(set(followers) - set(known)):
+                    follower.crawl_gone(crawl_id)
+                    followers.pop(crawl_id).cancel()
                 failed = [t for t in followers.values() if t.done() and t.exception()]
                 if failed:
                     raise failed[0].exception()  # type: ignore[misc]
@@ -174,4 +221,4 @@ async def follow_all_to(frontier: Frontier, output: Path | None, group: str) -> 
             for task in followers.values():
                 task.cancel()
             await asyncio.gather(*followers.values(), return_exceptions=True)
-    return counted[0]
+    return follower.count

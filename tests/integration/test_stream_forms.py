@@ -18,7 +18,7 @@ from conftest import run
 from common.codec import MAGIC, stored_item
 from frontier.changes import read_changes
 from frontier.connection import connect
-from frontier.export import GroupReader
+from frontier.follow import GroupReader
 from frontier.session import CrawlSession, Frontier
 from frontier.stream import read_group, read_new
 from frontier.versions import latest_item, latest_items
