@@ -13,16 +13,21 @@ entry as it reads; a key whose earlier entries lie before ``--since`` is found b
 pass over that part of the stream, made once and only when such an event comes. An
 event whose previous item is no longer in the stream (``--retain-items exported``
 trimmed it) has no ``changes``.
+
+Following (``changes --follow``) rides out Redis restarts and dropped connections
+(``frontier/reconnect.py``): a batch whose reads failed is read again from the same
+cursor, so no event is lost or emitted twice.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from common.apidiff import item_changes
 from frontier.export import CHUNK
+from frontier.reconnect import Calls, Note, Once, Reconnect, reconnect
 from frontier.retention import entry_before
 from frontier.session import CrawlSession
 from frontier.stream import StreamEntry, last_id, read_new, read_range, read_ranges
@@ -51,7 +56,6 @@ class Previous:
 
     async def _read_prefix(self) -> None:
         """Index the entries before ``since`` (the feed's keys first seen later win)."""
-        self.prefix_read = True
         before: dict[str, str] = {}
         after = "-"
         while batch := await read_range(self.session, after, count=CHUNK):
@@ -64,22 +68,28 @@ class Previous:
                 continue
             break
         self.latest = {**before, **self.latest}
+        self.prefix_read = True
 
     async def events(self, batch: list[StreamEntry]) -> list[dict[str, Any]]:
         """The events of a batch of entries (in order), ``changed`` ones with their typed
-        changes; the previous items of the batch are fetched in one pipeline."""
+        changes; the previous items of the batch are fetched in one pipeline. Nothing is
+        remembered of a batch whose reads failed: it can be asked for again."""
         wanted: list[str | None] = []
+        read: dict[str, str] = {}  # this batch's keys -> their entry ids
         for entry in batch:
             update = entry.kind == "update"
-            if update and entry.key not in self.latest and not self.prefix_read:
+            known = entry.key in read or entry.key in self.latest
+            if update and not known and not self.prefix_read:
                 await self._read_prefix()
-            wanted.append(self.latest.get(entry.key) if update else None)
-            self.latest[entry.key] = entry.id
-        previous = await self._fetch([w for w in wanted if w])
+            previous = read.get(entry.key) or self.latest.get(entry.key)
+            wanted.append(previous if update else None)
+            read[entry.key] = entry.id
+        previous_items = await self._fetch([w for w in wanted if w])
+        self.latest.update(read)
         out = []
         for entry, prev_id in zip(batch, wanted, strict=True):
             event = change_event(entry)
-            old = previous.get(prev_id) if prev_id else None
+            old = previous_items.get(prev_id) if prev_id else None
             if event["event"] == "changed" and old is not None:
                 changes = item_changes(old, event["item"])
                 event["changes"] = changes
@@ -100,28 +110,60 @@ async def read_changes(
     emit: Callable[[dict[str, Any]], None],
     follow: bool = False,
     block_ms: int = 1000,
+    *,
+    reconnect_with: Reconnect | None = None,
+    note: Note | None = None,
 ) -> tuple[int, str]:
     """Emit every event after ``since`` (None or "0": from the start); with ``follow``,
-    keep waiting for new ones until cancelled. Returns (events, cursor to resume from)."""
+    keep waiting for new ones until cancelled, through Redis outages (``reconnect_with``,
+    or one of its own saying so to ``note``), and, given ``note``, say in one line when
+    the crawl is forgotten (its events end there; those of a crawl of the same id
+    crawled again follow). Returns (events, cursor to resume from)."""
+    redis: Calls = Once()
+    if follow:
+        redis = reconnect_with or reconnect("changes --follow", note)
     cursor = since if since and since != "0" else "0-0"
     if cursor == "$":  # only what comes next
-        cursor = await last_id(session) or "0-0"
+        last: str | None = await redis.call(lambda: last_id(session))
+        cursor = last or "0-0"
     previous = Previous(session, cursor)
+    present = True
     count = 0
+
+    async def events_after(read: Callable[[str], Awaitable[list[StreamEntry]]]) -> int:
+        """Read the entries after the cursor and emit their events; how many."""
+        nonlocal cursor, count
+
+        async def step() -> list[dict[str, Any]]:
+            return await previous.events(await read(cursor))
+
+        events = await redis.call(step)
+        for event in events:
+            emit(event)
+            cursor = event["cursor"]
+            count += 1
+        return len(events)
+
+    def stored(after: str) -> Awaitable[list[StreamEntry]]:
+        return read_range(session, "(" + after if after != "0-0" else "-", count=CHUNK)
+
+    def coming(after: str) -> Awaitable[list[StreamEntry]]:
+        return read_new(session, after, CHUNK, block_ms)
+
     try:
         while True:
-            batch = await read_range(session, "(" + cursor if cursor != "0-0" else "-", count=CHUNK)
-            for event in await previous.events(batch):
-                emit(event)
-                cursor = event["cursor"]
-                count += 1
-            if batch:
+            if await events_after(stored):
                 continue
             if not follow:
                 return count, cursor
-            for event in await previous.events(await read_new(session, cursor, CHUNK, block_ms)):
-                emit(event)
-                cursor = event["cursor"]
-                count += 1
+            if await events_after(coming) or note is None:
+                continue
+            exists = await redis.call(session.exists)
+            if present and not exists:
+                note(
+                    f"crawl {session.crawl_id} was forgotten: its events end here (those of "
+                    "the crawl crawled again under this id follow)"
+                )
+            present = exists
     except (asyncio.CancelledError, KeyboardInterrupt):
         return count, cursor

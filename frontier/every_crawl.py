@@ -24,6 +24,7 @@ from typing import Any
 from frontier.admin import dead_tasks, redrive
 from frontier.changes import read_changes
 from frontier.export import HistoryTrimmed, iter_latest
+from frontier.reconnect import Note, reconnect
 from frontier.report import coverage
 from frontier.retention import entry_before, trimmed_before
 from frontier.session import Frontier
@@ -80,15 +81,20 @@ async def read_all_changes(
     emit: Callable[[dict[str, Any]], None],
     follow: bool = False,
     block_ms: int = 1000,
+    *,
+    note: Note | None = None,
 ) -> tuple[int, str]:
     """Emit the events of every crawl after ``since`` (crawl by crawl; with ``follow``,
-    then as they come, from crawls created meanwhile too, until cancelled). Returns
-    (events, composite cursor to resume from)."""
+    then as they come, from crawls created meanwhile too, until cancelled, through Redis
+    outages: ``note`` gets one line per outage, and one when a crawl is forgotten, whose
+    reader stops and which leaves the cursor). Returns (events, composite cursor to
+    resume from)."""
     positions, default = parse_cursor(since)
     known = await frontier.registry.known()
     for crawl_id in known:
         await check_not_trimmed(frontier, crawl_id, positions.get(crawl_id, default))
     count = 0
+    redis = reconnect("changes --follow", note) if follow else None
 
     def emitter(crawl_id: str) -> Callable[[dict[str, Any]], None]:
         def emit_one(event: dict[str, Any]) -> None:
@@ -101,26 +107,40 @@ async def read_all_changes(
 
     async def read(crawl_id: str, start: str) -> None:
         session = frontier.crawl(crawl_id)
-        _, cursor = await read_changes(session, start, emitter(crawl_id), follow, block_ms)
+        _, cursor = await read_changes(
+            session, start, emitter(crawl_id), follow, block_ms, reconnect_with=redis
+        )
         positions[crawl_id] = cursor
 
-    if not follow:
+    if redis is None:
         for crawl_id in known:
             await read(crawl_id, positions.get(crawl_id, default))
         return count, format_cursor({c: p for c, p in positions.items() if c in known})
     readers: dict[str, asyncio.Task[None]] = {}
     at_start = set(known)
+    gone: set[str] = set()  # forgotten while followed
     try:
         while True:
             for crawl_id in known:
                 if crawl_id not in readers:  # a crawl created while following: all of it
                     start = positions.get(crawl_id, default if crawl_id in at_start else START)
+                    if crawl_id in gone:  # crawled again since it was forgotten
+                        gone.discard(crawl_id)
+                        start = START
                     readers[crawl_id] = asyncio.ensure_future(read(crawl_id, start))
+            for crawl_id in sorted(set(readers) - set(known)):  # forgotten
+                readers.pop(crawl_id).cancel()
+                gone.add(crawl_id)
+                if note is not None:
+                    note(
+                        f"crawl {crawl_id} was forgotten: its events end here, and the "
+                        "cursor no longer names it"
+                    )
             done = [t for t in readers.values() if t.done() and t.exception()]
             if done:
                 raise done[0].exception()  # type: ignore[misc]
             await asyncio.sleep(DISCOVER_EVERY)
-            known = await frontier.registry.known()
+            known = await redis.call(frontier.registry.known)
     except (asyncio.CancelledError, KeyboardInterrupt):
         pass
     finally:

@@ -30,12 +30,16 @@ async def read_changes_of(frontier: Frontier, config: Config) -> tuple[int, str]
 
         try:
             if config.crawl_id is None:
-                return await read_all_changes(frontier, config.since, emit, config.follow)
+                return await read_all_changes(
+                    frontier, config.since, emit, config.follow, note=terminal.note
+                )
             await check_not_trimmed(frontier, crawls[0], config.since or "0-0")
         except CursorTrimmed as exc:
             raise UserError(str(exc)) from None
         session = frontier.crawl(crawls[0])
-        return await read_changes(session, config.since, emit, follow=config.follow)
+        return await read_changes(
+            session, config.since, emit, follow=config.follow, note=terminal.note
+        )
 
 
 async def forget_crawls(frontier: Frontier, config: Config) -> int:
