@@ -5,7 +5,9 @@ One :class:`Sampler` per process reads the fleet view every ``interval`` seconds
 same :func:`frontier.status.status_view` as ``invcrawl status --json``) and serialises it
 once; every open page gets that same snapshot, so the load on Redis does not grow with
 the number of viewers. The process only ever reads Redis (a test checks every command it
-sends), and its throughput history lives in its own memory.
+sends), and its throughput history lives in its own memory. Through a Redis restart or a
+dropped connection the page shows the error and the sampler reads again with backoff
+(``frontier/reconnect.py``: said once on standard error); ``/api/events`` goes on.
 
 Routes: ``GET /`` the page; ``GET /api/status`` the latest snapshot (JSON);
 ``GET /api/events`` the snapshots as server-sent events; ``GET /api/crawl/{id}`` one
@@ -39,7 +41,8 @@ from common.secrets import mask_secrets, mask_url
 from dashboard.access import HostCheck, is_loopback, session_value
 from dashboard.metrics import CONTENT_TYPE_LATEST, exposition
 from dashboard.snapshot import Throughput, crawl_detail, take
-from frontier.connection import connect
+from frontier.connection import connect, is_transient
+from frontier.reconnect import Backoff, Note, Outage
 from frontier.session import CrawlNotFound, Frontier
 
 log = logging.getLogger(__name__)
@@ -76,7 +79,12 @@ class Sampler:
     """Reads the fleet view every ``interval`` seconds; pages wait on :meth:`next`."""
 
     def __init__(
-        self, frontier: Frontier, redis_url: str, lease_ms: int, interval: float = INTERVAL_S
+        self,
+        frontier: Frontier,
+        redis_url: str,
+        lease_ms: int,
+        interval: float = INTERVAL_S,
+        note: Note | None = None,
     ) -> None:
         self.frontier = frontier
         self.redis_url = redis_url
@@ -87,16 +95,26 @@ class Sampler:
         self.body = b""
         self.version = 0
         self._changed = asyncio.Condition()
+        # Redis restarting or a dropped connection: said once, read again with backoff
+        # (the page shows the error meanwhile), as every long-running reader does.
+        self.outage = Outage("the dashboard", note)
+        self.backoff = Backoff()
 
     async def sample(self) -> None:
         try:
             data = await take(self.frontier, self.redis_url, self.lease_ms, self.throughput)
         except (RedisError, OSError) as exc:
-            log.warning("reading the status failed: %s", exc)
+            if is_transient(exc):
+                self.outage.lost(exc)
+            else:
+                log.warning("reading the status failed: %s", exc)
             data = {"error": mask_secrets(f"cannot read Redis at {self.redis_url}: {exc}")}
         except Exception as exc:  # a bug must not stop the page's updates for good
             log.exception("building the status failed")
             data = {"error": mask_secrets(f"the dashboard could not build the status: {exc!r}")}
+        else:
+            self.outage.over()
+            self.backoff.reset()
         async with self._changed:
             self.data = data
             self.body = json.dumps(data, separators=(",", ":")).encode()
@@ -111,7 +129,9 @@ class Sampler:
             # its TimeoutError, which sample() reports: stop all the same.
             if task is not None and task.cancelling():
                 raise asyncio.CancelledError
-            await asyncio.sleep(self.interval)
+            await asyncio.sleep(
+                max(self.backoff.next(), self.interval) if self.outage.down else self.interval
+            )
 
     async def next(self, after: int, timeout: float) -> tuple[bytes, int] | None:
         """The first snapshot newer than version ``after``; None after ``timeout``."""
@@ -174,6 +194,11 @@ async def crawl(request: web.Request) -> web.Response:
         )
     except CrawlNotFound:
         return web.json_response({"error": "no such crawl"}, status=404)
+    except (RedisError, OSError) as exc:
+        if not is_transient(exc):
+            raise
+        sampler.outage.lost(exc)
+        return web.json_response({"error": "Redis is unavailable: asking again"}, status=503)
     return web.json_response(data)
 
 
@@ -294,6 +319,11 @@ def build_app(
 # -- running it ------------------------------------------------------------------------------
 
 
+def say(text: str) -> None:
+    """A note on standard error, one line (a Redis outage the dashboard rides out)."""
+    print(f"invcrawl dashboard: {text}", file=sys.stderr, flush=True)
+
+
 async def serve(config: Config, secret: str | None) -> None:
     """Serve until SIGINT, SIGTERM or SIGHUP."""
     assert config.redis
@@ -307,7 +337,7 @@ async def serve(config: Config, secret: str | None) -> None:
                 f"but the Redis user of --redis may write (it may run {writer}): connect as "
                 "a read-only user (docs/deploy.md, invcrawl-reader)"
             )
-    sampler = Sampler(frontier, config.redis, config.lease_ms)
+    sampler = Sampler(frontier, config.redis, config.lease_ms, note=say)
     hosts = HostCheck(config.bind, config.allow_hosts)
     runner = web.AppRunner(
         build_app(sampler, secret, config.crawl_id, hosts),

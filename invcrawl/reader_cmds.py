@@ -18,6 +18,7 @@ from dashboard.access import access_secret
 from frontier import admin
 from frontier.every_crawl import coverage_all, dead_letters_all, redrive_all
 from frontier.export import HistoryTrimmed
+from frontier.reconnect import Calls, Once, reconnect
 from frontier.session import Frontier
 from frontier.status import status_view
 from frontier.versions import resolve_ref
@@ -36,9 +37,13 @@ def cmd_status(config: Config) -> int:
 
     async def job(frontier: Frontier) -> int:
         clear = config.watch and sys.stdout.isatty() and not config.json
+        # --watch rides out Redis outages (one line each): the last status stays shown
+        redis: Calls = reconnect("status --watch", terminal.note) if config.watch else Once()
+        crawl_id = await resolve_ref(frontier, config.crawl_id) if config.crawl_id else None
         while True:
-            crawl_id = await resolve_ref(frontier, config.crawl_id) if config.crawl_id else None
-            data, settled = await status_view(frontier, crawl_id, config.lease_ms)
+            data, settled = await redis.call(
+                lambda: status_view(frontier, crawl_id, config.lease_ms)
+            )
             if config.json:
                 text = json.dumps(data.as_dict(), indent=None if config.watch else 2)
             else:
@@ -74,14 +79,14 @@ def cmd_export(config: Config) -> int:
         crawls = await crawls_in_scope(frontier, config)
         try:
             if config.crawl_id is None and config.follow:
-                return await follow_all_to(frontier, config.output, config.group)
+                return await follow_all_to(frontier, config.output, config.group, terminal.note)
             if config.crawl_id is None:
                 if config.base is not None:
                     raise UsageError("--base is the earlier export of one crawl: give --crawl-id")
                 return await export_all_to(frontier, crawls, config.output)
             session = frontier.crawl(crawls[0])
             if config.follow:
-                return await follow_to(session, config.output, config.group)
+                return await follow_to(session, config.output, config.group, terminal.note)
             return await export_to(session, config.output, config.base)
         except HistoryTrimmed as exc:
             raise UserError(str(exc)) from None

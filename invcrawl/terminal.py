@@ -2,6 +2,7 @@
 
 * notes on standard error (progress, summaries, "N items written", the cursor to resume
   from): :func:`say`, silent with ``-q``; errors always (:func:`invcrawl.errors.fail`);
+  a long-running command's notes (:func:`note`: a Redis outage, a forgotten crawl);
 * log records: WARNING and up by default, from INFO with ``-v``, ERROR only with ``-q``
   (a Scrapy process sets its own from the same flags: ``Config.scrapy_log_level``);
 * the width lines are fitted to: the terminal's, or none at all when the output is piped
@@ -14,6 +15,8 @@ import logging
 import os
 import sys
 from typing import IO
+
+from invcrawl.render import terminal_safe
 
 FALLBACK_WIDTH = 80
 
@@ -40,6 +43,12 @@ def say(text: str) -> None:
     """A note for the user on standard error (nothing with ``-q``)."""
     if not _quiet:
         print(text, file=sys.stderr, flush=True)
+
+
+def note(text: str) -> None:
+    """``say`` with the program's name: a note from a long-running command (a Redis
+    outage it rides out, a crawl forgotten under it), one line."""
+    say(f"invcrawl: {terminal_safe(' '.join(text.split()))}")
 
 
 def width(stream: IO[str] | None = None) -> int | None:
