@@ -168,7 +168,7 @@ def load_config(
             values[option.name] = handed[option.name]
         elif option.env in env and env[option.env] != "":
             try:
-                values[option.name] = option.parse(env[option.env])
+                values[option.name] = option.from_env(env[option.env])
             except ValueError as exc:
                 raise ConfigError(f"{option.env}: {exc}") from None
     config = Config(**values)

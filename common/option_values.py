@@ -79,8 +79,17 @@ def non_negative_float(text: str) -> float:
     return value
 
 
+def site(text: str) -> tuple[str, ...]:
+    """One command-line SITE: the argument whole (a path may hold spaces; the shell
+    already split the command line)."""
+    return (text,) if text.strip() else ()
+
+
 def sites(text: str) -> tuple[str, ...]:
-    return tuple(s for s in text.split() if s)
+    """The sites of ``INVCRAWL_SITES``: one per line when the value has several lines (a
+    path holding a space), else separated by white space."""
+    parts = text.splitlines() if "\n" in text.strip() else text.split()
+    return tuple(s.strip() for s in parts if s.strip())
 
 
 def redis_url(text: str) -> str:

@@ -151,6 +151,12 @@ class Option:
     default_text: str | None = None  # how docs show a computed default
     variable: str | None = None  # its environment variable, if not INVCRAWL_<NAME>
     help_for: tuple[tuple[str, str], ...] = ()  # (command, help) where it means more
+    # how its environment variable is read, where that differs from one flag's value
+    # (INVCRAWL_SITES holds several sites; a SITE argument is one, spaces and all)
+    parse_env: Callable[[str], Any] | None = None
+
+    def from_env(self, text: str) -> Any:
+        return (self.parse_env or self.parse)(text)
 
     def help_in(self, command: str) -> str:
         """The option's help as ``invcrawl COMMAND --help`` shows it."""
@@ -183,17 +189,20 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "sites",
-        values.sites,
-        "docs base URLs, objects.inv URLs or local directories: one crawl each",
+        values.site,
+        "docs base URLs, objects.inv URLs or local directories: one crawl each (the "
+        "variable: separated by white space, or one per line)",
         frozenset({"crawl", "produce"}),
         positional=True,
         many=True,
         metavar="SITE",
+        parse_env=values.sites,
     ),
     Option(
         "sites_file",
         Path,
-        "a file of sites, one per line (# starts a comment), added to SITE...",
+        "a file of sites, one per line, the whole line (# starts a comment at the start of "
+        "a line or after a space), added to SITE...",
         frozenset({"crawl", "produce"}),
         ("--sites",),
         metavar="FILE",
@@ -373,7 +382,8 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "consumers",
         values.positive_int,
-        "consumer processes to run",
+        "consumer processes to run: at most 4 per CPU, and for a resumed run no more than "
+        "the pages left need (fewer start, with a note)",
         frozenset({"crawl"}),
         metavar="N",
         default_text="auto (CPU count, min 2)",

@@ -92,12 +92,17 @@ def local_fetch_url(url: str) -> str:
     return url
 
 
+_COMMENT = re.compile(r"(?:^|\s)#.*")
+
+
 def parse_sites_file(text: str) -> list[str]:
-    """The sites of a ``--sites`` file: one per line; blank lines and ``#`` comments
-    (whole lines, or after a site) are ignored."""
+    """The sites of a ``--sites`` file: one per line, the whole line (a path may hold
+    spaces), without the white space around it; blank lines and ``#`` comments (a whole
+    line, or after a site and a space) are ignored. A ``#`` inside a site stays
+    (``docs#2/``, a URL's fragment)."""
     sites = []
     for line in text.splitlines():
-        site = line.split("#", 1)[0].strip()
+        site = _COMMENT.sub("", line).strip()
         if site:
             sites.append(site)
     return sites

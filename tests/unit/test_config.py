@@ -74,7 +74,7 @@ def test_a_child_gets_its_parents_typed_settings_back_as_they_were() -> None:
     """`crawl` hands each child its settings as typed values (INVCRAWL_SETTINGS): they
     come back equal, win over the INVCRAWL_* variables the child sees, and an embedded
     Redis's child gets the resolved data dir and no URL."""
-    from invcrawl.crawl import child_env, child_settings
+    from invcrawl.children import child_env, child_settings
 
     parent = load_config(
         {
@@ -97,3 +97,15 @@ def test_a_child_gets_its_parents_typed_settings_back_as_they_were() -> None:
     assert embedded.redis is None and embedded.data_dir == parent.data_dir.resolve()
     with pytest.raises(ConfigError, match="INVCRAWL_SETTINGS"):
         load_config({}, {"INVCRAWL_SETTINGS": '{"no_such_option": 1}'})
+
+
+def test_a_site_argument_holding_spaces_is_one_site() -> None:
+    """The shell split the command line already: `crawl "docs/site with space"` is one
+    site (it was split into three). INVCRAWL_SITES is a list: one per line when it has
+    several lines (a path with a space), else separated by white space."""
+    args = build_parser().parse_args(["crawl", "docs/site with space", "b c", "--", "-d"])
+    assert load_config(cli_values(args), {}).sites == ("docs/site with space", "b c", "-d")
+    parsed = cli_values(build_parser().parse_args(["produce"]))
+    lines = {"INVCRAWL_SITES": "/srv/site with space\n https://docs.example.org/ \n\n"}
+    assert load_config(parsed, lines).sites == ("/srv/site with space", "https://docs.example.org/")
+    assert load_config(parsed, {"INVCRAWL_SITES": " a\tb  c "}).sites == ("a", "b", "c")

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from common.site import SiteError, crawl_id_for, inventory_url
+from common.site import SiteError, crawl_id_for, inventory_url, parse_sites_file
 
 
 @pytest.mark.parametrize(
@@ -62,3 +62,23 @@ def test_origin_of_spells_out_the_default_port() -> None:
     assert origin_of("http://[::1]:81/") == "http://[::1]:81"
     assert origin_of("file:///usr/share/doc/x.html") is None
     assert origin_of("http://host:notaport/") is None
+
+
+def test_a_sites_file_has_one_whole_site_per_line() -> None:
+    """A line is one site, spaces and all; `#` starts a comment at the start of a line or
+    after white space, not inside a site."""
+    text = (
+        "# the sites\n"
+        "   \n"
+        "/srv/docs/site with space\n"
+        "/srv/docs/other site   # a comment after it\n"
+        "\t# an indented comment\n"
+        "/srv/docs/v#2\n"
+        "https://docs.example.org/en/#frag  \n"
+    )
+    assert parse_sites_file(text) == [
+        "/srv/docs/site with space",
+        "/srv/docs/other site",
+        "/srv/docs/v#2",
+        "https://docs.example.org/en/#frag",
+    ]
