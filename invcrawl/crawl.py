@@ -26,8 +26,7 @@ from pathlib import Path
 
 from common import interrupts
 from common.cadence import jitter
-from common.config import SETTINGS_VARIABLE, Config, settings_json
-from common.options import OPTIONS
+from common.config import Config
 from frontier.connection import connect
 from frontier.refresh import Refresh, announce_next_refresh, clear_next_refresh
 from frontier.session import CrawlSession, Frontier
@@ -36,46 +35,29 @@ from frontier.status import crawl_summaries, crawl_summary
 from frontier.summary import CrawlSummary
 from invcrawl import terminal
 from invcrawl.adaptive import Sites, run_adaptive
+from invcrawl.children import LogRelay, child_argv, child_env, consumers_for, last_error
 from invcrawl.crawl_outputs import CrawlOutputs
-from invcrawl.errors import EXIT_DEAD_PAGES, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
-from invcrawl.render import crawl_json, duration, fleet_progress_line, progress_line, terminal_safe
+from invcrawl.errors import (
+    EXIT_DEAD_PAGES,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    UserError,
+)
+from invcrawl.render import (
+    crawl_json,
+    duration,
+    first_line,
+    fleet_progress_line,
+    interrupted_note,
+    progress_line,
+    terminal_safe,
+)
 from localredis.server import on_parent_death
 
 MAX_RESPAWNS = 20
 log = logging.getLogger("invcrawl.crawl")
-
-
-def child_argv(command: str, *extra: str) -> list[str]:
-    """The command line of a child process: its command and what names its work
-    (``extra``: sites, ``--crawl-id``, ``--consume``, ``--burst``), readable in ``ps``;
-    the settings it inherits come in its environment (:func:`child_env`). ``-P``: the
-    working directory is not put first on the child's import path, so a folder holding
-    its own ``common/`` or ``producer.py`` changes nothing."""
-    return [sys.executable, "-P", "-m", "invcrawl", command, *extra]
-
-
-def child_settings(command: str, embedded: bool = False) -> list[str]:
-    """The options a child running ``command`` inherits from this process. With the
-    embedded Redis (``embedded``) the child gets no URL but the data dir: it joins the
-    server as a user of its own (localredis/embedded.py), reading its password there."""
-    names = [
-        option.name
-        for option in OPTIONS
-        if option.inherited and command in option.commands
-        if not (embedded and option.name == "redis")
-    ]
-    return names + (["data_dir", "fsync"] if embedded else [])
-
-
-def child_env(config: Config, command: str, embedded: bool = False) -> dict[str, str]:
-    """The environment of a child process: this one's, and the typed values of the
-    settings it inherits (:func:`child_settings`) in INVCRAWL_SETTINGS, which win over
-    any INVCRAWL_* variable it sees. A Redis URL with a password is there, never on a
-    command line, where any user of the machine could read it."""
-    if embedded:  # the child reads the data dir from wherever it runs
-        config = dataclasses.replace(config, data_dir=config.data_dir.resolve())
-    settings = settings_json(config, child_settings(command, embedded))
-    return {**os.environ, SETTINGS_VARIABLE: settings}
 
 
 def run_crawl(config: Config, sites: list[tuple[str, str]], embedded: bool = False) -> int:
@@ -130,6 +112,7 @@ class CrawlRun:
         self.sessions: dict[str, CrawlSession] = {}
         self.outputs = CrawlOutputs(self.sessions, self.output_of, self.say)
         self.before: dict[str, dict[str, int]] = {}  # item counters before a refresh
+        self.relay: LogRelay | None = None
         mode = "none" if config.quiet else config.progress
         self.progress = ("bar" if sys.stderr.isatty() else "lines") if mode == "auto" else mode
 
@@ -148,8 +131,9 @@ class CrawlRun:
     async def _run(self) -> int:
         started = time.monotonic()
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        what = self.sites[0][0] if len(self.sites) == 1 else f"{len(self.sites)} sites"
-        self.say(f"crawl {', '.join(self.crawl_ids)[:60]}: reading the inventory of {what}")
+        self.say(first_line(self.sites, terminal.width(sys.stderr)))
+        if self.config.verbose:  # the consumers' invcrawl records (invcrawl/children.py)
+            self.relay = LogRelay(self.log_dir, self.say_record)
         frontier = Frontier(connect(self.config.redis or "", self.config.redis_cluster))
         self.sessions.update((c, frontier.crawl(c)) for c in self.crawl_ids)
         try:
@@ -164,13 +148,13 @@ class CrawlRun:
             # start-up fewer than a separate producer command. The other consumers
             # start at once and attach when a crawl's metadata is written; completion
             # needs its producer done, so none can finish a half-enqueued crawl.
-            for index in range(self.config.consumers):
+            for index in range(await self.consumer_count(frontier)):
                 if self.interrupted:
                     break
                 await self.spawn(index, produce=index == 0)
             try:
                 await self.supervise(frontier)
-            except UserError:  # the output cannot be written: stop, keep the crawl
+            except UserError:  # the output cannot be written, a child refused: stop
                 if self.progress == "bar":
                     sys.stderr.write("\n")
                 await self.stop_consumers()
@@ -182,7 +166,7 @@ class CrawlRun:
                 await self.outputs.finish(self.summaries, this_run_only=True, announce=False)
                 for crawl_id in self.outputs.written:
                     self.summary(self.summaries[crawl_id], crawl_id, time.monotonic() - started)
-                self.say("interrupted: run the same command again to resume")
+                self.say(interrupted_note(self.crawl_ids, self.outputs.written))
                 return interrupts.exit_code() or EXIT_INTERRUPTED
             await self.outputs.finish(self.summaries, this_run_only=False, announce=False)
         finally:
@@ -208,6 +192,22 @@ class CrawlRun:
             if round_.started:
                 self.say(f"crawl {crawl_id}: refresh round {round_.number}")
 
+    async def consumer_count(self, frontier: Frontier) -> int:
+        """``--consumers``, bounded by the CPUs and, for a resumed run, by the pages left
+        (``invcrawl/children.consumers_for``), with a note when fewer start."""
+        summaries = await crawl_summaries(frontier, self.crawl_ids)
+        produced = all(s.producer == ProducerState.DONE for s in summaries)
+        left = sum(max(0, s.pages_total - s.pages_settled) for s in summaries)
+        count, note = consumers_for(
+            self.config.consumers,
+            os.cpu_count() or 1,
+            left if produced and not self.config.refresh else None,
+            self.config.concurrency,
+        )
+        if note:
+            self.say(note)
+        return count
+
     def conclude(self, seconds: float) -> int:
         failed = [c for c, s in self.summaries.items() if s.state != CrawlState.FINISHED]
         dead = sum(s.pages_dead for s in self.summaries.values())
@@ -226,10 +226,13 @@ class CrawlRun:
         if failed:
             return EXIT_FAILED
         if dead:
-            self.say(
-                f"{dead} page(s) dead-lettered: see `invcrawl dlq list --crawl-id ID`; fix "
-                "and `invcrawl dlq redrive --all --crawl-id ID`, then run this command again"
-            )
+            for crawl_id, s in self.summaries.items():
+                if s.pages_dead:
+                    self.say(
+                        f"{s.pages_dead} page(s) of crawl {crawl_id} dead-lettered: see "
+                        f"`invcrawl dlq list --crawl-id {crawl_id}`; fix and `invcrawl dlq "
+                        f"redrive --all --crawl-id {crawl_id}`, then run this command again"
+                    )
             return EXIT_DEAD_PAGES
         return EXIT_OK
 
@@ -245,7 +248,9 @@ class CrawlRun:
         if produce:
             sites = [site for site, _ in self.sites]
             crawl_id = ["--crawl-id", self.crawl_ids[0]] if len(self.sites) == 1 else []
-            command, argv = "produce", child_argv("produce", *sites, *crawl_id, "--consume")
+            # ("--": a site is never taken for a flag, whatever it starts with)
+            argv = child_argv("produce", *crawl_id, "--consume", "--", *sites)
+            command = "produce"
             self.producing = index
         else:
             pinned = ",".join(self.crawl_ids)
@@ -262,9 +267,11 @@ class CrawlRun:
         log.close()
 
     async def supervise(self, frontier: Frontier) -> None:
-        last_line = 0.0
+        last_line, last_text = 0.0, ""
         while self.procs:
             await self._wait_any(0.5)
+            if self.relay is not None:
+                self.relay.relay()
             with contextlib.suppress(Exception):
                 summaries = await crawl_summaries(frontier, self.crawl_ids)
                 self.summaries.update(zip(self.crawl_ids, summaries, strict=True))
@@ -275,9 +282,9 @@ class CrawlRun:
                 if self.progress == "bar":
                     sys.stderr.write("\r" + line.ljust(columns))
                     sys.stderr.flush()
-                elif self.progress == "lines" and now - last_line >= 5:
-                    self.say(line)
-                    last_line = now
+                elif self.progress == "lines" and now - last_line >= 5 and line != last_text:
+                    self.say(line)  # (the same line again would say nothing new)
+                    last_line, last_text = now, line
             await self.outputs.pull()
             if self.outputs.exports:  # a crawl this run finished: its final file at once
                 await self.outputs.finish(
@@ -289,14 +296,20 @@ class CrawlRun:
                 del self.procs[index]
                 if proc.returncode == 0 or self.interrupted or self._all_settled():
                     continue
+                log = self.log_dir / f"consumer-{index}.log"
+                why = last_error(log)
+                if proc.returncode == EXIT_USAGE:  # it would refuse the same way again: stop
+                    raise UserError(f"consumer {index} could not start: {why} (log: {log})")
                 if self.respawns >= MAX_RESPAWNS:
-                    self.say(f"\nconsumer {index} exited with {proc.returncode}; not restarted")
+                    self.say(
+                        f"\nconsumer {index} exited with {proc.returncode} ({why}); not restarted"
+                    )
                     continue
                 self.respawns += 1
                 produce = index == self.producing and not self._all_produced()
                 self.say(
-                    f"\nconsumer {index} exited with {proc.returncode}; restarting it "
-                    f"(log: {self.log_dir}/consumer-{index}.log)"
+                    f"\nconsumer {index} exited with {proc.returncode} ({why}); restarting it "
+                    f"(log: {log})"
                 )
                 await self.spawn(index, produce=produce)
         if self.progress == "bar":
@@ -380,6 +393,12 @@ class CrawlRun:
                 + f"; pages unchanged {pages.get('pages:unchanged', 0)}, "
                 f"fetched {pages.get('pages:fetched', 0)} (`invcrawl changes` lists them)"
             )
+
+    def say_record(self, text: str) -> None:
+        """A consumer's log record (``-v``), on its own line above the progress bar."""
+        if self.progress == "bar":
+            sys.stderr.write("\r\x1b[K")
+        self.say(text)
 
     def say(self, text: str, *, always: bool = False) -> None:
         if always or not terminal.quiet():

@@ -76,7 +76,7 @@ def test_log_records_are_masked(caplog: pytest.LogCaptureFixture) -> None:
 def test_a_password_never_goes_on_a_child_command_line() -> None:
     """`crawl` starts its consumers with their settings, the Redis URL among them, in
     their environment (any user of the machine can read a command line)."""
-    from invcrawl.crawl import child_argv, child_env
+    from invcrawl.children import child_argv, child_env
 
     config = load_config({"redis": "redis://invcrawl-consumer:s3cret@h:6379/0"}, {})
     argv = child_argv("consume", "--burst")
