@@ -70,7 +70,7 @@ def cmd_report(config: Config) -> int:
     if live.json:
         print(json.dumps(reports[0] if config.crawl_id else reports, indent=2))
     else:
-        print(render_reports(reports))
+        print(render_reports(reports, terminal.width()))
     return EXIT_OK
 
 

@@ -15,7 +15,7 @@ passed through :func:`terminal_safe` as well."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import wraps
 from typing import Any
 
@@ -105,12 +105,42 @@ def duration(seconds: float | None) -> str:
 
 
 @terminal_text
+def first_line(sites: Sequence[tuple[str, str]], width: int | None) -> str:
+    """The run's first line: its crawls and what they read. Piped (``width`` None) it is
+    whole; on a terminal the list of crawls is shortened to fit."""
+    what = sites[0][0] if len(sites) == 1 else f"{len(sites)} sites"
+    ids = [crawl_id for _, crawl_id in sites]
+    line = f"crawl {', '.join(ids)}: reading the inventory of {what}"
+    while width is not None and len(line) > width and len(ids) > 1:
+        ids.pop()
+        line = f"crawl {', '.join(ids)}, ...: reading the inventory of {what}"
+    return line
+
+
+def interrupted_note(crawl_ids: Sequence[str], written: Iterable[str]) -> str:
+    """What an interrupted ``crawl`` keeps: the files of the crawls it finished; the
+    items of the others stay in Redis (their partial files are removed: a run that
+    finishes them writes them whole)."""
+    left = [crawl_id for crawl_id in crawl_ids if crawl_id not in set(written)]
+    if not left:
+        return "interrupted"
+    which = f"crawl {left[0]}" if len(left) == 1 else f"{len(left)} crawls ({', '.join(left)})"
+    return (
+        f"interrupted: {which} not finished: the items so far are kept in Redis, not in a "
+        f"partial file (`invcrawl export --crawl-id {left[0]}` writes them); run the same "
+        "command again to resume and write the whole file"
+    )
+
+
+@terminal_text
 def progress_line(s: CrawlSummary, width: int | None = None) -> str:
     """One line for the crawl command's live progress. On a narrow terminal the item
     count goes first, then the rate, then the bar shrinks: the ETA always shows."""
     settled = s.pages_settled
-    if not s.pages_total and s.producer != "done":
-        return fit("producing: reading the inventory and enqueueing its pages...", width)
+    if s.producer != "done" and not (s.pages_total and settled):
+        # (a refresh round keeps the last round's page count: 0/N would look stuck)
+        what = f"refresh round {s.refresh_round}" if s.refresh_round else "producing"
+        return fit(f"{what}: reading the inventory and enqueueing its pages...", width)
     dead = f" ({s.pages_dead} dead)" if s.pages_dead else ""
     items = f" {s.items} items ({s.items_by_status.get('ok', 0)} ok)"
     rate = f" {s.rate_pages_s:.1f}/s"

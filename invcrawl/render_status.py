@@ -72,6 +72,8 @@ def render_status(status: CrawlStatus, width: int | None = None) -> str:
         lines += wrap("refresh  ", refresh_parts(s, s.server_time), width=width)
     if s.error:
         lines.append(fit(f"error    {safe(s.error)}", width))
+    if s.state == "failed":
+        lines.append(fit(f"         failed, {clear_failed([s.crawl_id])}", width))
     lines.append("")
     lines.append(f"{'slot':>4} {'queued':>7} {'inflight':>8} {'delayed':>7} {'dead':>5}  owner")
     for row in status.per_slot:
@@ -94,6 +96,15 @@ def column(values: Iterable[str], header: str, width: int | None, rest: int) -> 
     of ``width`` beside ``rest`` columns of the others (at least 10)."""
     natural = max([len(header), *(len(v) for v in values)])
     return natural if width is None else max(10, min(natural, width - rest))
+
+
+def clear_failed(crawl_ids: list[str]) -> str:
+    """What to do about failed crawls: they stay listed until forgotten."""
+    them = "it" if len(crawl_ids) == 1 else "them"
+    return (
+        f"listed until forgotten: `invcrawl forget {' '.join(crawl_ids)} --yes` removes {them} "
+        "(output files are kept); running a crawl again retries it"
+    )
 
 
 @terminal_text
@@ -129,6 +140,9 @@ def render_fleet(fleet: FleetStatus, width: int | None = None) -> str:
             lines.append(fit("  refresh " + ", ".join(schedule), width))
         if c.error:
             lines.append(fit(f"  error: {safe(c.error)}", width))
+    failed = [c.crawl_id for c in crawls if c.state == "failed"]
+    if failed:
+        lines += ["", fit(f"{len(failed)} failed, {clear_failed(failed)}", width)]
     if hosts:
         hw = column((h["host"] for h in hosts), "host", width, 33)
         lines += ["", f"{'host':<{hw}} {'in flight':>9} {'delay':>7}  blocked until"]
@@ -209,15 +223,17 @@ def render_dlq(rows: list[dict[str, Any]], width: int | None = None) -> str:
     return "\n".join(lines)
 
 
-def render_reports(reports: list[dict[str, Any]]) -> str:
+def render_reports(reports: list[dict[str, Any]], width: int | None = None) -> str:
     """The coverage of several crawls: one table each, headed by its crawl."""
     if not reports:
         return "no crawl in this Redis"
-    return "\n\n".join(render_report(report) for report in reports)
+    return "\n\n".join(render_report(report, width) for report in reports)
 
 
 @terminal_text
-def render_report(report: dict[str, Any]) -> str:
+def render_report(report: dict[str, Any], width: int | None = None) -> str:
+    """One crawl's coverage table; a ``domain:role`` longer than its column is cut on a
+    terminal of ``width`` columns only (piped, nothing is cut)."""
     cols = [
         "total",
         "ok",
@@ -229,12 +245,15 @@ def render_report(report: dict[str, Any]) -> str:
         "empty_doc",
     ]
     short = ["total", "ok", "anchor", "404", "skip", "off", "no sig", "no doc"]
+    rows = [*report["roles"].items(), ("TOTAL", report["totals"])]
+    names = [safe(name) for name, _ in rows]
+    nw = max(23, column(names, "domain:role", width, 7 * len(cols)))
     lines = [
         f"coverage of crawl {report['crawl_id']}",
-        f"{'domain:role':<23}" + "".join(f"{h:>7}" for h in short),
+        f"{'domain:role':<{nw}}" + "".join(f"{h:>7}" for h in short),
     ]
-    for name, row in [*report["roles"].items(), ("TOTAL", report["totals"])]:
-        lines.append(f"{safe(name)[:23]:<23}" + "".join(f"{row.get(c, 0):>7}" for c in cols))
+    for name, (_, row) in zip(names, rows, strict=True):
+        lines.append(f"{fit(name, nw):<{nw}}" + "".join(f"{row.get(c, 0):>7}" for c in cols))
     return "\n".join(lines)
 
 

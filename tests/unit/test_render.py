@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from frontier.summary import CrawlStatus, CrawlSummary, FleetStatus
-from invcrawl.render import crawl_json, duration, fleet_progress_line
+from invcrawl.render import crawl_json, duration, first_line, fleet_progress_line, interrupted_note
 from invcrawl.render import progress_line as _progress_line
-from invcrawl.render_status import render_dlq
+from invcrawl.render_status import render_dlq, render_reports
 from invcrawl.render_status import render_fleet as _render_fleet
 from invcrawl.render_status import render_status as _render_status
 
@@ -197,3 +197,49 @@ def test_crawl_json_names_every_figure() -> None:
     assert (crawl["output"], crawl["written"], crawl["entries"]) == ("a.jsonl", 10, 10)
     assert crawl["refresh"]["added"] == 2 and crawl["refresh"]["changed"] == 2
     assert report["seconds"] == 1.235 and report["exit_code"] == 0
+
+
+def test_a_refresh_round_says_it_reads_the_inventory_instead_of_zero_percent() -> None:
+    """A refresh round keeps the last round's page count while its producer reads the
+    inventory again: `0/500 pages` at 0% looked stuck until the round was done."""
+    line = progress_line(status(producer="running", pages_done=0, pages_dead=0, refresh_round=2))
+    assert line.startswith("refresh round 2: reading the inventory") and "0.0%" not in line
+    moving = progress_line(status(producer="running", pages_done=40, pages_dead=0))
+    assert "40/500 pages" in moving  # pages settling while the producer enqueues: shown
+
+
+def test_the_first_line_is_whole_when_piped() -> None:
+    sites = [(f"/srv/docs/site-{n}", f"srv-docs-a-rather-long-crawl-id-{n}") for n in range(4)]
+    piped = first_line(sites, None)
+    assert piped == (
+        "crawl " + ", ".join(c for _, c in sites) + ": reading the inventory of 4 sites"
+    )
+    narrow = first_line(sites, 80)
+    assert len(narrow) <= 80 and narrow.startswith("crawl srv-docs-a-rather-long-crawl-id-0, ")
+    assert narrow.endswith(", ...: reading the inventory of 4 sites")
+
+
+def test_failed_crawls_say_how_to_clear_them() -> None:
+    failed = summary(crawl_id="docs.example.org-typo", state="failed", error="HTTP 404")
+    fleet = {"crawls": [failed, summary()], "hosts": [], "consumers": [], "dead_letters": []}
+    text = render_fleet(fleet)
+    assert "  error: HTTP 404" in text
+    assert "1 failed, listed until forgotten: `invcrawl forget docs.example.org-typo --yes`" in text
+    detail = render_status(failed)
+    assert "`invcrawl forget docs.example.org-typo --yes` removes it" in detail
+    assert "listed until forgotten" not in render_fleet({**fleet, "crawls": [summary()]})
+
+
+def test_an_interrupted_crawl_says_what_is_kept() -> None:
+    assert interrupted_note(["a", "b"], ["a", "b"]) == "interrupted"
+    note = interrupted_note(["a", "b", "c"], ["a"])
+    assert note.startswith("interrupted: 2 crawls (b, c) not finished: the items so far are kept")
+    assert "`invcrawl export --crawl-id b`" in note and "run the same command again" in note
+
+
+def test_a_report_names_its_roles_whole_when_piped() -> None:
+    role = "rst:directive:option:" + "x" * 40
+    counts = {"total": 1, "ok": 1}
+    report = {"crawl_id": "c", "roles": {role: counts}, "totals": counts}
+    assert role in render_reports([report])
+    assert all(len(line) <= 100 for line in render_reports([report], 100).splitlines())
