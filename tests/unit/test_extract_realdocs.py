@@ -4,13 +4,16 @@ python-docs-theme). Skipped when the package is not installed."""
 from __future__ import annotations
 
 import collections
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from common.extract import extract_page
-from common.tasks import TaskEntry
+from common.items import CrawlInfo, build_item
+from common.tasks import Task, TaskEntry
+from support.cli import REPO
 from support.targets import target
 
 ROOT = Path("/usr/share/doc/python3.11/html")
@@ -109,3 +112,37 @@ def test_other_kinds(results: dict[tuple[str, str, str], dict[str, Any]]) -> Non
         "class str(object='')",
         "class str(object=b'', encoding='utf-8', errors='strict')",
     ]
+
+
+def _shown(value: Any, real: Any) -> bool:
+    """A README value stands for the real one: equal, or cut at "..." (a string's pieces
+    in order, the first at its start; a list's first elements, then "...")."""
+    if isinstance(value, str) and "..." in value:
+        pieces = value.split("...")
+        at = 0
+        for i, piece in enumerate(pieces):
+            found = real.find(piece, at) if isinstance(real, str) else -1
+            if found < 0 or (i == 0 and found != 0):
+                return False
+            at = found + len(piece)
+        return True
+    if isinstance(value, list) and value[-1:] == ["..."]:
+        return isinstance(real, list) and real[: len(value) - 1] == value[:-1]
+    return bool(value == real)
+
+
+def test_the_readme_example_is_json_dumps_as_crawled() -> None:
+    """README's JSON example is the item `invcrawl crawl /usr/share/doc/python3.11/html`
+    writes for json.dumps (its fields in order, long values cut at "..."): it once showed
+    a version note of json.dump."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = readme.split("Each line of the output is one inventory entry", 1)[1]
+    shown = json.loads(block.split("```json", 1)[1].split("```", 1)[0])
+    url = f"file://{ROOT}/library/json.html"
+    entry = TaskEntry("json.dumps", "py", "function", 1, "json.dumps", "json.dumps")
+    (content,) = extract_page((ROOT / "library" / "json.html").read_bytes(), url, [entry])
+    task = Task("json-page", url, (entry,))
+    real = build_item(CrawlInfo("python3.11-html", "Python", "3.11"), task, entry, content)
+    assert list(shown) == list(real)
+    wrong = {k: (v, real[k]) for k, v in shown.items() if not _shown(v, real[k])}
+    assert not wrong, wrong
