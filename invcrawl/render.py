@@ -121,14 +121,17 @@ def interrupted_note(crawl_ids: Sequence[str], written: Iterable[str]) -> str:
     """What an interrupted ``crawl`` keeps: the files of the crawls it finished; the
     items of the others stay in Redis (their partial files are removed: a run that
     finishes them writes them whole)."""
-    left = [crawl_id for crawl_id in crawl_ids if crawl_id not in set(written)]
+    done = set(written)
+    left = [crawl_id for crawl_id in crawl_ids if crawl_id not in done]
+    note = "interrupted: run the same command again to resume"
     if not left:
-        return "interrupted"
-    which = f"crawl {left[0]}" if len(left) == 1 else f"{len(left)} crawls ({', '.join(left)})"
+        return note
+    which = (
+        f"crawl {left[0]} is" if len(left) == 1 else f"{len(left)} crawls ({', '.join(left)}) are"
+    )
     return (
-        f"interrupted: {which} not finished: the items so far are kept in Redis, not in a "
-        f"partial file (`invcrawl export --crawl-id {left[0]}` writes them); run the same "
-        "command again to resume and write the whole file"
+        f"{note}: {which} not finished, the items so far are kept in Redis, not in a "
+        f"partial file (`invcrawl export --crawl-id {left[0]}` writes them)"
     )
 
 

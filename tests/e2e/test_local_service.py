@@ -353,7 +353,7 @@ def test_a_finished_site_file_is_final_at_once_and_kept_on_interrupt(
     out = finished(proc, code=130, timeout=60)
     assert "interrupted" in out
     # what is kept, said exactly: the unfinished crawl's items are in Redis, not in a file
-    assert f"interrupted: crawl {slow_id} not finished: the items so far are kept in Redis" in out
+    assert f"crawl {slow_id} is not finished, the items so far are kept in Redis" in out
     assert sorted(items(small_out)) == sorted(sites.small.keys)  # kept
     assert not slow_out.exists()
     assert not list((cli.work / "out").glob("*.part*"))

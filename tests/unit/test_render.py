@@ -231,10 +231,11 @@ def test_failed_crawls_say_how_to_clear_them() -> None:
 
 
 def test_an_interrupted_crawl_says_what_is_kept() -> None:
-    assert interrupted_note(["a", "b"], ["a", "b"]) == "interrupted"
+    done = interrupted_note(["a", "b"], ["a", "b"])
+    assert done == "interrupted: run the same command again to resume"
     note = interrupted_note(["a", "b", "c"], ["a"])
-    assert note.startswith("interrupted: 2 crawls (b, c) not finished: the items so far are kept")
-    assert "`invcrawl export --crawl-id b`" in note and "run the same command again" in note
+    assert note.startswith(f"{done}: 2 crawls (b, c) are not finished, the items so far are kept")
+    assert note.endswith("not in a partial file (`invcrawl export --crawl-id b` writes them)")
 
 
 def test_a_report_names_its_roles_whole_when_piped() -> None:
