@@ -9,12 +9,13 @@ replies would refuse: every read here asks for the reply undecoded (redis-py's
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any, cast
 
 import orjson
 from redis.client import NEVER_DECODE
-from redis.exceptions import ResponseError
+from redis.exceptions import NoPermissionError, ResponseError
 
 from common.codec import item_bytes, item_json
 from frontier.session import CrawlSession
@@ -144,9 +145,12 @@ async def claim_idle(
 
 async def group_consumers(session: CrawlSession, group: str) -> list[tuple[str, int, int]]:
     """(name, entries pending, ms since it last read) of every consumer of ``group``
-    (XINFO CONSUMERS; none when the stream or the group is gone)."""
+    (XINFO CONSUMERS; none when the stream or the group is gone, or when the Redis user
+    may not look: an exporter of an ACL file older than this command)."""
     try:
         rows = await session._redis.xinfo_consumers(session.keys.items, group)
+    except NoPermissionError:
+        return []
     except ResponseError as exc:
         if "NOGROUP" in str(exc) or "no such key" in str(exc):
             return []
@@ -155,5 +159,7 @@ async def group_consumers(session: CrawlSession, group: str) -> list[tuple[str, 
 
 
 async def drop_consumer(session: CrawlSession, group: str, consumer: str) -> None:
-    """XGROUP DELCONSUMER (its pending entries, if any, would go with it)."""
-    await session._redis.xgroup_delconsumer(session.keys.items, group, consumer)
+    """XGROUP DELCONSUMER (its pending entries, if any, would go with it); nothing when
+    the Redis user may not (an older ACL file: the dead consumer just stays listed)."""
+    with contextlib.suppress(NoPermissionError):
+        await session._redis.xgroup_delconsumer(session.keys.items, group, consumer)
