@@ -381,7 +381,14 @@ def test_produce_every_refreshes_inside_one_long_running_producer(
             mark = len(http.log)
             _, cursor = changes(server, tmp_path)
             wait_for(lambda: finished_round(1), 30, "the first refresh round")
-            assert page_statuses(http, mark) == Counter({304: len(FUNCS) + 1}), http.log[mark:]
+            # Every page revalidated (304) once per round. On a loaded machine more than one
+            # round may pass before the log is read (a round every 2 s, `changes` above takes
+            # its time), and the last may be under way: each page asked k or k + 1 times.
+            pages = [r for r in http.log[mark:] if r.path.endswith(".html")]
+            assert {r.status for r in pages} == {304}, http.log[mark:]
+            per_page = Counter(r.path for r in pages)
+            assert len(per_page) == len(FUNCS) + 1, per_page
+            assert max(per_page.values()) - min(per_page.values()) <= 1, per_page
             assert changes(server, tmp_path, cursor)[0] == []
             wait_for(lambda: client.hget(meta, "next_refresh_at"), 10, "the next refresh time")
             # Publish the rebuilt site at once (a rebuild in place could straddle a round).
