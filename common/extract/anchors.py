@@ -82,7 +82,7 @@ def locate(el: Element, main: Element) -> Located:
             return _from_dt(dt)
         if tag == "strong" and _in_pre(el, main):
             return Located("token", el, body=[el], section=enclosing_section(el, main))
-        if tag == "span" and len(el) == 0 and not (el.text or "").strip():
+        if _empty_target(el):
             return _from_empty_span(el, main)
     if tag == "dt":
         return _from_dt(el)
@@ -96,6 +96,14 @@ def locate(el: Element, main: Element) -> Located:
             "span", el, body=[el, *_until_heading(el)], section=enclosing_section(el, main)
         )
     return Located("block", el, body=[el], section=enclosing_section(el, main))
+
+
+def _empty_target(el: Element) -> bool:
+    """An empty ``span`` target, or an empty ``<a name>`` (the fragment a browser finds by
+    name: page.Page.fragment): it marks the place where its content follows."""
+    if len(el) or (el.text or "").strip():
+        return False
+    return el.tag == "span" or (el.tag == "a" and el.get("name") is not None)
 
 
 def _enclosing_dt(el: Element, main: Element) -> Element | None:

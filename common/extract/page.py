@@ -7,6 +7,7 @@ All of it is O(page) and runs once per page, whatever the number of inventory en
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from urllib.parse import unquote
 
 from lxml import etree
 
@@ -280,6 +281,50 @@ class Page:
             for node in _IDS(self.root):
                 self._doc_ids.setdefault(node.get("id"), node)
         return self._doc_ids.get(anchor), False
+
+    def fragment(self, anchor: str) -> Element | None:
+        """The element a browser scrolls to for ``#anchor`` (the HTML standard's indicated
+        part of the document): the element with that id (inside main first, as
+        :meth:`lookup`), else the first ``a`` element with that name; the same again for
+        the percent-decoded fragment when it differs; else None (``anchor_missing``).
+
+        pydoctor marks every member with ``<a name>`` only, and older hand-written or
+        generated pages do too: a browser scrolls there, so an entry there is found.
+        """
+        for candidate in _fragments(anchor):
+            el, _ = self.lookup(candidate)
+            if el is None:
+                el = self._named_a(candidate)
+            if el is not None:
+                return el
+        return None
+
+    def _named_a(self, name: str) -> Element | None:
+        """The first ``a`` element whose ``name`` is ``name``. libxml2 registers an ``a``'s
+        name in the document's id table too (first registration wins), so without an
+        element of that id the table's answer is that ``a`` in O(1); a scan is needed only
+        when an element with that id came first in the document."""
+        found = _BY_ID(self.root, a=name)
+        if len(found) == 1 and found[0].tag == "a" and found[0].get("name") == name:
+            el: Element = found[0]
+            return el
+        named = _NAMED_A(self.root, a=name)
+        return named[0] if named else None
+
+
+_NAMED_A = etree.XPath("(//a[@name = $a])[1]")
+
+
+def _fragments(anchor: str) -> tuple[str, ...]:
+    """The fragment as written, then percent-decoded (UTF-8) when that differs (a byte
+    sequence that is not UTF-8 is no second candidate, as in a browser)."""
+    if "%" not in anchor:
+        return (anchor,)
+    try:
+        decoded = unquote(anchor, errors="strict")
+    except UnicodeDecodeError:
+        return (anchor,)
+    return (anchor,) if decoded == anchor else (anchor, decoded)
 
 
 def build(root: Element, url: str, raw: bytes = b"") -> Page:

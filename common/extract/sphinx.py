@@ -76,7 +76,7 @@ class _PageExtractor:
         status, reason = "ok", None
         if not t.anchor:
             return Located("page", page.main, body=[page.main]), status, reason
-        el, _ = page.lookup(t.anchor)
+        el = page.fragment(t.anchor)
         if el is None:
             el, reason = self._fallback(t)
             status = "anchor_missing"
