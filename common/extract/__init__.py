@@ -18,6 +18,7 @@ from common.tasks import TaskEntry
 from .generators import Generator, detect_generator
 from .mkdocstrings import extract_mkdocstrings
 from .parsing import parse
+from .pydoctor import extract_pydoctor
 from .sphinx import extract_sphinx
 from .text import Element
 
@@ -31,7 +32,7 @@ Extractor = Callable[[Element, bytes, str, Sequence[TaskEntry]], list[dict[str, 
 EXTRACTORS: Mapping[Generator, Extractor] = {
     Generator.SPHINX: extract_sphinx,
     Generator.MKDOCSTRINGS: extract_mkdocstrings,
-    Generator.PYDOCTOR: extract_sphinx,
+    Generator.PYDOCTOR: extract_pydoctor,
     Generator.UNKNOWN: extract_sphinx,
 }
 

@@ -294,12 +294,12 @@ class Page:
         for candidate in _fragments(anchor):
             el, _ = self.lookup(candidate)
             if el is None:
-                el = self._named_a(candidate)
+                el = self.named_a(candidate)
             if el is not None:
                 return el
         return None
 
-    def _named_a(self, name: str) -> Element | None:
+    def named_a(self, name: str) -> Element | None:
         """The first ``a`` element whose ``name`` is ``name``. libxml2 registers an ``a``'s
         name in the document's id table too (first registration wins), so without an
         element of that id the table's answer is that ``a`` in O(1); a scan is needed only

@@ -1,0 +1,323 @@
+"""pydoctor pages (22.x and 25.x templates): one content dict per ``objects.inv`` entry.
+
+A pydoctor page documents one module or class: its qualified name in ``div.page-header``'s
+``h1``, a class's signature line in ``div.extrasDocstring``, the page's own docstring in
+``div.moduleDocstring``, summary tables (``#split-tables``), then one ``div.base<kind>``
+per member (``#child-list``) holding ``<a name>`` targets, ``div.functionHeader`` and
+``div.functionBody``. Module and class entries have no fragment: they take the page's
+docstring, never its navigation, search box or summary tables. See docs/extraction.md,
+"pydoctor".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from common.bounds import truncate
+from common.items import empty_content
+from common.tasks import TaskEntry
+
+from ..anchors import children_items
+from ..doctext import DocText
+from ..markdown import Markdown
+from ..page import Page
+from ..text import Element, drop, has_class, norm, raw_text
+from .fields import apply_fields, as_field_lists, version_notes
+from .header import (
+    call_params,
+    class_signature,
+    constructor_params,
+    labels_of,
+    member_kind,
+    signature_text,
+)
+
+__all__ = ["extract_pydoctor", "pydoctor_main"]
+
+# As the Sphinx extractor: an entry whose fragment is missing gets at most this much of
+# the page's docstring (docs/items.md, size bounds).
+INTRO_CHARS = 2000
+# A value (``table.valueTable``) this short on one line joins the attribute's signature.
+VALUE_CHARS = 100
+# Inventory roles whose entry is a class page (its signature line and constructor).
+_CLASS_ROLES = frozenset(("class", "exception", "interface"))
+# Chrome inside pydoctor's main: the search results box (whose <noscript> says "Cannot
+# search: JavaScript is not supported/enabled in your browser"), the private-API toggle,
+# and the "latest version" banner of Twisted's template.
+_CHROME_IDS = frozenset(
+    ("search-results-container", "showPrivate", "show-private", "current-docs-container")
+)
+
+
+def pydoctor_main(root: Element) -> Element | None:
+    """pydoctor 25's ``<main>``, pydoctor 22's ``div#main``."""
+    for el in root.iter("main", "div"):
+        if el.tag == "main" or el.get("id") == "main":
+            return el
+    return None
+
+
+def extract_pydoctor(
+    root: Element, body: bytes, url: str, targets: Sequence[TaskEntry]
+) -> list[dict[str, Any]]:
+    """One content dict per target, in the same order, from a parsed pydoctor page."""
+    page = _Page(root, url)
+    return [page.extract(t) for t in targets]
+
+
+def _first_class(el: Element | None, tag: str, name: str) -> Element | None:
+    if el is None:
+        return None
+    for child in el.iter(tag):
+        if has_class(child, name):
+            return child
+    return None
+
+
+class _Page:
+    def __init__(self, root: Element, url: str) -> None:
+        main = pydoctor_main(root)
+        if main is None:
+            body = root.find("body")
+            main = body if body is not None else root
+        self.main = main
+        self.index = Page(root=root, main=main, url=url, has_members=set(), members=set())
+        _clean(main)
+        self.text = DocText(main, set(), set())
+        self.md = Markdown(url, set(), set())
+        header = _first_class(main, "div", "page-header")
+        h1 = header.find(".//h1") if header is not None else None
+        self.qualname = norm(raw_text(h1)) if h1 is not None else None
+        self.docstring = _first_class(main, "div", "moduleDocstring")
+        self.extras = _first_class(main, "div", "extrasDocstring")
+        self._page_content: dict[str, Any] | None = None
+        self._members: dict[Element, dict[str, Any]] = {}
+
+    # -- entries ---------------------------------------------------------------------------
+
+    def extract(self, t: TaskEntry) -> dict[str, Any]:
+        if not t.anchor:
+            out = self._whole(t)
+            out["title"] = self.qualname
+            out["parent"] = _prefix(t.name)
+            return out
+        # pydoctor's targets are <a name>s; pydoctor 22's layout has a div#main, which a
+        # browser would take for a member named "main" (an id wins over a name).
+        el = self.index.named_a(t.anchor)
+        if el is None:
+            el = self.index.fragment(t.anchor)
+        if el is None:
+            out = self._intro(f"anchor {t.anchor!r} not found on page")
+            out["parent"] = self._parent(t)
+            return out
+        member = _member_of(el)
+        if member is None:  # a target outside the member list: what follows it
+            out = empty_content("ok")
+            items = _following(el)
+            out["doc"] = self.text.doc(items, False)
+            out["doc_markdown"] = self.md.items(items, False)
+        else:
+            out = self._member_copy(member)
+        out["parent"] = self._parent(t)
+        return out
+
+    def _member_copy(self, div: Element) -> dict[str, Any]:
+        """The member's content, rendered once per member (its full and short names are
+        two targets of one div; a class's constructor is read again for the class)."""
+        content = self._members.get(div)
+        if content is None:
+            content = self._members[div] = self._member(div)
+        out = dict(content)
+        for key in ("params", "returns", "raises", "versions"):
+            out[key] = [dict(x) for x in content[key]]
+        out["labels"] = list(content["labels"])
+        return out
+
+    def _parent(self, t: TaskEntry) -> str | None:
+        if self.qualname and t.name.startswith(self.qualname + "."):
+            return self.qualname
+        return _prefix(t.name)
+
+    def _member(self, div: Element) -> dict[str, Any]:
+        out = empty_content("ok")
+        header = next((c for c in div if has_class(c, "functionHeader")), None)
+        body = next((c for c in div if has_class(c, "functionBody")), None)
+        items: list[Element | str] = []
+        tables: list[Element] = []
+        value = None
+        if body is not None:
+            for item in children_items(body):
+                if isinstance(item, str):
+                    items.append(item)
+                elif has_class(item, "interfaceinfo"):
+                    continue  # "overrides ...", "overridden in ...": navigation
+                elif has_class(item, "valueTable"):
+                    value = item
+                    items.append(item)
+                else:
+                    items.append(item)
+            tables = [t for t in body.iter("table") if has_class(t, "fieldTable")]
+        sig_params: list[dict[str, Any]] = []
+        hint = None
+        if header is not None:
+            kind = member_kind(div)
+            out["labels"] = labels_of(header, kind)
+            sig = signature_text(header)
+            sig_params, hint = call_params(header, sig)
+            shown = _value_line(value)
+            if sig and shown is not None:
+                sig = f"{sig} = {shown}"
+                items = [i for i in items if i is not value]
+            out["signature"] = sig
+        ps, returns, raises, added = apply_fields(tables, sig_params, hint)
+        as_field_lists(tables)
+        out.update(params=ps, returns=returns, raises=raises)
+        out["versions"] = (version_notes(body) if body is not None else []) + added
+        out["doc"] = self.text.doc(items, False)
+        out["doc_markdown"] = self.md.items(items, False)
+        return out
+
+    def _whole(self, t: TaskEntry) -> dict[str, Any]:
+        """A module or class entry: the page's own docstring (and a class's signature line
+        and constructor parameters)."""
+        out = self._docstring_content()
+        if t.role in _CLASS_ROLES:
+            line = self._class_line()
+            out["signature"] = class_signature(line) if line is not None else None
+            out["params"] = self._constructor()
+        return out
+
+    def _docstring_content(self) -> dict[str, Any]:
+        """The page's docstring (``div.moduleDocstring``) as content, rendered once."""
+        if self._page_content is None:
+            out = empty_content("ok")
+            doc = self.docstring
+            items = children_items(doc) if doc is not None else []
+            tables = (
+                [] if doc is None else [x for x in doc.iter("table") if has_class(x, "fieldTable")]
+            )
+            _, _, _, added = apply_fields(tables, [], None)
+            out["versions"] = (version_notes(doc) if doc is not None else []) + added
+            as_field_lists(tables)
+            out["doc"] = self.text.doc(items, False)
+            out["doc_markdown"] = self.md.items(items, False)
+            self._page_content = out
+        out = dict(self._page_content)
+        out["versions"] = [dict(v) for v in out["versions"]]
+        return out
+
+    def _class_line(self) -> Element | None:
+        """25: ``p.class-signature``; 22: the first ``p`` whose ``code`` starts with the
+        ``class`` keyword."""
+        extras = self.extras
+        if extras is None:
+            return None
+        for p in extras.iter("p"):
+            if has_class(p, "class-signature"):
+                return p
+            code = p.find("code")
+            if code is not None and (
+                _first_class(code, "span", "py-keyword") is not None and not (p.text or "").strip()
+            ):
+                return code
+        return None
+
+    def _constructor(self) -> list[dict[str, Any]]:
+        """The parameters of the page's ``__init__`` as a caller passes them (its header's
+        and its field table's: pydoctor 22 shows no annotation in the header)."""
+        el = self.index.named_a("__init__")
+        member = _member_of(el) if el is not None else None
+        if member is None:
+            return []
+        return constructor_params(self._member_copy(member)["params"])
+
+    def _intro(self, reason: str) -> dict[str, Any]:
+        out = self._docstring_content()
+        out["status"] = "anchor_missing"
+        out["reason"] = reason + "; content is the page's docstring"
+        out["doc"] = truncate(out["doc"], INTRO_CHARS)
+        out["doc_markdown"] = truncate(out["doc_markdown"], INTRO_CHARS, markdown=True)
+        out["title"] = self.qualname
+        return out
+
+
+def _clean(main: Element) -> None:
+    """Drop what is never a symbol's text: permalinks and source links, pydoctor's
+    "Undocumented" placeholders, the search results box and the private-API toggle,
+    scripts."""
+    noise: list[Element] = []
+    for el in main.iter("a", "p", "span", "div", "script", "noscript", "style"):
+        tag = el.tag
+        if tag in ("script", "noscript", "style"):
+            noise.append(el)
+            continue
+        cls = el.get("class")
+        ident = el.get("id")
+        if tag == "a":
+            if cls and ("headerLink" in cls or "sourceLink" in cls):
+                noise.append(el)
+        elif tag == "div":
+            if ident in _CHROME_IDS:
+                noise.append(el)
+        elif cls and "undocumented" in cls.split():
+            noise.append(el)
+    for el in noise:
+        if el.getparent() is not None:
+            drop(el)
+    for code in main.iter("code"):
+        _link_outside(code)
+
+
+def _link_outside(code: Element) -> None:
+    """pydoctor writes a link to a name as ``<code><a>name</a></code>``; as Sphinx's
+    ``<a><code>name</code></a>`` it is a link in Markdown, not a code span showing the
+    link's brackets."""
+    if len(code) != 1 or (code.text or "").strip():
+        return
+    a = code[0]
+    if a.tag != "a" or (a.tail or "").strip() or len(a):
+        return
+    parent = code.getparent()
+    if parent is None:
+        return
+    code.text, a.text = a.text, None
+    a.tail, code.tail = code.tail, None
+    code.remove(a)
+    parent.replace(code, a)
+    a.append(code)
+
+
+def _member_of(el: Element) -> Element | None:
+    """The member div an ``<a name>`` target belongs to (its parent, with a header)."""
+    parent = el.getparent()
+    if parent is None or parent.tag != "div":
+        return None
+    for child in parent:
+        if child.tag == "div" and has_class(child, "functionHeader"):
+            return parent
+    return None
+
+
+def _following(el: Element) -> list[Element | str]:
+    items: list[Element | str] = [el] if len(el) or (el.text or "").strip() else []
+    for sib in el.itersiblings():
+        items.append(sib)
+    return items
+
+
+def _value_line(table: Element | None) -> str | None:
+    """The value of a ``table.valueTable`` when it is one short line."""
+    if table is None:
+        return None
+    pre = next(iter(table.iter("pre")), None)
+    if pre is None:
+        return None
+    value = raw_text(pre).strip()
+    if not value or "\n" in value or len(value) > VALUE_CHARS:
+        return None
+    return value
+
+
+def _prefix(name: str) -> str | None:
+    return name.rsplit(".", 1)[0] if "." in name else None

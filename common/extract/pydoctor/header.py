@@ -1,0 +1,199 @@
+"""A pydoctor member's header (``div.functionHeader``) and a class page's signature line:
+the signature text, the parameters with their kinds, the return annotation and the labels.
+
+pydoctor 25 writes one ``span.rst-sig-param`` per parameter and ``span.rst-sig-symbol`` for
+the bare ``*`` and ``/`` markers, decorators as ``span.decorator``; pydoctor 22 writes the
+parameter list as plain text (annotations left out) and decorators as text lines before
+the ``def`` keyword. Both put the name in ``span.py-defname`` and the ``def``/``async
+def``/``class`` keyword in ``span.py-keyword``; permalinks (``a.headerLink``) and source
+links (``a.sourceLink``) are dropped before anything reads the header.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from common.params import parse_py_arglist, py_slot, with_kinds
+
+from ..labels import label
+from ..text import Element, class_tokens, has_class, norm, raw_text
+
+# Labels a decorator or a member kind states (docs/items.md): other decorators
+# (``@inlineCallbacks``, ``@deprecated(...)``) are the code's, not facts of the API's shape.
+LABEL_DECORATORS = frozenset(
+    (
+        "property",
+        "classmethod",
+        "staticmethod",
+        "abstractmethod",
+        "cached_property",
+        "overload",
+        "final",
+        "override",
+    )
+)
+# The member div's class (``baseclassmethod``...) to the label its kind implies.
+KIND_LABELS = {
+    "classmethod": "classmethod",
+    "staticmethod": "staticmethod",
+    "property": "property",
+    "classvariable": "class_attribute",
+    "instancevariable": "instance_attribute",
+}
+
+
+def member_kind(div: Element) -> str | None:
+    """``method``, ``classmethod``, ``instancevariable``... from ``div.base<kind>``."""
+    for token in class_tokens(div):
+        if token.startswith("base") and len(token) > 4:
+            return token[4:]
+    return None
+
+
+def decorators(header: Element) -> list[str]:
+    """The decorator lines of a header, as written (``@classmethod``)."""
+    spans = [s for s in header.iter("span") if has_class(s, "decorator")]
+    if spans:
+        return [norm(raw_text(s)) for s in spans]
+    lines: list[str] = []
+    chunk = header.text or ""
+    for child in header:
+        if child.tag == "span" and has_class(child, "py-keyword"):
+            break
+        if has_class(child, "py-defname"):
+            break
+        chunk += raw_text(child) if child.tag != "br" else "\n"
+        chunk += child.tail or ""
+    for raw in chunk.splitlines():
+        line = raw.strip()
+        if line.startswith("@"):
+            lines.append(line)
+    return lines
+
+
+def labels_of(header: Element, kind: str | None) -> list[str]:
+    """Labels from the decorators, the ``async`` keyword and the member's kind."""
+    out: list[str] = []
+    for line in decorators(header):
+        name = line.lstrip("@").split("(", 1)[0].strip().rsplit(".", 1)[-1]
+        found = label(name)
+        if found in LABEL_DECORATORS and found not in out:
+            out.append(found)
+    keyword = _keyword(header)
+    if keyword is not None and "async" in keyword.split():
+        out.append("async")
+    implied = KIND_LABELS.get(kind or "")
+    if implied is not None and implied not in out:
+        out.append(implied)
+    return out
+
+
+def _keyword(header: Element) -> str | None:
+    for span in header.iter("span"):
+        if has_class(span, "py-keyword"):
+            return norm(raw_text(span))
+    return None
+
+
+def _defname(header: Element) -> Element | None:
+    for span in header.iter("span"):
+        if has_class(span, "py-defname"):
+            return span
+    return None
+
+
+def signature_text(header: Element) -> str | None:
+    """The header from the name on, without decorators, keywords, the trailing colon or
+    an attribute's trailing ``=``: ``every_kind(a, b: int, /, c) -> bool``, ``color: str``."""
+    name = _defname(header)
+    if name is None:
+        return None
+    parts = [raw_text(name), name.tail or ""]
+    for sib in name.itersiblings():
+        parts.append(raw_text(sib) if sib.tag != "br" else " ")
+        parts.append(sib.tail or "")
+    text = norm("".join(parts))
+    if text.endswith(":") and not text.endswith("::"):
+        text = text[:-1].rstrip()
+    if text.endswith("="):
+        text = text[:-1].rstrip()
+    return text or None
+
+
+def class_signature(line: Element) -> str | None:
+    """``class Widget(Base)``: a class page's signature line, keyword kept."""
+    text = norm(raw_text(line))
+    if text.endswith(":"):
+        text = text[:-1].rstrip()
+    return text or None
+
+
+def _paren_span(text: str, start: int) -> tuple[str, int] | None:
+    """The text inside the parentheses opening at ``start`` and the index after them."""
+    depth = 0
+    quote = ""
+    for i in range(start, len(text)):
+        ch = text[i]
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return text[start + 1 : i], i + 1
+    return None
+
+
+def call_params(header: Element, signature: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    """The parameters of a function header (kinds by Python's rules) and its return
+    annotation; ([], None) for an attribute (no parameter list after the name)."""
+    name = _defname(header)
+    if name is None or not signature:
+        return [], None
+    after = signature[len(norm(raw_text(name))) :]
+    if not after.startswith("("):
+        return [], None
+    found = _paren_span(after, 0)
+    if found is None:
+        return [], None
+    inside, end = found
+    rest = after[end:].strip()
+    returns = rest[2:].strip() or None if rest.startswith("->") else None
+    pieces = [
+        s
+        for s in header.iter("span")
+        if has_class(s, "rst-sig-param") or has_class(s, "rst-sig-symbol")
+    ]
+    if pieces:  # pydoctor >= 23: one element per parameter
+        slots = []
+        for piece in pieces:
+            slot = py_slot(norm(raw_text(piece)))
+            if slot is not None:
+                slots.append(slot)
+    else:
+        slots = parse_py_arglist(inside)
+    return with_kinds(slots, "py"), returns
+
+
+def constructor_params(params: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A constructor's parameters as a caller passes them: without ``self``/``cls``."""
+    if params and params[0]["name"] in ("self", "cls") and params[0]["kind"] != "keyword-only":
+        return [dict(p) for p in params[1:]]
+    return [dict(p) for p in params]
+
+
+__all__ = [
+    "KIND_LABELS",
+    "LABEL_DECORATORS",
+    "call_params",
+    "class_signature",
+    "constructor_params",
+    "decorators",
+    "labels_of",
+    "member_kind",
+    "signature_text",
+]

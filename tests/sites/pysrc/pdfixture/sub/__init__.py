@@ -1,0 +1,5 @@
+"""
+A subpackage of the fixture.
+"""
+
+__docformat__ = "epytext"
