@@ -83,10 +83,12 @@ def _entry(tr: Element) -> tuple[str | None, str | None, str | None, Element | N
         whole = cells[0] if cells else None
         return None, None, _text(whole), whole
     arg = next((s for s in container.iter("span") if has_class(s, "fieldArg")), None)
-    name = norm(raw_text(arg)).rstrip(":").strip() or None if arg is not None else None
-    code = next((c for c in container.iter("code", "tt")), None)
-    type_ = norm(raw_text(code)) or None if code is not None else None
-    return name, type_, _text(desc), None
+    arg_text = norm(raw_text(arg)) if arg is not None else ""
+    name = arg_text.rstrip(":").strip() or None
+    # the type: a code element, or plain text after the name (reStructuredText ":type:")
+    whole = norm(raw_text(container))
+    type_ = whole[len(arg_text) :].strip() if whole.startswith(arg_text) else whole
+    return name, type_ or None, _text(desc), None
 
 
 def apply_fields(
@@ -198,26 +200,26 @@ def _entry_item(tr: Element, ul: Element) -> None:
             _move_content(cells[0], p)
         return
     arg = next((s for s in container.iter("span") if has_class(s, "fieldArg")), None)
-    code = next((c for c in container.iter("code", "tt")), None)
     desc = next((td for td in cells if td is not container), None)
-    lead = ""
+    kind = etree.SubElement(p, "span")  # the type: what the container holds besides the name
     if arg is not None:
-        strong = etree.SubElement(p, "strong")
+        kind.text = arg.tail
+        for sib in list(arg.itersiblings()):
+            kind.append(sib)
+        strong = etree.Element("strong")
         strong.text = norm(raw_text(arg)).rstrip(":").strip()
-        lead = " "
-    if code is not None:
-        if arg is not None:
+        p.insert(0, strong)
+        if len(kind) or (kind.text or "").strip():
             strong.tail = " ("
-            code.tail = ")"
-            p.append(code)
+            kind.tail = ")"
         else:
-            p.append(code)
-            code.tail = ""
+            p.remove(kind)
+    else:
+        _move_content(container, kind)
     last = p[-1] if len(p) else None
     if desc is not None and (len(desc) or (desc.text or "").strip()):
-        joint = " \u2013 " if last is not None else lead
         if last is not None:
-            last.tail = (last.tail or "") + joint
+            last.tail = (last.tail or "") + " \u2013 "
         span = etree.SubElement(p, "span")
         _move_content(desc, span)
 

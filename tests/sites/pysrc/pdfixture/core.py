@@ -20,7 +20,9 @@ DEFAULT_SIZE: int = 3
 _hidden = 1
 
 
-def every_kind(a, b: int, /, c, d: str = "x", *args: int, e, f: float = 1.5, **kwargs: object) -> bool:
+def every_kind(
+    a, b: int, /, c, d: str = "x", *args: int, e, f: float = 1.5, **kwargs: object
+) -> bool:
     """
     Take every kind of parameter Python has.
 

@@ -1,0 +1,203 @@
+"""The targets of issue 35, counted on a crawl's items against the pages they came from,
+by this module's own lxml reading of the pages (never the extractor's code): used by the
+pydoctor e2e test and ``bench/sweep.py``.
+
+Per site: ``accounting`` (items that are not exactly one per unique entry), ``anchor``
+(``anchor_missing`` items whose page has the fragment: an element with that id or an
+``a`` with that name), of the symbols whose header shows a call signature ``calls``,
+``empty_signature`` and ``params`` (names differing from the header's), ``heading``
+(docs beginning with their own heading), ``member_body`` (class or module docs holding a
+member's body), ``members`` / ``parent`` (a documented class's members, those with
+another ``parent``), ``pages`` / ``page_doc`` (class and module pages, those whose doc
+lacks the page's docstring). Readers of headers exist for pydoctor pages; other
+generators count accounting and anchors.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from lxml import etree
+
+_TEXT = etree.XPath("string()")
+
+
+def _norm(s: str | None) -> str:
+    return " ".join((s or "").split())
+
+
+def _cls(el: Any, name: str) -> bool:
+    return name in (el.get("class") or "").split()
+
+
+@dataclass
+class PageFacts:
+    """What a page shows, read here: ids and names, its title (h1) and docstring, and per
+    ``<a name>`` the header of its member."""
+
+    targets: set[str]
+    title: str
+    docstring: str
+    headers: dict[str, str]
+
+    @classmethod
+    def read(cls, body: bytes) -> PageFacts:
+        root = etree.fromstring(body, etree.HTMLParser(encoding="utf-8"))
+        if root is None:
+            return cls(set(), "", "", {})
+        targets = {el.get("id") for el in root.iter() if el.get("id")}
+        headers: dict[str, str] = {}
+        for a in root.iter("a"):
+            name = a.get("name")
+            if not name:
+                continue
+            targets.add(name)
+            parent = a.getparent()
+            header = (
+                next((c for c in parent if c.tag == "div" and _cls(c, "functionHeader")), None)
+                if parent is not None
+                else None
+            )
+            if header is not None:
+                headers[name] = _header_text(header)
+        title = ""
+        docstring = ""
+        for div in root.iter("div"):
+            if _cls(div, "page-header") and not title:
+                h1 = div.find(".//h1")
+                title = _norm(_TEXT(h1)) if h1 is not None else ""
+            elif _cls(div, "moduleDocstring") and not docstring:
+                docstring = _norm(_TEXT(div)).replace("Undocumented", "").strip()
+        return cls(targets, title, docstring, headers)
+
+
+def _header_text(header: Any) -> str:
+    """The header as a reader sees it, without its permalink and source link."""
+    return _norm(_TEXT(header).replace("\u00b6", "").replace("(source)", ""))
+
+
+def header_call(header: str) -> list[str] | None:
+    """The parameter names a header shows (``def f(a, b=1, *c)``: a, b, c), None when it
+    shows no call (an attribute)."""
+    text = header.split("def ", 1)[1] if "def " in header else ""
+    at = text.find("(")
+    if not text or at < 0:
+        return None
+    depth = 0
+    inside = ""
+    for i in range(at, len(text)):
+        ch = text[i]
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if depth == 0:
+            inside = text[at + 1 : i]
+            break
+    names = []
+    depth = 0
+    piece = ""
+    quote = ""
+    for ch in inside + ",":
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            name = piece.split(":", 1)[0].split("=", 1)[0].strip().lstrip("*")
+            if name and name not in ("/",):
+                names.append(name)
+            piece = ""
+            continue
+        piece += ch
+    return names
+
+
+@dataclass
+class Targets:
+    counts: Counter[str]
+
+    def line(self) -> str:
+        c = self.counts
+        return (
+            f"items {c['items']} accounting {c['accounting']} anchor {c['anchor']} "
+            f"calls {c['calls']} empty_signature {c['empty_signature']} params {c['params']} "
+            f"heading {c['heading']} member_body {c['member_body']} "
+            f"members {c['members']} parent {c['parent']} pages {c['pages']} "
+            f"page_doc {c['page_doc']}"
+        )
+
+
+def count_targets(
+    items: Iterable[dict[str, Any]], entries: int, page: Callable[[str], bytes | None]
+) -> tuple[Targets, dict[str, list[str]]]:
+    """The counts, and the keys of the items failing each check (for messages)."""
+    items = list(items)
+    counts: Counter[str] = Counter(items=len(items))
+    bad: dict[str, list[str]] = defaultdict(list)
+    keys = Counter(i["key"] for i in items)
+    counts["accounting"] = abs(len(keys) - entries) + sum(n - 1 for n in keys.values())
+    facts: dict[str, PageFacts | None] = {}
+
+    def facts_of(url: str) -> PageFacts | None:
+        if url not in facts:
+            body = page(url)
+            facts[url] = PageFacts.read(body) if body else None
+        return facts[url]
+
+    by_name = {i["name"]: i for i in items}
+    for item in items:
+        f = facts_of(item["page_url"]) if item.get("page_url") else None
+        if f is None:
+            continue
+        anchor = item.get("anchor") or ""
+        if item["status"] == "anchor_missing" and anchor and anchor in f.targets:
+            counts["anchor"] += 1
+            bad["anchor"].append(item["key"])
+        if item["status"] != "ok":
+            continue
+        doc = _norm(item.get("doc"))
+        if anchor:
+            header = f.headers.get(anchor)
+            if header is None:
+                continue
+            names = header_call(header)
+            if names is not None:
+                counts["calls"] += 1
+                if not item.get("signature"):
+                    counts["empty_signature"] += 1
+                    bad["empty_signature"].append(item["key"])
+                got = [(p.get("name") or "").lstrip("*") for p in item.get("params") or []]
+                if got != names:
+                    counts["params"] += 1
+                    bad["params"].append(f"{item['key']}: {got} != {names}")
+            short = item["name"].rsplit(".", 1)[-1]
+            heading = header.split("def ", 1)[1] if "def " in header else ""
+            own = (short + "(", short + ":", short + " =", *([heading[:40]] if heading else []))
+            if doc and doc.startswith(own):
+                counts["heading"] += 1
+                bad["heading"].append(item["key"])
+            if f.title:
+                counts["members"] += 1
+                if item.get("parent") != f.title:
+                    counts["parent"] += 1
+                    bad["parent"].append(f"{item['key']}: {item.get('parent')} != {f.title}")
+            owner = by_name.get(f.title)
+            if owner is not None and len(doc) >= 30 and doc[:80] in _norm(owner.get("doc")):
+                if doc[:80] not in f.docstring:
+                    counts["member_body"] += 1
+                    bad["member_body"].append(f"{owner['key']} holds {item['key']}")
+        elif f.title:
+            counts["pages"] += 1
+            if f.docstring and f.docstring[:80] not in doc:
+                counts["page_doc"] += 1
+                bad["page_doc"].append(item["key"])
+            if doc.startswith(f.title) or doc.startswith("class "):
+                counts["heading"] += 1
+                bad["heading"].append(item["key"])
+    return Targets(counts), bad
