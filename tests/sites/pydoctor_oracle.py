@@ -71,8 +71,8 @@ def _plain(text: str) -> str:
 def _first_line(doc: str | None) -> str | None:
     if not doc:
         return None
-    for line in doc.strip().splitlines():
-        line = line.strip()
+    for raw in doc.strip().splitlines():
+        line = raw.strip()
         if line:
             return _plain(line)
     return None

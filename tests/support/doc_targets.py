@@ -188,10 +188,14 @@ def count_targets(
                     counts["parent"] += 1
                     bad["parent"].append(f"{item['key']}: {item.get('parent')} != {f.title}")
             owner = by_name.get(f.title)
-            if owner is not None and len(doc) >= 30 and doc[:80] in _norm(owner.get("doc")):
-                if doc[:80] not in f.docstring:
-                    counts["member_body"] += 1
-                    bad["member_body"].append(f"{owner['key']} holds {item['key']}")
+            if (
+                owner is not None
+                and len(doc) >= 30
+                and doc[:80] in _norm(owner.get("doc"))
+                and doc[:80] not in f.docstring
+            ):
+                counts["member_body"] += 1
+                bad["member_body"].append(f"{owner['key']} holds {item['key']}")
         elif f.title:
             counts["pages"] += 1
             if f.docstring and f.docstring[:80] not in doc:
