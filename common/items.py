@@ -44,6 +44,37 @@ STATUS_LETTER: Mapping[str, str] = {
 }
 
 
+# The letter stored per item in the ``isum`` buckets (after its checksum) says its status
+# and, for an item of a page that was read (``ok``, ``anchor_missing``), the page's
+# generator too (docs/items.md), so that the frontier keeps exact per-generator counters
+# (``generator:<name>`` in stats) across re-commits, refreshes and removals:
+# ``commit.lua`` adds an item's letter and takes back the one it replaces. A Sphinx item's
+# letter is its status letter, as before generators were told apart, so the stored state
+# of a Sphinx site's items is unchanged.
+GENERATOR_LETTER: Mapping[tuple[str, str], str] = {
+    (ItemStatus.OK, "mkdocstrings"): "m",
+    (ItemStatus.ANCHOR_MISSING, "mkdocstrings"): "M",
+    (ItemStatus.OK, "pydoctor"): "p",
+    (ItemStatus.ANCHOR_MISSING, "pydoctor"): "P",
+    (ItemStatus.OK, "unknown"): "u",
+    (ItemStatus.ANCHOR_MISSING, "unknown"): "U",
+}
+# Every stored letter: its status, and its generator (None: no page was read).
+LETTERS: Mapping[str, tuple[str, str | None]] = {
+    **{
+        letter: (str(status), "sphinx" if status in ("ok", "anchor_missing") else None)
+        for status, letter in STATUS_LETTER.items()
+    },
+    **{letter: (str(status), gen) for (status, gen), letter in GENERATOR_LETTER.items()},
+}
+
+
+def item_letter(status: str, generator: str | None) -> str:
+    """The letter an item is stored with: its status's, or that of its status and its
+    page's generator."""
+    return GENERATOR_LETTER.get((status, generator or "sphinx"), STATUS_LETTER[status])
+
+
 class PageOutcome(StrEnum):
     """How a page task was settled by a commit (``stats`` counts ``pages:<outcome>``)."""
 
@@ -213,7 +244,7 @@ def prepare(item: Mapping[str, Any], buckets: int) -> PreparedItem:
         key=item["key"],
         bucket=bucket,
         field=field,
-        value=item["checksum"][:12] + STATUS_LETTER[item["status"]],
+        value=item["checksum"][:12] + item_letter(item["status"], item.get("generator")),
         status=item["status"],
         data=stored_item(orjson.dumps(item)),
     )

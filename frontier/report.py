@@ -20,18 +20,22 @@ def expects_signature(type_: str) -> bool:
 
 
 async def coverage(session: CrawlSession) -> dict[str, Any]:
+    """The coverage rows per ``domain:role``, their totals, and the same rows per page
+    generator (``generators``: ``sphinx``, ``pydoctor``..., ``-`` for items of pages that
+    were not read), so an unknown generator shows."""
     roles: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    generators: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     async for data in iter_latest(session):
         item = json.loads(data)
         type_ = f"{item['domain']}:{item['role']}"
-        row = roles[type_]
-        row["total"] += 1
-        row[item["status"]] += 1
-        if item["status"] in ("ok", "anchor_missing"):
-            if expects_signature(type_) and not item.get("signature"):
-                row["empty_signature"] += 1
-            if not item.get("doc"):
-                row["empty_doc"] += 1
+        for row in (roles[type_], generators[item.get("generator") or "-"]):
+            row["total"] += 1
+            row[item["status"]] += 1
+            if item["status"] in ("ok", "anchor_missing"):
+                if expects_signature(type_) and not item.get("signature"):
+                    row["empty_signature"] += 1
+                if not item.get("doc"):
+                    row["empty_doc"] += 1
     totals: dict[str, int] = defaultdict(int)
     for row in roles.values():
         for name, value in row.items():
@@ -40,4 +44,5 @@ async def coverage(session: CrawlSession) -> dict[str, Any]:
         "crawl_id": session.crawl_id,
         "roles": {name: dict(row) for name, row in sorted(roles.items())},
         "totals": dict(totals),
+        "generators": {name: dict(row) for name, row in sorted(generators.items())},
     }

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from common.extract.generators import GENERATORS
 from common.items import STATUSES
 from frontier.states import CrawlState, ProducerState
 
@@ -38,6 +39,9 @@ class CrawlSummary:
     pages_dead: int = 0
     items: int = 0
     items_by_status: dict[str, int] = field(default_factory=dict)
+    # items of read pages by their page's generator (common/extract/generators.py); a
+    # generator with no item is left out
+    items_by_generator: dict[str, int] = field(default_factory=dict)
     elapsed_s: float = 0.0
     rate_pages_s: float = 0.0
     eta_s: float | None = None
@@ -67,6 +71,7 @@ class CrawlSummary:
         pages_total = int(meta.get("tasks") or meta.get("pages") or 0)
         pages_done = counters.get("pages_done", 0)
         by_status = {s.value: counters.get(f"status:{s}", 0) for s in STATUSES}
+        by_generator = {g.value: n for g in GENERATORS if (n := counters.get(f"generator:{g}", 0))}
         started = int(meta.get("started_at") or 0)
         end = int(meta.get("finished_at") or now)
         elapsed = max(0.0, (end - started) / 1000) if started else 0.0
@@ -86,6 +91,7 @@ class CrawlSummary:
             pages_dead=dead,
             items=sum(by_status.values()),
             items_by_status=by_status,
+            items_by_generator=by_generator,
             elapsed_s=round(elapsed, 1),
             rate_pages_s=round(rate, 2),
             eta_s=round(remaining / rate, 1) if rate > 0 and remaining else None,

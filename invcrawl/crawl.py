@@ -50,6 +50,7 @@ from invcrawl.render import (
     duration,
     first_line,
     fleet_progress_line,
+    generators_line,
     interrupted_note,
     progress_line,
     terminal_safe,
@@ -373,8 +374,11 @@ class CrawlRun:
             f"({seconds:.1f}s)\n"
             f"  entries  {s.entries_total} on {s.pages_total} pages; "
             f"{s.pages_done} pages done, {s.pages_dead} dead\n"
-            f"  items    {s.items}: " + ", ".join(f"{k} {v}" for k, v in by.items()) + "\n"
-            f"  output   {written} items written to {output}"
+            f"  items    {s.items}: "
+            + ", ".join(f"{k} {v}" for k, v in by.items())
+            + "\n"
+            + generators_line(s)
+            + f"  output   {written} items written to {output}"
         )
         if s.crawl_id in self.before:
             was, now = self.before[s.crawl_id], s.counters

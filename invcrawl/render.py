@@ -211,6 +211,14 @@ def wrap(label: str, parts: Iterable[str], sep: str = "  ", width: int | None = 
     return [fit((label if i == 0 else pad) + text, width) for i, text in enumerate(lines)]
 
 
+def generators_line(s: CrawlSummary) -> str:
+    """The crawl summary's line of items per page generator (none when no page was read):
+    a site of an unknown generator shows here (docs/items.md, ``generator``)."""
+    if not s.items_by_generator:
+        return ""
+    return "  generator " + ", ".join(f"{k} {v}" for k, v in s.items_by_generator.items()) + "\n"
+
+
 def crawl_json(  # noqa: PLR0917 - the run's figures, each named
     summaries: dict[str, CrawlSummary],
     written: dict[str, int],
@@ -230,7 +238,11 @@ def crawl_json(  # noqa: PLR0917 - the run's figures, each named
             "state": s.state,
             "entries": s.entries_total,
             "pages": {"total": s.pages_total, "done": s.pages_done, "dead": s.pages_dead},
-            "items": {"total": s.items, "by_status": s.items_by_status},
+            "items": {
+                "total": s.items,
+                "by_status": s.items_by_status,
+                "by_generator": s.items_by_generator,
+            },
             "output": outputs.get(crawl_id),
             "written": written.get(crawl_id),
             "error": s.error,

@@ -32,6 +32,9 @@ def render_status(status: CrawlStatus, width: int | None = None) -> str:
         width=width,
     )
     lines += wrap("status   ", [f"{k} {v}" for k, v in s.items_by_status.items()], width=width)
+    if s.items_by_generator:
+        by_generator = [f"{k} {v}" for k, v in s.items_by_generator.items()]
+        lines += wrap("generator ", by_generator, width=width)
     lines += wrap(
         "rate     ",
         [
@@ -254,6 +257,12 @@ def render_report(report: dict[str, Any], width: int | None = None) -> str:
     ]
     for name, (_, row) in zip(names, rows, strict=True):
         lines.append(f"{fit(name, nw):<{nw}}" + "".join(f"{row.get(c, 0):>7}" for c in cols))
+    generators = report.get("generators") or {}
+    if generators:  # "-": items of pages that were not read (skipped, offsite, 404...)
+        lines.append(f"{'generator':<{nw}}" + "".join(f"{h:>7}" for h in short))
+        for name, row in generators.items():
+            gname = safe(name)
+            lines.append(f"{fit(gname, nw):<{nw}}" + "".join(f"{row.get(c, 0):>7}" for c in cols))
     return "\n".join(lines)
 
 

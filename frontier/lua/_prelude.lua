@@ -10,17 +10,33 @@
 --                          write anything; the runner turns it into
 --                          frontier.scripts.StaleLayout (refresh the layout, call
 --                          again).
--- STATUS_OF                item statuses by their one-letter code (common.items.
---                          STATUS_LETTER; a test compares the two tables).
+-- STATUS_OF, GENERATOR_OF  item statuses and page generators by the one-letter code
+--                          stored after the checksum (common.items.LETTERS; a test
+--                          compares the tables): an item of a page that was read
+--                          has its generator's letter, a Sphinx one its status's.
 -- write_items(items, stats, task_id, base, count)
 --                          the dedup rule: append each of `count` items (6 ARGV
 --                          values each from ARGV[base]: KEYS index of its isum
 --                          bucket, key digest, checksum12..status letter, item key,
 --                          status, item JSON) to the stream unless its checksum and
---                          status are unchanged; keeps the per-status counters.
+--                          status are unchanged; keeps the per-status and
+--                          per-generator counters (stats status:<s>, generator:<g>).
 --                          Returns new, updated, unchanged.
 local STATUS_OF = {o = 'ok', a = 'anchor_missing', n = 'page_not_found', s = 'skipped',
-                   f = 'offsite', x = 'failed'}
+                   f = 'offsite', x = 'failed', m = 'ok', M = 'anchor_missing', p = 'ok',
+                   P = 'anchor_missing', u = 'ok', U = 'anchor_missing'}
+local GENERATOR_OF = {o = 'sphinx', a = 'sphinx', m = 'mkdocstrings', M = 'mkdocstrings',
+                      p = 'pydoctor', P = 'pydoctor', u = 'unknown', U = 'unknown'}
+
+-- Adds n to the counters of the status and generator a stored letter stands for.
+local function count_letter(delta, letter, n)
+  local status = 'status:' .. STATUS_OF[letter]
+  delta[status] = (delta[status] or 0) + n
+  local generator = GENERATOR_OF[letter]
+  if generator then
+    delta['generator:' .. generator] = (delta['generator:' .. generator] or 0) + n
+  end
+end
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -52,19 +68,18 @@ local function write_items(items, stats, task_id, base, count)
       if old then
         kind = 'update'
         updated = updated + 1
-        local was = STATUS_OF[string.sub(old, -1)]
-        delta[was] = (delta[was] or 0) - 1
+        count_letter(delta, string.sub(old, -1), -1)
       else
         new = new + 1
       end
-      delta[status] = (delta[status] or 0) + 1
+      count_letter(delta, string.sub(value, -1), 1)
       redis.call('HSET', bucket, field, value)
       redis.call('XADD', items, '*', 'key', key, 'sum', string.sub(value, 1, 12),
                  'kind', kind, 'task', task_id, 'data', data)
     end
   end
-  for status, n in pairs(delta) do
-    if n ~= 0 then redis.call('HINCRBY', stats, 'status:' .. status, n) end
+  for counter, n in pairs(delta) do
+    if n ~= 0 then redis.call('HINCRBY', stats, counter, n) end
   end
   if new > 0 then redis.call('HINCRBY', stats, 'items_new', new) end
   if updated > 0 then redis.call('HINCRBY', stats, 'items_updated', updated) end

@@ -23,16 +23,15 @@ for base = FIXED_ARGS + page_count + 1, #ARGV, 3 do
   local field, key = ARGV[base + 1], ARGV[base + 2]
   local old = redis.call('HGET', bucket, field)
   if old then
-    local was = STATUS_OF[string.sub(old, -1)]
-    delta[was] = (delta[was] or 0) - 1
+    count_letter(delta, string.sub(old, -1), -1)
     redis.call('HDEL', bucket, field)
     redis.call('XADD', items, '*', 'key', key, 'sum', '', 'kind', 'removed', 'task', '',
                'data', cjson.encode({key = key, status = 'removed'}))
     removed = removed + 1
   end
 end
-for status, n in pairs(delta) do
-  redis.call('HINCRBY', stats, 'status:' .. status, n)
+for counter, n in pairs(delta) do
+  redis.call('HINCRBY', stats, counter, n)
 end
 if removed > 0 then redis.call('HINCRBY', stats, 'items_removed', removed) end
 return removed

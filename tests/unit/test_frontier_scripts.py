@@ -14,7 +14,8 @@ import fakeredis
 import pytest
 from conftest import run
 
-from common.items import STATUS_LETTER, ItemStatus
+from common.extract.generators import GENERATORS
+from common.items import LETTERS, STATUS_LETTER, ItemStatus
 from common.tasks import Task, TaskEntry
 from frontier import admin
 from frontier.keys import CrawlKeys, HostKeys
@@ -121,8 +122,16 @@ def test_a_stale_layout_is_one_typed_answer_and_recovered_in_one_place() -> None
 def test_commit_status_table_matches_the_item_statuses() -> None:
     body = (LUA_DIR / "_prelude.lua").read_text()
     table = dict(re.findall(r"(\w) = '(\w+)'", body.split("local STATUS_OF = {")[1].split("}")[0]))
-    assert table == {letter: str(status) for status, letter in STATUS_LETTER.items()}
+    assert table == {letter: status for letter, (status, _) in LETTERS.items()}
+    assert {
+        letter: str(status) for status, letter in STATUS_LETTER.items()
+    }.items() <= table.items()
     assert set(STATUS_LETTER) == set(ItemStatus)
+    gens = body.split("local GENERATOR_OF = {")[1].split("}")[0]
+    assert dict(re.findall(r"(\w) = '(\w+)'", gens)) == {
+        letter: gen for letter, (_, gen) in LETTERS.items() if gen is not None
+    }
+    assert {gen for _, gen in LETTERS.values() if gen} == set(GENERATORS)
 
 
 def test_every_state_the_scripts_write_is_a_crawl_state() -> None:

@@ -22,6 +22,7 @@ KEYS = [
     "pages_dead",
     "items",
     "items_by_status",
+    "items_by_generator",
     "elapsed_s",
     "rate_pages_s",
     "eta_s",
@@ -53,7 +54,13 @@ def summary() -> CrawlSummary:
         "refresh_changed": "1",
         "refresh_interval": "60",
     }
-    stats = {"pages_done": "40", "status:ok": "119", "status:anchor_missing": "1"}
+    stats = {
+        "pages_done": "40",
+        "status:ok": "119",
+        "status:anchor_missing": "1",
+        "generator:sphinx": "100",
+        "generator:pydoctor": "20",
+    }
     return CrawlSummary.from_redis("c", meta, stats, dead=2, now=21_000)
 
 
@@ -62,6 +69,7 @@ def test_the_summary_from_redis_and_its_json() -> None:
     assert list(s.as_dict()) == KEYS
     assert (s.pages_total, s.pages_done, s.pages_dead, s.items) == (100, 40, 2, 120)
     assert s.items_by_status["ok"] == 119 and s.elapsed_s == 20.0 and s.rate_pages_s == 2.0
+    assert s.items_by_generator == {"sphinx": 100, "pydoctor": 20}  # none of mkdocstrings
     assert s.eta_s == 29.0 and s.refresh_changed is True and s.refresh_interval_s == 60.0
     assert s.is_open and not s.is_settled and s.pages_settled == 42
     text = json.dumps(s.as_dict())
