@@ -25,6 +25,17 @@ the items, on every site.
     python bench/sweep.py                     # every site (a few minutes)
     python bench/sweep.py --sites 5           # the first five
     python bench/sweep.py --only python-dask-doc,sphinx-doc
+    python bench/sweep.py --generators        # only the sites of other generators
+
+Then every site of another generator (``tests/sites/generator_sites.py``: Debian's
+Twisted API docs, made by pydoctor 22.9.1, and the fixture sites built by pydoctor 25
+and 22, and by mkdocstrings once registered there), each served by its own nginx and
+crawled the same way, with the targets of issue 35 counted on its items by
+``tests/support/doc_targets.py`` (its own lxml reading of the pages): accounting,
+``anchor_missing`` where the page has the fragment, empty signatures and parameter names
+differing from the header's among the symbols whose header shows a call, docs beginning
+with their own heading, container docs holding a member's body, members with another
+``parent``, class and module pages whose doc lacks the page's docstring.
 
 One line per site and a total; figures, not asserts (docs/extraction.md holds a run).
 """
@@ -56,6 +67,11 @@ from markdown_it import MarkdownIt  # noqa: E402
 from nginx import serve  # noqa: E402
 
 from localredis.server import RedisServer  # noqa: E402
+
+sys.path.insert(0, str(REPO / "tests"))
+from sites.generator_sites import generator_sites  # noqa: E402
+
+from support.doc_targets import count_targets  # noqa: E402
 
 NOISE = ("¶", "[source]", "\uf0c1", "\U0001f517")  # permalink signs, viewcode, link icons
 COMMONMARK = MarkdownIt("commonmark")
@@ -209,6 +225,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", type=int, default=3, help="failing items shown per check")
     parser.add_argument("--only", help="comma-separated packages: sweep these sites only")
     parser.add_argument(
+        "--generators",
+        action="store_true",
+        help="sweep only the sites of generators other than Sphinx (pydoctor, mkdocstrings)",
+    )
+    parser.add_argument(
         "--packages",
         type=Path,
         help="the package list (default: ../shared/corpus/debian-doc-packages.txt beside "
@@ -228,6 +249,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         sites = [site for site in sites if site.package in args.only.split(",")]
     work = args.source or Path(tempfile.mkdtemp(prefix="invcrawl-sweep-"))
+    if args.generators:
+        sweep_generators(work, args.source is not None, args.show)
+        return 0
     rows, totals = [], Counter()
     examples: dict[str, list[str]] = {}
     with RedisServer(work / "redis") as server, serve(DOC) as base:
@@ -283,7 +307,57 @@ def main(argv: list[str] | None = None) -> int:
     print(targets(rows, totals))
     if args.json:
         args.json.write_text(json.dumps({"sites": rows, "totals": dict(totals)}, indent=2))
+    if not args.only:
+        sweep_generators(work, args.source is not None, args.show)
     return 0
+
+
+def sweep_generators(work: Path, reuse: bool, show: int) -> None:
+    """Crawl every generator site (each served by its own nginx) and print the issue-35
+    targets per site: counts, and the share of their base where the target is a share."""
+    say("generator sites: building or finding them...")
+    sites = generator_sites()
+    print("\nsites of other generators (issue 35 targets; shares of their base):")
+    with RedisServer(work / "redis-gen") as server:
+        for name, root in sites.items():
+            slug = re.sub(r"[^\w.-]+", "-", name).strip("-")
+            out = work / f"gen-{slug}.jsonl"
+            started = time.monotonic()
+            with serve(root) as url:
+                code = (
+                    0
+                    if reuse and out.exists()
+                    else crawl_site(url, server.url, out, work / "crawl.log")
+                )
+            items = [json.loads(x) for x in out.read_text().splitlines()] if out.exists() else []
+            entries = len({i["key"] for i in items})
+            statuses = Counter(i.get("status") for i in items)
+            generators = Counter(i.get("generator") or "-" for i in items)
+
+            def page(url: str, root: Path = root) -> bytes | None:
+                path = root / unquote(urlsplit(url).path).lstrip("/")
+                if path.is_file():
+                    return path.read_bytes()
+                gz = path.with_name(path.name + ".gz")
+                return gzip.decompress(gz.read_bytes()) if gz.is_file() else None
+
+            found, bad = count_targets(items, entries, page)
+            c = found.counts
+            seconds = time.monotonic() - started
+            print(f"{name}: exit {code}, {len(items)} items {dict(statuses)}, "
+                  f"generators {dict(generators)}, {seconds:.0f}s")  # fmt: skip
+            print("  " + found.line())
+            for label, num, base in (
+                ("empty signature", c["empty_signature"], c["calls"]),
+                ("params differing", c["params"], c["calls"]),
+                ("doc begins with its heading", c["heading"], len(items)),
+                ("another parent", c["parent"], c["members"]),
+                ("page doc lacks its docstring", c["page_doc"], c["pages"]),
+            ):
+                print(f"  {label}: {num} of {base} ({num / max(base, 1):.2%})")
+            for check, keys in bad.items():
+                for key in keys[:show]:
+                    print(f"    e.g. {check}: {key}")
 
 
 def targets(rows: list[dict[str, Any]], totals: Counter[str]) -> str:

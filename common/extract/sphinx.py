@@ -21,6 +21,7 @@ from .fields import parse_fields
 from .markdown import Markdown
 from .page import Page, build
 from .signature import dt_text, params, return_annotation
+from .sphinx_labels import sphinx_labels
 from .text import HEADINGS, Element, has_class, is_section, norm, raw_text, text
 from .versions import versions
 
@@ -184,6 +185,8 @@ class _PageExtractor:
             hint = return_annotation(dt, md.dt_raw(dt))
             ps, returns, raises = parse_fields(body, sig_params, hint)
             content.update(params=ps, returns=returns, raises=raises)
+            if t.domain == "py":
+                content["labels"] = sphinx_labels(dt)
         if loc.kind == "intro":
             content["doc"] = truncate(content["doc"], INTRO_CHARS)
             content["doc_markdown"] = truncate(content["doc_markdown"], INTRO_CHARS, markdown=True)

@@ -180,6 +180,8 @@ def compare(key: str, exp: dict[str, Any], got: dict[str, Any]) -> list[str]:
     for text in exp.get("doc_excludes", []):
         if norm_ws(text) in norm_ws(got.get("doc")):
             _mismatch(out, key, "doc must not contain", text, norm_ws(got.get("doc")))
+    if "labels" in exp and got.get("labels") != exp["labels"]:
+        _mismatch(out, key, "labels", exp["labels"], got.get("labels"))
     for field in ("title", "parent"):
         if field in exp and not _match_text(exp[field], got.get(field)):
             _mismatch(out, key, field, exp[field], got.get(field))

@@ -23,6 +23,9 @@ What a field in an entry means (a field that is absent is not asserted):
 ``doc_excludes``
     Texts that must not occur in ``doc``: members' bodies are not part of a container's doc,
     and a label's doc stops at its section.
+``labels``
+    Exact, in order: the keywords Sphinx writes before the name that are labels
+    (``classmethod``, ``static`` as ``staticmethod``, ``property``...; never ``class``).
 ``title``, ``parent``
     Exact (``None`` means "absent or empty").
 ``params``
@@ -210,6 +213,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     ),
     f"py:class:{_CORE}.Widget.Config": dict(
         signature="class Config",
+        labels=[],  # "class" is the role, not a label
         doc="Settings holder nested inside the widget class.",
         doc_excludes=["Whether the widget is drawn"],
         parent=f"{_CORE}.Widget",
@@ -221,6 +225,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     ),
     f"py:method:{_CORE}.Widget.resize": dict(
         signature="resize(width: int, height: int = 0) -> None",
+        labels=[],
         doc="Change the widget dimensions in place.",
         parent=f"{_CORE}.Widget",
         params=[
@@ -232,11 +237,13 @@ EXPECTED: dict[str, dict[str, Any]] = {
     ),
     f"py:property:{_CORE}.Widget.area": dict(
         signature="property area: int",
+        labels=["property"],
         doc="Surface covered by the widget in square pixels.",
         parent=f"{_CORE}.Widget",
     ),
     f"py:method:{_CORE}.Widget.from_pair": dict(
         signature="classmethod from_pair(name: str, size: int)",
+        labels=["classmethod"],
         doc="Build a widget from a name and a size.",
         parent=f"{_CORE}.Widget",
         params=[P("name", "str", None), P("size", "int", None)],
@@ -244,6 +251,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
     ),
     f"py:method:{_CORE}.Widget.validate": dict(
         signature="static validate(size: int) -> bool",
+        labels=["staticmethod"],
         doc="Tell whether a size is acceptable.",
         parent=f"{_CORE}.Widget",
         params=[P("size", "int", None)],

@@ -1,0 +1,32 @@
+"""The fixture sites of every generator but Sphinx, for ``bench/sweep.py --generators``
+and the speed bench (``bench/generators.py``): each builder returns ``{name: html
+directory}`` of the sites it builds (cached). The pydoctor builds are registered here;
+a generator's fixture builds join by adding their builder to :data:`BUILDERS` (the
+mkdocstrings sites, once they land), nothing else changes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+
+def pydoctor_sites() -> dict[str, Path]:
+    from sites.pydoctor_build import build_all
+
+    return {f"fixture {sid}": built.html for sid, built in build_all(log=lambda _m: None).items()}
+
+
+BUILDERS: list[Callable[[], dict[str, Path]]] = [pydoctor_sites]
+
+# Real sites nobody here built, where this machine has them (Debian packages).
+PACKAGED: dict[str, Path] = {
+    "twisted-doc (pydoctor 22.9.1)": Path("/usr/share/doc/twisted-doc/html/api"),
+}
+
+
+def generator_sites() -> dict[str, Path]:
+    """Every generator site at hand: the packaged ones installed here, then the fixtures."""
+    sites = {name: root for name, root in PACKAGED.items() if (root / "objects.inv").is_file()}
+    for builder in BUILDERS:
+        sites.update(builder())
+    return sites
