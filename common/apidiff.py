@@ -18,6 +18,14 @@ kind                     facts                       breaking when
 ``raises_added``         ``exception``               never
 ``raises_removed``       ``exception``               never
 ``deprecated``           ``version``                 never
+``label_added``          ``label``                   ``property``, ``async``, ``abstractmethod``
+                                                     or ``final`` (a call, a sync caller, a
+                                                     subclass or an override breaks)
+``label_removed``        ``label``                   ``property`` (unless now a
+                                                     ``cached_property``, or the reverse),
+                                                     ``async``, ``classmethod`` or
+                                                     ``staticmethod`` (``obj.x``, ``await``,
+                                                     ``Cls.f()`` break)
 ``signature_changed``    ``old``, ``new``            the positional parameters changed order
 ``status_changed``       ``old``, ``new``            never (one side has no content: a dead
                                                      page, a page not found)
@@ -58,6 +66,8 @@ CHANGE_KINDS = (
     "raises_added",
     "raises_removed",
     "deprecated",
+    "label_added",
+    "label_removed",
     "signature_changed",
     "status_changed",
     "doc_changed",
@@ -114,7 +124,14 @@ def diff_items(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> 
 
 # What the diff reads of an item: two items equal on these have no change (the fast path:
 # most symbols of two versions are identical).
-COMPARED = ("status", "signature", "params", "returns", "raises", "versions", "doc")
+COMPARED = ("status", "signature", "params", "returns", "raises", "versions", "doc", "labels")
+# Labels (docs/items.md) whose arrival, or whose loss, breaks a user's code.
+BREAKING_LABEL_ADDED = frozenset(("property", "async", "abstractmethod", "final"))
+BREAKING_LABEL_REMOVED = frozenset(
+    ("property", "cached_property", "async", "classmethod", "staticmethod")
+)
+# Read as an attribute either way: one of them replacing the other breaks nobody.
+_ATTRIBUTE_LABELS = frozenset(("property", "cached_property"))
 
 
 def item_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -150,6 +167,23 @@ def item_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[st
     seen = {v.get("version") for v in _notes(old, "deprecated")}
     deprecations = [v for v in _notes(new, "deprecated") if v.get("version") not in seen]
     changes += [_change("deprecated", False, version=v.get("version")) for v in deprecations]
+    if "labels" in old and "labels" in new:  # items of before the field have no labels
+        old_labels, new_labels = old["labels"] or [], new["labels"] or []
+        changes += [
+            _change("label_added", x in BREAKING_LABEL_ADDED, label=x)
+            for x in new_labels
+            if x not in old_labels
+        ]
+        still_attribute = not _ATTRIBUTE_LABELS.isdisjoint(new_labels)
+        changes += [
+            _change(
+                "label_removed",
+                x in BREAKING_LABEL_REMOVED and not (x in _ATTRIBUTE_LABELS and still_attribute),
+                label=x,
+            )
+            for x in old_labels
+            if x not in new_labels
+        ]
     if (
         old.get("doc") != new.get("doc")
         and _squash(old.get("doc")) != _squash(new.get("doc"))

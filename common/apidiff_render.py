@@ -92,6 +92,10 @@ def describe(change: dict[str, Any], style: Style = PLAIN) -> str:
         return f"no longer documented to raise {c(change['exception'])}"
     if kind == "deprecated":
         return f"deprecated in {t(change['version']) if change['version'] else 'this version'}"
+    if kind == "label_added":
+        return f"now {c(change['label'])}"
+    if kind == "label_removed":
+        return f"no longer {c(change['label'])}"
     if kind == "signature_changed":
         return f"signature: {c(change['old'])} -> {c(change['new'])}"
     if kind == "status_changed":

@@ -320,3 +320,36 @@ def test_a_deprecation_taken_away_is_a_doc_change() -> None:
 def test_made_keyword_only_is_not_a_reordering() -> None:
     new = item(signature="m.f(a, *, b=1)", params=[param("a", PK), param("b", KW, default="1")])
     assert kinds(item_changes(item(), new)) == [("param_kind_changed", True)]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (["classmethod"], [], [("label_removed", True)]),  # Cls.f() breaks
+        (["staticmethod"], [], [("label_removed", True)]),
+        ([], ["property"], [("label_added", True)]),  # a method became a property: f() breaks
+        (["property"], [], [("label_removed", True)]),
+        ([], ["async"], [("label_added", True)]),  # sync callers get a coroutine
+        (["async"], [], [("label_removed", True)]),  # await of a plain value breaks
+        ([], ["abstractmethod"], [("label_added", True)]),  # subclasses must implement it
+        ([], ["final"], [("label_added", True)]),
+        (["abstractmethod"], [], [("label_removed", False)]),
+        ([], ["classmethod"], [("label_added", False)]),  # obj.f() still works
+        (["property"], ["cached_property"], [("label_added", False), ("label_removed", False)]),
+        (["cached_property"], [], [("label_removed", True)]),
+        (["classmethod"], ["classmethod"], []),
+    ],
+)
+def test_label_changes_and_when_they_break(
+    old: list[str], new: list[str], expected: list[tuple[str, bool]]
+) -> None:
+    changes = item_changes(item(labels=old), item(labels=new))
+    assert kinds(changes) == expected
+    assert [describe(c) for c in changes] == [
+        f"now {c['label']}" if c["kind"] == "label_added" else f"no longer {c['label']}"
+        for c in changes
+    ]
+
+
+def test_items_of_before_the_labels_field_give_no_label_change() -> None:
+    assert item_changes(item(), item(labels=["classmethod"])) == []
