@@ -2,15 +2,17 @@
 by this module's own lxml reading of the pages (never the extractor's code): used by the
 pydoctor e2e test and ``bench/sweep.py``.
 
-Per site: ``accounting`` (items that are not exactly one per unique entry), ``anchor``
+Per site: ``accounting`` (items that are not exactly one per unique entry); ``anchor``
 (``anchor_missing`` items whose page has the fragment: an element with that id or an
-``a`` with that name), of the symbols whose header shows a call signature ``calls``,
-``empty_signature`` and ``params`` (names differing from the header's), ``heading``
-(docs beginning with their own heading), ``member_body`` (class or module docs holding a
-member's body), ``members`` / ``parent`` (a documented class's members, those with
-another ``parent``), ``pages`` / ``page_doc`` (class and module pages, those whose doc
-lacks the page's docstring). Readers of headers exist for pydoctor pages; other
-generators count accounting and anchors.
+``a`` with that name); of the symbols whose header shows a call (``calls``),
+``empty_signature`` and ``params`` (names differing from the header's; a parameter only
+the docstring names, kind null as on Sphinx items, is counted apart as ``field_only``);
+``heading`` (docs beginning with their own heading where the docstring does not);
+``member_body`` (class or module docs holding a member's body); ``members`` and
+``parent`` (a documented class's members, and those with another ``parent``); ``pages``
+and ``page_doc`` (class and module pages, and those whose doc lacks the page's
+docstring). Headers are read on pydoctor pages; other generators count accounting and
+anchors.
 """
 
 from __future__ import annotations
@@ -42,14 +44,16 @@ class PageFacts:
     title: str
     docstring: str
     headers: dict[str, str]
+    bodies: dict[str, str]  # per <a name>: its member's body text
 
     @classmethod
     def read(cls, body: bytes) -> PageFacts:
         root = etree.fromstring(body, etree.HTMLParser(encoding="utf-8"))
         if root is None:
-            return cls(set(), "", "", {})
+            return cls(set(), "", "", {}, {})
         targets = {el.get("id") for el in root.iter() if el.get("id")}
         headers: dict[str, str] = {}
+        bodies: dict[str, str] = {}
         for a in root.iter("a"):
             name = a.get("name")
             if not name:
@@ -63,6 +67,8 @@ class PageFacts:
             )
             if header is not None:
                 headers[name] = _header_text(header)
+                body = header.getnext()
+                bodies[name] = _norm(_TEXT(body)) if body is not None else ""
         title = ""
         docstring = ""
         for div in root.iter("div"):
@@ -71,7 +77,13 @@ class PageFacts:
                 title = _norm(_TEXT(h1)) if h1 is not None else ""
             elif _cls(div, "moduleDocstring") and not docstring:
                 docstring = _norm(_TEXT(div)).replace("Undocumented", "").strip()
-        return cls(targets, title, docstring, headers)
+        return cls(targets, title, docstring, headers, bodies)
+
+
+def _alnum(text: str, n: int = 60) -> str:
+    """The first ``n`` letters and digits of a text: field tables glued in the page's
+    text and written as field lists in the item's compare alike."""
+    return "".join(ch for ch in text if ch.isalnum())[:n]
 
 
 def _header_text(header: Any) -> str:
@@ -99,9 +111,15 @@ def header_call(header: str) -> list[str] | None:
     depth = 0
     piece = ""
     quote = ""
+    escaped = False
     for ch in inside + ",":
         if quote:
-            quote = "" if ch == quote else quote
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
         elif ch in "'\"":
             quote = ch
         elif ch in "([{":
@@ -127,6 +145,7 @@ class Targets:
         return (
             f"items {c['items']} accounting {c['accounting']} anchor {c['anchor']} "
             f"calls {c['calls']} empty_signature {c['empty_signature']} params {c['params']} "
+            f"(field_only {c['field_only']}) "
             f"heading {c['heading']} member_body {c['member_body']} "
             f"members {c['members']} parent {c['parent']} pages {c['pages']} "
             f"page_doc {c['page_doc']}"
@@ -172,14 +191,20 @@ def count_targets(
                 if not item.get("signature"):
                     counts["empty_signature"] += 1
                     bad["empty_signature"].append(item["key"])
-                got = [(p.get("name") or "").lstrip("*") for p in item.get("params") or []]
+                params = item.get("params") or []
+                # a parameter only the docstring names (kind null) is not the header's
+                got = [(p.get("name") or "").lstrip("*") for p in params if p.get("kind")]
                 if got != names:
                     counts["params"] += 1
                     bad["params"].append(f"{item['key']}: {got} != {names}")
+                if any(not p.get("kind") for p in params):
+                    counts["field_only"] += 1
+                    bad["field_only"].append(item["key"])
             short = item["name"].rsplit(".", 1)[-1]
             heading = header.split("def ", 1)[1] if "def " in header else ""
             own = (short + "(", short + ":", short + " =", *([heading[:40]] if heading else []))
-            if doc and doc.startswith(own):
+            body = f.bodies.get(anchor, "")
+            if doc and doc.startswith(own) and not body.startswith(own):
                 counts["heading"] += 1
                 bad["heading"].append(item["key"])
             if f.title:
@@ -198,10 +223,11 @@ def count_targets(
                 bad["member_body"].append(f"{owner['key']} holds {item['key']}")
         elif f.title:
             counts["pages"] += 1
-            if f.docstring and f.docstring[:80] not in doc:
+            if f.docstring and _alnum(f.docstring) not in _alnum(doc, len(doc)):
                 counts["page_doc"] += 1
                 bad["page_doc"].append(item["key"])
-            if doc.startswith(f.title) or doc.startswith("class "):
+            own_heading = (f.title, "class ")
+            if doc.startswith(own_heading) and not f.docstring.startswith(own_heading):
                 counts["heading"] += 1
                 bad["heading"].append(item["key"])
     return Targets(counts), bad

@@ -22,7 +22,7 @@ from ..anchors import children_items
 from ..doctext import DocText
 from ..markdown import Markdown
 from ..page import Page
-from ..text import Element, drop, has_class, norm, raw_text
+from ..text import Element, drop, has_class, raw_text
 from .fields import apply_fields, as_field_lists, version_notes
 from .header import (
     call_params,
@@ -88,7 +88,8 @@ class _Page:
         self.md = Markdown(url, set(), set())
         header = _first_class(main, "div", "page-header")
         h1 = header.find(".//h1") if header is not None else None
-        self.qualname = norm(raw_text(h1)) if h1 is not None else None
+        # (a qualified name has no blank: the template's line breaks are not part of it)
+        self.qualname = "".join(raw_text(h1).split()) or None if h1 is not None else None
         self.docstring = _first_class(main, "div", "moduleDocstring")
         self.extras = _first_class(main, "div", "extrasDocstring")
         self._page_content: dict[str, Any] | None = None

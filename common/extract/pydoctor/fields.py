@@ -203,7 +203,7 @@ def _entry_item(tr: Element, ul: Element) -> None:
     desc = next((td for td in cells if td is not container), None)
     kind = etree.SubElement(p, "span")  # the type: what the container holds besides the name
     if arg is not None:
-        kind.text = arg.tail
+        kind.text = (arg.tail or "").lstrip() or None
         for sib in list(arg.itersiblings()):
             kind.append(sib)
         strong = etree.Element("strong")

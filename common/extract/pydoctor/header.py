@@ -42,6 +42,9 @@ KIND_LABELS = {
 }
 
 
+_ESCAPED = "\x00"  # stands for an escaped quote while a parameter list is split
+
+
 def member_kind(div: Element) -> str | None:
     """``method``, ``classmethod``, ``instancevariable``... from ``div.base<kind>``."""
     for token in class_tokens(div):
@@ -132,10 +135,15 @@ def _paren_span(text: str, start: int) -> tuple[str, int] | None:
     """The text inside the parentheses opening at ``start`` and the index after them."""
     depth = 0
     quote = ""
+    escaped = False
     for i in range(start, len(text)):
         ch = text[i]
         if quote:
-            if ch == quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
                 quote = ""
         elif ch in "'\"":
             quote = ch
@@ -174,8 +182,11 @@ def call_params(header: Element, signature: str | None) -> tuple[list[dict[str, 
             slot = py_slot(norm(raw_text(piece)))
             if slot is not None:
                 slots.append(slot)
-    else:
-        slots = parse_py_arglist(inside)
+    else:  # (an escaped quote in a default, 'don\'t', would end the string for the splitter)
+        slots = [
+            (n, t, d.replace(_ESCAPED, "\\'") if d else d)
+            for n, t, d in parse_py_arglist(inside.replace("\\'", _ESCAPED))
+        ]
     return with_kinds(slots, "py"), returns
 
 
