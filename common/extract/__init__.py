@@ -16,6 +16,7 @@ from common.items import empty_content
 from common.tasks import TaskEntry
 
 from .generators import Generator, detect_generator
+from .generic import extract_generic
 from .mkdocstrings import extract_mkdocstrings
 from .parsing import parse
 from .pydoctor import extract_pydoctor
@@ -27,13 +28,14 @@ __all__ = ["Generator", "extract_page"]
 # (root, body, url, targets) -> one content dict per target, in the same order.
 Extractor = Callable[[Element, bytes, str, Sequence[TaskEntry]], list[dict[str, Any]]]
 
-# The extractor of each generator's markup. Generators without one of their own are read
-# by the Sphinx extractor, whose rules fall back to generic ones (docs/extraction.md).
+# The extractor of each generator's markup. A page of an unknown generator is read by the
+# Sphinx extractor's rules, which fall back to generic ones, behind the generic rules of
+# generic.py (no chrome, headings as headers: docs/extraction.md).
 EXTRACTORS: Mapping[Generator, Extractor] = {
     Generator.SPHINX: extract_sphinx,
     Generator.MKDOCSTRINGS: extract_mkdocstrings,
     Generator.PYDOCTOR: extract_pydoctor,
-    Generator.UNKNOWN: extract_sphinx,
+    Generator.UNKNOWN: extract_generic,
 }
 
 

@@ -131,7 +131,7 @@ def class_signature(line: Element) -> str | None:
     return text or None
 
 
-def _paren_span(text: str, start: int) -> tuple[str, int] | None:
+def paren_span(text: str, start: int) -> tuple[str, int] | None:
     """The text inside the parentheses opening at ``start`` and the index after them."""
     depth = 0
     quote = ""
@@ -165,7 +165,7 @@ def call_params(header: Element, signature: str | None) -> tuple[list[dict[str, 
     after = signature[len(norm(raw_text(name))) :]
     if not after.startswith("("):
         return [], None
-    found = _paren_span(after, 0)
+    found = paren_span(after, 0)
     if found is None:
         return [], None
     inside, end = found
@@ -206,5 +206,6 @@ __all__ = [
     "decorators",
     "labels_of",
     "member_kind",
+    "paren_span",
     "signature_text",
 ]
