@@ -61,6 +61,7 @@ _CHROME_NAMES = frozenset(
     )
 )
 _INLINE_TARGETS = frozenset(("a", "span"))
+_CANDIDATES = (*_CHROME_TAGS, "div", "ul", "section")
 
 
 def extract_generic(
@@ -115,24 +116,47 @@ def _without_title(main: Element, contents: list[dict[str, Any]], url: str) -> N
 
 
 def _drop_chrome(root: Element, keep: list[Element]) -> None:
-    """Remove the page's chrome, but for the elements holding a fragment of an entry."""
+    """Remove the page's chrome, but for the elements holding a fragment of an entry.
+    Linear in the page whatever its nesting: each element's ancestors are walked once."""
     holders: set[Element] = set()
     for el in keep:
-        holders.add(el)
-        holders.update(el.iterancestors())
+        node: Element | None = el
+        while node is not None and node not in holders:
+            holders.add(node)
+            node = node.getparent()
+    inside: dict[Element, bool] = {}  # element -> it is chrome or inside chrome
+
+    def within(el: Element) -> bool:
+        path = []
+        node = el.getparent()
+        found = False
+        while node is not None:
+            known = inside.get(node)
+            if known is not None:
+                found = known
+                break
+            path.append(node)
+            node = node.getparent()
+        for node in path:  # (document order: a chrome ancestor was classified first)
+            inside[node] = found
+        return found
+
     chrome: list[Element] = []
-    for el in root.iter("header", "nav", "footer", "aside", "div", "ul", "section"):
-        if el in holders:
-            continue
-        if el.tag in _CHROME_TAGS or el.get("role") in _CHROME_ROLES:
-            chrome.append(el)
-            continue
-        names = {el.get("id") or "", *(el.get("class") or "").split()}
-        if not _CHROME_NAMES.isdisjoint(n.lower() for n in names):
+    for el in root.iter(*_CANDIDATES):
+        outer = within(el)
+        is_chrome = el not in holders and _is_chrome(el)
+        inside[el] = outer or is_chrome
+        if is_chrome and not outer:
             chrome.append(el)
     for el in chrome:
-        if el.getparent() is not None and not any(a in chrome for a in el.iterancestors()):
-            drop(el)
+        drop(el)
+
+
+def _is_chrome(el: Element) -> bool:
+    if el.tag in _CHROME_TAGS or el.get("role") in _CHROME_ROLES:
+        return True
+    names = [el.get("id") or "", *(el.get("class") or "").split()]
+    return any(n.lower() in _CHROME_NAMES for n in names)
 
 
 def _heading_for(el: Element) -> Element | None:
