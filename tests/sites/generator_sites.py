@@ -6,6 +6,7 @@ mkdocstrings sites, once they land), nothing else changes."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,8 +26,14 @@ PACKAGED: dict[str, Path] = {
 
 
 def generator_sites() -> dict[str, Path]:
-    """Every generator site at hand: the packaged ones installed here, then the fixtures."""
+    """Every generator site at hand: the packaged ones installed here, those named by
+    ``INVCRAWL_GENERATOR_SITES`` (``name=directory`` pairs separated by ``;``: a site you
+    built, e.g. a library's sdist documented by pydoctor 25), then the fixtures."""
     sites = {name: root for name, root in PACKAGED.items() if (root / "objects.inv").is_file()}
+    for pair in filter(None, os.environ.get("INVCRAWL_GENERATOR_SITES", "").split(";")):
+        name, _, root = pair.partition("=")
+        if (Path(root) / "objects.inv").is_file():
+            sites[name] = Path(root)
     for builder in BUILDERS:
         sites.update(builder())
     return sites
