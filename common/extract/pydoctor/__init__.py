@@ -25,6 +25,7 @@ from ..page import Page
 from ..text import Element, drop, has_class, raw_text
 from .fields import apply_fields, as_field_lists, version_notes
 from .header import (
+    Header,
     call_params,
     class_signature,
     constructor_params,
@@ -62,7 +63,7 @@ def extract_pydoctor(
     root: Element, body: bytes, url: str, targets: Sequence[TaskEntry]
 ) -> list[dict[str, Any]]:
     """One content dict per target, in the same order, from a parsed pydoctor page."""
-    page = _Page(root, url)
+    page = _Page(root, url, body)
     return [page.extract(t) for t in targets]
 
 
@@ -76,14 +77,14 @@ def _first_class(el: Element | None, tag: str, name: str) -> Element | None:
 
 
 class _Page:
-    def __init__(self, root: Element, url: str) -> None:
+    def __init__(self, root: Element, url: str, raw: bytes) -> None:
         main = pydoctor_main(root)
         if main is None:
             body = root.find("body")
             main = body if body is not None else root
         self.main = main
         self.index = Page(root=root, main=main, url=url, has_members=set(), members=set())
-        _clean(main)
+        _clean(main, raw)
         self.text = DocText(main, set(), set())
         self.md = Markdown(url, set(), set())
         header = _first_class(main, "div", "page-header")
@@ -162,10 +163,10 @@ class _Page:
         sig_params: list[dict[str, Any]] = []
         hint = None
         if header is not None:
-            kind = member_kind(div)
-            out["labels"] = labels_of(header, kind)
-            sig = signature_text(header)
-            sig_params, hint = call_params(header, sig)
+            parts = Header.read(header)
+            out["labels"] = labels_of(parts, member_kind(div))
+            sig = signature_text(parts)
+            sig_params, hint = call_params(parts, sig)
             shown = _value_line(value)
             if sig and shown is not None:
                 sig = f"{sig} = {shown}"
@@ -243,23 +244,26 @@ class _Page:
         return out
 
 
-def _clean(main: Element) -> None:
+def _clean(main: Element, raw: bytes) -> None:
     """Drop what is never a symbol's text: permalinks and source links, pydoctor's
     "Undocumented" placeholders, the search results box and the private-API toggle,
-    scripts."""
+    scripts. (Paragraphs and spans are visited only on a page that has a placeholder:
+    pydoctor 25 writes a span per parameter and per quote.)"""
     noise: list[Element] = []
-    for el in main.iter("a", "p", "span", "div", "script", "noscript", "style"):
+    tags = ["a", "div", "script", "noscript", "style"]
+    if b"undocumented" in raw:
+        tags += ["p", "span"]
+    for el in main.iter(*tags):
         tag = el.tag
         if tag in ("script", "noscript", "style"):
             noise.append(el)
             continue
         cls = el.get("class")
-        ident = el.get("id")
         if tag == "a":
             if cls and ("headerLink" in cls or "sourceLink" in cls):
                 noise.append(el)
         elif tag == "div":
-            if ident in _CHROME_IDS:
+            if el.get("id") in _CHROME_IDS:
                 noise.append(el)
         elif cls and "undocumented" in cls.split():
             noise.append(el)

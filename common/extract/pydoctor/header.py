@@ -11,12 +11,13 @@ links (``a.sourceLink``) are dropped before anything reads the header.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from common.params import parse_py_arglist, py_slot, with_kinds
 
 from ..labels import label
-from ..text import Element, class_tokens, has_class, norm, raw_text
+from ..text import Element, class_tokens, norm, raw_text
 
 # Labels a decorator or a member kind states (docs/items.md): other decorators
 # (``@inlineCallbacks``, ``@deprecated(...)``) are the code's, not facts of the API's shape.
@@ -53,17 +54,44 @@ def member_kind(div: Element) -> str | None:
     return None
 
 
-def decorators(header: Element) -> list[str]:
+@dataclass(slots=True)
+class Header:
+    """A ``div.functionHeader`` and its parts, found in one pass over its spans."""
+
+    el: Element
+    keyword: Element | None = None  # span.py-keyword: def, async def, class
+    defname: Element | None = None  # span.py-defname
+    decorators: list[Element] = field(default_factory=list)  # 25: span.decorator
+    pieces: list[Element] = field(default_factory=list)  # 25: rst-sig-param/-symbol spans
+
+    @classmethod
+    def read(cls, el: Element) -> Header:
+        header = cls(el)
+        for span in el.iter("span"):
+            classes = span.get("class")
+            if not classes:
+                continue
+            if "rst-sig-" in classes:
+                tokens = classes.split()
+                if "rst-sig-param" in tokens or "rst-sig-symbol" in tokens:
+                    header.pieces.append(span)
+            elif classes == "decorator" or "decorator" in classes.split():
+                header.decorators.append(span)
+            elif header.keyword is None and "py-keyword" in classes.split():
+                header.keyword = span
+            elif header.defname is None and "py-defname" in classes.split():
+                header.defname = span
+        return header
+
+
+def decorators(header: Header) -> list[str]:
     """The decorator lines of a header, as written (``@classmethod``)."""
-    spans = [s for s in header.iter("span") if has_class(s, "decorator")]
-    if spans:
-        return [norm(raw_text(s)) for s in spans]
+    if header.decorators:
+        return [norm(raw_text(s)) for s in header.decorators]
     lines: list[str] = []
-    chunk = header.text or ""
-    for child in header:
-        if child.tag == "span" and has_class(child, "py-keyword"):
-            break
-        if has_class(child, "py-defname"):
+    chunk = header.el.text or ""
+    for child in header.el:
+        if child is header.keyword or child is header.defname:
             break
         chunk += raw_text(child) if child.tag != "br" else "\n"
         chunk += child.tail or ""
@@ -74,7 +102,7 @@ def decorators(header: Element) -> list[str]:
     return lines
 
 
-def labels_of(header: Element, kind: str | None) -> list[str]:
+def labels_of(header: Header, kind: str | None) -> list[str]:
     """Labels from the decorators, the ``async`` keyword and the member's kind."""
     out: list[str] = []
     for line in decorators(header):
@@ -82,8 +110,8 @@ def labels_of(header: Element, kind: str | None) -> list[str]:
         found = label(name)
         if found in LABEL_DECORATORS and found not in out:
             out.append(found)
-    keyword = _keyword(header)
-    if keyword is not None and "async" in keyword.split():
+    keyword = norm(raw_text(header.keyword)) if header.keyword is not None else ""
+    if "async" in keyword.split():
         out.append("async")
     implied = KIND_LABELS.get(kind or "")
     if implied is not None and implied not in out:
@@ -91,24 +119,10 @@ def labels_of(header: Element, kind: str | None) -> list[str]:
     return out
 
 
-def _keyword(header: Element) -> str | None:
-    for span in header.iter("span"):
-        if has_class(span, "py-keyword"):
-            return norm(raw_text(span))
-    return None
-
-
-def _defname(header: Element) -> Element | None:
-    for span in header.iter("span"):
-        if has_class(span, "py-defname"):
-            return span
-    return None
-
-
-def signature_text(header: Element) -> str | None:
+def signature_text(header: Header) -> str | None:
     """The header from the name on, without decorators, keywords, the trailing colon or
     an attribute's trailing ``=``: ``every_kind(a, b: int, /, c) -> bool``, ``color: str``."""
-    name = _defname(header)
+    name = header.defname
     if name is None:
         return None
     parts = [raw_text(name), name.tail or ""]
@@ -156,10 +170,10 @@ def paren_span(text: str, start: int) -> tuple[str, int] | None:
     return None
 
 
-def call_params(header: Element, signature: str | None) -> tuple[list[dict[str, Any]], str | None]:
+def call_params(header: Header, signature: str | None) -> tuple[list[dict[str, Any]], str | None]:
     """The parameters of a function header (kinds by Python's rules) and its return
     annotation; ([], None) for an attribute (no parameter list after the name)."""
-    name = _defname(header)
+    name = header.defname
     if name is None or not signature:
         return [], None
     after = signature[len(norm(raw_text(name))) :]
@@ -171,18 +185,13 @@ def call_params(header: Element, signature: str | None) -> tuple[list[dict[str, 
     inside, end = found
     rest = after[end:].strip()
     returns = rest[2:].strip() or None if rest.startswith("->") else None
-    pieces = [
-        s
-        for s in header.iter("span")
-        if has_class(s, "rst-sig-param") or has_class(s, "rst-sig-symbol")
-    ]
-    if pieces:  # pydoctor >= 23: one element per parameter
+    if header.pieces:  # pydoctor >= 23: one element per parameter
         slots = []
-        for piece in pieces:
+        for piece in header.pieces:
             slot = py_slot(norm(raw_text(piece)))
             if slot is not None:
                 slots.append(slot)
-    else:  # (an escaped quote in a default, 'don\'t', would end the string for the splitter)
+    else:  # (an escaped quote in a default, 'don\\'t', would end the string for the splitter)
         slots = [
             (n, t, d.replace(_ESCAPED, "\\'") if d else d)
             for n, t, d in parse_py_arglist(inside.replace("\\'", _ESCAPED))
@@ -200,6 +209,7 @@ def constructor_params(params: list[dict[str, Any]]) -> list[dict[str, Any]]:
 __all__ = [
     "KIND_LABELS",
     "LABEL_DECORATORS",
+    "Header",
     "call_params",
     "class_signature",
     "constructor_params",
