@@ -305,10 +305,18 @@ def _member_of(el: Element) -> Element | None:
 
 
 def _following(el: Element) -> list[Element | str]:
+    """A target's element and what follows it, up to the next target (``<a name>``) or
+    member: never the rest of the page for every such entry."""
     items: list[Element | str] = [el] if len(el) or (el.text or "").strip() else []
     for sib in el.itersiblings():
+        if (sib.tag == "a" and sib.get("name")) or _member_of_div(sib):
+            break
         items.append(sib)
     return items
+
+
+def _member_of_div(el: Element) -> bool:
+    return el.tag == "div" and any(c.tag == "div" and has_class(c, "functionHeader") for c in el)
 
 
 def _value_line(table: Element | None) -> str | None:
