@@ -29,9 +29,10 @@ the items, on every site.
 
 Then every site of another generator (``tests/sites/generator_sites.py``: Debian's
 Twisted API docs, made by pydoctor 22.9.1, and the fixture sites built by pydoctor 25
-and 22, and by mkdocstrings once registered there), each served by its own nginx and
-crawled the same way, with the targets of issue 35 counted on its items by
-``tests/support/doc_targets.py`` (its own lxml reading of the pages): accounting,
+and 22 and by mkdocstrings), each served by its own nginx and crawled the same way, with
+the targets of issue 35 counted on its items by ``tests/support/doc_targets.py`` (an
+mkdocstrings site's by ``tests/support/mkcheck.py``), each its own lxml reading of the
+pages: accounting,
 ``anchor_missing`` where the page has the fragment, empty signatures and parameter names
 differing from the header's among the symbols whose header shows a call, docs beginning
 with their own heading, container docs holding a member's body, members with another
@@ -71,6 +72,7 @@ from localredis.server import RedisServer  # noqa: E402
 sys.path.insert(0, str(REPO / "tests"))
 from sites.generator_sites import generator_sites  # noqa: E402
 
+from support import mkcheck  # noqa: E402
 from support.doc_targets import count_targets  # noqa: E402
 
 NOISE = ("¶", "[source]", "\uf0c1", "\U0001f517")  # permalink signs, viewcode, link icons
@@ -341,11 +343,19 @@ def sweep_generators(work: Path, reuse: bool, show: int) -> None:
                 gz = path.with_name(path.name + ".gz")
                 return gzip.decompress(gz.read_bytes()) if gz.is_file() else None
 
-            found, bad = count_targets(items, entries, page)
-            c = found.counts
             seconds = time.monotonic() - started
             print(f"{name}: exit {code}, {len(items)} items {dict(statuses)}, "
                   f"generators {dict(generators)}, {seconds:.0f}s")  # fmt: skip
+            if generators.most_common(1)[0][0] == "mkdocstrings":  # its own checker's reading
+                checked = mkcheck.check_items(items, page)
+                print("  accounting", abs(entries - len(items)), " ".join(mkcheck.CHECKS))
+                print("  " + checked.row())
+                for check, keys in checked.examples.items():
+                    for key in keys[:show]:
+                        print(f"    e.g. {check}: {key}")
+                continue
+            found, bad = count_targets(items, entries, page)
+            c = found.counts
             print("  " + found.line())
             for label, num, base in (
                 ("empty signature", c["empty_signature"], c["calls"]),

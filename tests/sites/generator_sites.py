@@ -1,8 +1,8 @@
 """The fixture sites of every generator but Sphinx, for ``bench/sweep.py --generators``
 and the speed bench (``bench/generators.py``): each builder returns ``{name: html
-directory}`` of the sites it builds (cached). The pydoctor builds are registered here;
-a generator's fixture builds join by adding their builder to :data:`BUILDERS` (the
-mkdocstrings sites, once they land), nothing else changes."""
+directory}`` of the sites it builds (cached): the pydoctor builds
+(``sites/pydoctor_build.py``) and the mkdocstrings ones (``sites/mkbuild.py``); another
+generator's fixture builds join by adding their builder to :data:`BUILDERS`."""
 
 from __future__ import annotations
 
@@ -17,7 +17,13 @@ def pydoctor_sites() -> dict[str, Path]:
     return {f"fixture {sid}": built.html for sid, built in build_all(log=lambda _m: None).items()}
 
 
-BUILDERS: list[Callable[[], dict[str, Path]]] = [pydoctor_sites]
+def mkdocstrings_sites() -> dict[str, Path]:
+    from sites.mkbuild import build_all
+
+    return {f"fixture {cid}": built.html for cid, built in build_all(log=lambda _m: None).items()}
+
+
+BUILDERS: list[Callable[[], dict[str, Path]]] = [pydoctor_sites, mkdocstrings_sites]
 
 # Real sites nobody here built, where this machine has them (Debian packages).
 PACKAGED: dict[str, Path] = {
