@@ -346,6 +346,8 @@ def sweep_generators(work: Path, reuse: bool, show: int) -> None:
             seconds = time.monotonic() - started
             print(f"{name}: exit {code}, {len(items)} items {dict(statuses)}, "
                   f"generators {dict(generators)}, {seconds:.0f}s")  # fmt: skip
+            if not items:
+                continue
             if generators.most_common(1)[0][0] == "mkdocstrings":  # its own checker's reading
                 checked = mkcheck.check_items(items, page)
                 print("  accounting", abs(entries - len(items)), " ".join(mkcheck.CHECKS))
