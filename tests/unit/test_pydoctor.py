@@ -185,3 +185,24 @@ def test_pydoctor25_sig_params_decorators_async_and_value() -> None:
 def test_missing_member_is_anchor_missing_with_the_page_docstring() -> None:
     (gone,) = _extract(page22(""), ("pkg.mod.Thing.gone", "method", "gone"))
     assert gone["status"] == "anchor_missing" and gone["doc"] == "A thing that does things."
+
+
+def test_pydoctor25_overloads_are_one_signature_per_line_params_of_the_first() -> None:
+    def overload(arg: str) -> str:
+        return (
+            '<div class="function-overload"><div><span class="decorator">@overload<br /></span>'
+            '</div><div><span class="py-keyword">def</span>&#160;<span class="py-defname">mro'
+            '</span><span class="function-signature">(<span class="rst-sig-param">self, </span>'
+            f'<span class="rst-sig-param">{arg}</span>) -&gt; <code>int</code>:</span></div></div>'
+        )
+
+    body = f"""<html><head><meta name="generator" content="pydoctor 25.10.1"></meta></head>
+<body><main><div class="page-header"><h1>pkg.C</h1></div><div id="child-list">
+<div class="basemethod"><a name="pkg.C.mro"></a><a name="mro"></a>
+<div class="functionHeader">{overload("a: bool")}{overload("a: int = 0")}</div>
+<div class="docstring functionBody"><div><p>Order.</p></div></div></div></div></main>
+</body></html>""".encode()
+    [mro] = extract_page(body, URL, [target("pkg.C.mro", "py", "method", "mro", "-")])
+    assert mro["signature"] == "mro(self, a: bool) -> int\nmro(self, a: int = 0) -> int"
+    assert [p["name"] for p in mro["params"]] == ["self", "a"]  # not each overload's again
+    assert mro["labels"] == ["overload"] and mro["doc"] == "Order."

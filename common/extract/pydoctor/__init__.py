@@ -163,10 +163,16 @@ class _Page:
         sig_params: list[dict[str, Any]] = []
         hint = None
         if header is not None:
-            parts = Header.read(header)
+            # pydoctor 25 writes each @overload of a function in a div of its own: the
+            # signatures joined by line breaks (as Sphinx's several dts), the parameters
+            # and return annotation of the first
+            overloads = [c for c in header if has_class(c, "function-overload")]
+            headers = [Header.read(o) for o in overloads] or [Header.read(header)]
+            parts = headers[0]
             out["labels"] = labels_of(parts, member_kind(div))
-            sig = signature_text(parts)
-            sig_params, hint = call_params(parts, sig)
+            lines = [signature_text(h) for h in headers]
+            sig = "\n".join(line for line in lines if line) or None
+            sig_params, hint = call_params(parts, lines[0])
             shown = _value_line(value)
             if sig and shown is not None:
                 sig = f"{sig} = {shown}"
