@@ -821,7 +821,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "extract_budget",
         values.non_negative_float,
-        "seconds extracting one page may take (keep it below --lease); a page past it is "
+        "CPU seconds extracting one page may take (keep it below --lease); a page past it is "
         "retried, then dead-lettered (0: no limit)",
         _RUNNERS,
         metavar="SECONDS",
