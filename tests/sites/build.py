@@ -277,16 +277,25 @@ def _host_pip(base: str) -> list[str]:
 
 def ensure_venv(combo: Combo, log: Callable[[str], None] = _default_log) -> Path:
     """Create (or reuse) the combo's venv with its pinned packages; return its python."""
-    venv = cache_root() / combo.id / "venv"
+    return venv_with(combo.id, combo.packages, log)
+
+
+def venv_with(
+    name: str, packages: Sequence[str], log: Callable[[str], None] = _default_log
+) -> Path:
+    """Create (or reuse) the venv ``<cache>/<name>/venv`` holding exactly ``packages``
+    (pinned, from the package index); return its python. Every fixture builder's venvs
+    (Sphinx, mkdocstrings, pydoctor) are made here."""
+    venv = cache_root() / name / "venv"
     python = venv / "bin" / "python"
     stamp = venv / "invcrawl-packages.json"
-    wanted = json.dumps(sorted(combo.packages))
+    wanted = json.dumps(sorted(packages))
     if python.exists() and stamp.is_file() and stamp.read_text() == wanted:
         return python
     if venv.exists():
         shutil.rmtree(venv)
     venv.parent.mkdir(parents=True, exist_ok=True)
-    log(f"{combo.id}: creating venv")
+    log(f"{name}: creating venv")
     base = _base_python()
     # Fast path: a venv without pip, filled by the base interpreter's pip (>= 22.3 has
     # --python); ensurepip costs ~10 s per venv otherwise.
@@ -297,12 +306,12 @@ def ensure_venv(combo: Combo, log: Callable[[str], None] = _default_log) -> Path
         300,
     )
     if proc.returncode != 0:
-        raise BuildError(f"{combo.id}: python -m venv failed:\n{_tail(proc.stderr + proc.stdout)}")
-    more = " ..." if len(combo.packages) > 3 else ""
-    log(f"{combo.id}: pip install {' '.join(combo.packages[:3])}{more}")
+        raise BuildError(f"{name}: python -m venv failed:\n{_tail(proc.stderr + proc.stdout)}")
+    more = " ..." if len(packages) > 3 else ""
+    log(f"{name}: pip install {' '.join(packages[:3])}{more}")
     pip = [*host_pip, "--python", str(python)] if host_pip else [str(python), "-m", "pip"]
     proc = _run(
-        [*pip, "install", "--quiet", "--timeout", "60", "--retries", "3", *combo.packages],
+        [*pip, "install", "--quiet", "--timeout", "60", "--retries", "3", *packages],
         _clean_env(venv),
         900,
     )
@@ -310,10 +319,8 @@ def ensure_venv(combo: Combo, log: Callable[[str], None] = _default_log) -> Path
         out = proc.stderr + proc.stdout
         shutil.rmtree(venv, ignore_errors=True)
         if any(marker in out for marker in _NETWORK_MARKERS):
-            raise PipUnreachable(f"{combo.id}: pip cannot reach the package index:\n{_tail(out)}")
-        raise BuildError(
-            f"{combo.id}: pip could not install {' '.join(combo.packages)}:\n{_tail(out)}"
-        )
+            raise PipUnreachable(f"{name}: pip cannot reach the package index:\n{_tail(out)}")
+        raise BuildError(f"{name}: pip could not install {' '.join(packages)}:\n{_tail(out)}")
     stamp.write_text(wanted)
     return python
 

@@ -33,17 +33,15 @@ if __name__ == "__main__":  # run as a script: make tests/ importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sites.build import (
-    _NETWORK_MARKERS,
     BuildError,
     PipUnreachable,
-    _base_python,
     _clean_env,
     _default_log,
-    _host_pip,
     _run,
     _tail,
     cache_root,
     source_hash,
+    venv_with,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -228,42 +226,7 @@ def is_fresh(combo: MkCombo, src_hash: str) -> bool:
 
 def ensure_env(combo: MkCombo, log: Callable[[str], None] = _default_log) -> Path:
     """Create (or reuse) the venv of the combo's package set; return its python."""
-    venv = cache_root() / combo.env / "venv"
-    python = venv / "bin" / "python"
-    stamp = venv / "invcrawl-packages.json"
-    wanted = json.dumps(sorted(combo.packages))
-    if python.exists() and stamp.is_file() and stamp.read_text() == wanted:
-        return python
-    if venv.exists():
-        shutil.rmtree(venv)
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    log(f"{combo.id}: creating venv {combo.env}")
-    base = _base_python()
-    host_pip = _host_pip(base)
-    proc = _run(
-        [base, "-m", "venv", *(["--without-pip"] if host_pip else []), str(venv)],
-        _clean_env(venv),
-        300,
-    )
-    if proc.returncode != 0:
-        raise BuildError(f"{combo.id}: python -m venv failed:\n{_tail(proc.stderr + proc.stdout)}")
-    log(f"{combo.id}: pip install {' '.join(combo.packages)}")
-    pip = [*host_pip, "--python", str(python)] if host_pip else [str(python), "-m", "pip"]
-    proc = _run(
-        [*pip, "install", "--quiet", "--timeout", "60", "--retries", "3", *combo.packages],
-        _clean_env(venv),
-        900,
-    )
-    if proc.returncode != 0:
-        out = proc.stderr + proc.stdout
-        shutil.rmtree(venv, ignore_errors=True)
-        if any(marker in out for marker in _NETWORK_MARKERS):
-            raise PipUnreachable(f"{combo.id}: pip cannot reach the package index:\n{_tail(out)}")
-        raise BuildError(
-            f"{combo.id}: pip could not install {' '.join(combo.packages)}:\n{_tail(out)}"
-        )
-    stamp.write_text(wanted)
-    return python
+    return venv_with(combo.env, combo.packages, log)
 
 
 def build_combo(
