@@ -20,17 +20,27 @@ from typing import Any
 from redis.asyncio import Redis
 
 from common.items import key_digest
-from common.search.postings import chunk_fields, fields_of, record_bucket, term_bucket
+from common.search.postings import (
+    CHUNK_BYTES,
+    chunk_fields,
+    fields_of,
+    record_bucket,
+    term_bucket,
+)
 from common.search.ranking import (
+    NAME_WEIGHTS,
+    LookupTerm,
     Query,
     Ranked,
     SearchInputError,
     Tier,
     check_limit,
-    lookup_terms,
+    is_deprecated,
+    name_terms,
     parse_query,
     rank,
     term_weight,
+    word_terms,
 )
 from common.search.selection import (
     SelectionError,
@@ -41,6 +51,7 @@ from common.search.selection import (
     select_version,
 )
 from common.search.summary import first_sentence
+from common.search.terms import LAST
 from frontier.keys import CrawlKeys
 from frontier.session import Frontier
 from frontier.stream import RAW, stream_entries
@@ -55,8 +66,8 @@ __all__ = [
     "search_symbols",
 ]
 
-CANDIDATES = 60  # candidates read and ranked from their items, at least
-CANDIDATES_PER_RESULT = 5
+CANDIDATES = 20  # candidates read and ranked from their items, at least
+CANDIDATES_PER_RESULT = 2
 KIND_FACTOR = 4  # more candidates when a kind filters them after reading
 MAX_CANDIDATES = 400
 CANDIDATES_SHOWN = 10  # of an ambiguous get_symbol
@@ -142,27 +153,61 @@ def choose_crawls(
     return chosen
 
 
-async def _candidates(
-    redis: Redis, query: Query, crawls: Sequence[CrawlVersion], wanted: int
-) -> list[tuple[CrawlVersion, str]]:
-    """The best ``wanted`` (crawl, item digest) pairs by their terms' rough weights."""
-    terms = lookup_terms(query)
+async def _postings(redis: Redis, requests: Sequence[tuple[str, str]]) -> list[list[str]]:
+    """The item digests of each (hash, term): the first chunk of every term in one round
+    trip, the further chunks of the terms whose first is full in a second one."""
+    if not requests:
+        return []
     pipe = redis.pipeline(transaction=False)
-    for crawl in crawls:
-        keys = CrawlKeys(crawl.crawl_id)
-        for term in terms:
-            bucket = keys.search_terms(term_bucket(term.term, crawl.buckets))
-            pipe.execute_command("HMGET", bucket, *chunk_fields(term.term), **RAW)
-    replies = iter(await pipe.execute())
-    scores: dict[tuple[int, str], float] = {}
+    for bucket, term in requests:
+        pipe.execute_command("HGET", bucket, term.encode("utf-8"), **RAW)
+    firsts: list[bytes | None] = await pipe.execute()
+    full = [i for i, chunk in enumerate(firsts) if chunk and len(chunk) >= CHUNK_BYTES]
+    more: dict[int, bytes] = {}
+    if full:
+        pipe = redis.pipeline(transaction=False)
+        for i in full:
+            bucket, term = requests[i]
+            pipe.execute_command("HMGET", bucket, *chunk_fields(term)[1:], **RAW)
+        for i, chunks in zip(full, await pipe.execute(), strict=True):
+            more[i] = b"".join(c for c in chunks if c)
+    return [fields_of((chunk or b"") + more.get(i, b"")) for i, chunk in enumerate(firsts)]
+
+
+async def _scored(
+    redis: Redis,
+    terms: Sequence[LookupTerm],
+    crawls: Sequence[CrawlVersion],
+    scores: dict[tuple[int, str], float],
+) -> None:
+    """Adds each candidate's rough score under ``terms`` to ``scores``."""
+    requests = [
+        (CrawlKeys(crawl.crawl_id).search_terms(term_bucket(term.term, crawl.buckets)), term.term)
+        for crawl in crawls
+        for term in terms
+    ]
+    found = iter(await _postings(redis, requests))
     for index, crawl in enumerate(crawls):
         for term in terms:
-            fields = fields_of(b"".join(c for c in next(replies) if c))
+            fields = next(found)
             if not fields:
                 continue
             weight = term_weight(term.weight, len(fields), max(crawl.entries, 1))
             for field in fields:
                 scores[(index, field)] = scores.get((index, field), 0.0) + weight
+
+
+async def _candidates(
+    redis: Redis, query: Query, crawls: Sequence[CrawlVersion], wanted: int, limit: int
+) -> list[tuple[CrawlVersion, str]]:
+    """The best ``wanted`` (crawl, item digest) pairs by their terms' rough weights: the
+    name tiers' terms first; the words' only when those found fewer than ``limit``
+    whole names or last components."""
+    scores: dict[tuple[int, str], float] = {}
+    await _scored(redis, name_terms(query), crawls, scores)
+    names = sum(1 for score in scores.values() if score >= NAME_WEIGHTS[LAST])
+    if names < limit:
+        await _scored(redis, word_terms(query), crawls, scores)
     best = sorted(scores, key=lambda k: (-scores[k], k))[:wanted]
     return [(crawls[index], field) for index, field in best]
 
@@ -193,7 +238,7 @@ async def _items(
     return out
 
 
-def _hit(crawl: CrawlVersion, item: dict[str, Any], ranked: Ranked) -> SymbolHit:
+def _hit(crawl: CrawlVersion, item: dict[str, Any], ranked: Ranked, summary: str) -> SymbolHit:
     return SymbolHit(
         key=str(item.get("key", "")),
         name=str(item.get("name", "")),
@@ -201,7 +246,7 @@ def _hit(crawl: CrawlVersion, item: dict[str, Any], ranked: Ranked) -> SymbolHit
         project=crawl.project,
         version=crawl.version,
         url=str(item.get("url") or ""),
-        summary=first_sentence(item.get("doc")),
+        summary=summary,
         score=ranked.score,
     )
 
@@ -224,21 +269,22 @@ async def _search(
     wanted = max(CANDIDATES, CANDIDATES_PER_RESULT * limit)
     if kind is not None:
         wanted *= KIND_FACTOR
-    candidates = await _candidates(redis, query, crawls, min(wanted, MAX_CANDIDATES))
+    candidates = await _candidates(redis, query, crawls, min(wanted, MAX_CANDIDATES), limit)
     found: dict[tuple[str, str], _Found] = {}
     for crawl, item in await _items(redis, candidates):
         if not _kind_matches(kind, item):
             continue
-        domain = str(item.get("domain", ""))
+        summary = first_sentence(item.get("doc"))
         ranked = rank(
             query,
             str(item.get("name", "")),
-            first_sentence(item.get("doc")),
+            summary,
             str(item.get("role", "")),
-            domain,
+            str(item.get("domain", "")),
+            deprecated=is_deprecated(item),
         )
         if ranked is not None:
-            hit = _hit(crawl, item, ranked)
+            hit = _hit(crawl, item, ranked, summary)
             found[(crawl.crawl_id, hit.key)] = _Found(hit, ranked.tier, item, crawl)
     ordered = sorted(found.values(), key=lambda f: (-f.hit.score, f.hit.key, f.crawl.crawl_id))
     return ordered[:limit]

@@ -19,6 +19,7 @@ import hashlib
 
 POSTING_BYTES = 6
 CHUNK_POSTINGS = 10  # 60 bytes a field: under hash-max-listpack-value (64)
+CHUNK_BYTES = POSTING_BYTES * CHUNK_POSTINGS
 MAX_CHUNKS = 10
 MAX_POSTINGS = CHUNK_POSTINGS * MAX_CHUNKS
 TERM_BUCKETS_PER_BUCKET = 4  # ~3.5 fields an item: ~56 fields a term hash

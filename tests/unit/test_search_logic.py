@@ -16,6 +16,7 @@ from common.search.ranking import (
     SearchInputError,
     Tier,
     check_limit,
+    is_deprecated,
     lookup_terms,
     parse_query,
     rank,
@@ -143,6 +144,21 @@ def test_tiers() -> None:
     assert _tier("serialize json", "json.dumps", "Serialize obj to JSON.") is Tier.TOKENS
     assert _tier("serialize object", "json.dumps", "Serialize obj to JSON.") is Tier.SUMMARY
     assert _tier("nothing", "json.dumps", "Serialize obj to JSON.") is None
+
+
+def test_exact_case_and_current_symbols_first_within_a_tier() -> None:
+    def score(query: str, name: str, role: str = "class", deprecated: bool = False) -> float:
+        ranked = rank(parse_query(query), name, "", role, "py", deprecated=deprecated)
+        assert ranked is not None
+        return ranked.score
+
+    assert score("Decimal", "decimal.Decimal") > score("Decimal", "decimal", "module")
+    assert score("Popen", "subprocess.Popen") > score("Popen", "os.popen", "function")
+    assert score("OrderedDict", "collections.OrderedDict") > score(
+        "OrderedDict", "typing.OrderedDict", deprecated=True
+    )
+    assert is_deprecated({"versions": [{"kind": "deprecated", "version": "3.9"}]})
+    assert not is_deprecated({"versions": [{"kind": "added"}], "doc": "Deprecated."})
 
 
 def test_tiers_order_scores_and_shorter_names_win_a_tie() -> None:
