@@ -106,7 +106,7 @@ def word_terms(query: Query) -> list[LookupTerm]:
         if query.name_like:
             out.setdefault(t.cut(t.LAST + word), 3.0)
         out.setdefault(t.cut(t.NAME_PART + word), 2.0)
-        out.setdefault(t.cut(t.WORD + word), 1.0)
+        out.setdefault(t.cut(t.WORD + t.stem(word)), 1.0)
     return [LookupTerm(term, weight) for term, weight in out.items()]
 
 
@@ -178,9 +178,9 @@ def rank(
         if not query.words:
             return None
         tokens = set(t.name_tokens(name))
-        summary_words = set(t.words(summary))
+        stems = set(t.summary_words(summary))
         in_name = sum(1 for w in query.words if w in tokens)
-        in_summary = sum(1 for w in query.words if w in summary_words or w in tokens)
+        in_summary = sum(1 for w in query.words if t.stem(w) in stems or w in tokens)
         if not in_summary:
             return None
         tier = Tier.TOKENS if in_name else Tier.SUMMARY

@@ -56,10 +56,20 @@ def test_summary_words_skip_stopwords_and_repeat() -> None:
     ]
 
 
+def test_stems_join_forms_of_a_word() -> None:
+    forms = ["parse", "parses", "parsed", "parsing"]
+    assert {t.stem(w) for w in forms} == {"pars"}
+    assert t.stem("directories") == t.stem("directory") == "directory"
+    assert t.stem("strings") == t.stem("string") == "string"
+    assert t.stem("process") == t.stem("processes") == "process"
+    assert t.stem("utf8") == "utf8" and t.stem("is") == "is"
+    assert t.summary_words("Parses the directories.") == ["pars", "directory"]
+
+
 def test_index_terms_are_short_and_of_their_kind() -> None:
     terms = t.index_terms("json.dumps", "Serialize obj to a JSON formatted str.")
     assert terms[0].startswith(t.FULL_NAME) and len(terms[0]) == 9
-    assert ".dumps" in terms and ">dum" in terms and "~json" in terms and "+serialize" in terms
+    assert ".dumps" in terms and ">dum" in terms and "~json" in terms and "+serializ" in terms
     assert "~dumps" not in terms  # the last component is its own term
     long = t.index_terms("a." + "x" * 500, "")
     assert all(len(term.encode()) <= t.TERM_BYTES for term in long)
