@@ -13,6 +13,8 @@ posting left by a changed or removed item never ranks it. No key is scanned.
 
 from __future__ import annotations
 
+import hashlib
+import heapq
 import time
 import weakref
 from collections.abc import Sequence
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.exceptions import NoPermissionError, NoScriptError, ResponseError
 
 from common.items import key_digest
 from common.search.postings import (
@@ -27,7 +30,8 @@ from common.search.postings import (
     chunk_fields,
     fields_of,
     record_bucket,
-    term_bucket,
+    term_buckets,
+    term_hash,
 )
 from common.search.ranking import (
     NAME_WEIGHTS,
@@ -55,6 +59,7 @@ from common.search.selection import (
 from common.search.summary import first_sentence
 from common.search.terms import LAST
 from frontier.keys import CrawlKeys
+from frontier.scripts import KeyIndex, load
 from frontier.session import Frontier
 from frontier.stream import RAW, stream_entries
 from frontier.versions import CrawlVersion, by_project, crawl_versions, versions_only
@@ -197,6 +202,40 @@ async def _postings(redis: Redis, requests: Sequence[tuple[str, str]]) -> list[l
     return [fields_of((chunk or b"") + more.get(i, b"")) for i, chunk in enumerate(firsts)]
 
 
+# Clients whose Redis user may not run scripts (the ``reader`` of deploy/redis: no
+# EVALSHA): their lookups are plain HGETs.
+_no_scripts: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+_LOOKUP = load("search_lookup")
+_LOOKUP_SHA = hashlib.sha1(_LOOKUP.source.encode("utf-8")).hexdigest()
+
+
+async def _looked_up(
+    redis: Redis, calls: Sequence[tuple[list[str], list[Any]]]
+) -> list[list[bytes]] | None:
+    """``search_lookup.lua`` once per crawl (keys, args), pipelined: each crawl's
+    postings per term; None when this Redis user may not run scripts."""
+    pipe = redis.pipeline(transaction=False)
+    for keys, args in calls:
+        pipe.execute_command("EVALSHA", _LOOKUP_SHA, len(keys), *keys, *args, **RAW)
+    replies = await pipe.execute(raise_on_error=False)
+    out: list[list[bytes]] = []
+    for (keys, args), sent in zip(calls, replies, strict=True):
+        reply = sent
+        if isinstance(sent, NoScriptError):  # not loaded yet: EVAL loads it
+            reply = await redis.execute_command(  # type: ignore[no-untyped-call]
+                "EVAL", _LOOKUP.source, len(keys), *keys, *args, **RAW
+            )
+        if isinstance(reply, NoPermissionError) or (
+            isinstance(reply, ResponseError) and "NOPERM" in str(reply)
+        ):
+            _no_scripts[redis] = True
+            return None
+        if isinstance(reply, Exception):
+            raise reply
+        out.append(list(reply))
+    return out
+
+
 async def _scored(
     redis: Redis,
     terms: Sequence[LookupTerm],
@@ -204,20 +243,46 @@ async def _scored(
     scores: dict[tuple[int, str], float],
 ) -> None:
     """Adds each candidate's rough score under ``terms`` to ``scores``."""
-    requests = [
-        (CrawlKeys(crawl.crawl_id).search_terms(term_bucket(term.term, crawl.buckets)), term.term)
-        for crawl in crawls
-        for term in terms
-    ]
-    found = iter(await _postings(redis, requests))
-    for index, crawl in enumerate(crawls):
+    if not terms:
+        return
+    hashes = [term_hash(term.term) for term in terms]
+    found: list[list[str]] | None = None
+    if not _no_scripts.get(redis):
+        calls = []
+        for crawl in crawls:
+            keys = CrawlKeys(crawl.crawl_id)
+            index = KeyIndex(1)
+            args: list[Any] = []
+            for term, digest in zip(terms, hashes, strict=True):
+                bucket = keys.search_terms(digest % term_buckets(crawl.buckets))
+                args += [index.add(bucket), term.term.encode("utf-8")]
+            calls.append(([keys.meta, *index.keys], args))
+        replies = await _looked_up(redis, calls)
+        if replies is not None:
+            found = [
+                fields_of(postings) if postings else []
+                for per_crawl in replies
+                for postings in (per_crawl or [b""] * len(terms))
+            ]
+    if found is None:
+        requests = [
+            (
+                CrawlKeys(crawl.crawl_id).search_terms(digest % term_buckets(crawl.buckets)),
+                term.term,
+            )
+            for crawl in crawls
+            for term, digest in zip(terms, hashes, strict=True)
+        ]
+        found = await _postings(redis, requests)
+    postings_of = iter(found)
+    for index_, crawl in enumerate(crawls):
         for term in terms:
-            fields = next(found)
+            fields = next(postings_of)
             if not fields:
                 continue
             weight = term_weight(term.weight, len(fields), max(crawl.entries, 1))
             for field in fields:
-                scores[(index, field)] = scores.get((index, field), 0.0) + weight
+                scores[(index_, field)] = scores.get((index_, field), 0.0) + weight
 
 
 async def _candidates(
@@ -231,7 +296,7 @@ async def _candidates(
     names = sum(1 for score in scores.values() if score >= NAME_WEIGHTS[LAST])
     if names < limit:
         await _scored(redis, word_terms(query), crawls, scores)
-    best = sorted(scores, key=lambda k: (-scores[k], k))[:wanted]
+    best = heapq.nsmallest(wanted, scores, key=lambda k: (-scores[k], k))
     return [(crawls[index], field) for index, field in best]
 
 
