@@ -249,3 +249,22 @@ def test_reindex_a_crawl_committed_before_the_index(crawled: str) -> None:
     assert before == []
     assert after[:2] == ["reqs.Session", "reqs.sessions.Session"]
     assert first == second == len(V2)
+
+
+def test_without_scripts_the_same_answers(crawled: str) -> None:
+    """A Redis user that may not run scripts (deploy's reader) looks terms up with
+    plain HGETs: the same results."""
+    import frontier.search as engine
+
+    async def main() -> tuple[list[SymbolHit], list[SymbolHit]]:
+        client = connect(crawled)
+        try:
+            scripted = await search_symbols(client, "parse a json string")
+            engine._no_scripts[client] = True
+            plain = await search_symbols(client, "parse a json string")
+            return scripted, plain
+        finally:
+            await client.aclose()
+
+    scripted, plain = run(main())
+    assert scripted == plain and scripted
