@@ -209,6 +209,8 @@ def test_cli_search_and_show(crawled: str, tmp_path: Path) -> None:
     assert "\x1b" not in evil.stdout and "\\x1b]0;owned\\x07" in evil.stdout
     shown = cli("show", "jsonish.evil", "--markdown")
     assert shown.code == 0 and "\x1b" not in shown.stdout and "\x07" not in shown.stdout
+    reindexed = cli("search", "--reindex")
+    assert reindexed.code == 0 and "indexed 22 items of 3 crawl(s)" in reindexed.stderr
     ambiguous = cli("show", "Session")
     assert ambiguous.code == 2 and len(ambiguous.error_lines) == 1
     for args, code, message in [
