@@ -74,6 +74,7 @@ __all__ = [
 ]
 
 CANDIDATES = 20  # candidates read and ranked from their items, at least
+PHRASE_CANDIDATES = 40  # for a phrase, whose rough scores tell less
 CANDIDATES_PER_RESULT = 2
 KIND_FACTOR = 4  # more candidates when a kind filters them after reading
 MAX_CANDIDATES = 400
@@ -354,7 +355,9 @@ async def _search(
     kind: str | None,
     limit: int,
 ) -> list[_Found]:
-    wanted = max(CANDIDATES, CANDIDATES_PER_RESULT * limit)
+    wanted = max(
+        CANDIDATES if query.name_like else PHRASE_CANDIDATES, CANDIDATES_PER_RESULT * limit
+    )
     if kind is not None:
         wanted *= KIND_FACTOR
     candidates = await _candidates(redis, query, crawls, min(wanted, MAX_CANDIDATES), limit)

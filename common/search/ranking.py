@@ -20,6 +20,7 @@ from enum import IntEnum
 from typing import Any
 
 from common.search import terms as t
+from common.search.postings import MAX_POSTINGS
 
 MAX_QUERY_CHARS = 1000
 MAX_QUERY_WORDS = 16
@@ -117,9 +118,15 @@ def lookup_terms(query: Query) -> list[LookupTerm]:
     return list(found.values())
 
 
+FULL_TERM_SHARE = 10  # a term with MAX_POSTINGS postings counts as in 1/10 of the items
+
+
 def term_weight(weight: float, postings: int, items: int) -> float:
     """A term's contribution to a candidate's rough score: its kind's weight, times how
-    rare it is among the crawl's items (a word on every page counts little)."""
+    rare it is among the crawl's items (a word on every page counts little). A term
+    that reached MAX_POSTINGS took no more: it is in many more items than it holds."""
+    if postings >= MAX_POSTINGS:
+        postings = max(postings, items // FULL_TERM_SHARE)
     return weight * (1.0 + math.log((1 + items) / (1 + postings)))
 
 
