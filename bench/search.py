@@ -51,6 +51,7 @@ from common.search.postings import term_buckets
 from common.search.summary import first_sentence
 from common.search.terms import last_component
 from common.tasks import Task, TaskEntry
+from frontier import search as search_engine
 from frontier.connection import connect
 from frontier.keys import CrawlKeys
 from frontier.search import search_symbols
@@ -63,6 +64,7 @@ SYSTEM_REDIS = ("/usr/bin/redis-server", "/usr/local/bin/redis-server")
 INVENTORIES = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "inventories"
 PER_PAGE = 40
 MISSES: set[str] = set()  # name queries whose target was not first
+NO_SCRIPTS = "--no-scripts" in sys.argv
 CONCURRENT_CRAWLS = 3
 
 
@@ -187,6 +189,8 @@ async def timed_queries(
     and the server's time in its commands (ms); and the target's rank (1-based, None:
     not in the top 10) per query kind."""
     client = connect(url)
+    if NO_SCRIPTS:  # as deploy's reader user, which may not run scripts: plain HGETs
+        search_engine._no_scripts[client] = True
     plain = redis.Redis.from_url(url)
     times: dict[str, list[float]] = {"wall": [], "client_cpu": [], "server": []}
     ranks: dict[str, list[int | None]] = {}
@@ -318,6 +322,7 @@ def measure(
         figures[f"relevance[{label}]"] = relevance(ranks)
     figures["name_misses"] = sorted(MISSES)
     figures["load_average"] = os.getloadavg()
+    figures["lookups"] = "HGET" if NO_SCRIPTS else "search_lookup.lua"
     plain.close()
     return figures
 
@@ -331,6 +336,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write the figures here too")
     parser.add_argument("--redis", help="use this Redis instead of a private redis-server")
     parser.add_argument("--skip-load", action="store_true", help="--redis holds them already")
+    parser.add_argument("--no-scripts", action="store_true", help="look terms up as the reader")
     args = parser.parse_args()
     items = real_items(args.items)
     queries = query_set(items)

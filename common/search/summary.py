@@ -6,7 +6,9 @@ import re
 
 SUMMARY_CHARS = 240  # a summary longer than this is cut at a word, ending with ELLIPSIS
 ELLIPSIS = "…"
-_SCAN_CHARS = 2000  # of the doc text looked at: a first sentence ends well before
+# Of the doc text looked at: a first sentence longer than a summary is cut anyway (and
+# the consumers compute a summary per item they commit).
+_SCAN_CHARS = 2 * SUMMARY_CHARS + 120
 # A sentence ends at . ! ? followed by white space (or the end), unless the period ends
 # an abbreviation a docstring uses mid-sentence or a single letter (initials, "a.").
 _END = re.compile(r"[.!?](?=\s|$)")
@@ -19,11 +21,9 @@ def first_sentence(doc: str | None) -> str:
     characters; '' for no text."""
     if not doc:
         return ""
-    text = _SPACE.sub(" ", doc[:_SCAN_CHARS]).strip()
     # A paragraph break (two newlines in the doc) ends a first line without a period.
     head = doc[:_SCAN_CHARS].split("\n\n", 1)[0]
-    if len(head) < len(doc[:_SCAN_CHARS]):
-        text = _SPACE.sub(" ", head).strip()
+    text = _SPACE.sub(" ", head).strip()
     for match in _END.finditer(text):
         before = text[: match.start()].rsplit(" ", 1)[-1].lower()
         if before.endswith(_ABBREVIATIONS) or (len(before) == 1 and before.isalpha()):

@@ -99,8 +99,11 @@ end
 local POSTING_BYTES, CHUNK_BYTES, MAX_CHUNKS = 6, 60, 10
 
 -- Adds a posting to a term's chunks unless it is there already (a term seen in
--- MAX_CHUNKS full chunks of items takes no more).
+-- MAX_CHUNKS full chunks of items takes no more). Chunks fill in order, so a full last
+-- chunk means a full term: one HGET for the frequent terms.
 local function add_posting(bucket, term, posting)
+  local last = redis.call('HGET', bucket, term .. '\0' .. string.char(MAX_CHUNKS - 1))
+  if last and #last >= CHUNK_BYTES then return end
   for c = 0, MAX_CHUNKS - 1 do
     local field = term
     if c > 0 then field = term .. '\0' .. string.char(c) end
@@ -109,8 +112,13 @@ local function add_posting(bucket, term, posting)
       redis.call('HSET', bucket, field, posting)
       return
     end
-    for i = 1, #postings, POSTING_BYTES do
-      if string.sub(postings, i, i + POSTING_BYTES - 1) == posting then return end
+    -- there already? (a match must start on a posting's boundary)
+    local from = 1
+    while true do
+      local at = string.find(postings, posting, from, true)
+      if not at then break end
+      if (at - 1) % POSTING_BYTES == 0 then return end
+      from = at + 1
     end
     if #postings < CHUNK_BYTES then
       redis.call('HSET', bucket, field, postings .. posting)
