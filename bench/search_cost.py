@@ -1,0 +1,91 @@
+"""What the search index costs a crawl (issue 38): the CPython crawl's items committed
+through ``commit.lua`` on a fresh ``redis-server``, by the checkout on ``PYTHONPATH``:
+
+    python bench/search_cost.py --items python.jsonl                      # this branch
+    PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=../main python bench/search_cost.py --items python.jsonl
+
+Prints the consumer's ``prepare`` CPU time, the Redis time of the commit script per item
+(``INFO commandstats``: ``evalsha`` usec) and Redis ``used_memory`` after. Run both
+alternately, twice or more: single figures on a shared machine vary by ~30 %.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import redis
+
+from common.items import PageOutcome, bucket_count, prepare
+from common.tasks import Task, TaskEntry
+from frontier.connection import connect
+from frontier.session import Frontier
+from localredis.server import RedisServer, find_redis_server
+
+SYSTEM_REDIS = ("/usr/bin/redis-server", "/usr/local/bin/redis-server")
+PER_PAGE = 40
+
+
+async def commit_all(url: str, items: list[dict[str, Any]]) -> float:
+    """Commit every item as one crawl; returns the CPU seconds ``prepare`` took."""
+    client = connect(url)
+    session = Frontier(client).crawl("cost")
+    buckets = bucket_count(len(items))
+    pages = [items[i : i + PER_PAGE] for i in range(0, len(items), PER_PAGE)]
+    tasks = [
+        Task(
+            id=hashlib.sha1(str(n).encode()).hexdigest()[:16],
+            url=f"http://bench.test/{n}",
+            entries=tuple(
+                TaskEntry(i["name"], i["domain"], i["role"], 1, i["name"], "-") for i in page
+            ),
+        )
+        for n, page in enumerate(pages)
+    ]
+    await session.open({"site": "x", "max_tries": 3}, 1, buckets)
+    await session.enqueue(tasks)
+    await session.produced({"entries": len(items)}, len(tasks))
+    cpu = time.process_time()
+    prepared = {
+        t.id: [prepare(i, buckets) for i in page] for t, page in zip(tasks, pages, strict=True)
+    }
+    spent = time.process_time() - cpu
+    for claim in await session.claim("bench", [0], len(tasks), False, 600_000):
+        await session.commit(claim, prepared[claim.task.id], PageOutcome.FETCHED)
+    await client.aclose()
+    return spent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=Path, required=True)
+    args = parser.parse_args()
+    items = [orjson.loads(line) for line in args.items.read_bytes().splitlines() if line]
+    items = [i for i in items if i.get("status") != "removed"]
+    binary = next((b for b in SYSTEM_REDIS if Path(b).exists()), None) or find_redis_server()
+    with tempfile.TemporaryDirectory(prefix="bench-search-cost-") as tmp:
+        server = RedisServer(Path(tmp) / "redis", binary=binary)
+        server.start()
+        try:
+            spent = asyncio.run(commit_all(server.url, items))
+            plain = redis.Redis.from_url(server.url)
+            stats = plain.info("commandstats").get("cmdstat_evalsha", {})
+            usec = int(stats.get("usec", 0))
+            memory = plain.info("memory")["used_memory"]
+            plain.close()
+        finally:
+            server.stop()
+    print(
+        f"{len(items)} items: prepare {spent:.2f} CPU-s; commit.lua {usec / len(items):.1f} "
+        f"us of Redis time per item; used_memory {memory / 1e6:.1f} MB"
+    )
+
+
+if __name__ == "__main__":
+    main()
