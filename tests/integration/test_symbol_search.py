@@ -270,3 +270,39 @@ def test_without_scripts_the_same_answers(crawled: str) -> None:
 
     scripted, plain = run(main())
     assert scripted == plain and scripted
+
+
+def test_the_reader_user_searches(tmp_path: Path) -> None:
+    """deploy's `reader` (no scripts, no writes) searches and shows: plain HGETs."""
+    from localredis.server import free_port
+    from support.acl import render_acl, role_url
+    from support.redisproc import LoggedRedisServer, system_redis_server
+
+    acl = tmp_path / "users.acl"
+    render_acl(acl, inspector=True)
+    server = LoggedRedisServer(
+        tmp_path / "redis",
+        port=free_port(),
+        binary=system_redis_server(),
+        extra=["--aclfile", str(acl)],
+    )
+    server.start()
+    try:
+
+        async def main() -> tuple[list[str], Any]:
+            admin = connect(role_url(server.port, "inspector"))
+            reader = connect(role_url(server.port, "reader"))
+            try:
+                await _build(admin)
+                found = names(await search_symbols(reader, "Session", limit=2))
+                shown = await get_symbol(reader, "reqs.get", version="1.0")
+                return found, shown
+            finally:
+                await admin.aclose()
+                await reader.aclose()
+
+        found, shown = run(main())
+    finally:
+        server.stop()
+    assert found == ["reqs.Session", "reqs.sessions.Session"]
+    assert shown.item["doc"] == V1["reqs.get"][1]
