@@ -25,7 +25,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common.apidiff import diff_all, item_changes
-from common.apidiff_render import markdown
+from common.apidiff.render import markdown
 
 
 def function(key: str, names: list[str], **fields: Any) -> dict[str, Any]:

@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from common.items import PageOutcome, prepare
+from common.items import Item, PageOutcome, prepare
 from consumer.crawls import ServedCrawls
 from consumer.holdings import Holdings
 from consumer.leases import Leases
 from consumer.metrics import Metrics
 from consumer.pages import PageFailure, PagePostponed, Settlement
-from fetch.failures import Outcome, backoff_delay
+from fetch.failures import Outcome, OutcomeKind, backoff_delay
 from fetch.outages import Outages, StatSink
 from frontier.values import Claim, CommitResult
 
@@ -75,7 +74,7 @@ class Settler:
     async def _commit(
         self,
         claim: Claim,
-        items: Sequence[Mapping[str, Any]],
+        items: Sequence[Item],
         outcome: PageOutcome,
         validators: str = "",
     ) -> CommitResult | None:
@@ -139,7 +138,7 @@ class Settler:
                     error,
                     int(delay * 1000),
                     served.max_tries,
-                    dead_now=outcome.kind == "dead",
+                    dead_now=outcome.kind == OutcomeKind.DEAD,
                 ),
                 deadline=self._settle_deadline(claim),
             )

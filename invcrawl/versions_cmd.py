@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from common.apidiff import SymbolDiff, diff_all
-from common.apidiff_render import Style, describe, markdown, summary
-from common.apidiff_versions import Step, history_steps, summary_of
+from common.apidiff.render import Style, describe, markdown, summary
+from common.apidiff.versions import Step, history_steps, summary_of
 from common.config import Config, ConfigError
+from common.items import Item
 from frontier.export import HistoryTrimmed
 from frontier.session import Frontier
 from frontier.versions import (
@@ -180,16 +181,14 @@ def note_other_project(old: CrawlVersion | None, new: CrawlVersion | None) -> No
         )
 
 
-def history(
-    config: Config, read: Read[tuple[str, list[tuple[CrawlVersion, dict[str, Any] | None]]]]
-) -> int:
+def history(config: Config, read: Read[tuple[str, list[tuple[CrawlVersion, Item | None]]]]) -> int:
     key = config.symbol
     if not key:
         raise ConfigError("history needs KEY: an item key, e.g. py:function:json.dumps")
 
     async def job(
         frontier: Frontier,
-    ) -> tuple[str, list[tuple[CrawlVersion, dict[str, Any] | None]]]:
+    ) -> tuple[str, list[tuple[CrawlVersion, Item | None]]]:
         return await symbol_versions(frontier, key, config.project)
 
     try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from common.params import parse_py_arglist, py_slot, with_kinds
+from common.params import KEYWORD_ONLY, parse_py_arglist, py_slot, with_kinds
 
 from ..labels import label
 from ..text import Element, class_tokens, norm, raw_text
@@ -201,7 +201,7 @@ def call_params(header: Header, signature: str | None) -> tuple[list[dict[str, A
 
 def constructor_params(params: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A constructor's parameters as a caller passes them: without ``self``/``cls``."""
-    if params and params[0]["name"] in ("self", "cls") and params[0]["kind"] != "keyword-only":
+    if params and params[0]["name"] in ("self", "cls") and params[0]["kind"] != KEYWORD_ONLY:
         return [dict(p) for p in params[1:]]
     return [dict(p) for p in params]
 
