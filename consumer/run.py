@@ -85,9 +85,9 @@ def run_consumer(config: Config, upstream: Upstream | None = None) -> int:
     for signum in interrupts.honoured(interrupts.STOP_SIGNALS):
         signal.signal(signum, on_signal)
     process.crawl(crawler, pages=worker, bounds=page_bounds(config))
-    # Everything imported and built so far (Scrapy, Twisted, lxml, redis-py: ~1/2 million
-    # objects) lives as long as the process: moved out of the collector's generations, it is
-    # no longer rescanned by every full collection (~0.1 s of a CPython-docs crawl).
+    # Everything imported and built so far (Scrapy, Twisted, lxml, redis-py) lives as long
+    # as the process: moved out of the collector's generations, it is no longer rescanned
+    # by every full collection (docs/performance.md, "Figures behind the code's choices").
     gc.freeze()
     process.start(install_signal_handlers=False)
     if worker.fatal:

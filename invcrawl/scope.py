@@ -37,9 +37,9 @@ def with_frontier(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:
             cancel()
 
         def cancel() -> None:
-            # Again each second until the job ends: a CI run once kept an `export --follow`
-            # reading for 30 s after SIGTERM, its loop idle, the one cancellation gone
-            # (where, was not found: tests/integration/test_acl.py dumps the stacks).
+            # Again each second until the job ends: one cancellation can be lost, and the
+            # job would then read on after the signal (docs/performance.md, "Figures
+            # behind the code's choices"; tests/integration/test_acl.py dumps the stacks).
             if not running.done():
                 running.cancel()
                 loop.call_later(RECANCEL_EVERY, cancel)

@@ -224,9 +224,8 @@ class ForkedProducer:
         read, write = os.pipe()
         # Every object the child inherits goes to the collector's permanent generation
         # for the fork: the child's full collections skip them instead of walking the
-        # whole inherited heap (touching, and so copying, every page of it). Measured on
-        # the CPython docs: collections took 0.19 of the child's 0.48 CPU-s before, and
-        # 0.08-0.12 of 0.31-0.41 since (docs/performance.md).
+        # whole inherited heap (touching, and so copying, every page of it;
+        # docs/performance.md, "Figures behind the code's choices").
         gc.freeze()
         try:
             pid = os.fork()
