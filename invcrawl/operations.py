@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from common.config import Config
+from common.settings.config import Config
 from frontier.changes import read_changes
 from frontier.every_crawl import CursorTrimmed, check_not_trimmed, read_all_changes
 from frontier.forget import Forgotten, forget, forget_in_use, is_known
 from frontier.session import CrawlNotFound, Frontier
 from invcrawl import terminal
 from invcrawl.errors import EXIT_FAILED, EXIT_OK, UserError, fail
-from invcrawl.files import appending
+from invcrawl.output.files import appending
 from invcrawl.render import duration
 from invcrawl.scope import crawls_in_scope
 

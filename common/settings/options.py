@@ -1,8 +1,8 @@
 """The command and option tables: every ``invcrawl`` command, what it does and what it
 needs; every option, its flags, environment variable, parser, help text and the commands
-that take it. The CLI builds its parser and dispatch from them, ``common/config.py``
+that take it. The CLI builds its parser and dispatch from them, ``common/settings/config.py``
 resolves values with them, and ``docs/configuration.md`` is generated from them. Each
-option's default is its :class:`common.config.Config` field's (written only there)."""
+option's default is its :class:`common.settings.config.Config` field's (written only there)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import option_values as values
+from common.settings import parsers as values
 
 # -- the commands ----------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class Command:
-    """One ``invcrawl`` command; ``invcrawl/commands.py`` runs its ``cmd_<name>``."""
+    """One ``invcrawl`` command; ``invcrawl/commands/__init__.py`` runs its ``cmd_<name>``."""
 
     name: str
     help: str  # what it does, one line (``invcrawl --help`` lists them)

@@ -1,6 +1,6 @@
 """Runs a command: its handler, ``cmd_<command>`` for each entry of
-:data:`common.options.COMMANDS`, is in ``invcrawl/crawl_cmds.py`` (the commands that
-crawl) or ``invcrawl/reader_cmds.py`` (those that read or administer crawls). Each
+:data:`common.settings.options.COMMANDS`, is in ``invcrawl/commands/crawling.py`` (the commands that
+crawl) or ``invcrawl/commands/reading.py`` (those that read or administer crawls). Each
 returns an exit code; user mistakes raise one of :data:`USER_ERRORS` and are printed as
 one line by :func:`run`."""
 
@@ -10,14 +10,14 @@ from collections.abc import Callable
 
 from redis.exceptions import NoPermissionError
 
-from common.config import Config, ConfigError
 from common.inventory import InventoryError
-from common.options import COMMAND_NAMES
+from common.settings.config import Config, ConfigError
+from common.settings.options import COMMAND_NAMES
 from common.site import SiteError
 from frontier.scripts import StaleLayout
 from frontier.session import CrawlNotFound
 from frontier.versions import CrawlRefError
-from invcrawl import crawl_cmds, reader_cmds
+from invcrawl.commands import crawling, reading
 from invcrawl.errors import EXIT_FAILED, EXIT_USAGE, UsageError, UserError, fail
 from localredis.server import RedisServerError
 
@@ -34,7 +34,7 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
 
 
 HANDLERS: dict[str, Callable[[Config], int]] = {
-    name: getattr(crawl_cmds, f"cmd_{name}", None) or getattr(reader_cmds, f"cmd_{name}")
+    name: getattr(crawling, f"cmd_{name}", None) or getattr(reading, f"cmd_{name}")
     for name in COMMAND_NAMES
 }
 

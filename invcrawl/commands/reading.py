@@ -1,6 +1,6 @@
 """The handlers of the commands that read or administer crawls: ``status``, ``report``,
 ``export``, ``changes``, ``dlq``, ``reshard``, ``redis``, ``forget``, ``dashboard``,
-``versions``, ``diff`` and ``history`` (``invcrawl/commands.py`` dispatches to them).
+``versions``, ``diff`` and ``history`` (``invcrawl/commands/__init__.py`` dispatches to them).
 The dashboard's aiohttp (~0.16 s) is imported by its handler only."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from common import interrupts
-from common.config import Config, ConfigError
+import invcrawl.commands.versions as versions_cmd
+from common.settings.config import Config, ConfigError
 from dashboard.access import access_secret
 from frontier import admin
 from frontier.every_crawl import coverage_all, dead_letters_all, redrive_all
@@ -22,14 +22,15 @@ from frontier.reconnect import Calls, Once, reconnect
 from frontier.session import Frontier
 from frontier.status import status_view
 from frontier.versions import resolve_ref
-from invcrawl import terminal, versions_cmd
+from invcrawl import terminal
 from invcrawl.errors import EXIT_OK, UsageError, UserError
-from invcrawl.exporting import export_all_to, export_to, follow_all_to, follow_to
 from invcrawl.live_redis import redis_for
 from invcrawl.operations import forget_crawls, read_changes_of
-from invcrawl.outputs import check_output_file, write_failed
+from invcrawl.output.export import export_all_to, export_to, follow_all_to, follow_to
+from invcrawl.output.paths import check_output_file, write_failed
 from invcrawl.render_status import render_dlq, render_reports, render_status_view
 from invcrawl.scope import crawls_in_scope, resolve_crawl, with_frontier
+from process import interrupts
 
 
 def cmd_status(config: Config) -> int:
@@ -213,7 +214,7 @@ def cmd_dashboard(config: Config) -> int:
             ) from None
 
 
-# -- versions / diff / history (invcrawl/versions_cmd.py) ------------------------------
+# -- versions / diff / history (invcrawl/commands/versions.py) ------------------------------
 
 
 def _reader(config: Config) -> Callable[[Callable[[Frontier], Awaitable[Any]]], Any]:

@@ -1,6 +1,6 @@
 """``invcrawl versions``, ``diff`` and ``history``: versions of a project side by side
 (docs/versions.md). Each takes the config and ``read``, which runs a job on the frontier
-of the configured Redis (``invcrawl/reader_cmds.py`` provides it, so this module needs nothing
+of the configured Redis (``invcrawl/commands/reading.py`` provides it, so this module needs nothing
 of that one's), and returns an exit code.
 
 What they print comes from sites (projects, versions, keys, parameter names and values):
@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from common.apidiff import SymbolDiff, diff_all
 from common.apidiff_render import Style, describe, markdown, summary
 from common.apidiff_versions import Step, history_steps, summary_of
-from common.config import Config, ConfigError
+from common.settings.config import Config, ConfigError
 from frontier.export import HistoryTrimmed
 from frontier.session import Frontier
 from frontier.versions import (

@@ -1,5 +1,5 @@
 """The output files of ``export`` and ``crawl``: what ``frontier/export.py`` reads from
-the item stream, written through ``invcrawl/files.py`` (``.part`` file, fsync, atomic
+the item stream, written through ``invcrawl/output/files.py`` (``.part`` file, fsync, atomic
 rename).
 
 * :func:`export_to`: the latest version of every live item (``invcrawl export``, and
@@ -33,7 +33,7 @@ from frontier.reconnect import Note, Reconnect, reconnect
 from frontier.retention import acknowledge_output, retains_all, trimmed_before
 from frontier.session import CrawlSession, Frontier
 from frontier.stream import StreamEntry
-from invcrawl.files import (
+from invcrawl.output.files import (
     PartFile,
     appending,
     durable_flush,
@@ -74,12 +74,12 @@ class IncrementalExport:
 
     async def pull(self) -> int:
         """Append what was committed since the last call; returns how many items.
-        :class:`~invcrawl.files.PartFileLost` if the ``.part`` file is gone."""
+        :class:`~invcrawl.output.files.PartFileLost` if the ``.part`` file is gone."""
         return self.write(await self.tail.pull())
 
     def write(self, lines: list[bytes]) -> int:
         """Append lines its tail pulled (:func:`~frontier.export.pull_tails`); how many.
-        :class:`~invcrawl.files.PartFileLost` if the ``.part`` file is gone."""
+        :class:`~invcrawl.output.files.PartFileLost` if the ``.part`` file is gone."""
         self.part.check()
         self.part.write_lines(lines)
         return len(lines)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from common import option_values as values
-from common.options import COMMANDS, OPTIONS
+from common.settings import parsers as values
+from common.settings.options import COMMANDS, OPTIONS
 from invcrawl.cli import build_parser, main, program_version
 
 NUMBERS = {
