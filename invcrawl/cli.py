@@ -1,7 +1,7 @@
-"""``invcrawl`` command line: the parser (built from :data:`common.settings.options.COMMANDS`
+"""``invcrawl`` command line: the parser (built from :data:`common.settings.commands.COMMANDS`
 and :data:`common.settings.options.OPTIONS`, so every flag has an ``INVCRAWL_*`` variable and
-the documented table cannot drift from it), configuration, dispatch to ``cmd_<command>``
-(``invcrawl/commands/__init__.py``), one-line errors and the exit codes of the README
+the documented table cannot drift from it), configuration, dispatch to the command's handler
+(``invcrawl/commands/__init__.py``: ``HANDLERS``), one-line errors and the exit codes of the README
 (usage 2; stopped by SIGINT 130, by SIGTERM 143, after a graceful stop). A user mistake
 (bad URL, unreachable site or Redis, not an inventory...) prints one line and exits
 non-zero; a traceback means a bug in invcrawl.
@@ -21,8 +21,9 @@ from importlib import metadata
 from types import FrameType
 from typing import Any, NoReturn
 
+from common.settings.commands import COMMANDS, COMMANDS_BY_NAME
 from common.settings.config import ConfigError, default_of, is_given, load_config
-from common.settings.options import COMMANDS, COMMANDS_BY_NAME, OPTIONS, OPTIONS_BY_NAME, Option
+from common.settings.options import OPTIONS, OPTIONS_BY_NAME, Option
 from invcrawl import terminal
 from invcrawl.errors import (
     EXIT_BROKEN_PIPE,

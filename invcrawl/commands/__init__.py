@@ -1,8 +1,9 @@
-"""Runs a command: its handler, ``cmd_<command>`` for each entry of
-:data:`common.settings.options.COMMANDS`, is in ``invcrawl/commands/crawling.py`` (the commands that
-crawl) or ``invcrawl/commands/reading.py`` (those that read or administer crawls). Each
-returns an exit code; user mistakes raise one of :data:`USER_ERRORS` and are printed as
-one line by :func:`run`."""
+"""Runs a command: :data:`HANDLERS` names the handler of each command of the command table
+(``common/settings/commands.py``), one row per command, grouped by what they do:
+``crawling`` (inventory, produce, consume, crawl), ``reading`` (status, report, export,
+changes), ``versions`` (versions, diff, history) and ``administration`` (redis,
+dashboard, dlq, reshard, forget). Each handler returns an exit code; user mistakes raise
+one of :data:`USER_ERRORS` and are printed as one line by :func:`run`."""
 
 from __future__ import annotations
 
@@ -12,12 +13,11 @@ from redis.exceptions import NoPermissionError
 
 from common.inventory import InventoryError
 from common.settings.config import Config, ConfigError
-from common.settings.options import COMMAND_NAMES
 from common.site import SiteError
 from frontier.scripts import StaleLayout
 from frontier.session import CrawlNotFound
 from frontier.versions import CrawlRefError
-from invcrawl.commands import crawling, reading
+from invcrawl.commands import administration, crawling, reading, versions
 from invcrawl.errors import EXIT_FAILED, EXIT_USAGE, UsageError, UserError, fail
 from localredis.server import RedisServerError
 
@@ -33,9 +33,27 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
-HANDLERS: dict[str, Callable[[Config], int]] = {
-    name: getattr(crawling, f"cmd_{name}", None) or getattr(reading, f"cmd_{name}")
-    for name in COMMAND_NAMES
+Handler = Callable[[Config], int]
+
+# Every command of common/settings/commands.py, and its handler (a unit test keeps the two
+# tables in step).
+HANDLERS: dict[str, Handler] = {
+    "crawl": crawling.cmd_crawl,
+    "produce": crawling.cmd_produce,
+    "consume": crawling.cmd_consume,
+    "inventory": crawling.cmd_inventory,
+    "status": reading.cmd_status,
+    "report": reading.cmd_report,
+    "export": reading.cmd_export,
+    "changes": reading.cmd_changes,
+    "versions": versions.cmd_versions,
+    "diff": versions.cmd_diff,
+    "history": versions.cmd_history,
+    "redis": administration.cmd_redis,
+    "dashboard": administration.cmd_dashboard,
+    "dlq": administration.cmd_dlq,
+    "reshard": administration.cmd_reshard,
+    "forget": administration.cmd_forget,
 }
 
 

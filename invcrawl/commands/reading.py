@@ -1,22 +1,17 @@
-"""The handlers of the commands that read or administer crawls: ``status``, ``report``,
-``export``, ``changes``, ``dlq``, ``reshard``, ``redis``, ``forget``, ``dashboard``,
-``versions``, ``diff`` and ``history`` (``invcrawl/commands/__init__.py`` dispatches to them).
-The dashboard's aiohttp (~0.16 s) is imported by its handler only."""
+"""The handlers of the commands that read crawls: ``status`` (their progress),
+``report`` (their coverage), ``export`` (their items) and ``changes`` (their change
+feed), of ``--crawl-id`` or of every crawl."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import sys
-import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-import invcrawl.commands.versions as versions_cmd
 from common.settings.config import Config, ConfigError
-from dashboard.access import access_secret
-from frontier import admin
-from frontier.every_crawl import coverage_all, dead_letters_all, redrive_all
+from frontier.changes import read_changes
+from frontier.every_crawl import CursorTrimmed, check_not_trimmed, coverage_all, read_all_changes
 from frontier.export import HistoryTrimmed
 from frontier.reconnect import Calls, Once, reconnect
 from frontier.session import Frontier
@@ -25,11 +20,11 @@ from frontier.versions import resolve_ref
 from invcrawl import terminal
 from invcrawl.errors import EXIT_OK, UsageError, UserError
 from invcrawl.live_redis import redis_for
-from invcrawl.operations import forget_crawls, read_changes_of
 from invcrawl.output.export import export_all_to, export_to, follow_all_to, follow_to
+from invcrawl.output.files import appending
 from invcrawl.output.paths import check_output_file, write_failed
-from invcrawl.render_status import render_dlq, render_reports, render_status_view
-from invcrawl.scope import crawls_in_scope, resolve_crawl, with_frontier
+from invcrawl.render_status import render_reports, render_status_view
+from invcrawl.scope import crawls_in_scope, with_frontier
 from process import interrupts
 
 
@@ -124,116 +119,25 @@ def cmd_changes(config: Config) -> int:
     return EXIT_OK
 
 
-def cmd_dlq(config: Config) -> int:
-    """Dead letters of ``--crawl-id`` or of every crawl; redrive the given ones (found in
-    whichever crawl holds them) or all."""
+async def read_changes_of(frontier: Frontier, config: Config) -> tuple[int, str]:
+    """Write the change events of ``--crawl-id`` or of every crawl; (events, cursor)."""
+    crawls = await crawls_in_scope(frontier, config)
+    with appending(config.output) as out:
 
-    if config.dlq_action == "redrive" and not (config.all_tasks or config.task_ids):
-        raise UsageError("dlq redrive needs TASK_ID... or --all")
+        def emit(event: dict[str, Any]) -> None:
+            out.write(json.dumps(event, ensure_ascii=False) + "\n")
+            if config.follow:
+                out.flush()
 
-    async def job(frontier: Frontier) -> Any:
-        crawls = await crawls_in_scope(frontier, config)
-        if config.dlq_action == "list":
-            return await dead_letters_all(frontier, crawls)
-        return await redrive_all(frontier, crawls, None if config.all_tasks else config.task_ids)
-
-    with redis_for(config, create=False) as live:
-        result = with_frontier(live, job)
-    if config.dlq_action == "redrive":
-        per_crawl = "".join(f"\n  crawl {c}: {n}" for c, n in result.items())
-        terminal.say(f"{sum(result.values())} task(s) redriven{per_crawl}")
-        return EXIT_OK
-    if config.crawl_id:  # one crawl's rows, as before: no crawl column
-        result = [{k: v for k, v in row.items() if k != "crawl_id"} for row in result]
-    if live.json:
-        print(json.dumps(result, indent=2))
-    else:
-        print(render_dlq(result, terminal.width()))
-    return EXIT_OK
-
-
-def cmd_reshard(config: Config) -> int:
-    async def job(frontier: Frontier) -> tuple[int, int]:
-        return await admin.reshard(await resolve_crawl(frontier, config), config.slots)
-
-    with redis_for(config, create=False) as live:
-        queued, delayed = with_frontier(live, job)
-    terminal.say(
-        f"resharded to {live.slots} slots: moved {queued} queued and {delayed} delayed task(s)"
-    )
-    return EXIT_OK
-
-
-# -- redis ------------------------------------------------------------------------------------
-
-
-def cmd_redis(config: Config) -> int:
-    """Run (or join) the embedded Redis and keep it running until interrupted, for
-    redis-cli (docs/redis-keys.md): its port and password are files of the data dir."""
-    if config.redis:
-        raise ConfigError("invcrawl redis runs the embedded Redis: give no --redis")
-    with redis_for(config, create=True), interrupts.interruptible():
-        data_dir = config.data_dir
-        print(
-            f"invcrawl: the embedded Redis of {data_dir}/ runs on 127.0.0.1, port in "
-            f"{data_dir}/port, password in {data_dir}/password (docs/redis-keys.md); "
-            "Ctrl-C to release it",
-            file=sys.stderr,
-            flush=True,
-        )
-        while True:
-            time.sleep(3600)
-
-
-def cmd_forget(config: Config) -> int:
-    """Delete crawls from Redis (keys and registry entries), after asking (``--yes``:
-    without asking); refused while a consumer holds a crawl's pages, unless ``--force``."""
-
-    if not config.forget_ids:
-        raise UsageError("forget needs the CRAWL_ID of the crawl to delete")
-    if not config.yes and not sys.stdin.isatty():
-        raise UsageError("forget deletes crawls for good: confirm with --yes")
-    with redis_for(config, create=False) as live:
-        return with_frontier(live, lambda frontier: forget_crawls(frontier, config))
-
-
-# -- dashboard ----------------------------------------------------------------------------------
-
-
-def cmd_dashboard(config: Config) -> int:
-    """Serve the read-only web dashboard of the fleet (dashboard/)."""
-    from dashboard.server import run_dashboard  # noqa: PLC0415 - aiohttp
-
-    secret = access_secret(config)  # a bind beyond loopback without a token: refused
-    with redis_for(config, create=False) as live, interrupts.interruptible():
         try:
-            return run_dashboard(live, secret)
-        except OSError as exc:
-            raise UserError(
-                f"cannot listen on {live.bind}:{live.port}: {exc.strerror or exc}"
-            ) from None
-
-
-# -- versions / diff / history (invcrawl/commands/versions.py) ------------------------------
-
-
-def _reader(config: Config) -> Callable[[Callable[[Frontier], Awaitable[Any]]], Any]:
-    """Run one read job on the frontier of the configured Redis."""
-
-    def read(job: Callable[[Frontier], Awaitable[Any]]) -> Any:
-        with redis_for(config, create=False) as live:
-            return with_frontier(live, job)
-
-    return read
-
-
-def cmd_versions(config: Config) -> int:
-    return versions_cmd.versions(config, _reader(config))
-
-
-def cmd_diff(config: Config) -> int:
-    return versions_cmd.diff(config, _reader(config))
-
-
-def cmd_history(config: Config) -> int:
-    return versions_cmd.history(config, _reader(config))
+            if config.crawl_id is None:
+                return await read_all_changes(
+                    frontier, config.since, emit, config.follow, note=terminal.note
+                )
+            await check_not_trimmed(frontier, crawls[0], config.since or "0-0")
+        except CursorTrimmed as exc:
+            raise UserError(str(exc)) from None
+        session = frontier.crawl(crawls[0])
+        return await read_changes(
+            session, config.since, emit, follow=config.follow, note=terminal.note
+        )
