@@ -117,8 +117,8 @@ def test_a_follower_stopped_after_writing_acknowledges_the_batch(
     import frontier.follow
     from frontier.connection import connect
     from frontier.session import Frontier
-    from invcrawl.exporting import Follower
-    from invcrawl.files import appending
+    from invcrawl.output.export import Follower
+    from invcrawl.output.files import appending
 
     client = redis.Redis.from_url(redis_url)
     keys = CrawlKeys("stopped")
