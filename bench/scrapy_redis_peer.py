@@ -211,7 +211,7 @@ def run_spider(args: argparse.Namespace) -> int:
     from twisted.python.failure import Failure
 
     from bench.baseline_spider import PageItems, page_items
-    from common.config import load_config
+    from common.settings.config import load_config
     from consumer.run import consumer_settings
 
     class PagePipeline(RedisPipeline):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from common.config import Config, ConfigError
+from common.settings.config import Config, ConfigError
 
 
 def is_loopback(bind: str) -> bool:

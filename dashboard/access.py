@@ -8,8 +8,8 @@ import hashlib
 import hmac
 from urllib.parse import unquote, urlsplit
 
-from common.config import Config, ConfigError
 from common.listen import is_loopback
+from common.settings.config import Config, ConfigError
 
 __all__ = ["HostCheck", "access_secret", "host_name", "is_loopback", "session_value"]
 

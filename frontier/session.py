@@ -20,7 +20,6 @@ from typing import Any, TypeVar, cast
 from redis.asyncio import Redis
 
 from common.items import PageOutcome, PreparedItem
-from common.secrets import mask_secrets
 from common.sharding import slot_for
 from common.tasks import Task, decode_task, encode_task
 from frontier import permissions
@@ -30,6 +29,7 @@ from frontier.registry import Registry
 from frontier.scripts import KeyIndex, ScriptCall, Scripts, StaleLayout
 from frontier.states import CrawlState
 from frontier.values import Claim, CommitResult, CrawlNotFound, Layout
+from process.secrets import mask_secrets
 
 ENQUEUE_BATCH = 500
 STALE_RETRIES = 5

@@ -40,6 +40,7 @@ from sites.build import (
     _run,
     _tail,
     cache_root,
+    holding_cache_lock,
     source_hash,
     venv_with,
 )
@@ -229,6 +230,7 @@ def ensure_env(combo: MkCombo, log: Callable[[str], None] = _default_log) -> Pat
     return venv_with(combo.env, combo.packages, log)
 
 
+@holding_cache_lock
 def build_combo(
     combo: MkCombo,
     *,
@@ -277,6 +279,7 @@ def select(ids: Iterable[str] | None = None) -> list[MkCombo]:
     return [MK_COMBOS_BY_ID[i] for i in ids] if ids else list(MK_COMBOS)
 
 
+@holding_cache_lock
 def build_all(
     ids: Iterable[str] | None = None,
     *,

@@ -16,7 +16,7 @@ Every file a command writes goes through ``OUT.part`` beside ``OUT``
 * the file is flushed and fsynced, renamed over ``OUT``, and the directory fsynced, so a
   finished output survives a crash of the machine as well.
 
-Output paths themselves are checked before any work starts (``invcrawl/outputs.py``).
+Output paths themselves are checked before any work starts (``invcrawl/output/paths.py``).
 """
 
 from __future__ import annotations
