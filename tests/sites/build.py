@@ -470,10 +470,16 @@ def build_all(
                 errors.append(exc)
             except subprocess.TimeoutExpired as exc:
                 errors.append(BuildError(f"{cid}: timed out: {exc.cmd}"))
+    raise_collected(errors)
+    return results
+
+
+def raise_collected(errors: Sequence[BuildError]) -> None:
+    """One error for the builds that failed: PipUnreachable when every one of them could
+    not reach the package index (the tests then skip), else BuildError."""
     if errors:
         cls = PipUnreachable if all(isinstance(e, PipUnreachable) for e in errors) else BuildError
         raise cls("\n".join(str(e) for e in errors))
-    return results
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -34,13 +34,13 @@ if __name__ == "__main__":  # run as a script: make tests/ importable
 
 from sites.build import (
     BuildError,
-    PipUnreachable,
     _clean_env,
     _default_log,
     _run,
     _tail,
     cache_root,
     holding_cache_lock,
+    raise_collected,
     source_hash,
     venv_with,
 )
@@ -298,9 +298,7 @@ def build_all(
             errors.append(exc)
         except subprocess.TimeoutExpired as exc:
             errors.append(BuildError(f"{combo.id}: timed out: {exc.cmd}"))
-    if errors:
-        cls = PipUnreachable if all(isinstance(e, PipUnreachable) for e in errors) else BuildError
-        raise cls("\n".join(str(e) for e in errors))
+    raise_collected(errors)
     return results
 
 
