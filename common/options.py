@@ -121,6 +121,12 @@ COMMANDS: tuple[Command, ...] = (
         "one symbol across the versions of its project: the typed changes at each step",
         "invcrawl history py:function:numpy.unique --project numpy",
     ),
+    Command(
+        "mcp",
+        "serve the crawled symbols to coding agents over MCP (stdio; --http: streamable "
+        "HTTP): search, symbols, API diffs, histories, the change feed; reads only",
+        "invcrawl mcp --redis redis://localhost:6379/0",
+    ),
 )
 COMMANDS_BY_NAME = {c.name: c for c in COMMANDS}
 COMMAND_NAMES = frozenset(c.name for c in COMMANDS)
@@ -556,8 +562,9 @@ OPTIONS: tuple[Option, ...] = (
         "bind",
         str,
         "address the dashboard listens on (anything but loopback requires --token, or a "
-        "Redis user that can only read in --redis); consume: its --metrics-port endpoint's",
-        frozenset({"dashboard", "consume"}),
+        "Redis user that can only read in --redis); consume: its --metrics-port endpoint's; "
+        "mcp: its --http endpoint's",
+        frozenset({"dashboard", "consume", "mcp"}),
         metavar="ADDRESS",
         help_for=(
             (
@@ -574,6 +581,31 @@ OPTIONS: tuple[Option, ...] = (
         "port of the dashboard (0: any free port)",
         frozenset({"dashboard"}),
         metavar="N",
+    ),
+    Option(
+        "http",
+        values.boolean,
+        "serve streamable HTTP at http://BIND:PORT/mcp instead of stdio (the dashboard's "
+        "access rules: a token beyond loopback, the Host header checked)",
+        frozenset({"mcp"}),
+        switch=True,
+    ),
+    Option(
+        "mcp_port",
+        values.port,
+        "port of the --http endpoint (0: any free port)",
+        frozenset({"mcp"}),
+        ("--port",),
+        metavar="N",
+    ),
+    Option(
+        "mcp_token",
+        str,
+        "token the --http endpoint asks for (Authorization: Bearer TOKEN); prefer the "
+        "variable: flags show in ps",
+        frozenset({"mcp"}),
+        ("--token",),
+        metavar="TOKEN",
     ),
     Option(
         "metrics_port",
@@ -786,8 +818,9 @@ OPTIONS: tuple[Option, ...] = (
         values.hosts,
         "other hosts pages may be fetched from or redirect to, comma-separated (e.g. a "
         "docs CDN); by default only the site's own origin. dashboard: host names its page "
-        "may be reached by besides loopback ones (a loopback bind checks the Host header)",
-        _RUNNERS | {"dashboard"},
+        "may be reached by besides loopback ones (a loopback bind checks the Host header); "
+        "mcp --http: the same",
+        _RUNNERS | {"dashboard", "mcp"},
         ("--allow-host",),
         metavar="HOST[,HOST]",
         inherited=True,

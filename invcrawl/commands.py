@@ -1,8 +1,8 @@
 """Runs a command: its handler, ``cmd_<command>`` for each entry of
 :data:`common.options.COMMANDS`, is in ``invcrawl/crawl_cmds.py`` (the commands that
-crawl) or ``invcrawl/reader_cmds.py`` (those that read or administer crawls). Each
-returns an exit code; user mistakes raise one of :data:`USER_ERRORS` and are printed as
-one line by :func:`run`."""
+crawl), ``invcrawl/reader_cmds.py`` (those that read or administer crawls) or
+``invcrawl/mcp_cmd.py`` (the MCP server). Each returns an exit code; user mistakes raise
+one of :data:`USER_ERRORS` and are printed as one line by :func:`run`."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from common.site import SiteError
 from frontier.scripts import StaleLayout
 from frontier.session import CrawlNotFound
 from frontier.versions import CrawlRefError
-from invcrawl import crawl_cmds, reader_cmds
+from invcrawl import crawl_cmds, mcp_cmd, reader_cmds
 from invcrawl.errors import EXIT_FAILED, EXIT_USAGE, UsageError, UserError, fail
 from localredis.server import RedisServerError
 
@@ -33,8 +33,9 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+HANDLER_MODULES = (crawl_cmds, reader_cmds, mcp_cmd)
 HANDLERS: dict[str, Callable[[Config], int]] = {
-    name: getattr(crawl_cmds, f"cmd_{name}", None) or getattr(reader_cmds, f"cmd_{name}")
+    name: next(getattr(m, f"cmd_{name}") for m in HANDLER_MODULES if hasattr(m, f"cmd_{name}"))
     for name in COMMAND_NAMES
 }
 

@@ -19,6 +19,7 @@ PACKAGES = (
     "producer",
     "consumer",
     "dashboard",
+    "mcpserver",
     "invcrawl",
 )
 

@@ -42,7 +42,8 @@ def offenders(package: str, forbidden: set[str]) -> dict[str, set[str]]:
 # Which of invcrawl's packages each package may import (itself included): every other
 # direction is refused, deferred and TYPE_CHECKING imports included.
 PACKAGES = {
-    "common", "frontier", "localredis", "fetch", "producer", "consumer", "dashboard", "invcrawl"
+    "common", "frontier", "localredis", "fetch", "producer", "consumer", "dashboard", "mcpserver",
+    "invcrawl",
 }  # fmt: skip
 ALLOWED = {
     "common": {"common"},
@@ -52,6 +53,7 @@ ALLOWED = {
     "producer": {"common", "frontier", "fetch", "producer"},
     "consumer": {"common", "frontier", "fetch", "consumer"},
     "dashboard": {"common", "frontier", "dashboard"},
+    "mcpserver": {"common", "frontier", "mcpserver"},
     "invcrawl": PACKAGES,
 }
 

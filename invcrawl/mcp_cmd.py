@@ -1,0 +1,34 @@
+"""``invcrawl mcp``: the MCP server (``mcpserver/``) on the configured Redis, the embedded
+one of ``--data-dir`` included: on standard input and output (how MCP clients start a
+server), or with ``--http`` as streamable HTTP under the dashboard's access rules."""
+
+from __future__ import annotations
+
+from common import interrupts
+from common.config import Config
+from common.listen import listener_secret
+from invcrawl.errors import UserError
+from invcrawl.live_redis import redis_for
+
+
+def cmd_mcp(config: Config) -> int:
+    from mcpserver.http import run_http, run_stdio  # noqa: PLC0415 - the SDK: 0.5 s to import
+
+    if not config.http:
+        with redis_for(config, create=False) as live:
+            return run_stdio(live)
+    # a bind beyond loopback without a token (or a reader user's password): refused
+    secret = listener_secret(
+        config.mcp_token,
+        config.bind,
+        config.redis,
+        "the MCP server",
+        "INVCRAWL_MCP_TOKEN or --token",
+    )
+    with redis_for(config, create=False) as live, interrupts.interruptible():
+        try:
+            return run_http(live, secret)
+        except OSError as exc:
+            raise UserError(
+                f"cannot listen on {live.bind}:{live.mcp_port}: {exc.strerror or exc}"
+            ) from None
