@@ -573,6 +573,11 @@ OPTIONS: tuple[Option, ...] = (
                 "such as 0.0.0.0 for a Prometheus on another host or container, requires "
                 "--metrics-token)",
             ),
+            (
+                "mcp",
+                "address the --http endpoint listens on (anything but loopback requires "
+                "--token, or a Redis user that can only read in --redis)",
+            ),
         ),
     ),
     Option(
@@ -824,6 +829,13 @@ OPTIONS: tuple[Option, ...] = (
         ("--allow-host",),
         metavar="HOST[,HOST]",
         inherited=True,
+        help_for=(
+            (
+                "mcp",
+                "host names the --http endpoint may be reached by besides loopback ones (a "
+                "loopback bind checks the Host header), comma-separated",
+            ),
+        ),
     ),
     Option(
         "max_crawl_delay",

@@ -77,5 +77,11 @@ def listed(values: Sequence[str], most: int = 10) -> str:
     return out + (f" and {len(values) - most} more" if len(values) > most else "")
 
 
+def one_line(text: str, most: int = 500) -> str:
+    """A message of one line: its line breaks as spaces, cut at ``most`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= most else flat[: most - 1] + "…"
+
+
 def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"

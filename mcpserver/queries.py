@@ -55,12 +55,10 @@ def _project(requested: str, crawls: Sequence[CrawlVersion]) -> str:
 def _version(project: str, requested: str | None, crawls: Sequence[CrawlVersion]) -> CrawlVersion:
     """The crawl of ``requested`` (exact, or an X-range's highest match; None: the latest
     finished) among the versions of ``project``, never another one in its place."""
-    rows = versions_only(by_project(crawls).get(project, []))
     try:
-        chosen = select_version(requested, rows)
+        return select_version(requested, by_project(crawls).get(project, []))
     except SelectionError as exc:
         raise ToolInputError(str(exc)) from None
-    return next(c for c in rows if c.crawl_id == chosen.crawl_id)
 
 
 async def list_projects(frontier: Frontier) -> Answer:

@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 import orjson
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 from redis.exceptions import NoPermissionError, RedisError
@@ -22,7 +22,7 @@ from common.secrets import mask_secrets
 from frontier.connection import connect, is_transient
 from frontier.session import Frontier
 from mcpserver import queries
-from mcpserver.checks import LIMITS, ToolInputError, cursor_arg, limit_arg, text_arg
+from mcpserver.checks import LIMITS, ToolInputError, cursor_arg, limit_arg, one_line, text_arg
 
 INSTRUCTIONS = (
     "API documentation of the projects crawled into this invcrawl Redis: every symbol of "
@@ -67,19 +67,41 @@ def _result(answer: queries.Answer) -> CallToolResult:
     )
 
 
+def _refused(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
 async def _answer(job: Callable[[], Awaitable[queries.Answer]]) -> CallToolResult:
-    """Run one tool's query: its refusals and Redis's become the tool's error text."""
+    """Check a tool's arguments and run its query (``job`` does both): a refusal, and
+    Redis's, is the tool's error, one line."""
     try:
         return _result(await job())
     except ToolInputError as exc:
-        raise ToolError(str(exc)) from None
+        return _refused(str(exc))
     except NoPermissionError as exc:
-        raise ToolError(f"Redis refused a command to this user: {mask_secrets(str(exc))}") from None
+        return _refused(f"Redis refused a command to this user: {mask_secrets(str(exc))}")
     except RedisError as exc:
         what = "did not answer" if is_transient(exc) else "failed"
-        raise ToolError(f"Redis {what}: {mask_secrets(str(exc))}; try again") from None
+        return _refused(f"Redis {what}: {one_line(mask_secrets(str(exc)))}; try again")
     except OSError as exc:
-        raise ToolError(f"Redis did not answer: {exc.strerror or exc}; try again") from None
+        return _refused(f"Redis did not answer: {exc.strerror or exc}; try again")
+
+
+async def one_line_errors(
+    ctx: ServerRequestContext[Any, Any], call_next: CallNext
+) -> HandlerResult:
+    """Middleware: a tool error the SDK wrote (arguments that fail the input schema:
+    pydantic's lines) as one line too, cut to a bounded length (it quotes the input)."""
+    result = await call_next(ctx)
+    if isinstance(result, CallToolResult) and result.is_error:
+        for block in result.content:
+            if isinstance(block, TextContent):
+                block.text = one_line(block.text)
+    elif isinstance(result, dict) and result.get("isError"):  # as the runner serialised it
+        for part in result.get("content") or ():
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                part["text"] = one_line(part["text"])
+    return result
 
 
 def _limit(tool: str) -> Any:
@@ -103,7 +125,11 @@ Version = Annotated[
 def build_server(connection: Connection) -> MCPServer[Any]:
     """The server and its six tools, reading through ``connection``."""
     server: MCPServer[Any] = MCPServer(
-        "invcrawl", instructions=INSTRUCTIONS, log_level="WARNING", subscriptions=False
+        "invcrawl",
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        subscriptions=False,
+        middleware=[one_line_errors],
     )
 
     @server.tool(annotations=READ_ONLY)
@@ -126,14 +152,18 @@ def build_server(connection: Connection) -> MCPServer[Any]:
         (Session finds requests.Session), then prefix, then name tokens, then words of the
         summary. Without project: every project; without version: each project's latest
         finished version. Results: key, name, role, project, version, url, summary, score."""
-        text = text_arg("query", query, required=True) or ""
-        p, v, k = text_arg("project", project), text_arg("version", version), text_arg("kind", kind)
-        n = limit_arg("search_symbols", limit)
-        return await _answer(
-            lambda: queries.search_symbols(
-                connection.frontier(), text, project=p, version=v, kind=k, limit=n
+
+        def job() -> Awaitable[queries.Answer]:
+            return queries.search_symbols(
+                connection.frontier(),
+                text_arg("query", query, required=True) or "",
+                project=text_arg("project", project),
+                version=text_arg("version", version),
+                kind=text_arg("kind", kind),
+                limit=limit_arg("search_symbols", limit),
             )
-        )
+
+        return await _answer(job)
 
     @server.tool(annotations=READ_ONLY)
     async def get_symbol(
@@ -146,11 +176,16 @@ def build_server(connection: Connection) -> MCPServer[Any]:
     ) -> CallToolResult:
         """One symbol whole: signature, params, returns, raises, versions, parent,
         doc_markdown, url. An ambiguous name answers its candidates instead."""
-        wanted = text_arg("name", name, required=True) or ""
-        p, v = text_arg("project", project), text_arg("version", version)
-        return await _answer(
-            lambda: queries.get_symbol(connection.frontier(), wanted, project=p, version=v)
-        )
+
+        def job() -> Awaitable[queries.Answer]:
+            return queries.get_symbol(
+                connection.frontier(),
+                text_arg("name", name, required=True) or "",
+                project=text_arg("project", project),
+                version=text_arg("version", version),
+            )
+
+        return await _answer(job)
 
     @server.tool(annotations=READ_ONLY)
     async def api_diff(
@@ -163,14 +198,18 @@ def build_server(connection: Connection) -> MCPServer[Any]:
         """The typed API changes between two versions of a project, as `invcrawl diff`:
         each symbol added, removed or changed (parameters, defaults, kinds, returns,
         deprecations, docs) with its breaking flag; breaking first."""
-        name = text_arg("project", project, required=True) or ""
-        a, b = text_arg("old", old, required=True), text_arg("new", new, required=True)
-        n = limit_arg("api_diff", limit)
-        return await _answer(
-            lambda: queries.api_diff(
-                connection.frontier(), name, a or "", b or "", breaking_only=breaking_only, limit=n
+
+        def job() -> Awaitable[queries.Answer]:
+            return queries.api_diff(
+                connection.frontier(),
+                text_arg("project", project, required=True) or "",
+                text_arg("old", old, required=True) or "",
+                text_arg("new", new, required=True) or "",
+                breaking_only=breaking_only,
+                limit=limit_arg("api_diff", limit),
             )
-        )
+
+        return await _answer(job)
 
     @server.tool(annotations=READ_ONLY)
     async def symbol_history(
@@ -182,9 +221,15 @@ def build_server(connection: Connection) -> MCPServer[Any]:
     ) -> CallToolResult:
         """One symbol across the versions of its project, as `invcrawl history`: where it
         exists, where it first appeared and was removed, the typed changes at each step."""
-        wanted = text_arg("key", key, required=True) or ""
-        p = text_arg("project", project)
-        return await _answer(lambda: queries.symbol_history(connection.frontier(), wanted, p))
+
+        def job() -> Awaitable[queries.Answer]:
+            return queries.symbol_history(
+                connection.frontier(),
+                text_arg("key", key, required=True) or "",
+                text_arg("project", project),
+            )
+
+        return await _answer(job)
 
     @server.tool(annotations=READ_ONLY)
     async def changes_since(
@@ -198,8 +243,15 @@ def build_server(connection: Connection) -> MCPServer[Any]:
         """The change feed, as `invcrawl changes`: symbols added, changed (with typed
         changes) and removed by crawls and refreshes after CURSOR, and next_cursor to
         continue from."""
-        p, c = text_arg("project", project), cursor_arg(cursor)
-        n = limit_arg("changes_since", limit)
-        return await _answer(lambda: queries.changes_since(connection.frontier(), p, c, n))
+
+        def job() -> Awaitable[queries.Answer]:
+            return queries.changes_since(
+                connection.frontier(),
+                text_arg("project", project),
+                cursor_arg(cursor),
+                limit_arg("changes_since", limit),
+            )
+
+        return await _answer(job)
 
     return server
