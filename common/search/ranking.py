@@ -140,19 +140,25 @@ def rank(query: Query, name: str, summary: str, role: str, domain: str = "") -> 
         summary_words = set(t.words(summary))
         in_name = sum(1 for w in query.words if w in tokens)
         in_summary = sum(1 for w in query.words if w in summary_words or w in tokens)
-        if in_name:
-            tier = Tier.TOKENS
-            coverage = (2 * in_name + in_summary) / (3 * len(query.words))
-        elif in_summary:
-            tier = Tier.SUMMARY
-            coverage = in_summary / len(query.words)
-        else:
+        if not in_summary:
             return None
+        tier = Tier.TOKENS if in_name else Tier.SUMMARY
+        # how much of the query the item covers, a word of its name counting more
+        coverage = (in_summary + 0.5 * in_name) / (1.5 * len(query.words))
+        if not query.name_like:
+            # A phrase: its words, in the name or the summary, weigh alike across both
+            # tiers ("deserialize a JSON document" is json.loads's summary, not a name).
+            return Ranked(tier, 2 + min(0.99 * coverage + 0.009 * _fine(name, role, domain), 0.99))
+    fine = 0.6 * coverage + 0.35 * _fine(name, role, domain)
+    return Ranked(tier, 6 - int(tier) + min(fine, 0.99))
+
+
+def _fine(name: str, role: str, domain: str) -> float:
+    """A tie-break in [0, 1]: a shorter name, then an API object before a label."""
     shortness = 1.0 / (1.0 + name.count(".") + len(name) / 200)
     api = 1.0 if domain in ("py", "") else 0.5
     role_rank = 1.0 - _ROLE_ORDER.get(role, 3) / 4
-    fine = 0.6 * coverage + 0.25 * shortness + 0.1 * role_rank * api
-    return Ranked(tier, 6 - int(tier) + min(fine, 0.99))
+    return 0.7 * shortness + 0.3 * role_rank * api
 
 
 def rank_order(hits: Sequence[tuple[Ranked, str]]) -> list[int]:
