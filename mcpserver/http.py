@@ -61,13 +61,7 @@ class Guard:
 
 
 def build_app(connection: Connection, hosts: HostCheck, secret: str | None) -> ASGIApp:
-    server = build_server(connection)
-
-    @server.custom_route("/healthz", methods=["GET"])
-    async def healthz(_: Request) -> Response:
-        return PlainTextResponse("ok\n")
-
-    app = server.streamable_http_app(
+    app = build_server(connection).streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
         json_response=True,
@@ -75,7 +69,12 @@ def build_app(connection: Connection, hosts: HostCheck, secret: str | None) -> A
         # knows loopback names only.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
+    app.add_route("/healthz", healthz, methods=["GET"])
     return Guard(app, hosts, secret)
+
+
+async def healthz(_: Request) -> Response:
+    return PlainTextResponse("ok\n")
 
 
 def say(text: str) -> None:

@@ -17,6 +17,7 @@ from common.apidiff_versions import history_steps, summary_of
 from common.search.selection import SelectionError, match_project, select_version
 from frontier import search
 from frontier.changes import read_changes
+from frontier.connection import Client
 from frontier.every_crawl import (
     START,
     CursorTrimmed,
@@ -68,9 +69,9 @@ async def list_projects(frontier: Frontier) -> Answer:
         for project, rows in grouped.items()
     ]
     text = "; ".join(
-        f"{shown(p['project'])}: {', '.join(shown(v['version'], 20) for v in p['versions'][:8])}"
-        + (" ..." if len(p["versions"]) > 8 else "")
-        for p in projects[:20]
+        f"{shown(project)}: {', '.join(shown(c.version, 20) for c in rows[:8])}"
+        + (" ..." if len(rows) > 8 else "")
+        for project, rows in list(grouped.items())[:20]
     )
     head = f"{plural(len(projects), 'project')}" + (f": {text}" if text else " (nothing crawled)")
     return {"projects": projects}, head
@@ -218,7 +219,7 @@ async def changes_since(
 
 
 async def search_symbols(
-    frontier: Frontier,
+    redis: Client,
     query: str,
     *,
     project: str | None,
@@ -228,7 +229,7 @@ async def search_symbols(
 ) -> Answer:
     try:
         hits = await search.search_symbols(
-            frontier, query, project=project, version=version, kind=kind, limit=limit
+            redis, query, project=project, version=version, kind=kind, limit=limit
         )
     except ValueError as exc:  # SelectionError included
         raise ToolInputError(str(exc)) from None
@@ -242,10 +243,10 @@ async def search_symbols(
 
 
 async def get_symbol(
-    frontier: Frontier, name: str, *, project: str | None, version: str | None
+    redis: Client, name: str, *, project: str | None, version: str | None
 ) -> Answer:
     try:
-        found = await search.get_symbol(frontier, name, project=project, version=version)
+        found = await search.get_symbol(redis, name, project=project, version=version)
     except ValueError as exc:
         raise ToolInputError(str(exc)) from None
     where = {"project": found.project, "version": found.version}
@@ -256,9 +257,10 @@ async def get_symbol(
             f"{shown(item.get('signature') or item.get('name'), 200)}"
         )
         return {**where, "item": item}, text
-    if found.candidates:
+    if found.candidates:  # several symbols by that name, or none: the nearest
         text = (
-            f"{shown(name)} is ambiguous: {plural(len(found.candidates), 'candidate')}, e.g. "
+            f"{shown(name)} names no single symbol: "
+            f"{plural(len(found.candidates), 'candidate')}, "
             + ", ".join(shown(c.key, 80) for c in found.candidates[:5])
         )
         return {**where, "candidates": [c.to_json() for c in found.candidates]}, text

@@ -19,7 +19,7 @@ from pydantic import Field
 from redis.exceptions import NoPermissionError, RedisError
 
 from common.secrets import mask_secrets
-from frontier.connection import connect, is_transient
+from frontier.connection import Client, connect, is_transient
 from frontier.session import Frontier
 from mcpserver import queries
 from mcpserver.checks import LIMITS, ToolInputError, cursor_arg, limit_arg, one_line, text_arg
@@ -41,14 +41,22 @@ class Connection:
 
     def __init__(self, url: str, cluster: bool = False) -> None:
         self.url, self.cluster = url, cluster
+        self._client: Client | None = None
         self._frontier: Frontier | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def frontier(self) -> Frontier:
+    def redis(self) -> Client:
+        """The client, for the search functions (``frontier/search.py`` takes it)."""
         loop = asyncio.get_running_loop()
-        if self._frontier is None or self._loop is not loop:
-            self._frontier = Frontier(connect(self.url, self.cluster))
+        if self._client is None or self._loop is not loop:
+            self._client = connect(self.url, self.cluster)
+            self._frontier = Frontier(self._client)
             self._loop = loop
+        return self._client
+
+    def frontier(self) -> Frontier:
+        self.redis()
+        assert self._frontier is not None
         return self._frontier
 
     async def aclose(self) -> None:
@@ -155,7 +163,7 @@ def build_server(connection: Connection) -> MCPServer[Any]:
 
         def job() -> Awaitable[queries.Answer]:
             return queries.search_symbols(
-                connection.frontier(),
+                connection.redis(),
                 text_arg("query", query, required=True) or "",
                 project=text_arg("project", project),
                 version=text_arg("version", version),
@@ -179,7 +187,7 @@ def build_server(connection: Connection) -> MCPServer[Any]:
 
         def job() -> Awaitable[queries.Answer]:
             return queries.get_symbol(
-                connection.frontier(),
+                connection.redis(),
                 text_arg("name", name, required=True) or "",
                 project=text_arg("project", project),
                 version=text_arg("version", version),
