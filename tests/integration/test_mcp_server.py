@@ -22,10 +22,14 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
+from frontier.connection import connect
+from frontier.keys import CrawlKeys
+from frontier.session import Frontier
 from localredis.server import RedisServer
 from mcpserver.server import Connection, build_server
 from support.agentsite import PROJECT, write_site
 from support.cli import clean_env, invcrawl
+from support.symbols import V1, V2, build_crawl
 from support.synthsite import generate
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -324,3 +328,50 @@ def test_http_beyond_loopback_needs_a_token_and_a_reader(
                       fixture_redis, cwd=tmp_path, env=env)  # fmt: skip
     assert writer.code == 2
     assert len(writer.error_lines) == 1 and "may write" in writer.error_lines[0]
+
+
+# -- a Redis Cluster -------------------------------------------------------------------------
+
+
+def test_every_tool_on_a_cluster(tmp_path: Path) -> None:
+    """The two versions of Reqs (tests/support/symbols.py: written through commit.lua) on a
+    3-master Redis Cluster, each crawl's keys on its own shard: every tool answers."""
+    from support.cluster import running_cluster
+
+    async def build(url: str) -> None:
+        frontier = Frontier(connect(url, cluster=True))
+        try:
+            await build_crawl(frontier, "reqs-1.0", ("Reqs", "1.0"), V1)
+            await build_crawl(frontier, "reqs-2.0", ("Reqs", "2.0"), V2)
+        finally:
+            await frontier.aclose()
+
+    async def ask(url: str) -> None:
+        async with in_process(url, cluster=True) as client:
+            listed = data(await call(client, "list_projects"))["projects"]
+            assert [(p["project"], [v["version"] for v in p["versions"]]) for p in listed] == [
+                ("Reqs", ["1.0", "2.0"])
+            ]
+            found = data(await call(client, "search_symbols", query="Session", limit=2))
+            assert [r["name"] for r in found["results"]] == [
+                "reqs.Session",
+                "reqs.sessions.Session",
+            ]
+            got = data(await call(client, "get_symbol", name="old_helper", version="1.x"))
+            assert got["item"]["key"] == "py:function:reqs.old_helper"
+            diff = data(await call(client, "api_diff", project="reqs", old="1.0", new="2.0"))
+            assert [(c["key"], c["change"]) for c in diff["changes"]] == [
+                ("py:function:reqs.old_helper", "removed"),
+                ("py:exception:reqs.Timeout", "added"),
+                ("py:function:reqs.get", "changed"),
+            ]
+            history = data(await call(client, "symbol_history", key="py:function:reqs.get"))
+            assert [s["change"] for s in history["steps"]] == ["added", "changed"]
+            feed = data(await call(client, "changes_since", project="Reqs", limit=1000))
+            assert len(feed["events"]) == len(V1) + len(V2) and not feed["more"]
+
+    with running_cluster(tmp_path / "cluster") as cluster:
+        ports = {cluster.port_of_key(CrawlKeys(c).meta) for c in ("reqs-1.0", "reqs-2.0")}
+        asyncio.run(build(cluster.url))
+        asyncio.run(ask(cluster.url))
+    assert len(ports) == 2, "both crawls on one shard: pick other crawl ids"
