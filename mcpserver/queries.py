@@ -19,7 +19,6 @@ from frontier import search
 from frontier.changes import read_changes
 from frontier.connection import Client
 from frontier.every_crawl import (
-    START,
     CursorTrimmed,
     check_not_trimmed,
     format_cursor,
@@ -204,7 +203,8 @@ async def changes_since(
         except _Full:
             more = True
             break
-    next_cursor = format_cursor({c: p for c, p in positions.items() if p != START})
+    # Crawls outside the scope keep their positions; forgotten ones leave the cursor.
+    next_cursor = format_cursor({c: p for c, p in positions.items() if c in known})
     data = {"events": events, "next_cursor": next_cursor, "more": more}
     kinds = {k: sum(1 for e in events if e["event"] == k) for k in ("added", "changed", "removed")}
     text = (

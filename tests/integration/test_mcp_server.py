@@ -260,6 +260,30 @@ def test_stdio_subprocess(fixture_redis: str, tmp_path: Path) -> None:
     asyncio.run(main())
 
 
+def test_stdio_on_the_embedded_redis(tmp_path: Path) -> None:
+    """Without --redis: the embedded Redis of --data-dir, shared with the crawl that
+    filled it (nothing of it on standard output, which is the protocol's)."""
+    site = write_site(tmp_path / "fixlib" / "2.0", "2.0")
+    data_dir = tmp_path / "data"
+    out = str(tmp_path / "out.jsonl")
+    crawled = invcrawl("crawl", str(site), "--data-dir", str(data_dir), "--progress", "none",
+                       "--consumers", "1", "-o", out, cwd=tmp_path)  # fmt: skip
+    assert crawled.code == 0, crawled.stderr[-3000:]
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "invcrawl", "mcp", "--data-dir", str(data_dir)],
+        env=clean_env(),
+        cwd=tmp_path,
+    )
+
+    async def main() -> None:
+        async with Client(params) as client:
+            got = data(await call(client, "get_symbol", name="Pool"))
+            assert (got["version"], got["item"]["key"]) == ("2.0", "py:class:fixlib.Pool")
+
+    asyncio.run(main())
+
+
 # -- streamable HTTP: the dashboard's access rules ---------------------------------------------
 
 
