@@ -53,6 +53,10 @@ class Config:
     old_crawl: str | None = None
     new_crawl: str | None = None
     symbol: str | None = None
+    query: str | None = None  # search QUERY
+    show_name: str | None = None  # show NAME
+    kind: str | None = None
+    limit: int = 10
     project: str | None = None  # None: the inventory's (or what an earlier run was given)
     version: str | None = None
     markdown: bool = False

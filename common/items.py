@@ -248,9 +248,8 @@ def status_items(
 def prepare(item: Mapping[str, Any], buckets: int) -> PreparedItem:
     bucket, field = key_digest(item["key"], buckets)
     summary = first_sentence(item.get("doc"))
-    terms = tuple(
-        (term_bucket(term, buckets), term) for term in index_terms(str(item["name"]), summary)
-    )
+    name = str(item.get("name") or item["key"].split(":", 2)[-1])
+    terms = tuple((term_bucket(term, buckets), term) for term in index_terms(name, summary))
     return PreparedItem(
         key=item["key"],
         bucket=bucket,

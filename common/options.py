@@ -122,6 +122,18 @@ COMMANDS: tuple[Command, ...] = (
         "invcrawl history py:function:numpy.unique --project numpy",
     ),
     Command(
+        "search",
+        "find symbols by name or words of their summary, in each project's latest version "
+        "(or the one named), best first",
+        "invcrawl search Session --project requests --version 2.x",
+    ),
+    Command(
+        "show",
+        "one symbol whole: signature, parameters, returns, raises, doc; by key, qualified "
+        "name or unambiguous last component",
+        "invcrawl show json.loads --project Python --markdown",
+    ),
+    Command(
         "mcp",
         "serve the crawled symbols to coding agents over MCP (stdio; --http: streamable "
         "HTTP): search, symbols, API diffs, histories, the change feed; reads only",
@@ -288,22 +300,69 @@ OPTIONS: tuple[Option, ...] = (
         metavar="KEY",
     ),
     Option(
+        "query",
+        str,
+        "a name (qualified, its last component or a prefix) or a few words of a summary; "
+        "any characters, matched as plain text",
+        frozenset({"search"}),
+        positional=True,
+        metavar="QUERY",
+    ),
+    Option(
+        "show_name",
+        str,
+        "an item key (py:function:json.loads), a qualified name or an unambiguous last component",
+        frozenset({"show"}),
+        positional=True,
+        metavar="NAME",
+    ),
+    Option(
         "project",
         str,
         "crawl, produce: the crawl's project name (default: the inventory's '# Project:' "
         "line; kept by later runs that do not give it); history: the project to read",
-        frozenset({"crawl", "produce", "history"}),
+        frozenset({"crawl", "produce", "history", "search", "show"}),
         metavar="NAME",
         inherited=True,
+        help_for=(
+            ("search", "search this project only, named in any case (default: every project)"),
+            ("show", "look in this project only, named in any case (default: every project)"),
+        ),
     ),
     Option(
         "version",
         str,
         "the crawl's version (default: the inventory's '# Version:' line; kept by later "
         "runs that do not give it). `invcrawl --version` alone prints invcrawl's version",
-        frozenset({"crawl", "produce"}),
+        frozenset({"crawl", "produce", "search", "show"}),
         metavar="V",
         inherited=True,
+        help_for=(
+            (
+                "search",
+                "an exact version or an X-range (2.x, 2.1.x: the highest match); never "
+                "another one in its place (default: each project's latest finished version)",
+            ),
+            (
+                "show",
+                "an exact version or an X-range (2.x, 2.1.x: the highest match); never "
+                "another one in its place (default: each project's latest finished version)",
+            ),
+        ),
+    ),
+    Option(
+        "kind",
+        str,
+        "only symbols of this role (function, class, method...) or domain:role (py:method)",
+        frozenset({"search"}),
+        metavar="ROLE",
+    ),
+    Option(
+        "limit",
+        values.positive_int,
+        "how many results at most (1 to 100)",
+        frozenset({"search"}),
+        metavar="N",
     ),
     Option(
         "redis",
@@ -327,7 +386,7 @@ OPTIONS: tuple[Option, ...] = (
         "crawl id (default: derived from the site URL, or the only crawl in Redis), or "
         "PROJECT@VERSION of an existing crawl; consume takes a comma-separated list and "
         "serves those crawls only",
-        _REDIS - {"forget"},
+        _REDIS - {"forget", "search", "show"},
         ("--crawl-id",),
         metavar="ID",
         default_text="None",
@@ -714,7 +773,10 @@ OPTIONS: tuple[Option, ...] = (
         values.boolean,
         "print JSON (crawl: one summary on standard output when done; diff: one JSON line "
         "per symbol that differs)",
-        frozenset({"status", "inventory", "report", "dlq", "crawl", "versions", "diff", "history"}),
+        frozenset(
+            {"status", "inventory", "report", "dlq", "crawl", "versions", "diff", "history"}
+            | {"search", "show"}
+        ),
         switch=True,
         help_for=(
             (
@@ -729,14 +791,17 @@ OPTIONS: tuple[Option, ...] = (
             ("versions", "print the projects and their versions as JSON"),
             ("diff", "print one JSON line per symbol that differs, with its typed changes"),
             ("history", "print the symbol's history as JSON"),
+            ("search", "print the results as JSON: {query, results: [{key, name, role, ...}]}"),
+            ("show", "print the whole item as JSON (or the candidates, when ambiguous)"),
         ),
     ),
     Option(
         "markdown",
         values.boolean,
         "write release-notes Markdown: a section per module, breaking changes first",
-        frozenset({"diff"}),
+        frozenset({"diff", "show"}),
         switch=True,
+        help_for=(("show", "print the symbol as Markdown: its signature and doc_markdown"),),
     ),
     Option(
         "watch",

@@ -310,3 +310,13 @@ async def get_symbol(
             return SymbolLookup(None, hits, scope_project, scope_version)
     hits = [f.hit for f in found[:CANDIDATES_SHOWN]]
     return SymbolLookup(None, hits, scope_project, scope_version)
+
+
+async def search_in(frontier: Frontier, query: str, **options: Any) -> list[SymbolHit]:
+    """:func:`search_symbols` on a :class:`Frontier`'s client (the CLI's)."""
+    return await search_symbols(frontier._redis, query, **options)
+
+
+async def lookup_in(frontier: Frontier, name: str, **options: Any) -> SymbolLookup:
+    """:func:`get_symbol` on a :class:`Frontier`'s client (the CLI's)."""
+    return await get_symbol(frontier._redis, name, **options)

@@ -1,8 +1,9 @@
 """Runs a command: its handler, ``cmd_<command>`` for each entry of
 :data:`common.options.COMMANDS`, is in ``invcrawl/crawl_cmds.py`` (the commands that
-crawl), ``invcrawl/reader_cmds.py`` (those that read or administer crawls) or
-``invcrawl/mcp_cmd.py`` (the MCP server). Each returns an exit code; user mistakes raise
-one of :data:`USER_ERRORS` and are printed as one line by :func:`run`."""
+crawl), ``invcrawl/reader_cmds.py`` (those that read or administer crawls),
+``invcrawl/symbol_cmds.py`` (``search``, ``show``) or ``invcrawl/mcp_cmd.py`` (the MCP
+server). Each returns an exit code; user mistakes raise one of :data:`USER_ERRORS` and
+are printed as one line by :func:`run`."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from common.site import SiteError
 from frontier.scripts import StaleLayout
 from frontier.session import CrawlNotFound
 from frontier.versions import CrawlRefError
-from invcrawl import crawl_cmds, mcp_cmd, reader_cmds
+from invcrawl import crawl_cmds, mcp_cmd, reader_cmds, symbol_cmds
 from invcrawl.errors import EXIT_FAILED, EXIT_USAGE, UsageError, UserError, fail
 from localredis.server import RedisServerError
 
@@ -33,9 +34,13 @@ USER_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
-HANDLER_MODULES = (crawl_cmds, reader_cmds, mcp_cmd)
+_HANDLER_MODULES = (crawl_cmds, reader_cmds, symbol_cmds, mcp_cmd)
 HANDLERS: dict[str, Callable[[Config], int]] = {
-    name: next(getattr(m, f"cmd_{name}") for m in HANDLER_MODULES if hasattr(m, f"cmd_{name}"))
+    name: next(
+        getattr(module, f"cmd_{name}")
+        for module in _HANDLER_MODULES
+        if hasattr(module, f"cmd_{name}")
+    )
     for name in COMMAND_NAMES
 }
 

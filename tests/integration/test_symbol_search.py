@@ -5,6 +5,7 @@ chosen (never substituted), kinds, phrases, tombstones, get_symbol's answers, ba
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +21,15 @@ from frontier.forget import forget
 from frontier.refresh import Refresh
 from frontier.search import SymbolHit, get_symbol, search_symbols
 from frontier.session import Frontier
+from support.cli import invcrawl
 from support.symbols import V1, V2, build_crawl
 
 pytestmark = pytest.mark.integration
 
-OTHER = {"jsonish.loads": ("function", "Parse a JSON string into a Python object.")}
+OTHER = {
+    "jsonish.loads": ("function", "Parse a JSON string into a Python object."),
+    "jsonish.evil": ("function", "Writes \x1b]0;owned\x07 to a terminal.\x1b[2J Cleared."),
+}
 
 
 async def _build(client: Redis) -> None:
@@ -188,3 +193,28 @@ def test_search_on_a_cluster(tmp_path: Path) -> None:
         plain = redis.RedisCluster.from_url(cluster.url)
         assert plain.exists("invcrawl:{reqs-2.0}:srec:0")
         plain.close()
+
+
+def test_cli_search_and_show(crawled: str, tmp_path: Path) -> None:
+    def cli(*args: str) -> Any:
+        return invcrawl(*args, "--redis", crawled, cwd=tmp_path)
+
+    found = cli("search", "Session", "--limit", "2")
+    assert found.code == 0, found.stderr
+    assert found.stdout.splitlines()[0].startswith("reqs.Session  class  Reqs 2.0")
+    as_json = json.loads(cli("search", "reqs.get", "--version", "1.x", "--json").stdout)
+    assert as_json["results"][0]["summary"] == "Sends a GET request."
+    evil = cli("search", "evil")
+    assert "\x1b" not in evil.stdout and "\\x1b]0;owned\\x07" in evil.stdout
+    shown = cli("show", "jsonish.evil", "--markdown")
+    assert shown.code == 0 and "\x1b" not in shown.stdout and "\x07" not in shown.stdout
+    ambiguous = cli("show", "Session")
+    assert ambiguous.code == 2 and len(ambiguous.error_lines) == 1
+    for args, code, message in [
+        (("search", ""), 2, "empty query"),
+        (("show", "reqs.get", "--version", "7.x"), 2, "a version '7.x'"),
+        (("show", "nothing_like_it"), 1, "names no symbol"),
+    ]:
+        result = cli(*args)
+        assert (result.code, len(result.error_lines)) == (code, 1), result.stderr
+        assert message in result.stderr and "Traceback" not in result.stderr
