@@ -12,9 +12,10 @@ from invcrawl.live_redis import redis_for
 
 
 def cmd_mcp(config: Config) -> int:
-    from mcpserver.http import run_http, run_stdio  # noqa: PLC0415 - the SDK: 0.5 s to import
-
+    # Imported here: the SDK takes more than a second to import (`invcrawl --help` need not).
     if not config.http:
+        from mcpserver.stdio import run_stdio  # noqa: PLC0415
+
         with redis_for(config, create=False) as live:
             return run_stdio(live)
     # a bind beyond loopback without a token (or a reader user's password): refused
@@ -25,6 +26,8 @@ def cmd_mcp(config: Config) -> int:
         "the MCP server",
         "INVCRAWL_MCP_TOKEN or --token",
     )
+    from mcpserver.http import run_http  # noqa: PLC0415
+
     with redis_for(config, create=False) as live, interrupts.interruptible():
         try:
             return run_http(live, secret)

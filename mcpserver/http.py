@@ -135,18 +135,3 @@ def listen(bind: str, port: int) -> socket.socket:
 def run_http(config: Config, secret: str | None) -> int:
     asyncio.run(serve(config, secret))
     return 0
-
-
-def run_stdio(config: Config) -> int:
-    """Serve one client on standard input and output until it closes them."""
-    assert config.redis
-    connection = Connection(config.redis, config.redis_cluster)
-
-    async def main() -> None:
-        try:
-            await build_server(connection).run_stdio_async()
-        finally:
-            await connection.aclose()
-
-    asyncio.run(main())
-    return 0
