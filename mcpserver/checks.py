@@ -49,14 +49,15 @@ def limit_arg(tool: str, value: int) -> int:
 
 
 def cursor_arg(value: str | None) -> str | None:
-    """A change feed cursor as ``invcrawl changes`` prints it: ``0``, ``$``, one entry id,
-    or ``CRAWL=ID,CRAWL=ID...`` (frontier/every_crawl.py)."""
+    """A change feed cursor as ``invcrawl changes`` prints it: ``0``, ``$`` (what comes
+    next), one entry id, or ``CRAWL=ID,CRAWL=ID...`` (frontier/every_crawl.py), an ID
+    being ``$`` for a crawl an answer did not reach."""
     if value is None or value in ("", "0", "$"):
         return value or None
     if len(value) > MAX_CURSOR:
         raise ToolInputError(f"cursor is {len(value)} characters long: at most {MAX_CURSOR}")
     parts = [value] if "=" not in value else [p.partition("=")[2] for p in value.split(",")]
-    if not all(_ENTRY_ID.fullmatch(p) for p in parts):
+    if not all(_ENTRY_ID.fullmatch(p) or p == "$" for p in parts):
         raise ToolInputError(
             f"cursor {shown(value)} is not one this server gave: pass the next_cursor of the "
             "previous answer, or nothing to read from the start"

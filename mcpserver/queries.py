@@ -182,15 +182,16 @@ async def changes_since(
     else:
         scope = list(known)
     positions, default = parse_cursor(cursor)
+    for crawl_id in scope:  # those this answer does not reach keep where they stand
+        positions.setdefault(crawl_id, default)
     events: list[dict[str, Any]] = []
     more = False
     for crawl_id in scope:
-        start = positions.get(crawl_id, default)
+        start = positions[crawl_id]
         try:
             await check_not_trimmed(frontier, crawl_id, start)
         except CursorTrimmed as exc:
             raise ToolInputError(str(exc).replace("--retain-items", "retain-items")) from None
-        positions[crawl_id] = start
 
         def emit(event: dict[str, Any], crawl_id: str = crawl_id) -> None:
             events.append(_compact(event, by_id.get(crawl_id)))

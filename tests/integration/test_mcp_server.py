@@ -160,6 +160,10 @@ async def histories_and_changes(client: Client) -> None:
     assert len(seen) == len(set(seen)) == entries  # each item once, none skipped
     again = data(await call(client, "changes_since", cursor=cursor))
     assert again["events"] == [] and again["next_cursor"] == cursor
+    now = data(await call(client, "changes_since", cursor="$"))  # only what comes next
+    assert now["events"] == [] and now["next_cursor"] == cursor
+    first = data(await call(client, "changes_since", cursor="$", limit=1))
+    assert first["events"] == [] and not first["more"]
     fixlib = data(await call(client, "changes_since", project="FixLib", limit=1000))
     assert {e["project"] for e in fixlib["events"]} == {PROJECT}
     assert {e["event"] for e in fixlib["events"]} == {"added"}
