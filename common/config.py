@@ -57,6 +57,7 @@ class Config:
     show_name: str | None = None  # show NAME
     kind: str | None = None
     limit: int = 10
+    reindex: bool = False
     project: str | None = None  # None: the inventory's (or what an earlier run was given)
     version: str | None = None
     markdown: bool = False

@@ -358,6 +358,14 @@ OPTIONS: tuple[Option, ...] = (
         metavar="ROLE",
     ),
     Option(
+        "reindex",
+        values.boolean,
+        "first index the items of every crawl (those committed before the search index "
+        "existed have none; idempotent), then search QUERY if given",
+        frozenset({"search"}),
+        switch=True,
+    ),
+    Option(
         "limit",
         values.positive_int,
         "how many results at most (1 to 100)",

@@ -13,24 +13,40 @@ posting left by a changed or removed item never ranks it. No key is scanned.
 
 from __future__ import annotations
 
+import hashlib
+import heapq
+import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.exceptions import NoPermissionError, NoScriptError, ResponseError
 
 from common.items import key_digest
-from common.search.postings import chunk_fields, fields_of, record_bucket, term_bucket
+from common.search.postings import (
+    CHUNK_BYTES,
+    chunk_fields,
+    fields_of,
+    record_bucket,
+    term_buckets,
+    term_hash,
+)
 from common.search.ranking import (
+    NAME_WEIGHTS,
+    LookupTerm,
     Query,
     Ranked,
     SearchInputError,
     Tier,
     check_limit,
-    lookup_terms,
+    is_deprecated,
+    name_terms,
     parse_query,
     rank,
     term_weight,
+    word_terms,
 )
 from common.search.selection import (
     SelectionError,
@@ -41,7 +57,9 @@ from common.search.selection import (
     select_version,
 )
 from common.search.summary import first_sentence
+from common.search.terms import LAST
 from frontier.keys import CrawlKeys
+from frontier.scripts import KeyIndex, load
 from frontier.session import Frontier
 from frontier.stream import RAW, stream_entries
 from frontier.versions import CrawlVersion, by_project, crawl_versions, versions_only
@@ -55,11 +73,32 @@ __all__ = [
     "search_symbols",
 ]
 
-CANDIDATES = 60  # candidates read and ranked from their items, at least
-CANDIDATES_PER_RESULT = 5
+CANDIDATES = 20  # candidates read and ranked from their items, at least
+CANDIDATES_PER_RESULT = 2
 KIND_FACTOR = 4  # more candidates when a kind filters them after reading
 MAX_CANDIDATES = 400
 CANDIDATES_SHOWN = 10  # of an ambiguous get_symbol
+
+
+# The crawls' projects and versions (one HMGET per crawl: 660 crawls take ~20 ms) are
+# kept per client for CRAWLS_FRESH_S, while the set of crawl ids is unchanged (read at
+# every search: a forgotten or new crawl is seen at once; a crawl that just finished
+# may wait that long to be a project's latest version).
+CRAWLS_FRESH_S = 1.0
+_crawl_lists: weakref.WeakKeyDictionary[Any, tuple[float, frozenset[str], list[CrawlVersion]]]
+_crawl_lists = weakref.WeakKeyDictionary()
+
+
+async def _crawl_list(redis: Redis) -> list[CrawlVersion]:
+    frontier = Frontier(redis)
+    ids = frozenset(await frontier.registry.known())
+    cached = _crawl_lists.get(redis)
+    now = time.monotonic()
+    if cached is not None and cached[1] == ids and now - cached[0] < CRAWLS_FRESH_S:
+        return cached[2]
+    crawls = await crawl_versions(frontier)
+    _crawl_lists[redis] = (now, ids, crawls)
+    return crawls
 
 
 @dataclass(frozen=True)
@@ -142,28 +181,122 @@ def choose_crawls(
     return chosen
 
 
-async def _candidates(
-    redis: Redis, query: Query, crawls: Sequence[CrawlVersion], wanted: int
-) -> list[tuple[CrawlVersion, str]]:
-    """The best ``wanted`` (crawl, item digest) pairs by their terms' rough weights."""
-    terms = lookup_terms(query)
+async def _postings(redis: Redis, requests: Sequence[tuple[str, str]]) -> list[list[str]]:
+    """The item digests of each (hash, term): the first chunk of every term in one round
+    trip, the further chunks of the terms whose first is full in a second one."""
+    if not requests:
+        return []
     pipe = redis.pipeline(transaction=False)
-    for crawl in crawls:
-        keys = CrawlKeys(crawl.crawl_id)
+    for bucket, term in requests:
+        pipe.execute_command("HGET", bucket, term.encode("utf-8"), **RAW)
+    firsts: list[bytes | None] = await pipe.execute()
+    full = [i for i, chunk in enumerate(firsts) if chunk and len(chunk) >= CHUNK_BYTES]
+    more: dict[int, bytes] = {}
+    if full:
+        pipe = redis.pipeline(transaction=False)
+        for i in full:
+            bucket, term = requests[i]
+            pipe.execute_command("HMGET", bucket, *chunk_fields(term)[1:], **RAW)
+        for i, chunks in zip(full, await pipe.execute(), strict=True):
+            more[i] = b"".join(c for c in chunks if c)
+    return [fields_of((chunk or b"") + more.get(i, b"")) for i, chunk in enumerate(firsts)]
+
+
+# Clients whose Redis user may not run scripts (the ``reader`` of deploy/redis: no
+# EVALSHA): their lookups are plain HGETs.
+_no_scripts: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+_LOOKUP = load("search_lookup")
+_LOOKUP_SHA = hashlib.sha1(_LOOKUP.source.encode("utf-8")).hexdigest()
+
+
+async def _looked_up(
+    redis: Redis, calls: Sequence[tuple[list[str], list[Any]]]
+) -> list[list[bytes]] | None:
+    """``search_lookup.lua`` once per crawl (keys, args), pipelined: each crawl's
+    postings per term; None when this Redis user may not run scripts."""
+    pipe = redis.pipeline(transaction=False)
+    for keys, args in calls:
+        pipe.execute_command("EVALSHA", _LOOKUP_SHA, len(keys), *keys, *args, **RAW)
+    replies = await pipe.execute(raise_on_error=False)
+    out: list[list[bytes]] = []
+    for (keys, args), sent in zip(calls, replies, strict=True):
+        reply = sent
+        if isinstance(sent, NoScriptError):  # not loaded yet: EVAL loads it
+            reply = await redis.execute_command(  # type: ignore[no-untyped-call]
+                "EVAL", _LOOKUP.source, len(keys), *keys, *args, **RAW
+            )
+        if isinstance(reply, NoPermissionError) or (
+            isinstance(reply, ResponseError) and "NOPERM" in str(reply)
+        ):
+            _no_scripts[redis] = True
+            return None
+        if isinstance(reply, Exception):
+            raise reply
+        out.append(list(reply))
+    return out
+
+
+async def _scored(
+    redis: Redis,
+    terms: Sequence[LookupTerm],
+    crawls: Sequence[CrawlVersion],
+    scores: dict[tuple[int, str], float],
+) -> None:
+    """Adds each candidate's rough score under ``terms`` to ``scores``."""
+    if not terms:
+        return
+    hashes = [term_hash(term.term) for term in terms]
+    found: list[list[str]] | None = None
+    if not _no_scripts.get(redis):
+        calls = []
+        for crawl in crawls:
+            keys = CrawlKeys(crawl.crawl_id)
+            index = KeyIndex(1)
+            args: list[Any] = []
+            for term, digest in zip(terms, hashes, strict=True):
+                bucket = keys.search_terms(digest % term_buckets(crawl.buckets))
+                args += [index.add(bucket), term.term.encode("utf-8")]
+            calls.append(([keys.meta, *index.keys], args))
+        replies = await _looked_up(redis, calls)
+        if replies is not None:
+            found = [
+                fields_of(postings) if postings else []
+                for per_crawl in replies
+                for postings in (per_crawl or [b""] * len(terms))
+            ]
+    if found is None:
+        requests = [
+            (
+                CrawlKeys(crawl.crawl_id).search_terms(digest % term_buckets(crawl.buckets)),
+                term.term,
+            )
+            for crawl in crawls
+            for term, digest in zip(terms, hashes, strict=True)
+        ]
+        found = await _postings(redis, requests)
+    postings_of = iter(found)
+    for index_, crawl in enumerate(crawls):
         for term in terms:
-            bucket = keys.search_terms(term_bucket(term.term, crawl.buckets))
-            pipe.execute_command("HMGET", bucket, *chunk_fields(term.term), **RAW)
-    replies = iter(await pipe.execute())
-    scores: dict[tuple[int, str], float] = {}
-    for index, crawl in enumerate(crawls):
-        for term in terms:
-            fields = fields_of(b"".join(c for c in next(replies) if c))
+            fields = next(postings_of)
             if not fields:
                 continue
             weight = term_weight(term.weight, len(fields), max(crawl.entries, 1))
             for field in fields:
-                scores[(index, field)] = scores.get((index, field), 0.0) + weight
-    best = sorted(scores, key=lambda k: (-scores[k], k))[:wanted]
+                scores[(index_, field)] = scores.get((index_, field), 0.0) + weight
+
+
+async def _candidates(
+    redis: Redis, query: Query, crawls: Sequence[CrawlVersion], wanted: int, limit: int
+) -> list[tuple[CrawlVersion, str]]:
+    """The best ``wanted`` (crawl, item digest) pairs by their terms' rough weights: the
+    name tiers' terms first; the words' only when those found fewer than ``limit``
+    whole names or last components."""
+    scores: dict[tuple[int, str], float] = {}
+    await _scored(redis, name_terms(query), crawls, scores)
+    names = sum(1 for score in scores.values() if score >= NAME_WEIGHTS[LAST])
+    if names < limit:
+        await _scored(redis, word_terms(query), crawls, scores)
+    best = heapq.nsmallest(wanted, scores, key=lambda k: (-scores[k], k))
     return [(crawls[index], field) for index, field in best]
 
 
@@ -193,7 +326,7 @@ async def _items(
     return out
 
 
-def _hit(crawl: CrawlVersion, item: dict[str, Any], ranked: Ranked) -> SymbolHit:
+def _hit(crawl: CrawlVersion, item: dict[str, Any], ranked: Ranked, summary: str) -> SymbolHit:
     return SymbolHit(
         key=str(item.get("key", "")),
         name=str(item.get("name", "")),
@@ -201,7 +334,7 @@ def _hit(crawl: CrawlVersion, item: dict[str, Any], ranked: Ranked) -> SymbolHit
         project=crawl.project,
         version=crawl.version,
         url=str(item.get("url") or ""),
-        summary=first_sentence(item.get("doc")),
+        summary=summary,
         score=ranked.score,
     )
 
@@ -224,21 +357,22 @@ async def _search(
     wanted = max(CANDIDATES, CANDIDATES_PER_RESULT * limit)
     if kind is not None:
         wanted *= KIND_FACTOR
-    candidates = await _candidates(redis, query, crawls, min(wanted, MAX_CANDIDATES))
+    candidates = await _candidates(redis, query, crawls, min(wanted, MAX_CANDIDATES), limit)
     found: dict[tuple[str, str], _Found] = {}
     for crawl, item in await _items(redis, candidates):
         if not _kind_matches(kind, item):
             continue
-        domain = str(item.get("domain", ""))
+        summary = first_sentence(item.get("doc"))
         ranked = rank(
             query,
             str(item.get("name", "")),
-            first_sentence(item.get("doc")),
+            summary,
             str(item.get("role", "")),
-            domain,
+            str(item.get("domain", "")),
+            deprecated=is_deprecated(item),
         )
         if ranked is not None:
-            hit = _hit(crawl, item, ranked)
+            hit = _hit(crawl, item, ranked, summary)
             found[(crawl.crawl_id, hit.key)] = _Found(hit, ranked.tier, item, crawl)
     ordered = sorted(found.values(), key=lambda f: (-f.hit.score, f.hit.key, f.crawl.crawl_id))
     return ordered[:limit]
@@ -267,7 +401,7 @@ async def search_symbols(
     parsed = parse_query(query)
     check_limit(limit)
     kind = _check_kind(kind)
-    crawls = choose_crawls(await crawl_versions(Frontier(redis)), project, version)
+    crawls = choose_crawls(await _crawl_list(redis), project, version)
     return [f.hit for f in await _search(redis, parsed, crawls, kind, limit)]
 
 
@@ -290,7 +424,7 @@ async def get_symbol(
     component (case-insensitive). Several matches give ``candidates`` and no item;
     none gives no item and the nearest symbols as candidates."""
     query = parse_query(name)
-    crawls = choose_crawls(await crawl_versions(Frontier(redis)), project, version)
+    crawls = choose_crawls(await _crawl_list(redis), project, version)
     scope_project = crawls[0].project if len(crawls) == 1 else ""
     scope_version = crawls[0].version if len(crawls) == 1 else ""
     domain, _ = _split_key(query.text)

@@ -16,7 +16,9 @@ from common.config import Config, ConfigError
 from common.search.ranking import SearchInputError
 from common.search.selection import SelectionError
 from frontier.search import SymbolHit, SymbolLookup, lookup_in, search_in
+from frontier.search_index import reindex
 from frontier.session import Frontier
+from frontier.versions import crawl_versions
 from invcrawl import terminal
 from invcrawl.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, fail
 from invcrawl.live_redis import redis_for
@@ -45,8 +47,21 @@ def _hit_lines(hits: list[SymbolHit], width: int | None) -> list[str]:
     return lines
 
 
+async def _reindex_all(frontier: Frontier) -> tuple[int, int]:
+    crawls = [c for c in await crawl_versions(frontier) if not c.failed]
+    items = 0
+    for crawl in crawls:
+        items += await reindex(frontier.crawl(crawl.crawl_id))
+    return len(crawls), items
+
+
 def cmd_search(config: Config) -> int:
     query = config.query
+    if config.reindex:
+        crawls, items = _read(config, _reindex_all)
+        terminal.say(f"indexed {items} items of {crawls} crawl(s)")
+        if query is None:
+            return EXIT_OK
     if query is None:
         raise ConfigError("search needs QUERY: a name or a few words, e.g. json.loads")
 

@@ -19,6 +19,7 @@ import hashlib
 
 POSTING_BYTES = 6
 CHUNK_POSTINGS = 10  # 60 bytes a field: under hash-max-listpack-value (64)
+CHUNK_BYTES = POSTING_BYTES * CHUNK_POSTINGS
 MAX_CHUNKS = 10
 MAX_POSTINGS = CHUNK_POSTINGS * MAX_CHUNKS
 TERM_BUCKETS_PER_BUCKET = 4  # ~3.5 fields an item: ~56 fields a term hash
@@ -28,10 +29,15 @@ def term_buckets(buckets: int) -> int:
     return max(1, buckets) * TERM_BUCKETS_PER_BUCKET
 
 
+def term_hash(term: str) -> int:
+    """32 bits of the SHA-1 of a term: its ``sterm`` hash is this modulo the crawl's
+    :func:`term_buckets`."""
+    return int.from_bytes(hashlib.sha1(term.encode("utf-8")).digest()[:4], "big")
+
+
 def term_bucket(term: str, buckets: int) -> int:
     """The ``sterm`` hash of ``term`` for a crawl of ``buckets`` dedup buckets."""
-    digest = hashlib.sha1(term.encode("utf-8")).digest()
-    return int.from_bytes(digest[:4], "big") % term_buckets(buckets)
+    return term_hash(term) % term_buckets(buckets)
 
 
 def record_bucket(field: str, buckets: int) -> int:

@@ -14,9 +14,10 @@ here again from its item, so a term of a changed or removed item never ranks it.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Any
 
 from common.search import terms as t
 
@@ -77,21 +78,43 @@ class LookupTerm:
     weight: float  # how much a candidate found under it counts, before ranking
 
 
-def lookup_terms(query: Query) -> list[LookupTerm]:
-    """The index terms a query looks up, with their weights (higher: a better tier)."""
+PHRASE_WORDS_LOOKED_UP = 8  # words of a phrase looked up in the index, at most
+NAME_WEIGHTS = {t.FULL_NAME: 1000.0, t.LAST: 100.0, t.PREFIX: 10.0}
+
+
+def name_terms(query: Query) -> list[LookupTerm]:
+    """The terms of the name tiers (exact, last component, prefix) a name-like query
+    looks up first; none for a phrase."""
+    if not query.name_like:
+        return []
     out: dict[str, float] = {}
-    if query.name_like:
-        out[t.full_name_term(query.text)] = 1000.0
-        out[t.last_term(query.text)] = 100.0
-        last = t.last_component(query.text)
-        prefix = t.prefix_term(last)
-        if prefix is not None:
-            out.setdefault(prefix, 10.0)
-    for word in query.words:
-        out.setdefault(t.cut(t.LAST + word), 3.0)
-        out.setdefault(t.cut(t.NAME_PART + word), 2.0)
-        out.setdefault(t.cut(t.WORD + word), 1.0)
+    if "." in query.text.strip("."):  # a name of one component has no whole-name term
+        out[t.full_name_term(query.text)] = NAME_WEIGHTS[t.FULL_NAME]
+    out[t.last_term(query.text)] = NAME_WEIGHTS[t.LAST]
+    prefix = t.prefix_term(t.last_component(query.text))
+    if prefix is not None:
+        out.setdefault(prefix, NAME_WEIGHTS[t.PREFIX])
     return [LookupTerm(term, weight) for term, weight in out.items()]
+
+
+def word_terms(query: Query) -> list[LookupTerm]:
+    """The terms of the token and summary tiers: each word as a token of a name and as a
+    word of a summary (and, for a name-like query, as a last component)."""
+    out: dict[str, float] = {}
+    words = query.words if query.name_like else query.words[:PHRASE_WORDS_LOOKED_UP]
+    for word in words:
+        if query.name_like:
+            out.setdefault(t.cut(t.LAST + word), 3.0)
+        out.setdefault(t.cut(t.NAME_PART + word), 2.0)
+        out.setdefault(t.cut(t.WORD + t.stem(word)), 1.0)
+    return [LookupTerm(term, weight) for term, weight in out.items()]
+
+
+def lookup_terms(query: Query) -> list[LookupTerm]:
+    """Every index term a query may look up, with its weight (higher: a better tier)."""
+    found = {term.term: term for term in word_terms(query)}
+    found.update({term.term: term for term in name_terms(query)})
+    return list(found.values())
 
 
 def term_weight(weight: float, postings: int, items: int) -> float:
@@ -121,14 +144,32 @@ class Ranked:
     score: float  # higher first: 6 - tier, plus a fraction within the tier
 
 
-def rank(query: Query, name: str, summary: str, role: str, domain: str = "") -> Ranked | None:
-    """The tier and score of an item for ``query``; None when it does not match."""
+def is_deprecated(item: Mapping[str, Any]) -> bool:
+    """The item carries a deprecation note (``versions``, docs/items.md)."""
+    notes = item.get("versions") or []
+    return any(isinstance(n, Mapping) and n.get("kind") == "deprecated" for n in notes)
+
+
+def rank(
+    query: Query,
+    name: str,
+    summary: str,
+    role: str,
+    domain: str = "",
+    *,
+    deprecated: bool = False,
+) -> Ranked | None:
+    """The tier and score of an item for ``query``; None when it does not match. Within
+    a name tier, the exact case first (``Popen`` is ``subprocess.Popen`` before
+    ``os.popen``) and a deprecated symbol last (``typing.OrderedDict``)."""
     folded = name.lower()
     last = t.last_component(name).lower()
     tier: Tier | None = None
     coverage = 1.0
-    if folded == query.folded:
+    if folded == query.folded and "." in name.strip("."):
         tier = Tier.EXACT
+    # a name of one component is its own last component: the case then decides
+    # (``Decimal`` is the class decimal.Decimal before the module decimal)
     elif last == query.folded or folded.endswith("." + query.folded):
         tier = Tier.LAST
     elif query.name_like and (folded.startswith(query.folded) or last.startswith(query.folded)):
@@ -137,9 +178,9 @@ def rank(query: Query, name: str, summary: str, role: str, domain: str = "") -> 
         if not query.words:
             return None
         tokens = set(t.name_tokens(name))
-        summary_words = set(t.words(summary))
+        stems = set(t.summary_words(summary))
         in_name = sum(1 for w in query.words if w in tokens)
-        in_summary = sum(1 for w in query.words if w in summary_words or w in tokens)
+        in_summary = sum(1 for w in query.words if t.stem(w) in stems or w in tokens)
         if not in_summary:
             return None
         tier = Tier.TOKENS if in_name else Tier.SUMMARY
@@ -149,7 +190,9 @@ def rank(query: Query, name: str, summary: str, role: str, domain: str = "") -> 
             # A phrase: its words, in the name or the summary, weigh alike across both
             # tiers ("deserialize a JSON document" is json.loads's summary, not a name).
             return Ranked(tier, 2 + min(0.99 * coverage + 0.009 * _fine(name, role, domain), 0.99))
-    fine = 0.6 * coverage + 0.35 * _fine(name, role, domain)
+    exact_case = name == query.text or t.last_component(name) == query.text
+    current = 0.0 if deprecated else 1.0
+    fine = 0.4 * coverage + 0.2 * exact_case + 0.15 * current + 0.24 * _fine(name, role, domain)
     return Ranked(tier, 6 - int(tier) + min(fine, 0.99))
 
 

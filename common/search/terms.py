@@ -17,7 +17,7 @@ FULL_NAME = "="  # the whole qualified name, lower-cased and hashed (names are l
 LAST = "."  # the name's last component, lower-cased
 PREFIX = ">"  # the first PREFIX_CHARS characters of the last component
 NAME_PART = "~"  # a token of the name (dotted, camel, underscore parts)
-WORD = "+"  # a word of the summary
+WORD = "+"  # a word of the summary, stemmed (:func:`stem`)
 
 PREFIX_CHARS = 3
 TERM_BYTES = 48  # a term longer than this is cut (Redis keeps a hash listpack-encoded
@@ -72,6 +72,38 @@ def words(text: str, limit: int | None = None) -> list[str]:
     return list(out)
 
 
+def stem(word: str) -> str:
+    """A light stem of a lower-cased English word, so that a summary's "Parses the
+    directories" and a query's "parse a directory" share their words: plural ``s``,
+    ``ies``, ``ed``, ``ing`` and a final ``e`` go (``parse``, ``parses``, ``parsed``,
+    ``parsing`` → ``pars``). Words of 3 letters or fewer and words with digits stay."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith("sses"):
+        return word[:-2]
+    if word.endswith("ing") and len(word) >= 7:
+        word = word[:-3]
+    elif word.endswith("ed") and len(word) >= 6:
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if word.endswith("e") and len(word) > 4:
+        word = word[:-1]
+    return word
+
+
+def summary_words(text: str, limit: int | None = None) -> list[str]:
+    """The stems of the words of ``text`` (:func:`words`), each once, at most ``limit``."""
+    out: dict[str, None] = {}
+    for word in words(text):
+        out.setdefault(stem(word), None)
+        if limit is not None and len(out) >= limit:
+            break
+    return list(out)
+
+
 def cut(term: str) -> str:
     data = term.encode("utf-8")
     if len(data) <= TERM_BYTES:
@@ -108,6 +140,6 @@ def index_terms(name: str, summary: str) -> list[str]:
     for token in name_tokens(name):
         if token != last_lower:
             out[cut(NAME_PART + token)] = None
-    for word in words(summary, SUMMARY_WORDS):
+    for word in summary_words(summary, SUMMARY_WORDS):
         out[cut(WORD + word)] = None
     return list(out)

@@ -20,6 +20,7 @@ from frontier.connection import connect
 from frontier.forget import forget
 from frontier.refresh import Refresh
 from frontier.search import SymbolHit, get_symbol, search_symbols
+from frontier.search_index import reindex
 from frontier.session import Frontier
 from support.cli import invcrawl
 from support.symbols import V1, V2, build_crawl
@@ -208,6 +209,8 @@ def test_cli_search_and_show(crawled: str, tmp_path: Path) -> None:
     assert "\x1b" not in evil.stdout and "\\x1b]0;owned\\x07" in evil.stdout
     shown = cli("show", "jsonish.evil", "--markdown")
     assert shown.code == 0 and "\x1b" not in shown.stdout and "\x07" not in shown.stdout
+    reindexed = cli("search", "--reindex")
+    assert reindexed.code == 0 and "indexed 22 items of 3 crawl(s)" in reindexed.stderr
     ambiguous = cli("show", "Session")
     assert ambiguous.code == 2 and len(ambiguous.error_lines) == 1
     for args, code, message in [
@@ -218,3 +221,52 @@ def test_cli_search_and_show(crawled: str, tmp_path: Path) -> None:
         result = cli(*args)
         assert (result.code, len(result.error_lines)) == (code, 1), result.stderr
         assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_reindex_a_crawl_committed_before_the_index(crawled: str) -> None:
+    async def main() -> tuple[list[str], list[str], int, int, dict[str, bytes]]:
+        client = connect(crawled)
+        try:
+            plain = redis.Redis.from_url(crawled)
+            index_keys = [
+                k
+                for pattern in ("invcrawl:{reqs-2.0}:srec:*", "invcrawl:{reqs-2.0}:sterm:*")
+                for k in plain.scan_iter(match=pattern)
+            ]
+            plain.delete(*index_keys)  # as a crawl made before the index was
+            before = names(await search_symbols(client, "Session", project="Reqs"))
+            session = Frontier(client).crawl("reqs-2.0")
+            first = await reindex(session)
+            dump = {k.decode(): plain.dump(k) for k in sorted(plain.scan_iter("*:sterm:*"))}
+            second = await reindex(session)
+            again = {k.decode(): plain.dump(k) for k in sorted(plain.scan_iter("*:sterm:*"))}
+            assert again == dump  # idempotent: no posting twice
+            after = names(await search_symbols(client, "Session", project="Reqs"))
+            plain.close()
+            return before, after, first, second, dump
+        finally:
+            await client.aclose()
+
+    before, after, first, second, _ = run(main())
+    assert before == []
+    assert after[:2] == ["reqs.Session", "reqs.sessions.Session"]
+    assert first == second == len(V2)
+
+
+def test_without_scripts_the_same_answers(crawled: str) -> None:
+    """A Redis user that may not run scripts (deploy's reader) looks terms up with
+    plain HGETs: the same results."""
+    import frontier.search as engine
+
+    async def main() -> tuple[list[SymbolHit], list[SymbolHit]]:
+        client = connect(crawled)
+        try:
+            scripted = await search_symbols(client, "parse a json string")
+            engine._no_scripts[client] = True
+            plain = await search_symbols(client, "parse a json string")
+            return scripted, plain
+        finally:
+            await client.aclose()
+
+    scripted, plain = run(main())
+    assert scripted == plain and scripted

@@ -16,6 +16,7 @@ from common.search.ranking import (
     SearchInputError,
     Tier,
     check_limit,
+    is_deprecated,
     lookup_terms,
     parse_query,
     rank,
@@ -55,10 +56,20 @@ def test_summary_words_skip_stopwords_and_repeat() -> None:
     ]
 
 
+def test_stems_join_forms_of_a_word() -> None:
+    forms = ["parse", "parses", "parsed", "parsing"]
+    assert {t.stem(w) for w in forms} == {"pars"}
+    assert t.stem("directories") == t.stem("directory") == "directory"
+    assert t.stem("strings") == t.stem("string") == "string"
+    assert t.stem("process") == t.stem("processes") == "process"
+    assert t.stem("utf8") == "utf8" and t.stem("is") == "is"
+    assert t.summary_words("Parses the directories.") == ["pars", "directory"]
+
+
 def test_index_terms_are_short_and_of_their_kind() -> None:
     terms = t.index_terms("json.dumps", "Serialize obj to a JSON formatted str.")
     assert terms[0].startswith(t.FULL_NAME) and len(terms[0]) == 9
-    assert ".dumps" in terms and ">dum" in terms and "~json" in terms and "+serialize" in terms
+    assert ".dumps" in terms and ">dum" in terms and "~json" in terms and "+serializ" in terms
     assert "~dumps" not in terms  # the last component is its own term
     long = t.index_terms("a." + "x" * 500, "")
     assert all(len(term.encode()) <= t.TERM_BYTES for term in long)
@@ -143,6 +154,21 @@ def test_tiers() -> None:
     assert _tier("serialize json", "json.dumps", "Serialize obj to JSON.") is Tier.TOKENS
     assert _tier("serialize object", "json.dumps", "Serialize obj to JSON.") is Tier.SUMMARY
     assert _tier("nothing", "json.dumps", "Serialize obj to JSON.") is None
+
+
+def test_exact_case_and_current_symbols_first_within_a_tier() -> None:
+    def score(query: str, name: str, role: str = "class", deprecated: bool = False) -> float:
+        ranked = rank(parse_query(query), name, "", role, "py", deprecated=deprecated)
+        assert ranked is not None
+        return ranked.score
+
+    assert score("Decimal", "decimal.Decimal") > score("Decimal", "decimal", "module")
+    assert score("Popen", "subprocess.Popen") > score("Popen", "os.popen", "function")
+    assert score("OrderedDict", "collections.OrderedDict") > score(
+        "OrderedDict", "typing.OrderedDict", deprecated=True
+    )
+    assert is_deprecated({"versions": [{"kind": "deprecated", "version": "3.9"}]})
+    assert not is_deprecated({"versions": [{"kind": "added"}], "doc": "Deprecated."})
 
 
 def test_tiers_order_scores_and_shorter_names_win_a_tie() -> None:
