@@ -63,7 +63,7 @@ class Connection:
         if self._frontier is not None and self._loop is asyncio.get_running_loop():
             with contextlib.suppress(RedisError, OSError):
                 await self._frontier.aclose()
-        self._frontier = None
+        self._client = self._frontier = None
 
 
 def _result(answer: queries.Answer) -> CallToolResult:
