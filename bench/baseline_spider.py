@@ -43,11 +43,11 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from common.config import load_config
 from common.extract import extract_page
 from common.inventory import parse_inventory
 from common.items import CrawlInfo, build_item, status_items
 from common.plan import plan_crawl
+from common.settings.config import load_config
 from common.site import inventory_url
 from common.tasks import Task
 from consumer.settings import consumer_settings

@@ -217,7 +217,7 @@ def run_spider(args: argparse.Namespace) -> int:
     from scrapy_redis.spiders import RedisSpider
     from twisted.python.failure import Failure
 
-    from common.config import load_config
+    from common.settings.config import load_config
     from consumer.run import consumer_settings
 
     class PagePipeline(RedisPipeline):

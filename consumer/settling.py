@@ -18,7 +18,7 @@ from consumer.leases import Leases
 from consumer.metrics import Metrics
 from consumer.pages import PageFailure, PagePostponed, Settlement
 from fetch.failures import Outcome, backoff_delay
-from fetch.outages import Outages, StatSink
+from frontier.outages import Outages, StatSink
 from frontier.values import Claim, CommitResult
 
 log = logging.getLogger("invcrawl.consumer")

@@ -30,9 +30,9 @@ from consumer.leases import Leases
 from consumer.metrics import Metrics
 from consumer.pages import ClaimedPage, Settlement
 from consumer.settling import Backoff, Settler
-from fetch.outages import Outages, StatSink
 from fetch.politeness import HostGate
 from frontier.claims import claim_many
+from frontier.outages import Outages, StatSink
 from frontier.session import Claim, CommitResult, Frontier
 from frontier.states import ProducerState
 

@@ -15,7 +15,7 @@ from typing import Any
 # of every process's start-up, against ~0.05 s from here.
 import scrapy.core.downloader.handlers.http11  # noqa: F401
 
-from common.config import Config
+from common.settings.config import Config
 from fetch.addresses import ADDRESS_POLICY, AddressPolicy
 from fetch.permits import HOST_GATE
 from fetch.politeness import HostGate
@@ -60,7 +60,7 @@ def base_settings(config: Config, host_gate: HostGate | None = None) -> dict[str
         # process (token in a file of the user's profile): never in a crawler fleet. It
         # also cost start-up (aiohttp) and shut-down (its server's stop).
         "REMOTE_CONTROL_ENABLED": False,
-        "LOG_LEVEL": config.scrapy_log_level,  # -v and -q move it (common/config.py)
+        "LOG_LEVEL": config.scrapy_log_level,  # -v and -q move it (common/settings/config.py)
         # Scrapy logs its dependencies' versions at INFO; finding them (platform.platform()
         # runs `uname -p` and reads the interpreter's binary) cost 6-19 ms of every
         # process's start-up even when INFO is not shown: only looked up when it is.

@@ -26,7 +26,7 @@ from redis.exceptions import (
     TimeoutError,
 )
 
-from common.secrets import mask_secrets, mask_url
+from process.secrets import mask_secrets, mask_url
 
 # Errors that mean "Redis is unreachable or restarting": back off and try again.
 TRANSIENT_REDIS_ERRORS: tuple[type[BaseException], ...] = (

@@ -12,6 +12,7 @@ import sys
 
 # The top-level packages of pyproject.toml's [tool.setuptools.packages.find] include.
 PACKAGES = (
+    "process",
     "common",
     "fetch",
     "frontier",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from common.config import Config
+from common.settings.config import Config
 from mcpserver.server import Connection, build_server
 
 

@@ -34,8 +34,8 @@ from collections.abc import Callable, Sequence
 from scrapy.crawler import AsyncCrawlerProcess
 
 from common.cadence import Bounds, jitter
-from common.config import Config
 from common.plan import PlanCache
+from common.settings.config import Config
 from fetch.settings import base_settings
 from frontier import cadence
 from frontier.cadence import Next

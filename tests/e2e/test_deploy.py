@@ -34,7 +34,7 @@ from typing import Any
 import pytest
 import yaml
 
-from common.options import OPTIONS
+from common.settings.options import OPTIONS
 from invcrawl.selfcheck import PACKAGES
 from localredis.server import RedisServer
 from support.crawl import (

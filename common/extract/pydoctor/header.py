@@ -16,6 +16,7 @@ from typing import Any
 
 from common.params import parse_py_arglist, py_slot, with_kinds
 
+from ..brackets import paren_span
 from ..labels import label
 from ..text import Element, class_tokens, norm, raw_text
 
@@ -143,31 +144,6 @@ def class_signature(line: Element) -> str | None:
     if text.endswith(":"):
         text = text[:-1].rstrip()
     return text or None
-
-
-def paren_span(text: str, start: int) -> tuple[str, int] | None:
-    """The text inside the parentheses opening at ``start`` and the index after them."""
-    depth = 0
-    quote = ""
-    escaped = False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-            if depth == 0:
-                return text[start + 1 : i], i + 1
-    return None
 
 
 def call_params(header: Header, signature: str | None) -> tuple[list[dict[str, Any]], str | None]:

@@ -1,14 +1,15 @@
-"""``invcrawl mcp``: the MCP server (``mcpserver/``) on the configured Redis, the embedded
-one of ``--data-dir`` included: on standard input and output (how MCP clients start a
-server), or with ``--http`` as streamable HTTP under the dashboard's access rules."""
+"""Serving agents: ``invcrawl mcp``, the MCP server (``mcpserver/``) on the configured
+Redis, the embedded one of ``--data-dir`` included: on standard input and output (how
+MCP clients start a server), or with ``--http`` as streamable HTTP under the dashboard's
+access rules."""
 
 from __future__ import annotations
 
-from common import interrupts
-from common.config import Config
 from common.listen import listener_secret
+from common.settings.config import Config
 from invcrawl.errors import UserError
 from invcrawl.live_redis import redis_for
+from process import interrupts
 
 
 def cmd_mcp(config: Config) -> int:
