@@ -18,6 +18,9 @@ from typing import Any, NotRequired, TypedDict, cast
 import orjson
 
 from common.codec import stored_item
+from common.search.postings import record_bucket, term_bucket
+from common.search.summary import first_sentence
+from common.search.terms import index_terms
 from common.tasks import Task, TaskEntry
 
 
@@ -202,6 +205,10 @@ class PreparedItem:
     value: str  # checksum[:12] + status letter
     status: str
     data: bytes  # item JSON as stored in the stream (common/codec.py: a zstd frame)
+    # the search index (common/search/postings.py): (sterm bucket, term) of each of its
+    # terms; empty for an item the index leaves out
+    terms: tuple[tuple[int, str], ...] = ()
+    record: int = 0  # its srec hash
 
 
 def bucket_count(entries: int) -> int:
@@ -270,6 +277,9 @@ def status_items(crawl: CrawlInfo, task: Task, status: str, reason: str | None) 
 
 def prepare(item: Item, buckets: int) -> PreparedItem:
     bucket, field = key_digest(item["key"], buckets)
+    summary = first_sentence(item.get("doc"))
+    name = str(item.get("name") or item["key"].split(":", 2)[-1])
+    terms = tuple((term_bucket(term, buckets), term) for term in index_terms(name, summary))
     return PreparedItem(
         key=item["key"],
         bucket=bucket,
@@ -277,4 +287,6 @@ def prepare(item: Item, buckets: int) -> PreparedItem:
         value=item["checksum"][:12] + item_letter(item["status"], item.get("generator")),
         status=item["status"],
         data=stored_item(orjson.dumps(item)),
+        terms=terms,
+        record=record_bucket(field, buckets),
     )

@@ -39,6 +39,11 @@ TRANSIENT_REDIS_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
+# The client's type, for a package that hands the client back to the frontier (the MCP
+# server gives it to frontier/search.py) without importing redis-py itself.
+Client = Redis
+
+
 def redis_params() -> dict[str, Any]:
     """Keyword arguments of the client, besides its URL."""
     return {

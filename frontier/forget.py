@@ -14,6 +14,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from common.search.postings import term_buckets
 from frontier.keys import ACTIVE, CRAWLS, CrawlKeys
 from frontier.scripts import KeyIndex
 from frontier.session import CrawlSession
@@ -56,7 +57,10 @@ def crawl_key_names(keys: CrawlKeys, slots: int, buckets: int) -> tuple[list[str
         for slot in range(slots)
         for key in (keys.queue(slot), keys.delayed(slot), keys.owner(slot))
     ]
-    return fixed + inflight + per_slot + [keys.isum(b) for b in range(buckets)], inflight
+    search = [keys.search_record(b) for b in range(buckets)]
+    search += [keys.search_terms(h) for h in range(term_buckets(buckets))] if buckets else []
+    dedup = [keys.isum(b) for b in range(buckets)]
+    return fixed + inflight + per_slot + dedup + search, inflight
 
 
 async def forget(

@@ -56,6 +56,10 @@ key                                 type    holds
                                             (removed keys) and reuses it on a 304
 ``invcrawl:{C}:isum:<b>``           HASH    item-key digest -> checksum + status letter,
                                             bucketed so each hash stays listpack-encoded
+``invcrawl:{C}:srec:<r>``           HASH    search index: item digest -> stream entry id of
+                                            its latest item (``common/search/postings.py``)
+``invcrawl:{C}:sterm:<h>``          HASH    search index: term -> postings (6-byte item
+                                            digests, in chunks of 10)
 ``invcrawl:{C}:stats``              HASH    counters: claims, commits, fenced, retries, reaped,
                                             dead, items_new, items_updated, items_unchanged,
                                             items_removed,
@@ -217,6 +221,12 @@ class CrawlKeys(_Bindable):
 
     def isum(self, bucket: int) -> str:
         return f"{self.base}:isum:{bucket}"
+
+    def search_record(self, bucket: int) -> str:
+        return f"{self.base}:srec:{bucket}"
+
+    def search_terms(self, bucket: int) -> str:
+        return f"{self.base}:sterm:{bucket}"
 
     def pattern(self) -> str:
         """A SCAN pattern matching every key of this crawl (for deletion)."""

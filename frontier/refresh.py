@@ -19,6 +19,7 @@ from typing import Any
 from redis.client import NEVER_DECODE
 
 from common.items import key_digest
+from common.search.postings import record_bucket
 from common.tasks import Task
 from common.validators import conditional_headers, decode_validators
 from frontier.connection import connect
@@ -125,7 +126,8 @@ class Refresh:
             args: list[Any] = [len(page_ids), *page_ids]
             for key in batch:
                 bucket, field = key_digest(key, buckets)
-                args += [index.add(k.isum(bucket)), field, key]
+                record = k.search_record(record_bucket(field, buckets))
+                args += [index.add(k.isum(bucket)), field, key, index.add(record)]
             if batch or page_ids:
                 written += int(
                     await self.session._scripts.run("tombstone", fixed, args, index.keys)

@@ -20,6 +20,7 @@ from typing import Any, TypeVar, cast
 from redis.asyncio import Redis
 
 from common.items import PageOutcome, PreparedItem
+from common.search.postings import posting
 from common.sharding import slot_for
 from common.tasks import Task, decode_task, encode_task
 from frontier import permissions
@@ -58,6 +59,17 @@ class Frontier:
 
     async def aclose(self) -> None:
         await self._redis.aclose()
+
+
+def search_index_args(k: CrawlKeys, items: Sequence[PreparedItem], index: KeyIndex) -> list[Any]:
+    """The ARGV of the search index of ``items`` (``index_items`` in _prelude.lua), adding
+    the hashes it writes to ``index``."""
+    args: list[Any] = []
+    for item in items:
+        args += [index.add(k.search_record(item.record)), posting(item.field), len(item.terms)]
+        for bucket, term in item.terms:
+            args += [index.add(k.search_terms(bucket)), term]
+    return args
 
 
 class CrawlSession:
@@ -212,6 +224,7 @@ class CrawlSession:
         for item in items:
             bucket = buckets.add(k.isum(item.bucket))
             args += [bucket, item.field, item.value, item.key, item.status, item.data]
+        args += search_index_args(k, items, buckets)
         code, new, updated, unchanged = await self._scripts.run("commit", fixed, args, buckets.keys)
         return CommitResult(code == 1, new, updated, unchanged, expired=code == -1)
 

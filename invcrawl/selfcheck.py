@@ -20,6 +20,7 @@ PACKAGES = (
     "producer",
     "consumer",
     "dashboard",
+    "mcpserver",
     "invcrawl",
 )
 

@@ -114,6 +114,24 @@ COMMANDS: tuple[Command, ...] = (
         "one symbol across the versions of its project: the typed changes at each step",
         "invcrawl history py:function:numpy.unique --project numpy",
     ),
+    Command(
+        "search",
+        "find symbols by name or words of their summary, in each project's latest version "
+        "(or the one named), best first",
+        "invcrawl search Session --project requests --version 2.x",
+    ),
+    Command(
+        "show",
+        "one symbol whole: signature, parameters, returns, raises, doc; by key, qualified "
+        "name or unambiguous last component",
+        "invcrawl show json.loads --project Python --markdown",
+    ),
+    Command(
+        "mcp",
+        "serve the crawled symbols to coding agents over MCP (stdio; --http: streamable "
+        "HTTP): search, symbols, API diffs, histories, the change feed; reads only",
+        "invcrawl mcp --redis redis://localhost:6379/0",
+    ),
 )
 COMMANDS_BY_NAME = {c.name: c for c in COMMANDS}
 COMMAND_NAMES = frozenset(c.name for c in COMMANDS)

@@ -53,6 +53,11 @@ class Config:
     old_crawl: str | None = None
     new_crawl: str | None = None
     symbol: str | None = None
+    query: str | None = None  # search QUERY
+    show_name: str | None = None  # show NAME
+    kind: str | None = None
+    limit: int = 10
+    reindex: bool = False
     project: str | None = None  # None: the inventory's (or what an earlier run was given)
     version: str | None = None
     markdown: bool = False
@@ -99,6 +104,9 @@ class Config:
     metrics_port: int | None = None
     dashboard_token: str | None = field(default=None, repr=False)  # a secret
     metrics_token: str | None = field(default=None, repr=False)  # a secret
+    http: bool = False
+    mcp_port: int = 8781
+    mcp_token: str | None = field(default=None, repr=False)  # a secret
     refresh: bool = False
     force: bool = False
     every: float | str | None = None  # seconds, or "auto" (common/cadence.py)
@@ -244,6 +252,7 @@ def register_secrets(config: Config, env: Mapping[str, str]) -> None:
     register_url(config.redis)
     register_secret(config.dashboard_token)
     register_secret(config.metrics_token)
+    register_secret(config.mcp_token)
     for name in PROXY_VARIABLES:
         register_url(env.get(name) or env.get(name.upper()))
 

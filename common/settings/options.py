@@ -174,22 +174,77 @@ OPTIONS: tuple[Option, ...] = (
         metavar="KEY",
     ),
     Option(
+        "query",
+        str,
+        "a name (qualified, its last component or a prefix) or a few words of a summary; "
+        "any characters, matched as plain text",
+        frozenset({"search"}),
+        positional=True,
+        metavar="QUERY",
+    ),
+    Option(
+        "show_name",
+        str,
+        "an item key (py:function:json.loads), a qualified name or an unambiguous last component",
+        frozenset({"show"}),
+        positional=True,
+        metavar="NAME",
+    ),
+    Option(
         "project",
         str,
         "crawl, produce: the crawl's project name (default: the inventory's '# Project:' "
         "line; kept by later runs that do not give it); history: the project to read",
-        frozenset({"crawl", "produce", "history"}),
+        frozenset({"crawl", "produce", "history", "search", "show"}),
         metavar="NAME",
         inherited=True,
+        help_for=(
+            ("search", "search this project only, named in any case (default: every project)"),
+            ("show", "look in this project only, named in any case (default: every project)"),
+        ),
     ),
     Option(
         "version",
         str,
         "the crawl's version (default: the inventory's '# Version:' line; kept by later "
         "runs that do not give it). `invcrawl --version` alone prints invcrawl's version",
-        frozenset({"crawl", "produce"}),
+        frozenset({"crawl", "produce", "search", "show"}),
         metavar="V",
         inherited=True,
+        help_for=(
+            (
+                "search",
+                "an exact version or an X-range (2.x, 2.1.x: the highest match); never "
+                "another one in its place (default: each project's latest finished version)",
+            ),
+            (
+                "show",
+                "an exact version or an X-range (2.x, 2.1.x: the highest match); never "
+                "another one in its place (default: each project's latest finished version)",
+            ),
+        ),
+    ),
+    Option(
+        "kind",
+        str,
+        "only symbols of this role (function, class, method...) or domain:role (py:method)",
+        frozenset({"search"}),
+        metavar="ROLE",
+    ),
+    Option(
+        "reindex",
+        values.boolean,
+        "first index the items of every crawl (those committed before the search index "
+        "existed have none; idempotent), then search QUERY if given",
+        frozenset({"search"}),
+        switch=True,
+    ),
+    Option(
+        "limit",
+        values.positive_int,
+        "how many results at most (1 to 100)",
+        frozenset({"search"}),
+        metavar="N",
     ),
     Option(
         "redis",
@@ -213,7 +268,7 @@ OPTIONS: tuple[Option, ...] = (
         "crawl id (default: derived from the site URL, or the only crawl in Redis), or "
         "PROJECT@VERSION of an existing crawl; consume takes a comma-separated list and "
         "serves those crawls only",
-        _REDIS - {"forget"},
+        _REDIS - {"forget", "search", "show"},
         ("--crawl-id",),
         metavar="ID",
         default_text="None",
@@ -448,8 +503,9 @@ OPTIONS: tuple[Option, ...] = (
         "bind",
         str,
         "address the dashboard listens on (anything but loopback requires --token, or a "
-        "Redis user that can only read in --redis); consume: its --metrics-port endpoint's",
-        frozenset({"dashboard", "consume"}),
+        "Redis user that can only read in --redis); consume: its --metrics-port endpoint's; "
+        "mcp: its --http endpoint's",
+        frozenset({"dashboard", "consume", "mcp"}),
         metavar="ADDRESS",
         help_for=(
             (
@@ -457,6 +513,11 @@ OPTIONS: tuple[Option, ...] = (
                 "address the --metrics-port endpoint listens on (anything but loopback, "
                 "such as 0.0.0.0 for a Prometheus on another host or container, requires "
                 "--metrics-token)",
+            ),
+            (
+                "mcp",
+                "address the --http endpoint listens on (anything but loopback requires "
+                "--token, or a Redis user that can only read in --redis)",
             ),
         ),
     ),
@@ -466,6 +527,31 @@ OPTIONS: tuple[Option, ...] = (
         "port of the dashboard (0: any free port)",
         frozenset({"dashboard"}),
         metavar="N",
+    ),
+    Option(
+        "http",
+        values.boolean,
+        "serve streamable HTTP at http://BIND:PORT/mcp instead of stdio (the dashboard's "
+        "access rules: a token beyond loopback, the Host header checked)",
+        frozenset({"mcp"}),
+        switch=True,
+    ),
+    Option(
+        "mcp_port",
+        values.port,
+        "port of the --http endpoint (0: any free port)",
+        frozenset({"mcp"}),
+        ("--port",),
+        metavar="N",
+    ),
+    Option(
+        "mcp_token",
+        str,
+        "token the --http endpoint asks for (Authorization: Bearer TOKEN); prefer the "
+        "variable: flags show in ps",
+        frozenset({"mcp"}),
+        ("--token",),
+        metavar="TOKEN",
     ),
     Option(
         "metrics_port",
@@ -569,7 +655,10 @@ OPTIONS: tuple[Option, ...] = (
         values.boolean,
         "print JSON (crawl: one summary on standard output when done; diff: one JSON line "
         "per symbol that differs)",
-        frozenset({"status", "inventory", "report", "dlq", "crawl", "versions", "diff", "history"}),
+        frozenset(
+            {"status", "inventory", "report", "dlq", "crawl", "versions", "diff", "history"}
+            | {"search", "show"}
+        ),
         switch=True,
         help_for=(
             (
@@ -584,14 +673,17 @@ OPTIONS: tuple[Option, ...] = (
             ("versions", "print the projects and their versions as JSON"),
             ("diff", "print one JSON line per symbol that differs, with its typed changes"),
             ("history", "print the symbol's history as JSON"),
+            ("search", "print the results as JSON: {query, results: [{key, name, role, ...}]}"),
+            ("show", "print the whole item as JSON (or the candidates, when ambiguous)"),
         ),
     ),
     Option(
         "markdown",
         values.boolean,
         "write release-notes Markdown: a section per module, breaking changes first",
-        frozenset({"diff"}),
+        frozenset({"diff", "show"}),
         switch=True,
+        help_for=(("show", "print the symbol as Markdown: its signature and doc_markdown"),),
     ),
     Option(
         "watch",
@@ -678,11 +770,19 @@ OPTIONS: tuple[Option, ...] = (
         values.hosts,
         "other hosts pages may be fetched from or redirect to, comma-separated (e.g. a "
         "docs CDN); by default only the site's own origin. dashboard: host names its page "
-        "may be reached by besides loopback ones (a loopback bind checks the Host header)",
-        _RUNNERS | {"dashboard"},
+        "may be reached by besides loopback ones (a loopback bind checks the Host header); "
+        "mcp --http: the same",
+        _RUNNERS | {"dashboard", "mcp"},
         ("--allow-host",),
         metavar="HOST[,HOST]",
         inherited=True,
+        help_for=(
+            (
+                "mcp",
+                "host names the --http endpoint may be reached by besides loopback ones (a "
+                "loopback bind checks the Host header), comma-separated",
+            ),
+        ),
     ),
     Option(
         "max_crawl_delay",

@@ -21,7 +21,15 @@
 --                          status, item JSON) to the stream unless its checksum and
 --                          status are unchanged; keeps the per-status and
 --                          per-generator counters (stats status:<s>, generator:<g>).
---                          Returns new, updated, unchanged.
+--                          Returns new, updated, unchanged, and the stream entry id of
+--                          each item written (by its 0-based index; nil: unchanged).
+-- index_items(written, base, count, ibase)
+--                          the search index (common/search/postings.py) of the items
+--                          write_items wrote: from ARGV[ibase], per item its srec KEYS
+--                          index, its posting (6 bytes), its term count, then a KEYS
+--                          index (sterm hash) and a term per term. Records the item's
+--                          stream entry id under its digest; adds its posting to each
+--                          term's chunks (at most 10 of 10 postings a term).
 local STATUS_OF = {o = 'ok', a = 'anchor_missing', n = 'page_not_found', s = 'skipped',
                    f = 'offsite', x = 'failed', m = 'ok', M = 'anchor_missing', p = 'ok',
                    P = 'anchor_missing', u = 'ok', U = 'anchor_missing'}
@@ -51,6 +59,7 @@ end
 
 local function write_items(items, stats, task_id, base, count)
   local new, updated, unchanged = 0, 0, 0
+  local written = {}
   -- Status counter changes are summed here and written once per status after the loop:
   -- one HINCRBY per item would be ~30 per page (and, replicated by effects, as many AOF
   -- records).
@@ -74,8 +83,8 @@ local function write_items(items, stats, task_id, base, count)
       end
       count_letter(delta, string.sub(value, -1), 1)
       redis.call('HSET', bucket, field, value)
-      redis.call('XADD', items, '*', 'key', key, 'sum', string.sub(value, 1, 12),
-                 'kind', kind, 'task', task_id, 'data', data)
+      written[i] = redis.call('XADD', items, '*', 'key', key, 'sum', string.sub(value, 1, 12),
+                              'kind', kind, 'task', task_id, 'data', data)
     end
   end
   for counter, n in pairs(delta) do
@@ -84,5 +93,43 @@ local function write_items(items, stats, task_id, base, count)
   if new > 0 then redis.call('HINCRBY', stats, 'items_new', new) end
   if updated > 0 then redis.call('HINCRBY', stats, 'items_updated', updated) end
   if unchanged > 0 then redis.call('HINCRBY', stats, 'items_unchanged', unchanged) end
-  return new, updated, unchanged
+  return new, updated, unchanged, written
+end
+
+local POSTING_BYTES, CHUNK_BYTES, MAX_CHUNKS = 6, 60, 10
+
+-- Adds a posting to a term's chunks unless it is there already (a term seen in
+-- MAX_CHUNKS full chunks of items takes no more).
+local function add_posting(bucket, term, posting)
+  for c = 0, MAX_CHUNKS - 1 do
+    local field = term
+    if c > 0 then field = term .. '\0' .. string.char(c) end
+    local postings = redis.call('HGET', bucket, field)
+    if not postings then
+      redis.call('HSET', bucket, field, posting)
+      return
+    end
+    for i = 1, #postings, POSTING_BYTES do
+      if string.sub(postings, i, i + POSTING_BYTES - 1) == posting then return end
+    end
+    if #postings < CHUNK_BYTES then
+      redis.call('HSET', bucket, field, postings .. posting)
+      return
+    end
+  end
+end
+
+local function index_items(written, base, count, ibase)
+  local at = ibase
+  for i = 0, count - 1 do
+    local record, posting, terms = KEYS[tonumber(ARGV[at])], ARGV[at + 1], tonumber(ARGV[at + 2])
+    local id = written[i]
+    if id then
+      redis.call('HSET', record, ARGV[base + 6 * i + 1], id)
+      for j = 0, terms - 1 do
+        add_posting(KEYS[tonumber(ARGV[at + 3 + 2 * j])], ARGV[at + 4 + 2 * j], posting)
+      end
+    end
+    at = at + 3 + 2 * terms
+  end
 end

@@ -7,7 +7,9 @@
 -- ARGV  task id, token, page outcome (fetched|not_found|skipped|offsite|unchanged), item
 --       count, the page's refresh validators JSON ('' = none: forget any stored),
 --       then 6 values per item: KEYS index of its bucket, key digest,
---       checksum12..status letter, item key, status, item JSON
+--       checksum12..status letter, item key, status, item JSON,
+--       then the search index of each item (index_items in _prelude.lua); its KEYS
+--       (srec:<r>, sterm:<h>) follow the isum buckets
 --
 -- Returns {code, new, updated, unchanged}; code 1 = committed, 0 = fenced (the token is
 -- not the current lease holder's), -1 = fenced because the lease deadline has passed.
@@ -27,7 +29,8 @@ if not deadline or tonumber(deadline) < now then
   return {-1, 0, 0, 0}
 end
 
-local new, updated, unchanged = write_items(items, stats, id, FIXED_ARGS + 1, count)
+local new, updated, unchanged, written = write_items(items, stats, id, FIXED_ARGS + 1, count)
+index_items(written, FIXED_ARGS + 1, count, FIXED_ARGS + 1 + 6 * count)
 if validators ~= '' then
   redis.call('HSET', pages, id, validators)
 else

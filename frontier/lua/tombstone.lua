@@ -5,8 +5,10 @@
 -- second tombstone. Pages gone from the inventory lose their validators.
 --
 -- KEYS  stats items pages, then the isum:<b> bucket hashes used by this batch
--- ARGV  page count, page ids..., then 3 values per key: KEYS index of its bucket,
---       key digest, item key
+-- ARGV  page count, page ids..., then 4 values per key: KEYS index of its bucket,
+--       key digest, item key, KEYS index of its search record hash (srec:<r>: the
+--       record goes, so the search finds it no more; its postings, left behind, lead
+--       nowhere)
 --
 -- Returns the number of tombstones written.
 local stats, items, pages = KEYS[1], KEYS[2], KEYS[3]
@@ -18,13 +20,14 @@ for i = FIXED_ARGS + 1, FIXED_ARGS + page_count do
 end
 local removed = 0
 local delta = {}
-for base = FIXED_ARGS + page_count + 1, #ARGV, 3 do
+for base = FIXED_ARGS + page_count + 1, #ARGV, 4 do
   local bucket = KEYS[tonumber(ARGV[base])]
   local field, key = ARGV[base + 1], ARGV[base + 2]
   local old = redis.call('HGET', bucket, field)
   if old then
     count_letter(delta, string.sub(old, -1), -1)
     redis.call('HDEL', bucket, field)
+    redis.call('HDEL', KEYS[tonumber(ARGV[base + 3])], field)
     redis.call('XADD', items, '*', 'key', key, 'sum', '', 'kind', 'removed', 'task', '',
                'data', cjson.encode({key = key, status = 'removed'}))
     removed = removed + 1

@@ -1,8 +1,9 @@
 """Runs a command: :data:`HANDLERS` names the handler of each command of the command table
 (``common/settings/commands.py``), one row per command, grouped by what they do:
 ``crawling`` (inventory, produce, consume, crawl), ``reading`` (status, report, export,
-changes), ``versions`` (versions, diff, history) and ``administration`` (redis,
-dashboard, dlq, reshard, forget). Each handler returns an exit code; user mistakes raise
+changes), ``versions`` (versions, diff, history), ``administration`` (redis,
+dashboard, dlq, reshard, forget) and ``serving`` (mcp); ``search`` and ``show`` are
+``invcrawl/symbol_cmds.py``'s. Each handler returns an exit code; user mistakes raise
 one of :data:`USER_ERRORS` and are printed as one line by :func:`run`."""
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from common.site import SiteError
 from frontier.scripts import StaleLayout
 from frontier.session import CrawlNotFound
 from frontier.versions import CrawlRefError
-from invcrawl.commands import administration, crawling, reading, versions
+from invcrawl import symbol_cmds
+from invcrawl.commands import administration, crawling, reading, serving, versions
 from invcrawl.errors import EXIT_FAILED, EXIT_USAGE, UsageError, UserError, fail
 from localredis.server import RedisServerError
 
@@ -49,11 +51,14 @@ HANDLERS: dict[str, Handler] = {
     "versions": versions.cmd_versions,
     "diff": versions.cmd_diff,
     "history": versions.cmd_history,
+    "search": symbol_cmds.cmd_search,
+    "show": symbol_cmds.cmd_show,
     "redis": administration.cmd_redis,
     "dashboard": administration.cmd_dashboard,
     "dlq": administration.cmd_dlq,
     "reshard": administration.cmd_reshard,
     "forget": administration.cmd_forget,
+    "mcp": serving.cmd_mcp,
 }
 
 

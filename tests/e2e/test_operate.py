@@ -345,6 +345,10 @@ def documented_keys() -> dict[str, str]:
     return {pattern: kind.lower() for pattern, kind in rows}
 
 
+# the placeholder of each bucketed key's number in the key table (<slot> for the others)
+_PLACEHOLDERS = {"isum": "<b>", "search_record": "<r>", "search_terms": "<h>"}
+
+
 def schema_keys() -> set[str]:
     """Every key frontier/keys.py can build, with <slot>/<b>/{H} placeholders."""
     k = CrawlKeys("C")
@@ -361,7 +365,7 @@ def schema_keys() -> set[str]:
         if isinstance(attr, property):
             out.add(getattr(k, name))
         elif callable(attr):
-            out.add(getattr(k, name)("<b>" if name == "isum" else "<slot>"))
+            out.add(getattr(k, name)(_PLACEHOLDERS.get(name, "<slot>")))
     return out
 
 
@@ -378,6 +382,8 @@ def test_every_live_key_is_documented(paused: Paused) -> None:
             .replace(re.escape("{C}"), re.escape("{" + paused.crawl + "}"))
             .replace(re.escape("<slot>"), r"\d+")
             .replace(re.escape("<b>"), r"\d+")
+            .replace(re.escape("<r>"), r"\d+")
+            .replace(re.escape("<h>"), r"\d+")
             .replace(re.escape("{H}"), r"\{[^}]+\}")
             + r"\Z"
         ): kind

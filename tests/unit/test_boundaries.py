@@ -43,7 +43,7 @@ def offenders(package: str, forbidden: set[str]) -> dict[str, set[str]]:
 # direction is refused, deferred and TYPE_CHECKING imports included.
 PACKAGES = {
     "process", "common", "frontier", "localredis", "fetch", "producer", "consumer", "dashboard",
-    "invcrawl"
+    "mcpserver", "invcrawl"
 }  # fmt: skip
 ALLOWED = {
     "process": {"process"},
@@ -54,6 +54,7 @@ ALLOWED = {
     "producer": {"process", "common", "frontier", "fetch", "producer"},
     "consumer": {"process", "common", "frontier", "fetch", "consumer"},
     "dashboard": {"process", "common", "frontier", "dashboard"},
+    "mcpserver": {"process", "common", "frontier", "mcpserver"},
     "invcrawl": PACKAGES,
 }
 

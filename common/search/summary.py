@@ -1,0 +1,36 @@
+"""An item's summary: the first sentence of its doc text (pure)."""
+
+from __future__ import annotations
+
+import re
+
+SUMMARY_CHARS = 240  # a summary longer than this is cut at a word, ending with ELLIPSIS
+ELLIPSIS = "…"
+_SCAN_CHARS = 2000  # of the doc text looked at: a first sentence ends well before
+# A sentence ends at . ! ? followed by white space (or the end), unless the period ends
+# an abbreviation a docstring uses mid-sentence or a single letter (initials, "a.").
+_END = re.compile(r"[.!?](?=\s|$)")
+_ABBREVIATIONS = ("e.g", "i.e", "etc", "vs", "cf", "approx", "resp", "no", "ver", "incl")
+_SPACE = re.compile(r"\s+")
+
+
+def first_sentence(doc: str | None) -> str:
+    """The first sentence of ``doc``, white space collapsed, at most SUMMARY_CHARS
+    characters; '' for no text."""
+    if not doc:
+        return ""
+    text = _SPACE.sub(" ", doc[:_SCAN_CHARS]).strip()
+    # A paragraph break (two newlines in the doc) ends a first line without a period.
+    head = doc[:_SCAN_CHARS].split("\n\n", 1)[0]
+    if len(head) < len(doc[:_SCAN_CHARS]):
+        text = _SPACE.sub(" ", head).strip()
+    for match in _END.finditer(text):
+        before = text[: match.start()].rsplit(" ", 1)[-1].lower()
+        if before.endswith(_ABBREVIATIONS) or (len(before) == 1 and before.isalpha()):
+            continue
+        text = text[: match.end()]
+        break
+    if len(text) > SUMMARY_CHARS:
+        cut = text[:SUMMARY_CHARS].rsplit(" ", 1)[0]
+        text = cut.rstrip(" ,;:") + ELLIPSIS
+    return text

@@ -1,0 +1,48 @@
+"""Index the items a crawl already holds (``invcrawl search --reindex``): a crawl
+committed before the search index existed has none, and a refresh rewrites only the
+items that changed. Reads the stream once for the latest entry of each key, once more
+for the items, and writes their records and postings with ``search_index.lua``, in
+batches (idempotent: run twice, it adds nothing)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from common.items import key_digest
+from common.search.postings import posting, record_bucket, term_bucket
+from common.search.summary import first_sentence
+from common.search.terms import index_terms
+from frontier.export import all_entries, latest_entry_ids
+from frontier.scripts import KeyIndex
+from frontier.session import CrawlSession
+
+BATCH = 200  # items a script call indexes
+
+
+async def reindex(session: CrawlSession) -> int:
+    """Index every live item of the crawl; returns how many."""
+    buckets = (await session.refresh_layout()).buckets
+    latest = await latest_entry_ids(session)
+    indexed = 0
+    fixed = session.keys.bind("meta")
+    index = KeyIndex(len(fixed))
+    args: list[Any] = []
+    count = 0
+    async for entry in all_entries(session):
+        if entry.removed or latest.get(entry.key) != entry.id:
+            continue
+        item = entry.item()
+        _, field = key_digest(entry.key, buckets)
+        name = str(item.get("name") or entry.key.split(":", 2)[-1])
+        terms = index_terms(name, first_sentence(item.get("doc")))
+        record = session.keys.search_record(record_bucket(field, buckets))
+        args += [index.add(record), field, entry.id, posting(field), len(terms)]
+        for term in terms:
+            args += [index.add(session.keys.search_terms(term_bucket(term, buckets))), term]
+        count += 1
+        if count >= BATCH:
+            indexed += int(await session._scripts.run("search_index", fixed, args, index.keys))
+            index, args, count = KeyIndex(len(fixed)), [], 0
+    if count:
+        indexed += int(await session._scripts.run("search_index", fixed, args, index.keys))
+    return indexed

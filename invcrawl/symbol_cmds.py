@@ -1,0 +1,156 @@
+"""``invcrawl search`` and ``invcrawl show``: symbols found by name or summary words
+across the crawls in Redis (``frontier/search.py``, docs/search.md), the same engine the
+MCP server's ``search_symbols`` and ``get_symbol`` run.
+
+Everything printed comes from sites: each value goes through ``invcrawl/render.safe``
+(text), ``terminal_safe`` (Markdown) or ``json_safe`` (``--json``). A bad query or
+limit, an unknown project or version: one line, exit 2, no traceback."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from common.search.ranking import SearchInputError
+from common.search.selection import SelectionError
+from common.settings.config import Config, ConfigError
+from frontier.search import SymbolHit, SymbolLookup, lookup_in, search_in
+from frontier.search_index import reindex
+from frontier.session import Frontier
+from frontier.versions import crawl_versions
+from invcrawl import terminal
+from invcrawl.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, fail
+from invcrawl.live_redis import redis_for
+from invcrawl.render import fit, json_safe, safe, terminal_safe
+from invcrawl.scope import with_frontier
+
+CANDIDATES_LISTED = 10
+
+
+def _read(config: Config, job: Callable[[Frontier], Awaitable[Any]]) -> Any:
+    try:
+        with redis_for(config, create=False) as live:
+            return with_frontier(live, job)
+    except (SearchInputError, SelectionError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _hit_lines(hits: list[SymbolHit], width: int | None) -> list[str]:
+    lines = []
+    for hit in hits:
+        where = f"{safe(hit.project) or '(no project)'} {safe(hit.version)}".strip()
+        lines.append(fit(f"{safe(hit.name)}  {safe(hit.role)}  {where}", width))
+        if hit.summary:
+            lines.append(fit(f"    {safe(hit.summary)}", width))
+        lines.append(f"    {safe(hit.url)}" if hit.url else f"    {safe(hit.key)}")
+    return lines
+
+
+async def _reindex_all(frontier: Frontier) -> tuple[int, int]:
+    crawls = [c for c in await crawl_versions(frontier) if not c.failed]
+    items = 0
+    for crawl in crawls:
+        items += await reindex(frontier.crawl(crawl.crawl_id))
+    return len(crawls), items
+
+
+def cmd_search(config: Config) -> int:
+    query = config.query
+    if config.reindex:
+        crawls, items = _read(config, _reindex_all)
+        terminal.say(f"indexed {items} items of {crawls} crawl(s)")
+        if query is None:
+            return EXIT_OK
+    if query is None:
+        raise ConfigError("search needs QUERY: a name or a few words, e.g. json.loads")
+
+    async def job(frontier: Frontier) -> list[SymbolHit]:
+        return await search_in(
+            frontier,
+            query,
+            project=config.project,
+            version=config.version,
+            kind=config.kind,
+            limit=config.limit,
+        )
+
+    hits: list[SymbolHit] = _read(config, job)
+    if config.json:
+        data = {"query": query, "results": [h.to_json() for h in hits]}
+        print(json_safe(json.dumps(data, indent=2, ensure_ascii=False)))
+        return EXIT_OK
+    if not hits:
+        terminal.note(f"no symbol matches {safe(query)!s}")
+        return EXIT_OK
+    print("\n".join(_hit_lines(hits, terminal.width())))
+    return EXIT_OK
+
+
+def _item_text(item: dict[str, Any], where: str) -> str:
+    lines = [f"{safe(item.get('name'))}  ({safe(item.get('key'))}, {where})"]
+    if item.get("signature"):
+        lines.append(f"  {safe(item['signature'])}")
+    if item.get("url"):
+        lines.append(f"  {safe(item['url'])}")
+    for param in item.get("params") or []:
+        kind = f" [{safe(param.get('kind'))}]" if param.get("kind") else ""
+        type_ = f": {safe(param.get('type'))}" if param.get("type") else ""
+        default = f" = {safe(param.get('default'))}" if param.get("default") else ""
+        lines.append(f"  param {safe(param.get('name'))}{type_}{default}{kind}")
+    for name in ("returns", "raises"):
+        for value in item.get(name) or []:
+            text = (
+                value.get("type") or value.get("description") if isinstance(value, dict) else value
+            )
+            lines.append(f"  {name} {safe(text)}")
+    doc = str(item.get("doc") or "")
+    if doc:
+        lines += ["", terminal_safe(doc)]
+    return "\n".join(lines)
+
+
+def _item_markdown(item: dict[str, Any], where: str) -> str:
+    name = str(item.get("name") or "").replace("`", "")
+    lines = [f"# `{name}`", "", f"{item.get('role', '')} in {where}", ""]
+    if item.get("signature"):
+        lines += ["```python", str(item["signature"]).replace("```", "'''"), "```", ""]
+    lines.append(str(item.get("doc_markdown") or item.get("doc") or ""))
+    if item.get("url"):
+        lines += ["", f"<{str(item['url']).replace('>', '%3E')}>"]
+    return terminal_safe("\n".join(lines) + "\n")
+
+
+def cmd_show(config: Config) -> int:
+    name = config.show_name
+    if name is None:
+        raise ConfigError("show needs NAME: an item key, a qualified name or a last component")
+    if config.json and config.markdown:
+        raise ConfigError("--json and --markdown do not go together: pick one")
+
+    async def job(frontier: Frontier) -> SymbolLookup:
+        return await lookup_in(frontier, name, project=config.project, version=config.version)
+
+    found: SymbolLookup = _read(config, job)
+    if found.item is not None:
+        where = f"{safe(found.project) or '(no project)'} {safe(found.version)}".strip()
+        if config.json:
+            data = {"project": found.project, "version": found.version, "item": found.item}
+            print(json_safe(json.dumps(data, indent=2, ensure_ascii=False)))
+        elif config.markdown:
+            print(_item_markdown(found.item, where), end="")
+        else:
+            print(_item_text(found.item, where))
+        return EXIT_OK
+    hits = found.candidates[:CANDIDATES_LISTED]
+    if config.json:
+        print(json_safe(json.dumps({"item": None, "candidates": [h.to_json() for h in hits]})))
+    elif hits:
+        print("\n".join(_hit_lines(hits, terminal.width())))
+    if hits:
+        return fail(
+            f"{safe(name)} is ambiguous: {len(hits)} symbols match it (listed); give its key "
+            "or --project/--version",
+            EXIT_USAGE,
+        )
+    return fail(f"{safe(name)} names no symbol (try `invcrawl search`)", EXIT_FAILED)

@@ -1,0 +1,76 @@
+"""Small versioned crawls for the symbol search tests, written in-process through the
+real path (open, enqueue, claim, ``commit.lua``, completion): no HTTP, no Scrapy."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+
+from common.items import CrawlInfo, PageOutcome, bucket_count, build_item, prepare
+from common.tasks import Task, TaskEntry
+from frontier.session import Frontier
+
+# name -> (role, doc) of each version of the fixture project "Reqs"
+V1: dict[str, tuple[str, str]] = {
+    "reqs": ("module", "Reqs is an HTTP library. It is simple."),
+    "reqs.Session": ("class", "A Reqs session. Provides cookie persistence."),
+    "reqs.sessions.Session": ("class", "A Reqs session, the implementation."),
+    "reqs.sessions.SessionRedirectMixin": ("class", "Redirect handling for sessions."),
+    "reqs.get": ("function", "Sends a GET request. Returns a Response object."),
+    "reqs.post": ("function", "Sends a POST request."),
+    "reqs.utils.parse_header_links": ("function", "Return a list of parsed link headers."),
+    "reqs.Response.json": ("method", "Decode the body of a response as JSON data."),
+    "reqs.compat.loads": ("function", "Deserialize a JSON document to a Python object."),
+    "reqs.old_helper": ("function", "A helper removed in version 2."),
+}
+V2: dict[str, tuple[str, str]] = {
+    **{k: v for k, v in V1.items() if k != "reqs.old_helper"},
+    "reqs.get": ("function", "Sends a GET request and waits for the answer."),
+    "reqs.Timeout": ("exception", "The request timed out."),
+}
+
+
+def page_task(project: str, n: int, names: Sequence[str], roles: Mapping[str, str]) -> Task:
+    digest = hashlib.sha1(f"{project}-page-{n}".encode()).hexdigest()
+    return Task(
+        id=digest[:16],
+        url=f"http://docs.test/{project}/p{n}.html",
+        entries=tuple(TaskEntry(name, "py", roles[name], 1, name, "-") for name in names),
+    )
+
+
+async def build_crawl(
+    frontier: Frontier,
+    crawl_id: str,
+    project_version: tuple[str, str],
+    symbols: Mapping[str, tuple[str, str]],
+    per_page: int = 3,
+) -> list[Task]:
+    """A finished crawl of ``symbols`` (name -> (role, doc)), ``per_page`` to a page."""
+    project, version = project_version
+    session = frontier.crawl(crawl_id)
+    names = sorted(symbols)
+    roles = {name: role for name, (role, _) in symbols.items()}
+    tasks = [
+        page_task(crawl_id, n, names[i : i + per_page], roles)
+        for n, i in enumerate(range(0, len(names), per_page))
+    ]
+    buckets = bucket_count(len(names))
+    fields = {"site": f"http://docs.test/{crawl_id}/", "project": project, "version": version}
+    await session.open({**fields, "max_tries": 3}, 1, buckets)
+    await session.enqueue(tasks)
+    await session.produced({"entries": len(names), "pages": len(tasks)}, len(tasks))
+    crawl = CrawlInfo(crawl_id, project, version)
+    claims = await session.claim("c1", [0], len(tasks), False, 60_000)
+    for claim in claims:
+        items = [
+            prepare(
+                build_item(crawl, claim.task, e, {"status": "ok", "doc": symbols[e.name][1]}),
+                buckets,
+            )
+            for e in claim.task.entries
+        ]
+        result = await session.commit(claim, items, PageOutcome.FETCHED)
+        assert result.committed
+    await session.completion(True)
+    return tasks
