@@ -1,8 +1,8 @@
 """Baseline (a) of ``bench/crawl.py`` and ``bench/fleet.py``: a plain single-process
 Scrapy spider doing the same work as an invcrawl crawl, without Redis.
 
-    python bench/baseline_spider.py http://127.0.0.1:8000/ -o out.jsonl
-    python bench/baseline_spider.py URL1 URL2 ... -o out.jsonl   # one site after another
+    python -m bench.baseline_spider http://127.0.0.1:8000/ -o out.jsonl
+    python -m bench.baseline_spider URL1 URL2 ... -o out.jsonl   # one site after another
 
 It reads ``objects.inv`` through Scrapy (as the producer does), plans the crawl with
 ``common.inventory.parse_inventory`` + ``common.plan.plan_crawl`` and groups entries by
@@ -43,11 +43,11 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from common.config import load_config
 from common.extract import extract_page
 from common.inventory import parse_inventory
 from common.items import CrawlInfo, build_item, status_items
 from common.plan import plan_crawl
+from common.settings.config import load_config
 from common.site import inventory_url
 from common.tasks import Task
 from consumer.settings import consumer_settings

@@ -16,7 +16,7 @@ Reported: both crawls' items, the diff's counts per kind, and the time of
 time, which a loaded machine does not inflate) with the in-process split: reading both
 crawls' latest items from Redis, and diffing them.
 
-    python bench/diff.py [--runs 3]
+    python -m bench.diff [--runs 3]
 """
 
 from __future__ import annotations
@@ -37,15 +37,13 @@ import zlib
 from collections import Counter
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent
-REPO = BENCH.parent
-sys.path[:0] = [str(REPO), str(BENCH)]
+from common.apidiff import diff_all
+from frontier.connection import connect
+from frontier.session import Frontier
+from frontier.versions import latest_items
+from localredis.server import RedisServer
 
-from common.apidiff import diff_all  # noqa: E402
-from frontier.connection import connect  # noqa: E402
-from frontier.session import Frontier  # noqa: E402
-from frontier.versions import latest_items  # noqa: E402
-from localredis.server import RedisServer  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 SITE = Path("/usr/share/doc/python3.11/html")
 INVCRAWL = [sys.executable, "-m", "invcrawl"]

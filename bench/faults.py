@@ -3,9 +3,9 @@ are SIGKILLed, paused and poisoned, Redis is SIGKILLed and restarted from its AO
 the HTTP server fails; then the accounting of every run, as a table. The harness itself
 is test support (tests/support/faults.py), which the ``faults`` test suite runs too.
 
-    python bench/faults.py                         # CPython docs if installed, else synthetic
-    python bench/faults.py --site DIR --scenario kill-consumers,poison
-    python bench/faults.py --synthetic 300         # a generated 300-page site
+    python -m bench.faults                         # CPython docs if installed, else synthetic
+    python -m bench.faults --site DIR --scenario kill-consumers,poison
+    python -m bench.faults --synthetic 300         # a generated 300-page site
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "tests")]
-
-from support.faults import SCENARIOS, Site, run_scenario, table  # noqa: E402
-from support.synthsite import generate  # noqa: E402
+try:  # the fault harness is the tests' (tests/support/faults.py): tests/ on the path
+    from support.faults import SCENARIOS, Site, run_scenario, table
+    from support.synthsite import generate
+except ModuleNotFoundError as exc:
+    raise SystemExit(f"{exc}: run it as PYTHONPATH=tests python -m {__spec__.name}") from exc
 
 
 def main() -> int:

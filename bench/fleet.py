@@ -7,11 +7,11 @@ after another (``bench/baseline_spider.py URL...``) and the scrapy-redis peer
 pipeline; 1 and 2 processes) in the same run, rounds alternated (round r starts at
 configuration r), medians.
 
-    python bench/fleet.py                       # 40 sites, 3 rounds of (a), invcrawl 1, 2, peer 1, 2
-    python bench/fleet.py --sites 10 --consumers 2 --peer 2 --repeat 1 --quick
+    python -m bench.fleet                       # 40 sites, 3 rounds of (a), invcrawl 1, 2, peer 1, 2
+    python -m bench.fleet --sites 10 --consumers 2 --peer 2 --repeat 1 --quick
 
 Per configuration: wall time, pages/s, CPU-s per 1,000 pages (every Python process of the
-run, measured at exit by the sitecustomize hook of bench/crawl.py, plus Redis), the
+run, measured at exit by the hooks of bench/hooks/, plus Redis), the
 exactness of the output (items against the planned entries: duplicates, missing), the
 load average, the largest number of requests in flight on one host as nginx saw them
 (from its access log: each request's end time and duration), and when the 5 smallest
@@ -38,14 +38,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-BENCH = Path(__file__).resolve().parent
-REPO = BENCH.parent
-sys.path[:0] = [str(REPO), str(BENCH)]
-
-import scrapy_redis_peer as peer  # noqa: E402
-from crawl import (  # noqa: E402
+from bench import scrapy_redis_peer as peer
+from bench.harness import (
+    REPO,
     Bench,
     Proc,
+    System,
     default_redis_server,
     expected_items,
     item_identity,
@@ -56,12 +54,11 @@ from crawl import (  # noqa: E402
     read_hooks,
     say,
 )
-from nginx import serve  # noqa: E402
-
-from common.inventory import parse_inventory  # noqa: E402
-from common.plan import plan_crawl  # noqa: E402
-from common.site import crawl_id_for  # noqa: E402
-from localredis.server import RedisServer  # noqa: E402
+from bench.nginx import serve
+from common.inventory import parse_inventory
+from common.plan import plan_crawl
+from common.site import crawl_id_for
+from localredis.server import RedisServer
 
 DOC = Path("/usr/share/doc")
 # ../shared/corpus beside the checkout or beside any folder above it (a worktree too)
@@ -179,7 +176,7 @@ def run_one(
     urls = [s.url for s in sites]
     server = None
     if system == "spider":
-        argv = [sys.executable, str(BENCH / "baseline_spider.py"), *urls, "-o", "out.jsonl"]
+        argv = [sys.executable, "-m", "bench.baseline_spider", *urls, "-o", "out.jsonl"]
     elif system == "peer":
         server = RedisServer(run_dir / "redis", binary=args.redis_server, fsync=args.run_fsync)
         server.start()
@@ -255,14 +252,6 @@ def identities(output: Path) -> Counter[tuple[str, str]]:
     return seen
 
 
-@dataclass
-class Config:
-    label: str
-    system: str  # spider | invcrawl | peer
-    processes: int
-    fsync: str = "always"
-
-
 def summarise(runs: list[Result]) -> dict[str, Any]:
     """Medians over the rounds of one configuration; exactness from the worst round."""
     roles: dict[str, list[float]] = defaultdict(list)
@@ -293,9 +282,9 @@ def summarise(runs: list[Result]) -> dict[str, Any]:
 
 
 def render(
-    summary: dict[str, dict[str, Any]], configs: list[Config], sites: list[Site], host_limit: int
+    summary: dict[str, dict[str, Any]], configs: list[System], sites: list[Site], host_limit: int
 ) -> str:
-    base = next((summary[c.label] for c in configs if c.system == "spider"), None)
+    base = next((summary[c.label] for c in configs if c.kind == "spider"), None)
     rounds = max((s["runs"] for s in summary.values()), default=0)
     loads = [s["load"] for s in summary.values()]
     lines = [
@@ -326,9 +315,9 @@ def render(
     pairs = [
         (ic, pc)
         for ic in configs
-        if ic.system == "invcrawl" and ic.fsync == "always"
+        if ic.kind == "invcrawl" and ic.fsync == "always"
         for pc in configs
-        if pc.system == "peer" and pc.processes == ic.processes
+        if pc.kind == "peer" and pc.processes == ic.processes
     ]
     if pairs:
         lines += ["", f"{'invcrawl / scrapy-redis (same run)':<40} {'wall':>6} {'CPU-s/1k':>9}"]
@@ -381,16 +370,16 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     bench = Bench(bench_args, workdir)
     log = workdir / "access.log"
-    configs = [Config("(a) spider, one by one", "spider", 1)] if not args.no_baseline else []
+    configs = [System("(a) spider, one by one", "spider", 1)] if not args.no_baseline else []
     for fsync in args.fsync.split(","):
         tag = "" if fsync == "always" else f", {fsync}"
         configs += [
-            Config(f"invcrawl, {n} consumer(s){tag}", "invcrawl", int(n), fsync)
+            System(f"invcrawl, {n} consumer(s){tag}", "invcrawl", int(n), fsync)
             for n in args.consumers.split(",")
             if n.strip()
         ]
     configs += [
-        Config(f"scrapy-redis, {n} process(es)", "peer", int(n))
+        System(f"scrapy-redis, {n} process(es)", "peer", int(n))
         for n in args.peer.split(",")
         if n.strip()
     ]
@@ -406,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.run_fsync = config.fsync
                 result = run_one(
                     bench, config.label, config.processes, sites=sites, log=log, args=args,
-                    system=config.system, rep=rep,
+                    system=config.kind, rep=rep,
                 )  # fmt: skip
                 say(
                     f"  {result.wall:.1f} s, {result.pages / result.wall:.1f} pages/s, "

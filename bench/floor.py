@@ -1,6 +1,6 @@
 """The extraction floor: what parsing alone costs, against what extraction costs.
 
-    python bench/floor.py /usr/share/doc/python3.11/html [--repeat 3] [--json]
+    python -m bench.floor /usr/share/doc/python3.11/html [--repeat 3] [--json]
 
 Every page the crawl would fetch (``parse_inventory`` + ``plan_crawl`` of the site's
 ``objects.inv``; Debian's gzipped pages inflated) is read into memory first, then timed

@@ -1,7 +1,7 @@
 """Extraction speed per page on each generator against a Sphinx page of the same size
 (issue 35: within 1.5x).
 
-    python bench/generators.py [--pages 300] [--repeat 3] [--sphinx DIR ...]
+    python -m bench.generators [--pages 300] [--repeat 3] [--sphinx DIR ...]
 
 The pages of every generator site at hand (``tests/sites/generator_sites.py``: Debian's
 Twisted API docs by pydoctor 22.9.1, the fixture sites by pydoctor 25 and 22, and
@@ -26,14 +26,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-BENCH = Path(__file__).resolve().parent
-REPO = BENCH.parent
-sys.path[:0] = [str(REPO), str(BENCH), str(REPO / "tests")]
+from bench.floor import load_pages
+from common.extract import extract_page
 
-from floor import load_pages  # noqa: E402
-from sites.generator_sites import generator_sites  # noqa: E402
-
-from common.extract import extract_page  # noqa: E402
+try:  # the tests' fixture sites (tests/sites/): tests/ on the path
+    from sites.generator_sites import generator_sites
+except ModuleNotFoundError as exc:
+    raise SystemExit(f"{exc}: run it as PYTHONPATH=tests python -m {__spec__.name}") from exc
 
 SPHINX = (Path("/usr/share/doc/python3.11/html"), Path("/usr/share/doc/sphinx-doc/html"))
 

@@ -9,23 +9,19 @@ quadratic). ``tests/unit/test_apidiff_growth.py`` counts the same work instead.
 * ``version notes``: a doc with 64 version notes (the most that are taken out of it)
   around a text of the given size, both sides edited.
 
-    python bench/growth.py [--runs 3] [--params 10000] [--modules 7500] [--doc-mb 2]
+    python -m bench.growth [--runs 3] [--params 10000] [--modules 7500] [--doc-mb 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from common.apidiff import diff_all, item_changes
-from common.apidiff_render import markdown
+from common.apidiff.render import markdown
 
 
 def function(key: str, names: list[str], **fields: Any) -> dict[str, Any]:

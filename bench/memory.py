@@ -1,6 +1,6 @@
 """Redis memory per queued page task and per deduplicated item, on a real crawl.
 
-    python bench/memory.py http://127.0.0.1:8000/      # a site served over HTTP
+    python -m bench.memory http://127.0.0.1:8000/      # a site served over HTTP
 
 Against a private ``redis-server`` (``localredis.server.RedisServer``, AOF with the
 default fsync), one crawl is driven step by step so that the queue can be measured

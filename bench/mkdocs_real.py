@@ -11,8 +11,8 @@ the fixture site's current one (``tests/sites/mkbuild.py``: mkdocs 1.6.1, mkdocs
 1.0.8, mkdocstrings-python 2.0.11, mkdocs-material 9.6.23)::
 
     pip download --no-deps --no-binary :all: copier==9.19.1 griffe==1.5.5 -d /tmp/sdists
-    python bench/mkdocs_real.py /tmp/sdists/*.tar.gz
-    python bench/mkdocs_real.py /usr/share/doc/mkdocs/html   # a site built already
+    python -m bench.mkdocs_real /tmp/sdists/*.tar.gz
+    python -m bench.mkdocs_real /usr/share/doc/mkdocs/html   # a site built already
 
 Prints, per site, the items, the items per status, and each check as failing/checked.
 """
@@ -28,17 +28,20 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from common.inventory import parse_inventory
+from common.plan import plan_crawl
+from localredis.server import RedisServer
+
+try:  # the tests' fixture sites and support (tests/sites/, tests/support/): tests/ on the path
+    from sites.mkbuild import MK_COMBOS, ensure_env
+
+    from support.cli import invcrawl
+    from support.httpserver import serve
+    from support.mkcheck import CHECKS, check_items
+except ModuleNotFoundError as exc:
+    raise SystemExit(f"{exc}: run it as PYTHONPATH=tests python -m {__spec__.name}") from exc
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "tests")]
-
-from sites.mkbuild import MK_COMBOS, ensure_env  # noqa: E402
-
-from common.inventory import parse_inventory  # noqa: E402
-from common.plan import plan_crawl  # noqa: E402
-from localredis.server import RedisServer  # noqa: E402
-from support.cli import invcrawl  # noqa: E402
-from support.httpserver import serve  # noqa: E402
-from support.mkcheck import CHECKS, check_items  # noqa: E402
 
 # Run by the build venv's python: the project's mkdocs.yml, its custom tags kept as they are
 # (!ENV, !relative, !!python/name...), reduced to what builds offline.

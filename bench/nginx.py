@@ -1,7 +1,7 @@
 """Serve a directory over loopback HTTP with Debian's nginx (a fast static server), for
 benchmarks and manual end-to-end runs.
 
-    python bench/nginx.py /usr/share/doc/python3.11/html   # prints the URL, Ctrl-C stops
+    python -m bench.nginx /usr/share/doc/python3.11/html   # prints the URL, Ctrl-C stops
 
 ``gzip_static`` serves the pre-compressed pages Debian ships (``changelog.html.gz``)
 under their plain name, as a docs host would.

@@ -17,7 +17,7 @@ same body) and extracted, the change events appended (``invcrawl changes``), and
 Redis holds for refresh per page (``invcrawl:{C}:pages`` and ``invcrawl:{C}:inventory``
 via MEMORY USAGE). Figures, not asserts; results in docs/performance.md.
 
-    python bench/refresh.py [--consumers 2]
+    python -m bench.refresh [--consumers 2]
 """
 
 from __future__ import annotations
@@ -35,14 +35,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent
-REPO = BENCH.parent
-sys.path[:0] = [str(REPO), str(BENCH)]
+from bench.nginx import serve
+from frontier.keys import CrawlKeys
+from localredis.server import RedisServer
 
-from nginx import serve  # noqa: E402
-
-from frontier.keys import CrawlKeys  # noqa: E402
-from localredis.server import RedisServer  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 SITE = Path("/usr/share/doc/python3.11/html")
 CRAWL = "cpython-refresh"

@@ -50,13 +50,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-BENCH = Path(__file__).resolve().parent
-REPO = BENCH.parent
-sys.path[:0] = [str(REPO), str(BENCH)]
+import redis
+from redis.crc import key_slot
 
-import redis  # noqa: E402
-from crawl import (  # noqa: E402
+from bench.harness import (
     CLK_TCK,
+    REPO,
     Bench,
     Proc,
     default_redis_server,
@@ -68,14 +67,12 @@ from crawl import (  # noqa: E402
     say,
     wait_for_idle,
 )
-from memory import used_memory  # noqa: E402
-from nginx import serve  # noqa: E402
-from redis.crc import key_slot  # noqa: E402
-
-from common.inventory import parse_inventory  # noqa: E402
-from common.plan import plan_crawl  # noqa: E402
-from common.site import crawl_id_for  # noqa: E402
-from localredis.server import RedisServer, free_port  # noqa: E402
+from bench.memory import used_memory
+from bench.nginx import serve
+from common.inventory import parse_inventory
+from common.plan import plan_crawl
+from common.site import crawl_id_for
+from localredis.server import RedisServer, free_port
 
 DEFAULT_SITE = Path("/usr/share/doc/python3.11/html")
 MIB = 1024 * 1024

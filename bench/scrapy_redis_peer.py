@@ -1,9 +1,9 @@
 """The peer of ``bench/crawl.py`` and ``bench/fleet.py``: the same job as an invcrawl crawl,
 built the way a Scrapy user builds a distributed crawl with scrapy-redis.
 
-    python bench/scrapy_redis_peer.py crawl http://127.0.0.1:8000/ --redis redis://127.0.0.1:6390/0 \\
+    python -m bench.scrapy_redis_peer crawl http://127.0.0.1:8000/ --redis redis://127.0.0.1:6390/0 \\
         --processes 2 -o out.jsonl
-    python bench/scrapy_redis_peer.py crawl URL1 URL2 ... --redis URL -o out.jsonl   # many sites
+    python -m bench.scrapy_redis_peer crawl URL1 URL2 ... --redis URL -o out.jsonl   # many sites
 
 The ``crawl`` command is the job's driver (it plays the part of invcrawl's producer and
 crawl supervisor):
@@ -63,20 +63,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-BENCH = Path(__file__).resolve().parent
-REPO = BENCH.parent
-for _path in (str(REPO), str(BENCH)):
-    if _path not in sys.path:
-        sys.path.insert(0, _path)
+import orjson
+import redis
 
-import orjson  # noqa: E402
-import redis  # noqa: E402
-
-from common.inventory import parse_inventory  # noqa: E402
-from common.items import CrawlInfo, status_items  # noqa: E402
-from common.plan import Plan, plan_crawl  # noqa: E402
-from common.site import crawl_id_for, inventory_url, local_fetch_url  # noqa: E402
-from common.tasks import Task, decode_task, encode_task  # noqa: E402
+from common.inventory import parse_inventory
+from common.items import CrawlInfo, status_items
+from common.plan import Plan, plan_crawl
+from common.site import crawl_id_for, inventory_url, local_fetch_url
+from common.tasks import Task, decode_task, encode_task
 
 NAME = "peer"  # the spider's name: scrapy-redis names every key after it
 START_KEY = f"{NAME}:start_urls"  # REDIS_START_URLS_KEY's default, "%(name)s:start_urls"
@@ -91,7 +85,7 @@ def argv(
 ) -> list[str]:
     """The command line of one peer crawl (for the benchmark harnesses)."""
     return [
-        sys.executable, str(Path(__file__).resolve()), "crawl", *sites, "--redis", redis_url,
+        sys.executable, "-m", "bench.scrapy_redis_peer", "crawl", *sites, "--redis", redis_url,
         "--processes", str(processes), "--concurrency", str(concurrency), "-o", str(output),
     ]  # fmt: skip
 
@@ -162,7 +156,7 @@ def export(client: redis.Redis, output: Path) -> int:
 def run_crawl(args: argparse.Namespace) -> int:
     client = redis.Redis.from_url(args.redis)
     hosts = sorted({urlsplit(s).hostname or "" for s in args.sites} - {""})
-    spider_argv = [sys.executable, str(Path(__file__).resolve()), "spider", "--redis", args.redis]
+    spider_argv = [sys.executable, "-m", "bench.scrapy_redis_peer", "spider", "--redis", args.redis]
     spider_argv += ["--concurrency", str(args.concurrency)]
     for host in hosts:
         spider_argv += ["--allow-host", host]
@@ -208,7 +202,6 @@ def _last_json(out: bytes) -> dict[str, Any]:
 
 def run_spider(args: argparse.Namespace) -> int:
     # Scrapy is imported here only: the driver stays a small process.
-    from baseline_spider import PageItems, page_items
     from scrapy import Request
     from scrapy.crawler import AsyncCrawlerProcess
     from scrapy.exceptions import DontCloseSpider, ScrapyDeprecationWarning
@@ -217,7 +210,8 @@ def run_spider(args: argparse.Namespace) -> int:
     from scrapy_redis.spiders import RedisSpider
     from twisted.python.failure import Failure
 
-    from common.config import load_config
+    from bench.baseline_spider import PageItems, page_items
+    from common.settings.config import load_config
     from consumer.run import consumer_settings
 
     class PagePipeline(RedisPipeline):

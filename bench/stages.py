@@ -2,14 +2,14 @@
 process on the CPython docs, invcrawl (``crawl --consumers 1``) and the scrapy-redis peer
 (``bench/scrapy_redis_peer.py``, 1 process), rounds alternated, medians.
 
-    python bench/stages.py                       # 3 rounds, py-spy on every process
-    python bench/stages.py --rounds 1 --site /usr/share/doc/sphinx-doc/html --no-pyspy
-    python bench/stages.py --systems b --json stages.json
+    python -m bench.stages                       # 3 rounds, py-spy on every process
+    python -m bench.stages --rounds 1 --site /usr/share/doc/sphinx-doc/html --no-pyspy
+    python -m bench.stages --systems b --json stages.json
 
 Per round, against a fresh redis-server (AOF, ``appendfsync always``) and a private nginx:
 
 * **CPU per process** (crawl supervisor, producer, consumer; the peer's driver and
-  spider; Redis): the exact rusage of ``bench/crawl.py``'s ``sitecustomize`` hook, and
+  spider; Redis): the exact rusage of the ``sitecustomize`` hook of ``bench/hooks/``, and
   ``/proc`` for Redis.
 * **CPU per stage** of each Python process, from ``py-spy record --subprocesses
   --nonblocking --format raw`` (samples of non-idle stacks, so a share of CPU time): each
@@ -43,13 +43,11 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-BENCH = Path(__file__).resolve().parent
-REPO = BENCH.parent
-sys.path[:0] = [str(REPO), str(BENCH)]
+import redis
 
-import redis  # noqa: E402
-import scrapy_redis_peer as peer  # noqa: E402
-from crawl import (  # noqa: E402
+from bench import scrapy_redis_peer as peer
+from bench.harness import (
+    REPO,
     Bench,
     default_redis_server,
     proc_cpu,
@@ -59,116 +57,11 @@ from crawl import (  # noqa: E402
     site_plan,
     warm_page_cache,
 )
-from nginx import serve  # noqa: E402
-
-from frontier.scripts import load, script_names  # noqa: E402
-from localredis.server import RedisServer  # noqa: E402
+from bench.nginx import serve
+from frontier.scripts import load, script_names
+from localredis.server import RedisServer
 
 SYSTEMS = {"b": "invcrawl, 1 consumer", "d": "scrapy-redis, 1 process"}
-
-# Appended to the harness's sitecustomize (bench/crawl.py HOOK) when round trips are
-# counted: every send of a packed command (or pipeline) to Redis, by label, per process.
-ROUNDTRIPS_HOOK = r"""
-if os.environ.get("INVCRAWL_BENCH_ROUNDTRIPS") and _out:
-    import collections as _collections
-
-    _invcrawl_rt = _collections.Counter()
-    os.register_at_fork(after_in_child=_invcrawl_rt.clear)
-
-    import hashlib
-
-    def _invcrawl_rt_label(command):
-        # the first command's name (a script: EVALSHA and its SHA-1), and how many
-        # commands the packet holds when more than one (a pipeline)
-        if isinstance(command, str):
-            command = command.encode()
-        data = command if isinstance(command, bytes) else b"".join(bytes(c) for c in command)
-        first, count, pos = "?", 0, 0
-        while pos < len(data) and data[pos:pos + 1] == b"*":
-            end = data.index(b"\r\n", pos)
-            argc, pos, args = int(data[pos + 1:end]), end + 2, []
-            for _ in range(argc):
-                end = data.index(b"\r\n", pos)
-                size = int(data[pos + 1:end])
-                args.append(data[end + 2:end + 2 + size])
-                pos = end + 4 + size
-            if count == 0 and args:
-                first = args[0].upper().decode(errors="replace")
-                if first == "EVALSHA" and len(args) > 1:
-                    first += " " + args[1].decode(errors="replace")
-                elif first == "EVAL" and len(args) > 1:
-                    first += " " + hashlib.sha1(args[1]).hexdigest()
-            count += 1
-        return first + (f" x{count}" if count > 1 else "")
-    import redis.asyncio.connection as _rac
-    import redis.connection as _rsc
-
-    _invcrawl_async_send = _rac.AbstractConnection.send_packed_command
-    _invcrawl_sync_send = _rsc.AbstractConnection.send_packed_command
-
-    async def _invcrawl_async_counted(self, command, check_health=True):
-        _invcrawl_rt[_invcrawl_rt_label(command)] += 1
-        return await _invcrawl_async_send(self, command, check_health)
-
-    def _invcrawl_sync_counted(self, command, check_health=True):
-        _invcrawl_rt[_invcrawl_rt_label(command)] += 1
-        return _invcrawl_sync_send(self, command, check_health)
-
-    _rac.AbstractConnection.send_packed_command = _invcrawl_async_counted
-    _rsc.AbstractConnection.send_packed_command = _invcrawl_sync_counted
-
-    # The exact CPU time of extract_page per process (thread CPU time around each call):
-    # the same code in every system, so a difference is the process around it, not the
-    # extractor. Wrapped when common.extract is first imported, before any module takes
-    # a reference to the function.
-    import importlib.abc, importlib.machinery, time as _time
-
-    _invcrawl_extract = [0.0, 0]
-
-    class _InvcrawlExtractFinder(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            if name != "common.extract":
-                return None
-            spec = importlib.machinery.PathFinder.find_spec(name, path)
-            if spec is None or spec.loader is None:
-                return spec
-            run = spec.loader.exec_module
-
-            def exec_module(module):
-                run(module)
-                original = module.extract_page
-
-                def extract_page(*args, **kwargs):
-                    started = _time.thread_time()
-                    try:
-                        return original(*args, **kwargs)
-                    finally:
-                        _invcrawl_extract[0] += _time.thread_time() - started
-                        _invcrawl_extract[1] += 1
-
-                module.extract_page = extract_page
-
-            spec.loader.exec_module = exec_module
-            return spec
-
-    sys.meta_path.insert(0, _InvcrawlExtractFinder())
-
-    def _invcrawl_rt_dump():
-        with open(os.path.join(_out, f"{os.getpid()}.rt"), "w") as f:
-            json.dump({"pid": os.getpid(), "argv": sys.argv, "roundtrips": _invcrawl_rt,
-                       "extract_cpu": _invcrawl_extract[0], "extract_calls": _invcrawl_extract[1]}, f)
-
-    atexit.register(_invcrawl_rt_dump)
-    _invcrawl_rt_exit = os._exit
-
-    def _invcrawl_rt_os_exit(code):
-        try:
-            _invcrawl_rt_dump()
-        finally:
-            _invcrawl_rt_exit(code)
-
-    os._exit = _invcrawl_rt_os_exit
-"""
 
 # Stage of a py-spy stack: its innermost frame matching one of these (file, function)
 # patterns (in this order of precedence for one frame). Innermost, because Twisted runs a
@@ -625,7 +518,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_pyspy and not args.pyspy:
         say("note: py-spy not found (pip install py-spy): no stage profile")
     if args.fleet:
-        import fleet
+        from bench import fleet
 
         sites = fleet.find_sites(args.fleet)
         root, hosts = fleet.DOC, fleet.HOSTS
@@ -650,8 +543,6 @@ def main(argv: list[str] | None = None) -> int:
                                concurrency=args.concurrency, timeout=args.timeout),
             Path(tmp),
         )  # fmt: skip
-        hook = Path(tmp) / "hook" / "sitecustomize.py"
-        hook.write_text(hook.read_text() + ROUNDTRIPS_HOOK)
         if not args.fleet:
             warm_page_cache(root)
         with serve(root, hosts) as url:

@@ -22,10 +22,10 @@ code, independent of the extractor (it never imports ``common.extract``):
 Targets (issue 28): ``params`` <= 0.1% of the items that have params, ``stray`` <= 0.05% of
 the items, on every site.
 
-    python bench/sweep.py                     # every site (a few minutes)
-    python bench/sweep.py --sites 5           # the first five
-    python bench/sweep.py --only python-dask-doc,sphinx-doc
-    python bench/sweep.py --generators        # only the sites of other generators
+    python -m bench.sweep                     # every site (a few minutes)
+    python -m bench.sweep --sites 5           # the first five
+    python -m bench.sweep --only python-dask-doc,sphinx-doc
+    python -m bench.sweep --generators        # only the sites of other generators
 
 Then every site of another generator (``tests/sites/generator_sites.py``: Debian's
 Twisted API docs, made by pydoctor 22.9.1, and the fixture sites built by pydoctor 25
@@ -57,23 +57,22 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-BENCH = Path(__file__).resolve().parent
-REPO = BENCH.parent
-sys.path[:0] = [str(REPO), str(BENCH)]
+from lxml import html as lxml_html
+from markdown_it import MarkdownIt
 
-import fleet  # noqa: E402
-from fleet import DOC, find_sites  # noqa: E402
-from lxml import html as lxml_html  # noqa: E402
-from markdown_it import MarkdownIt  # noqa: E402
-from nginx import serve  # noqa: E402
+from bench import fleet
+from bench.fleet import DOC, find_sites
+from bench.harness import REPO
+from bench.nginx import serve
+from localredis.server import RedisServer
 
-from localredis.server import RedisServer  # noqa: E402
+try:  # the tests' fixture sites and checks (tests/sites/, tests/support/): tests/ on the path
+    from sites.generator_sites import generator_sites
 
-sys.path.insert(0, str(REPO / "tests"))
-from sites.generator_sites import generator_sites  # noqa: E402
-
-from support import mkcheck  # noqa: E402
-from support.doc_targets import count_targets  # noqa: E402
+    from support import mkcheck
+    from support.doc_targets import count_targets
+except ModuleNotFoundError as exc:
+    raise SystemExit(f"{exc}: run it as PYTHONPATH=tests python -m {__spec__.name}") from exc
 
 NOISE = ("¶", "[source]", "\uf0c1", "\U0001f517")  # permalink signs, viewcode, link icons
 COMMONMARK = MarkdownIt("commonmark")

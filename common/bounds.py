@@ -27,9 +27,9 @@ items and checksums on every crawl.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import orjson
 
@@ -89,16 +89,21 @@ def truncate(text: str, limit: int, markdown: bool = False) -> str:
     return text[: max(0, limit - len(mark))].rstrip() + mark
 
 
+# An item (common/items.Item, which imports this module through common/inventory.py).
+ItemT = TypeVar("ItemT", bound=Mapping[str, Any])
+
+
 def bound_items(
-    items: list[dict[str, Any]],
+    page_items: list[ItemT],
     limits: SizeLimits,
     page_bytes: int,
-    checksum: Callable[[dict[str, Any]], str],
+    checksum: Callable[[ItemT], str],
     sizes: list[int] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[ItemT]:
     """Apply every bound to the items of one page, in place; a changed item gets its
     ``checksum`` again. ``sizes``: their JSON sizes as ``items.build_sized_item``
-    measured them (its content fields), else measured here. Returns ``items``."""
+    measured them (its content fields), else measured here. Returns ``page_items``."""
+    items = cast(list[dict[str, Any]], page_items)  # their fields are cut by name
     cuts = _Cuts()
     changed: set[int] = set()
     for i, item in enumerate(items):
@@ -121,8 +126,8 @@ def bound_items(
                 _fit(item, sizes[i], cap, cuts)
                 changed.add(i)
     for i in changed:
-        items[i]["checksum"] = checksum(items[i])
-    return items
+        items[i]["checksum"] = checksum(page_items[i])
+    return page_items
 
 
 def _water_level(sizes: list[int], budget: int) -> int:

@@ -231,8 +231,8 @@ def _parse_lines(inv: Inventory, text: str, parse_line: Any) -> None:
 
 
 # sphobjinv's line pattern (``sphobjinv.re.p_data``, version 2.4), written out here:
-# importing it imports sphobjinv, which pulls in jsonschema (0.1-0.16 s of CPU), in every
-# producer. A unit test checks that it is still sphobjinv's, character for character.
+# importing it imports sphobjinv, which pulls in jsonschema (docs/performance.md), in
+# every producer. A unit test checks that it is still sphobjinv's, character for character.
 LINE_PATTERN = re.compile(
     r"""
     ^                               # Start of line

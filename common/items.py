@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 import orjson
 
@@ -129,6 +129,40 @@ CONTENT_DEFAULTS: Mapping[str, Any] = {
 # * then ``status`` and ``checksum`` (of the CONTENT_FIELDS).
 ITEM_FIELDS = (*IDENTITY_FIELDS, *CONTENT_DEFAULTS, "status", "checksum")
 
+
+class Item(TypedDict):
+    """One item as it is built and stored (docs/items.md), its fields in the order of
+    its JSON (:data:`ITEM_FIELDS`: a test compares them). Items stored before a field
+    existed lack it: ``labels`` and ``generator`` (``.get`` them)."""
+
+    key: str
+    crawl: str
+    project: str | None
+    version: str | None
+    name: str
+    domain: str
+    role: str
+    priority: int
+    dispname: str
+    url: str
+    page_url: str
+    anchor: str
+    reason: str | None
+    signature: str | None
+    labels: NotRequired[list[str]]
+    title: str | None
+    parent: str | None
+    doc: str
+    doc_markdown: str
+    params: list[dict[str, Any]]
+    returns: list[dict[str, Any]]
+    raises: list[dict[str, Any]]
+    versions: list[dict[str, Any]]
+    generator: NotRequired[str | None]
+    status: str
+    checksum: str
+
+
 # Fields whose change makes an item "updated". Crawl-level fields (crawl, project,
 # version) are excluded so that renaming a crawl does not rewrite every item; so is the
 # page's ``generator`` (a fact about the page, not the symbol: a site moving to another
@@ -193,7 +227,7 @@ def checksum(item: Mapping[str, Any]) -> str:
 def _content_json(item: Mapping[str, Any]) -> bytes:
     # orjson's compact UTF-8 output is byte-identical to json.dumps(sort_keys=True,
     # ensure_ascii=False, separators=(",", ":")) for item values (str, int, None, lists,
-    # str-keyed dicts), so checksums are unchanged; it is ~4x faster on 5 KB items.
+    # str-keyed dicts), so checksums are unchanged; it is faster (docs/performance.md).
     content = {k: item.get(k) for k in CONTENT_FIELDS}
     for k in OPTIONAL_CONTENT:
         value = item.get(k)
@@ -202,16 +236,14 @@ def _content_json(item: Mapping[str, Any]) -> bytes:
     return orjson.dumps(content, option=orjson.OPT_SORT_KEYS)
 
 
-def build_item(
-    crawl: CrawlInfo, task: Task, entry: TaskEntry, content: Mapping[str, Any]
-) -> dict[str, Any]:
+def build_item(crawl: CrawlInfo, task: Task, entry: TaskEntry, content: Mapping[str, Any]) -> Item:
     """Assemble the full item: identity from the task entry, content from extraction."""
     return build_sized_item(crawl, task, entry, content)[0]
 
 
 def build_sized_item(
     crawl: CrawlInfo, task: Task, entry: TaskEntry, content: Mapping[str, Any]
-) -> tuple[dict[str, Any], int]:
+) -> tuple[Item, int]:
     """``build_item`` and the size of the item's JSON, but for its crawl, project,
     version and checksum (the same on every item of a page): the checksum's own
     serialisation measures it, for the size bounds (``common/bounds.py``)."""
@@ -235,17 +267,15 @@ def build_sized_item(
     item["status"] = content["status"]
     data = _content_json(item)
     item["checksum"] = hashlib.sha1(data).hexdigest()[:16]
-    return item, len(data)
+    return cast(Item, item), len(data)  # every field of Item, in its order
 
 
-def status_items(
-    crawl: CrawlInfo, task: Task, status: str, reason: str | None
-) -> list[dict[str, Any]]:
+def status_items(crawl: CrawlInfo, task: Task, status: str, reason: str | None) -> list[Item]:
     """Items for a page that yields no content (skipped, offsite, not found)."""
     return [build_item(crawl, task, e, empty_content(status, reason)) for e in task.entries]
 
 
-def prepare(item: Mapping[str, Any], buckets: int) -> PreparedItem:
+def prepare(item: Item, buckets: int) -> PreparedItem:
     bucket, field = key_digest(item["key"], buckets)
     summary = first_sentence(item.get("doc"))
     name = str(item.get("name") or item["key"].split(":", 2)[-1])

@@ -1,9 +1,10 @@
 """Parameter lists as data: the pieces of a signature's parameter list, their kinds, and
 which names are parameter names. Pure string logic, shared by the extractor
-(``common/extract/signature.py``, ``fields.py``) and the API diff (``common/apidiff.py``).
+(``common/extract/signature.py``, ``fields.py``) and the API diff
+(``common/apidiff/diff.py``).
 
 A parameter is ``{name, kind, type, default, description}`` (docs/items.md). ``name``
-keeps the ``*``/``**`` of a variadic parameter; ``kind`` is one of :data:`KINDS`, or
+keeps the ``*``/``**`` of a variadic parameter; ``kind`` is a :class:`ParamKind`, or
 None for a parameter that only a field list names (its kind is not shown anywhere).
 Bare ``*`` and ``/`` markers are not parameters: they set the kinds of their
 neighbours, as in Python. C, C++ and JavaScript parameters are positional-only (no
@@ -14,14 +15,26 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from enum import StrEnum
 from typing import Any
 
-POSITIONAL_ONLY = "positional-only"
-POSITIONAL_OR_KEYWORD = "positional-or-keyword"
-KEYWORD_ONLY = "keyword-only"
-VAR_POSITIONAL = "var-positional"
-VAR_KEYWORD = "var-keyword"
-KINDS = (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, KEYWORD_ONLY, VAR_POSITIONAL, VAR_KEYWORD)
+
+class ParamKind(StrEnum):
+    """The ``kind`` of a parameter (docs/items.md): Python's, spelled with hyphens."""
+
+    POSITIONAL_ONLY = "positional-only"
+    POSITIONAL_OR_KEYWORD = "positional-or-keyword"
+    KEYWORD_ONLY = "keyword-only"
+    VAR_POSITIONAL = "var-positional"
+    VAR_KEYWORD = "var-keyword"
+
+
+POSITIONAL_ONLY = ParamKind.POSITIONAL_ONLY
+POSITIONAL_OR_KEYWORD = ParamKind.POSITIONAL_OR_KEYWORD
+KEYWORD_ONLY = ParamKind.KEYWORD_ONLY
+VAR_POSITIONAL = ParamKind.VAR_POSITIONAL
+VAR_KEYWORD = ParamKind.VAR_KEYWORD
+KINDS = tuple(ParamKind)
 POSITIONAL_DOMAINS = frozenset(("c", "cpp", "js"))
 MARKERS = ("*", "/")
 
@@ -273,7 +286,7 @@ def with_kinds(slots: Iterable[Slot], domain: str) -> list[dict[str, Any]]:
 
 def param(
     name: str | None,
-    kind: str | None,
+    kind: ParamKind | None,
     type_: str | None = None,
     default: str | None = None,
     description: str | None = None,

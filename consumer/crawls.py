@@ -19,9 +19,9 @@ from consumer.holdings import Holdings
 from consumer.leases import Leases
 from consumer.scheduling import CrawlRotation
 from consumer.slots import SlotPinning, SlotPolicy
-from fetch.outages import Outages
 from frontier.forget import withdraw
 from frontier.hosts import origin_of
+from frontier.outages import Outages
 from frontier.session import COMPLETE, FAILED_INCOMPLETE, CrawlSession, Frontier
 from frontier.states import CrawlState
 from frontier.values import CrawlNotFound

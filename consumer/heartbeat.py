@@ -15,9 +15,9 @@ from typing import Any
 from consumer.crawls import ServedCrawl, ServedCrawls
 from consumer.holdings import Holdings
 from consumer.leases import Leases
-from fetch.outages import Outages, StatSink
 from fetch.politeness import HostGate
 from frontier.connection import is_transient
+from frontier.outages import Outages, StatSink
 from frontier.session import Frontier
 from frontier.values import CrawlNotFound
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 from consumer.metrics import Metrics
-from fetch.outages import StatSink
+from frontier.outages import StatSink
 from frontier.values import Claim
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import traceback
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
-from common.items import CrawlInfo, PageOutcome
-from fetch.failures import Outcome
+from common.items import CrawlInfo, Item, PageOutcome
+from fetch.failures import Outcome, OutcomeKind
 from fetch.shared import SharedKey
 from frontier.values import Claim
 
@@ -40,7 +40,7 @@ class PageResult:
 
     claim: Claim
     outcome: PageOutcome
-    items: list[dict[str, Any]] = field(default_factory=list)
+    items: list[Item] = field(default_factory=list)
     validators: str = ""  # what the next refresh revalidates the page with ("" = none)
     fetch_seconds: float | None = None  # its download (None: not downloaded)
     extract_seconds: float | None = None  # its extraction (None: not extracted)
@@ -85,7 +85,9 @@ def internal_error(
     """An unexpected error in our own code is deterministic: dead-lettered at once with
     the traceback's last line, rather than burn retries on it."""
     text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    return PageFailure(claim, Outcome("dead", f"internal error: {text[:500]}"), exc, fetch_seconds)
+    return PageFailure(
+        claim, Outcome(OutcomeKind.DEAD, f"internal error: {text[:500]}"), exc, fetch_seconds
+    )
 
 
 class PageFeed(Protocol):

@@ -19,10 +19,9 @@ from scrapy.crawler import AsyncCrawlerProcess
 from scrapy.settings import Settings
 from scrapy_redis.connection import get_redis_from_settings
 
-from common import interrupts
 from common.bounds import SizeLimits
-from common.config import Config
 from common.listen import metrics_token
+from common.settings.config import Config
 from consumer.crawls import Serving
 from consumer.leases import Leases
 from consumer.metrics import Metrics, PrometheusMetrics
@@ -31,9 +30,10 @@ from consumer.settling import Backoff
 from consumer.slots import SlotPinning
 from consumer.spider import PageBounds, PageSpider
 from consumer.worker import Upstream, Worker, WorkerSettings
-from fetch.outages import new_stat_sink
 from frontier.connection import connect, scrapy_redis_settings
+from frontier.outages import new_stat_sink
 from frontier.session import Frontier
+from process import interrupts
 
 log = logging.getLogger("invcrawl.consumer")
 
@@ -85,9 +85,9 @@ def run_consumer(config: Config, upstream: Upstream | None = None) -> int:
     for signum in interrupts.honoured(interrupts.STOP_SIGNALS):
         signal.signal(signum, on_signal)
     process.crawl(crawler, pages=worker, bounds=page_bounds(config))
-    # Everything imported and built so far (Scrapy, Twisted, lxml, redis-py: ~1/2 million
-    # objects) lives as long as the process: moved out of the collector's generations, it is
-    # no longer rescanned by every full collection (~0.1 s of a CPython-docs crawl).
+    # Everything imported and built so far (Scrapy, Twisted, lxml, redis-py) lives as long
+    # as the process: moved out of the collector's generations, it is no longer rescanned
+    # by every full collection (docs/performance.md, "Figures behind the code's choices").
     gc.freeze()
     process.start(install_signal_handlers=False)
     if worker.fatal:

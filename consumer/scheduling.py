@@ -21,7 +21,7 @@ from dataclasses import dataclass
 IDLE_MIN = 0.05
 IDLE_MAX = 1.0
 # A crawl that never gave us a task is waiting for its producer's first pages: ask it
-# often, or every consumer would start up to IDLE_MAX late (0.8 s measured on a crawl).
+# often, or every consumer would start up to IDLE_MAX late (docs/performance.md).
 IDLE_MAX_BEFORE_START = 0.1
 # ... and from a shorter first wait: a refresh round's first pages are enqueued within a
 # few tens of milliseconds of the round's start, when every consumer already serves it.

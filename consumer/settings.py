@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from common.config import Config
+from common.settings.config import Config
 from consumer.pages import SETTLE, Settle
 from fetch.politeness import HostGate
 from fetch.settings import base_settings

@@ -7,21 +7,46 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from enum import StrEnum
 
-from common.items import PageOutcome, prepare
-from consumer.crawls import ServedCrawls
+from common.items import Item, PageOutcome, prepare
+from consumer.crawls import ServedCrawl, ServedCrawls
 from consumer.holdings import Holdings
 from consumer.leases import Leases
 from consumer.metrics import Metrics
-from consumer.pages import PageFailure, PagePostponed, Settlement
-from fetch.failures import Outcome, backoff_delay
-from fetch.outages import Outages, StatSink
+from consumer.pages import PageFailure, PagePostponed, PageResult, Settlement
+from fetch.failures import Outcome, OutcomeKind, backoff_delay
+from frontier.outages import Outages, StatSink
 from frontier.values import Claim, CommitResult
 
 log = logging.getLogger("invcrawl.consumer")
+
+
+class Ending(StrEnum):
+    """How a claim was settled but by a commit (whose :class:`PageOutcome` says it); the
+    ``outcome`` label of ``invcrawl_pages`` (consumer/metrics.py)."""
+
+    RETRY = "retry"  # a delayed task, to be tried again
+    DEAD = "dead"  # dead-lettered
+    POSTPONED = "postponed"  # released without using a delivery
+    FENCED = "fenced"  # another delivery owns the task
+    ABANDONED = "abandoned"  # Redis could not be had before the settle deadline
+    FORGOTTEN = "forgotten"  # its crawl was forgotten meanwhile: nothing to settle it in
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """What became of a settled claim: ``outcome``, and a commit's result (``commit``:
+    committed, or fenced, with its counts)."""
+
+    outcome: PageOutcome | Ending
+    commit: CommitResult | None = None
+
+    @property
+    def committed(self) -> bool:
+        return self.commit is not None and self.commit.committed
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,48 +80,59 @@ class Settler:
         self._metrics = metrics
         self._stat = stat
 
-    async def settle(self, page: Settlement) -> CommitResult | str | bool | None:
-        """Settle the page's claim: a :class:`PageResult` is committed (its result, None
-        if the crawl is gone or Redis could not be had), a :class:`PageFailure` retried
-        or dead-lettered (``retry``, ``dead``, ``fenced`` or None), a
-        :class:`PagePostponed` released without using a delivery (True; False: fenced)."""
-        if isinstance(page, PagePostponed):
-            return await self._postpone(page.claim, page.seconds)
-        if page.fetch_seconds is not None:
-            self._metrics.fetched(page.fetch_seconds)
-        if isinstance(page, PageFailure):
-            if page.internal is not None:
-                log.error("extraction failed on %s", page.claim.task.url, exc_info=page.internal)
-            return await self._fail(page.claim, page.outcome)
-        if page.extract_seconds is not None:
-            self._metrics.extracted(page.extract_seconds)
-        return await self._commit(page.claim, page.items, page.outcome, page.validators)
-
-    async def _commit(
-        self,
-        claim: Claim,
-        items: Sequence[Mapping[str, Any]],
-        outcome: PageOutcome,
-        validators: str = "",
-    ) -> CommitResult | None:
+    async def settle(self, page: Settlement) -> Settled:
+        """Settle the page's claim, once: a :class:`PageResult` is committed, a
+        :class:`PageFailure` retried or dead-lettered, a :class:`PagePostponed` released
+        without using a delivery; the claim of a crawl forgotten meanwhile is settled as
+        ``forgotten`` (nothing to settle it in), one Redis could not be had for as
+        ``abandoned``."""
+        claim = page.claim
+        if not isinstance(page, PagePostponed):
+            if page.fetch_seconds is not None:
+                self._metrics.fetched(page.fetch_seconds)
+            if isinstance(page, PageFailure):
+                if page.internal is not None:
+                    log.error("extraction failed on %s", claim.task.url, exc_info=page.internal)
+            elif page.extract_seconds is not None:
+                self._metrics.extracted(page.extract_seconds)
         served = self._crawls.get(claim.crawl_id)
-        if served is None:  # forgotten meanwhile: nothing to commit to
-            self._held.settled(claim, "forgotten")
-            return None
-        prepared = [prepare(item, served.buckets) for item in items]
-        settled_as, started = "abandoned", time.perf_counter()  # abandoned: gave up on Redis
+        if served is None:
+            self._held.settled(claim, Ending.FORGOTTEN)
+            return Settled(Ending.FORGOTTEN)
+        settled = Settled(Ending.ABANDONED)  # until Redis answers
+        try:
+            if isinstance(page, PagePostponed):
+                settled = await self._postpone(served, claim, page.seconds)
+            elif isinstance(page, PageFailure):
+                settled = await self._fail(served, claim, page.outcome)
+            else:
+                settled = await self._commit(served, claim, page)
+        finally:
+            self._held.settled(claim, settled.outcome)
+        if isinstance(page, PageFailure):
+            self._failed(claim, page.outcome, settled)
+        elif isinstance(page, PageResult):
+            self._committed(claim, page.items, settled)
+        return settled
+
+    async def _commit(self, served: ServedCrawl, claim: Claim, page: PageResult) -> Settled:
+        prepared = [prepare(item, served.buckets) for item in page.items]
+        started = time.perf_counter()
         try:
             result = await self._outages.call(
-                lambda: served.session.commit(claim, prepared, outcome, validators),
+                lambda: served.session.commit(claim, prepared, page.outcome, page.validators),
                 deadline=self._settle_deadline(claim),
             )
-            if result is not None:
-                settled_as = str(outcome) if result.committed else "fenced"
         finally:
             self._metrics.committed(time.perf_counter() - started)
-            self._held.settled(claim, settled_as)
         if result is None:
-            return None
+            return Settled(Ending.ABANDONED)
+        return Settled(page.outcome if result.committed else Ending.FENCED, result)
+
+    def _committed(self, claim: Claim, items: Sequence[Item], settled: Settled) -> None:
+        result = settled.commit
+        if result is None:
+            return
         if result.committed:
             self._stat("invcrawl/pages_done", 1)
             self._stat("invcrawl/items_new", result.new)
@@ -111,13 +147,8 @@ class Settler:
                 claim.task.url,
                 "lease expired" if result.expired else "lease lost",
             )
-        return result
 
-    async def _fail(self, claim: Claim, outcome: Outcome) -> str | None:
-        served = self._crawls.get(claim.crawl_id)
-        if served is None:  # forgotten meanwhile
-            self._held.settled(claim, "forgotten")
-            return None
+    async def _fail(self, served: ServedCrawl, claim: Claim, outcome: Outcome) -> Settled:
         delay = backoff_delay(
             claim.deliveries,
             self._backoff.base,
@@ -131,55 +162,47 @@ class Settler:
             "consumer": self._consumer_id,
             "delivery": claim.deliveries,
         }
-        settled_as = "abandoned"
-        try:
-            result = await self._outages.call(
-                lambda: served.session.fail(
-                    claim,
-                    error,
-                    int(delay * 1000),
-                    served.max_tries,
-                    dead_now=outcome.kind == "dead",
-                ),
-                deadline=self._settle_deadline(claim),
-            )
-            settled_as = result or settled_as
-        finally:
-            self._held.settled(claim, settled_as)
-        if result == "fenced":
-            self._metrics.fenced(claim.crawl_id)
-        if result:
-            self._stat(f"invcrawl/{result}", 1)
-            level = logging.WARNING if result == "dead" else logging.INFO
-            log.log(
-                level,
-                "%s: %s -> %s (delivery %d)",
-                claim.task.url,
-                outcome.reason,
-                result,
-                claim.deliveries,
-            )
-            if result == "retry":
-                self._crawls.wake(claim.crawl_id)
-        return result
+        result = await self._outages.call(
+            lambda: served.session.fail(
+                claim,
+                error,
+                int(delay * 1000),
+                served.max_tries,
+                dead_now=outcome.kind == OutcomeKind.DEAD,
+            ),
+            deadline=self._settle_deadline(claim),
+        )
+        return Settled(Ending(result) if result else Ending.ABANDONED)
 
-    async def _postpone(self, claim: Claim, seconds: float) -> bool | None:
+    def _failed(self, claim: Claim, outcome: Outcome, settled: Settled) -> None:
+        result = settled.outcome
+        if result == Ending.ABANDONED:
+            return
+        if result == Ending.FENCED:
+            self._metrics.fenced(claim.crawl_id)
+        self._stat(f"invcrawl/{result}", 1)
+        level = logging.WARNING if result == Ending.DEAD else logging.INFO
+        log.log(
+            level,
+            "%s: %s -> %s (delivery %d)",
+            claim.task.url,
+            outcome.reason,
+            result,
+            claim.deliveries,
+        )
+        if result == Ending.RETRY:
+            self._crawls.wake(claim.crawl_id)
+
+    async def _postpone(self, served: ServedCrawl, claim: Claim, seconds: float) -> Settled:
         """Give the task back without using a delivery, not to be claimed again for
         ``seconds`` (its host is blocked or busy for a while)."""
-        served = self._crawls.get(claim.crawl_id)
-        if served is None:  # forgotten meanwhile
-            self._held.settled(claim, "forgotten")
-            return None
-        released: bool | None = None
-        try:
-            released = await self._outages.call(
-                lambda: served.session.release(claim, int(seconds * 1000)),
-                deadline=self._settle_deadline(claim),
-            )
-            return released
-        finally:
-            outcomes = {True: "postponed", False: "fenced", None: "abandoned"}
-            self._held.settled(claim, outcomes[released])
+        released = await self._outages.call(
+            lambda: served.session.release(claim, int(seconds * 1000)),
+            deadline=self._settle_deadline(claim),
+        )
+        if released is None:
+            return Settled(Ending.ABANDONED)
+        return Settled(Ending.POSTPONED if released else Ending.FENCED)
 
     def _settle_deadline(self, claim: Claim) -> float:
         # Keep trying to settle through a Redis outage; after the hard deadline plus a

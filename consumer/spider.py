@@ -21,6 +21,7 @@ from common.bounds import SizeLimits, bound_items
 from common.extract import extract_page
 from common.items import (
     CrawlInfo,
+    Item,
     ItemStatus,
     PageOutcome,
     build_sized_item,
@@ -41,7 +42,7 @@ from consumer.pages import (
     internal_error,
 )
 from fetch.budget import ExtractionTimeout, budget
-from fetch.failures import Outcome, classify_exception, classify_status
+from fetch.failures import Outcome, OutcomeKind, classify_exception, classify_status
 from fetch.meta import DEAD, FOLLOW_WITHIN, OFFSITE, SITE
 from fetch.politeness import HostBusy
 from fetch.responses import header
@@ -117,11 +118,13 @@ class PageSpider(Spider):
             reason = response.meta[OFFSITE]
             return [_status_result(claim, crawl, reason, PageOutcome.OFFSITE, fetched)]
         if response.meta.get(DEAD):
-            return [PageFailure(claim, Outcome("dead", response.meta[DEAD]), None, fetched)]
+            return [
+                PageFailure(claim, Outcome(OutcomeKind.DEAD, response.meta[DEAD]), None, fetched)
+            ]
         outcome = classify_status(response.status, header(response, b"Retry-After"))
-        if outcome.kind == "not_found":
+        if outcome.kind == OutcomeKind.NOT_FOUND:
             return [_status_result(claim, crawl, outcome.reason, fetch_seconds=fetched)]
-        if outcome.kind != "extract":
+        if outcome.kind != OutcomeKind.EXTRACT:
             return [PageFailure(claim, outcome, None, fetched)]
         try:
             body = inflate_gzip(response.body, self.max_page_bytes)
@@ -138,7 +141,7 @@ class PageSpider(Spider):
                 items = self.extract(claim, response, body)
             extracted = time.perf_counter() - started
         except ExtractionTimeout as exc:  # a hostile or pathological page
-            return [PageFailure(claim, Outcome("retry", str(exc)), None, fetched)]
+            return [PageFailure(claim, Outcome(OutcomeKind.RETRY, str(exc)), None, fetched)]
         except Exception as exc:
             return [internal_error(claim, exc, fetched)]
         validated = validators.encode()
@@ -151,14 +154,14 @@ class PageSpider(Spider):
             return [PagePostponed(claim, failure.value.wait)]
         assert failure.value is not None
         outcome = classify_exception(failure.value)
-        if outcome.kind == "skipped":
+        if outcome.kind == OutcomeKind.SKIPPED:
             reason = outcome.reason
             return [_status_result(claim, request.meta[CRAWL], reason, PageOutcome.SKIPPED)]
-        if outcome.kind == "not_found":
+        if outcome.kind == OutcomeKind.NOT_FOUND:
             return [_status_result(claim, request.meta[CRAWL], outcome.reason)]
         return [PageFailure(claim, outcome)]
 
-    def extract(self, claim: Claim, response: Response, body: bytes) -> list[dict[str, Any]]:
+    def extract(self, claim: Claim, response: Response, body: bytes) -> list[Item]:
         task = claim.task
         crawl: CrawlInfo = response.meta[CRAWL]
         targets = task.entries

@@ -29,11 +29,11 @@ from consumer.holdings import Holdings
 from consumer.leases import Leases
 from consumer.metrics import Metrics
 from consumer.pages import ClaimedPage, Settlement
-from consumer.settling import Backoff, Settler
-from fetch.outages import Outages, StatSink
+from consumer.settling import Backoff, Settled, Settler
 from fetch.politeness import HostGate
 from frontier.claims import claim_many
-from frontier.session import Claim, CommitResult, Frontier
+from frontier.outages import Outages, StatSink
+from frontier.session import Claim, Frontier
 from frontier.states import ProducerState
 
 log = logging.getLogger("invcrawl.consumer")
@@ -280,7 +280,7 @@ class Worker:
 
     # -- settling ------------------------------------------------------------------------
 
-    async def settle(self, page: Settlement) -> CommitResult | str | bool | None:
+    async def settle(self, page: Settlement) -> Settled:
         """Settle a page's claim, whatever became of the page (``consumer/settling.py``)."""
         return await self.settler.settle(page)
 

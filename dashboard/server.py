@@ -35,15 +35,15 @@ from typing import Any
 from aiohttp import web
 from redis.exceptions import RedisError
 
-from common import interrupts
-from common.config import Config, ConfigError
-from common.secrets import mask_secrets, mask_url
+from common.settings.config import Config, ConfigError
 from dashboard.access import HostCheck, is_loopback, session_value
 from dashboard.metrics import CONTENT_TYPE_LATEST, exposition
 from dashboard.snapshot import Throughput, crawl_detail, take
 from frontier.connection import connect, is_transient
 from frontier.reconnect import Backoff, Note, Outage
 from frontier.session import CrawlNotFound, Frontier
+from process import interrupts
+from process.secrets import mask_secrets, mask_url
 
 log = logging.getLogger(__name__)
 

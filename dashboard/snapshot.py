@@ -4,7 +4,7 @@ history kept in this process's memory: the dashboard never writes to Redis.
 
 Pure apart from :func:`take`, which reads the status. Nothing here shows a secret: the
 Redis URL, every site and page URL and every error text are masked
-(:mod:`common.secrets`).
+(:mod:`process.secrets`).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from common.secrets import mask_secrets, mask_url
 from frontier.admin import dead_tasks
 from frontier.session import Frontier
 from frontier.status import fleet_status, status_view
 from frontier.summary import CrawlSummary, FleetStatus
+from process.secrets import mask_secrets, mask_url
 
 
 class Throughput:

@@ -15,6 +15,7 @@ import random
 import time
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
+from enum import StrEnum
 
 TRANSIENT_STATUSES = frozenset(
     {408, 425, 429, 500, 502, 503, 504, 507, 509, 520, 521, 522, 523, 524}
@@ -51,23 +52,31 @@ TRANSIENT_ERRORS = frozenset(
 )
 
 
+class OutcomeKind(StrEnum):
+    """What becomes of a downloaded (or failed) page."""
+
+    EXTRACT = "extract"  # a usable 2xx response
+    NOT_FOUND = "not_found"  # committed as ``page_not_found``
+    RETRY = "retry"  # transient: a delayed task
+    DEAD = "dead"  # permanent: dead-lettered with the reason
+    SKIPPED = "skipped"  # robots.txt: committed as ``skipped``
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """``kind``: extract | not_found | retry | dead | skipped."""
-
-    kind: str
+    kind: OutcomeKind
     reason: str
     retry_after: float | None = None
 
 
 def classify_status(status: int, retry_after: str | None = None) -> Outcome:
     if 200 <= status < 300:
-        return Outcome("extract", f"HTTP {status}")
+        return Outcome(OutcomeKind.EXTRACT, f"HTTP {status}")
     if status in GONE_STATUSES:
-        return Outcome("not_found", f"HTTP {status}")
+        return Outcome(OutcomeKind.NOT_FOUND, f"HTTP {status}")
     if status in TRANSIENT_STATUSES or status >= 500:
-        return Outcome("retry", f"HTTP {status}", parse_retry_after(retry_after))
-    return Outcome("dead", f"HTTP {status}")
+        return Outcome(OutcomeKind.RETRY, f"HTTP {status}", parse_retry_after(retry_after))
+    return Outcome(OutcomeKind.DEAD, f"HTTP {status}")
 
 
 def refused_by_robots(exc: object) -> bool:
@@ -85,16 +94,16 @@ def classify_exception(exc: BaseException) -> Outcome:
     name = type(exc).__name__
     message = f"{name}: {exc}".strip().rstrip(":")[:300]
     if refused_by_robots(exc):
-        return Outcome("skipped", "disallowed by robots.txt")
+        return Outcome(OutcomeKind.SKIPPED, "disallowed by robots.txt")
     if name == "AddressRefused":  # fetch/addresses.py: never retried
-        return Outcome("dead", str(exc))
+        return Outcome(OutcomeKind.DEAD, str(exc))
     if isinstance(exc, FileNotFoundError):  # a file:// page that does not exist
-        return Outcome("not_found", "no such file")
+        return Outcome(OutcomeKind.NOT_FOUND, "no such file")
     if too_large(exc):
-        return Outcome("dead", f"page larger than the download size limit ({message})")
+        return Outcome(OutcomeKind.DEAD, f"page larger than the download size limit ({message})")
     if name in TRANSIENT_ERRORS or any(b.__name__ in TRANSIENT_ERRORS for b in type(exc).__mro__):
-        return Outcome("retry", message)
-    return Outcome("dead", message)
+        return Outcome(OutcomeKind.RETRY, message)
+    return Outcome(OutcomeKind.DEAD, message)
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:

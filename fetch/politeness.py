@@ -25,8 +25,8 @@ from collections import defaultdict, deque
 from collections.abc import Coroutine
 from typing import Any
 
-from fetch.outages import Outages
 from frontier.hosts import Hosts
+from frontier.outages import Outages
 
 # A request that would wait longer than this for its host goes back to Redis as a
 # postponed task instead (its claim is released with a not-before time), so that long
@@ -44,10 +44,9 @@ MAX_BLOCK = 3600.0
 # Redis round trips per page, measured at a fifth of the consumer's Redis work), for at
 # most REUSE_WINDOW after Redis granted it: a block or a lower limit set meanwhile by
 # another consumer reaches a reused permit within that time. A spare permit that no
-# request takes within SPARE_IDLE goes back to Redis. 100 ms, not less: on the 40-site
-# fleet (4 hosts, docs/performance.md "Fleet levers") a consumer's next request to the
-# same host comes tens of ms after a response; with 20 ms most spares went back just
-# before it and the permits took 1.1 round trips a page, with 100 ms 0.4.
+# request takes within SPARE_IDLE goes back to Redis. Not less: a consumer's next request
+# to the same host comes tens of ms after a response, and a shorter wait gives most
+# spares back just before it (docs/performance.md, "Fleet levers").
 REUSE_WINDOW = 0.5
 SPARE_IDLE = 0.1
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 # Imported here, at a shallow stack, on purpose: Scrapy builds deprecated aliases in
-# these modules with inspect.stack(), whose cost grows with the depth of the stack; when
-# the downloader loads them lazily under the reactor (~80 frames) that alone took 0.4 s
-# of every process's start-up, against ~0.05 s from here.
+# these modules with inspect.stack(), whose cost grows with the depth of the stack, deep
+# when the downloader loads them lazily under the reactor (docs/performance.md, "Figures
+# behind the code's choices").
 import scrapy.core.downloader.handlers.http11  # noqa: F401
 
-from common.config import Config
+from common.settings.config import Config
 from fetch.addresses import ADDRESS_POLICY, AddressPolicy
 from fetch.permits import HOST_GATE
 from fetch.politeness import HostGate
@@ -60,10 +60,10 @@ def base_settings(config: Config, host_gate: HostGate | None = None) -> dict[str
         # process (token in a file of the user's profile): never in a crawler fleet. It
         # also cost start-up (aiohttp) and shut-down (its server's stop).
         "REMOTE_CONTROL_ENABLED": False,
-        "LOG_LEVEL": config.scrapy_log_level,  # -v and -q move it (common/config.py)
+        "LOG_LEVEL": config.scrapy_log_level,  # -v and -q move it (common/settings/config.py)
         # Scrapy logs its dependencies' versions at INFO; finding them (platform.platform()
-        # runs `uname -p` and reads the interpreter's binary) cost 6-19 ms of every
-        # process's start-up even when INFO is not shown: only looked up when it is.
+        # runs `uname -p` and reads the interpreter's binary) costs every process's
+        # start-up even when INFO is not shown: only looked up when it is.
         **({} if config.scrapy_log_level in ("DEBUG", "INFO") else {"LOG_VERSIONS": []}),
         "LOGSTATS_INTERVAL": 60.0,
         **scrapy_redis_settings(config.redis),

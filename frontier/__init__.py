@@ -3,9 +3,11 @@
 :class:`~frontier.session.Frontier` per process hands out one
 :class:`~frontier.session.CrawlSession` per crawl), the crawl state machine
 (``states``), operator actions (``admin``), read-side views (``status``, ``export``,
-``report``) and the Redis client (``connection``). Only this package makes Redis calls;
-the other packages go through its methods.
+``report``), the Redis client (``connection``) and riding out its outages
+(``reconnect``, ``outages``). Only this package makes Redis calls; the other packages go
+through its methods.
 
-Imports redis and the pure ``common`` modules; never Scrapy, Twisted, ``producer``,
-``consumer``, ``invcrawl``, or ``localredis`` (the redis-server processes and files).
+Imports redis and the pure ``process`` and ``common`` modules; never Scrapy, Twisted,
+``producer``, ``consumer``, ``invcrawl``, or ``localredis`` (the redis-server processes
+and files).
 """

@@ -7,7 +7,7 @@ the key left the inventory). An event's ``cursor`` is its stream entry id; readi
 nothing changed appends nothing, so the feed is silent.
 
 A ``changed`` event also carries the typed ``changes`` and the ``breaking`` flag of
-``invcrawl diff`` (``common/apidiff.py``), computed against the item it replaces: the
+``invcrawl diff`` (``common/apidiff/diff.py``), computed against the item it replaces: the
 key's previous entry in the stream. The feed keeps the entry id of each key's latest
 entry as it reads; a key whose earlier entries lie before ``--since`` is found by one
 pass over that part of the stream, made once and only when such an event comes. An
@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from common.apidiff import item_changes
+from common.items import Item
 from frontier.export import CHUNK
 from frontier.reconnect import Calls, Note, Once, Reconnect, reconnect
 from frontier.retention import entry_before
@@ -97,11 +98,13 @@ class Previous:
             out.append(event)
         return out
 
-    async def _fetch(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+    async def _fetch(self, ids: list[str]) -> dict[str, Item]:
         if not ids:
             return {}
         found = await read_ranges(self.session, ids)
-        return {entry.id: entry.item() for entry in found if entry and not entry.removed}
+        return {  # not tombstones: whole items
+            entry.id: cast(Item, entry.item()) for entry in found if entry and not entry.removed
+        }
 
 
 async def read_changes(

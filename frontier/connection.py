@@ -26,7 +26,7 @@ from redis.exceptions import (
     TimeoutError,
 )
 
-from common.secrets import mask_secrets, mask_url
+from process.secrets import mask_secrets, mask_url
 
 # Errors that mean "Redis is unreachable or restarting": back off and try again.
 TRANSIENT_REDIS_ERRORS: tuple[type[BaseException], ...] = (
@@ -37,6 +37,11 @@ TRANSIENT_REDIS_ERRORS: tuple[type[BaseException], ...] = (
     ClusterDownError,  # a shard failing over or restarting
     MasterDownError,
 )
+
+
+# The client's type, for a package that hands the client back to the frontier (the MCP
+# server gives it to frontier/search.py) without importing redis-py itself.
+Client = Redis
 
 
 def redis_params() -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """``export``, ``changes``, ``report`` and ``dlq`` over every crawl of a Redis, for the
 commands run without ``--crawl-id`` (what they read: the files are written in
-``invcrawl/exporting.py``). Each line they write names its crawl: an item has
+``invcrawl/output/export.py``). Each line they write names its crawl: an item has
 its ``crawl`` field, a change event gets one, a dead letter its ``crawl_id``.
 
 The change feed of several crawls resumes from a *composite cursor*: each crawl's

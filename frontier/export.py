@@ -1,5 +1,5 @@
 """Reading items back out of the stream (Redis reads only: the files are written by
-``invcrawl/exporting.py``).
+``invcrawl/output/export.py``).
 
 ``iter_latest`` yields the latest version of every item once, in stream order, using
 two passes over the stream (the first keeps only key -> last entry id, so memory is per

@@ -21,7 +21,6 @@ from redis.asyncio import Redis
 
 from common.items import PageOutcome, PreparedItem
 from common.search.postings import posting
-from common.secrets import mask_secrets
 from common.sharding import slot_for
 from common.tasks import Task, decode_task, encode_task
 from frontier import permissions
@@ -31,6 +30,7 @@ from frontier.registry import Registry
 from frontier.scripts import KeyIndex, ScriptCall, Scripts, StaleLayout
 from frontier.states import CrawlState
 from frontier.values import Claim, CommitResult, CrawlNotFound, Layout
+from process.secrets import mask_secrets
 
 ENQUEUE_BATCH = 500
 STALE_RETRIES = 5

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
-from common.apidiff_versions import matches, parse_ref, version_key
-from common.items import key_digest
+from common.apidiff.versions import matches, parse_ref, version_key
+from common.items import Item, key_digest
 from frontier.export import HistoryTrimmed, all_entries, iter_latest
 from frontier.retention import trimmed_before
 from frontier.session import CrawlNotFound, CrawlSession, Frontier
@@ -188,19 +188,19 @@ async def _check_complete(session: CrawlSession) -> None:
         )
 
 
-async def latest_items(session: CrawlSession) -> dict[str, dict[str, Any]]:
+async def latest_items(session: CrawlSession) -> dict[str, Item]:
     """Key → the latest live item of the crawl."""
     if not await session.exists():
         raise CrawlNotFound(session.crawl_id)
     await _check_complete(session)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Item] = {}
     async for data in iter_latest(session):
-        item = orjson.loads(data)
+        item: Item = orjson.loads(data)
         out[item["key"]] = item
     return out
 
 
-async def latest_item(session: CrawlSession, key: str) -> dict[str, Any] | None:
+async def latest_item(session: CrawlSession, key: str) -> Item | None:
     """The latest version of one item (None: never there, or its latest entry is a
     tombstone): one pass over the stream."""
     await _check_complete(session)
@@ -210,7 +210,7 @@ async def latest_item(session: CrawlSession, key: str) -> dict[str, Any] | None:
             found = entry
     if found is None or found.removed:
         return None
-    return found.item()
+    return cast(Item, found.item())  # not a tombstone: a whole item
 
 
 async def projects_holding(
@@ -253,7 +253,7 @@ async def history_project(frontier: Frontier, key: str, crawls: Sequence[CrawlVe
 
 async def symbol_versions(
     frontier: Frontier, key: str, project: str | None
-) -> tuple[str, list[tuple[CrawlVersion, dict[str, Any] | None]]]:
+) -> tuple[str, list[tuple[CrawlVersion, Item | None]]]:
     """The project (``project``, else :func:`history_project`), and each of its versions
     (failed crawls left out) in version order with the symbol's item."""
     crawls = await crawl_versions(frontier)

@@ -12,9 +12,8 @@ import random
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
-from common import interrupts
 from common.cadence import Bounds
-from common.config import Config
+from common.settings.config import Config
 from frontier import cadence
 from frontier.cadence import Next
 from frontier.connection import connect
@@ -23,6 +22,7 @@ from frontier.session import Frontier
 from invcrawl import terminal
 from invcrawl.errors import EXIT_INTERRUPTED
 from invcrawl.render import duration
+from process import interrupts
 
 T = TypeVar("T")
 Sites = Sequence[tuple[str, str]]
@@ -31,7 +31,7 @@ RunOnce = Callable[[Config, Sites], int]
 
 def run_adaptive(config: Config, sites: Sites, run_once: RunOnce) -> int:
     """The first run of every site, then refreshes of the due ones, until a stop signal
-    (recorded, and acted on between steps: see ``common/interrupts.recorded``)."""
+    (recorded, and acted on between steps: see ``process/interrupts.recorded``)."""
     site_of = {crawl_id: site for site, crawl_id in sites}
     crawl_ids = list(site_of)
     with interrupts.recorded():

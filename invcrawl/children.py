@@ -18,8 +18,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from common.config import SETTINGS_VARIABLE, Config, settings_json
-from common.options import OPTIONS
+from common.settings.config import SETTINGS_VARIABLE, Config, settings_json
+from common.settings.options import OPTIONS
 
 TAIL_BYTES = 64 * 1024  # the end of a log read for its last error
 READ_BYTES = 256 * 1024  # read of one log per tick, at most (a chatty child cannot stall us)

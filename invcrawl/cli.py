@@ -1,7 +1,7 @@
-"""``invcrawl`` command line: the parser (built from :data:`common.options.COMMANDS` and
-:data:`common.options.OPTIONS`, so every flag has an ``INVCRAWL_*`` variable and the
-documented table cannot drift from it), configuration, dispatch to
-``cmd_<command>`` (``invcrawl/commands.py``), one-line errors and the exit codes of the README
+"""``invcrawl`` command line: the parser (built from :data:`common.settings.commands.COMMANDS`
+and :data:`common.settings.options.OPTIONS`, so every flag has an ``INVCRAWL_*`` variable and
+the documented table cannot drift from it), configuration, dispatch to the command's handler
+(``invcrawl/commands/__init__.py``: ``HANDLERS``), one-line errors and the exit codes of the README
 (usage 2; stopped by SIGINT 130, by SIGTERM 143, after a graceful stop). A user mistake
 (bad URL, unreachable site or Redis, not an inventory...) prints one line and exits
 non-zero; a traceback means a bug in invcrawl.
@@ -21,10 +21,9 @@ from importlib import metadata
 from types import FrameType
 from typing import Any, NoReturn
 
-from common import interrupts
-from common.config import ConfigError, default_of, is_given, load_config
-from common.options import COMMANDS, COMMANDS_BY_NAME, OPTIONS, OPTIONS_BY_NAME, Option
-from common.secrets import install_log_masking
+from common.settings.commands import COMMANDS, COMMANDS_BY_NAME
+from common.settings.config import ConfigError, default_of, is_given, load_config
+from common.settings.options import OPTIONS, OPTIONS_BY_NAME, Option
 from invcrawl import terminal
 from invcrawl.errors import (
     EXIT_BROKEN_PIPE,
@@ -34,6 +33,8 @@ from invcrawl.errors import (
     Terminated,
     fail,
 )
+from process import interrupts
+from process.secrets import install_log_masking
 
 HELP_WIDTH = 79  # descriptions and epilogs are written as they show (the example whole)
 # Commands that run Scrapy in this process: Scrapy installs their log handler.
@@ -151,7 +152,7 @@ def _typed(option: Option) -> Any:
 
 
 def cli_values(args: argparse.Namespace) -> dict[str, Any]:
-    """The parsed flags as :func:`common.config.load_config` takes them."""
+    """The parsed flags as :func:`common.settings.config.load_config` takes them."""
     values = vars(args)
     for option in OPTIONS:
         parts = values.get(option.name) if option.many else None
@@ -202,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 @contextlib.contextmanager
 def terminating() -> Iterator[None]:
     """SIGTERM raises :class:`Terminated` where a command has no handler of its own (the
-    long-running ones install theirs and record the signal: common/interrupts.py)."""
+    long-running ones install theirs and record the signal: process/interrupts.py)."""
     if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
         yield  # someone embedding us handles it
         return

@@ -9,8 +9,7 @@ import contextlib
 import dataclasses
 from collections.abc import Iterator
 
-from common.config import Config, ConfigError
-from common.secrets import mask_secrets
+from common.settings.config import Config, ConfigError
 from frontier.session import Frontier
 from frontier.startup import RedisUnavailable, redis_url, wait_for_redis
 from frontier.versions import resolve_ref
@@ -18,6 +17,7 @@ from invcrawl import terminal
 from invcrawl.errors import UserError
 from invcrawl.scope import with_frontier
 from localredis.embedded import embedded_redis
+from process.secrets import mask_secrets
 
 
 @contextlib.contextmanager

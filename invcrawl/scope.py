@@ -8,12 +8,12 @@ import signal
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from common import interrupts
-from common.config import Config
+from common.settings.config import Config
 from frontier.connection import connect
 from frontier.session import CrawlNotFound, CrawlSession, Frontier
 from frontier.versions import resolve_ref
 from invcrawl.errors import Terminated, UsageError, UserError
+from process import interrupts
 
 T = TypeVar("T")
 
@@ -24,7 +24,7 @@ def with_frontier(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:
     """Run ``job`` on a fresh event loop with the process's one Redis client. SIGINT,
     SIGTERM and SIGHUP cancel it: a job that follows a stream returns what it did (the
     cursor to resume from...), any other is interrupted; either way the signal is
-    recorded, so that the command exits 130, 143 or 129 (common/interrupts.py)."""
+    recorded, so that the command exits 130, 143 or 129 (process/interrupts.py)."""
     assert config.redis
 
     async def main() -> T:
@@ -37,9 +37,9 @@ def with_frontier(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:
             cancel()
 
         def cancel() -> None:
-            # Again each second until the job ends: a CI run once kept an `export --follow`
-            # reading for 30 s after SIGTERM, its loop idle, the one cancellation gone
-            # (where, was not found: tests/integration/test_acl.py dumps the stacks).
+            # Again each second until the job ends: one cancellation can be lost, and the
+            # job would then read on after the signal (docs/performance.md, "Figures
+            # behind the code's choices"; tests/integration/test_acl.py dumps the stacks).
             if not running.done():
                 running.cancel()
                 loop.call_later(RECANCEL_EVERY, cancel)

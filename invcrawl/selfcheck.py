@@ -12,6 +12,7 @@ import sys
 
 # The top-level packages of pyproject.toml's [tool.setuptools.packages.find] include.
 PACKAGES = (
+    "process",
     "common",
     "fetch",
     "frontier",
@@ -19,6 +20,7 @@ PACKAGES = (
     "producer",
     "consumer",
     "dashboard",
+    "mcpserver",
     "invcrawl",
 )
 

@@ -12,9 +12,9 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from common.config import Config, ConfigError
 from common.search.ranking import SearchInputError
 from common.search.selection import SelectionError
+from common.settings.config import Config, ConfigError
 from frontier.search import SymbolHit, SymbolLookup, lookup_in, search_in
 from frontier.search_index import reindex
 from frontier.session import Frontier

@@ -18,15 +18,15 @@ from collections.abc import Callable, Sequence
 
 from scrapy.crawler import AsyncCrawlerProcess, Crawler
 
-from common import interrupts
-from common.config import Config
 from common.plan import PlanCache
+from common.settings.config import Config
 from common.site import SiteError, inventory_url
-from fetch.outages import Outages
 from fetch.politeness import HostGate
 from fetch.settings import base_settings
 from frontier.connection import connect
+from frontier.outages import Outages
 from frontier.session import Frontier
+from process import interrupts
 from producer.enqueue import RedisSink, SinkSettings
 from producer.preload import preload
 from producer.spider import Fetched, InventoryJob, InventorySpider, Sink
@@ -60,7 +60,7 @@ def fetch_inventories(
 def record_signals_on_start() -> None:
     """Have the shutdown handlers Scrapy's process installs (after the reactor's start-up)
     record the signal too, so that the command exits 130 or 143 after Scrapy's graceful
-    stop (common/interrupts.py). Call it after the process is built, before it starts."""
+    stop (process/interrupts.py). Call it after the process is built, before it starts."""
     from twisted.internet import reactor  # noqa: PLC0415 - the process installed it
 
     # Start-up triggers run in the order they were added, and the process adds its own
@@ -224,9 +224,8 @@ class ForkedProducer:
         read, write = os.pipe()
         # Every object the child inherits goes to the collector's permanent generation
         # for the fork: the child's full collections skip them instead of walking the
-        # whole inherited heap (touching, and so copying, every page of it). Measured on
-        # the CPython docs: collections took 0.19 of the child's 0.48 CPU-s before, and
-        # 0.08-0.12 of 0.31-0.41 since (docs/performance.md).
+        # whole inherited heap (touching, and so copying, every page of it;
+        # docs/performance.md, "Figures behind the code's choices").
         gc.freeze()
         try:
             pid = os.fork()

@@ -34,8 +34,8 @@ from collections.abc import Callable, Sequence
 from scrapy.crawler import AsyncCrawlerProcess
 
 from common.cadence import Bounds, jitter
-from common.config import Config
 from common.plan import PlanCache
+from common.settings.config import Config
 from fetch.settings import base_settings
 from frontier import cadence
 from frontier.cadence import Next
@@ -169,7 +169,7 @@ class Schedule:
                 log.warning("could not record the next refresh time: %s", exc)
             self.report(results, delay)
             # The cached plans stay for the process's life: out of the collector's scans
-            # (a full scan of them took ~40 ms of a round; refcounting still frees them).
+            # (refcounting still frees them; docs/performance.md).
             gc.freeze()
             await asyncio.sleep(delay)
             current = self._round(refresh, self.sites)

@@ -19,8 +19,8 @@ T = TypeVar("T")
 # The tests stop the commands they start with SIGINT and SIGHUP, as a terminal would. A
 # test run started in the background of a script (SIGINT ignored) or under nohup (SIGHUP
 # ignored) would hand those down to every command, and a command keeps a signal that was
-# ignored when it started ignored (common/interrupts.IGNORED_AT_START): the commands start
-# from the defaults a terminal gives. (Before anything imports common.interrupts here.)
+# ignored when it started ignored (process/interrupts.IGNORED_AT_START): the commands start
+# from the defaults a terminal gives. (Before anything imports process.interrupts here.)
 signal.signal(signal.SIGINT, signal.default_int_handler)
 signal.signal(signal.SIGHUP, signal.SIG_DFL)
 

@@ -31,10 +31,10 @@ from common.params import parse_py_arglist, with_kinds
 from common.tasks import TaskEntry
 
 from .anchors import children_items
+from .brackets import paren_span
 from .doctext import DocText
 from .markdown import Markdown
 from .page import Page, find_content
-from .pydoctor.header import paren_span
 from .sphinx import extract_sphinx
 from .text import HEADINGS, Element, drop, heading_of, is_section, text
 

@@ -1,4 +1,4 @@
-"""``bench/crawl.py --quick``, ``bench/fleet.py`` (tiny) and ``bench/scale.py --quick`` run
+"""``python -m bench.crawl --quick``, ``bench.fleet`` (tiny) and ``bench.scale --quick`` run
 end to end and print every row of their tables.
 
 A smoke test of the harnesses only: it checks that each section and row is printed with
@@ -75,7 +75,8 @@ def test_quick_bench_prints_every_row(tmp_path: Path) -> None:
     proc = subprocess.run(
         [
             sys.executable,
-            str(REPO / "bench" / "crawl.py"),
+            "-m",
+            "bench.crawl",
             "--quick",
             "--site",
             str(SMALL_SITE),
@@ -117,7 +118,7 @@ FLEET_ROWS = [
 @pytest.mark.realdocs
 @pytest.mark.timeout(600)
 def test_tiny_fleet_bench_prints_every_row(tmp_path: Path) -> None:
-    """``bench/fleet.py`` on 3 Debian doc sites, one round: the spider, invcrawl with 1
+    """``bench.fleet`` on 3 Debian doc sites, one round: the spider, invcrawl with 1
     consumer and the scrapy-redis peer with 1 and 2 processes."""
     if not (shutil.which("nginx") or Path("/usr/sbin/nginx").exists()):
         pytest.skip("needs nginx")
@@ -125,7 +126,7 @@ def test_tiny_fleet_bench_prints_every_row(tmp_path: Path) -> None:
     if not any(path.is_file() for path in corpus):
         pytest.skip("needs ../shared/corpus/debian-doc-packages.txt")
     proc = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "fleet.py"), "--sites", "3", "--repeat", "1",
+        [sys.executable, "-m", "bench.fleet", "--sites", "3", "--repeat", "1",
          "--consumers", "1", "--peer", "1,2", "--quick", "--json", str(tmp_path / "fleet.json")],
         check=False, capture_output=True, text=True, timeout=580, cwd=tmp_path,
         env=clean_env(),
@@ -163,7 +164,7 @@ SCALE_ROWS = [
 @pytest.mark.realdocs
 @pytest.mark.timeout(300)
 def test_quick_scale_bench_prints_every_row(tmp_path: Path) -> None:
-    """``bench/scale.py --quick``: 20 crawls on one Redis and on a 3-master cluster."""
+    """``bench.scale --quick``: 20 crawls on one Redis and on a 3-master cluster."""
     if not (CPYTHON_DOCS / "objects.inv").is_file():
         pytest.skip("needs Debian's python3.11-doc package (/usr/share/doc/python3.11/html)")
     if not (shutil.which("nginx") or Path("/usr/sbin/nginx").exists()):
@@ -171,7 +172,7 @@ def test_quick_scale_bench_prints_every_row(tmp_path: Path) -> None:
     if not (shutil.which("redis-cli") or Path("/usr/bin/redis-cli").exists()):
         pytest.skip("needs redis-cli (redis-tools) to create the cluster")
     proc = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "scale.py"), "--quick",
+        [sys.executable, "-m", "bench.scale", "--quick",
          "--json", str(tmp_path / "scale.json")],
         check=False, capture_output=True, text=True, timeout=280, cwd=tmp_path,
         env=clean_env(),
@@ -192,8 +193,7 @@ def test_quick_scale_bench_prints_every_row(tmp_path: Path) -> None:
 def test_exactness_counts_extra_and_missing_items(tmp_path: Path) -> None:
     """The exactness columns: an item written twice or not planned is counted beyond the
     plan (dup), a planned entry without an item is missing; URLs compare without origin."""
-    sys.path.insert(0, str(REPO / "bench"))
-    from crawl import count_output, item_identity
+    from bench.harness import count_output, item_identity
 
     out = tmp_path / "out.jsonl"
     lines = [

@@ -5,18 +5,21 @@ a container on the compose network. Mid-crawl a consumer container is SIGKILLed,
 the ``redis`` service is SIGKILLed and started again (it loads its AOF under the ACL
 users). At the end every crawl's export (the ``export`` tool service) holds every
 inventory entry exactly once, the item streams hold no duplicate, the Redis log shows no
-command refused while loading, and the dashboard service answers.
+command refused while loading, and the dashboard and MCP services answer (the MCP one
+``list_projects``, to the SDK's client, with its token).
 
 No registry is needed: the base images come from deploy/base-images/build.sh (Debian
 bookworm by debootstrap, cached). Only the compose project's own network and the host's
-loopback (the dashboard's published port) are used. Skipped, with the reason, without
-Docker; ``.ci/run`` starts dockerd and sets INVCRAWL_TESTS_REQUIRE_DOCKER=1, which turns
-the skip into a failure. Every container, volume and network of the (uniquely named)
-project is removed at the end, even on failure.
+loopback (the dashboard's and the MCP server's published ports) are used. Skipped, with
+the reason, without Docker; ``.ci/run`` starts dockerd and sets
+INVCRAWL_TESTS_REQUIRE_DOCKER=1, which turns the skip into a failure. Every container,
+volume and network of the (uniquely named) project is removed at the end, even on
+failure.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import secrets
@@ -28,8 +31,12 @@ import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from common.inventory import parse_inventory
 from common.plan import plan_crawl
@@ -169,6 +176,8 @@ def compose(tmp_path: Path, docker: None) -> Iterator[Compose]:
         "INVCRAWL_EXPORT_USER": f"{os.getuid()}:{os.getgid()}",
         "INVCRAWL_DASHBOARD_TOKEN": secrets.token_hex(16),
         "INVCRAWL_DASHBOARD_PORT": str(free_port()),
+        "INVCRAWL_MCP_TOKEN": secrets.token_hex(16),
+        "INVCRAWL_MCP_PORT": str(free_port()),
     }
     (tmp_path / "empty.env").write_text("")
     project = Compose(
@@ -289,3 +298,31 @@ def test_compose_deployment(compose: Compose, tmp_path: Path) -> None:
     assert status is not None, "the dashboard never answered"
     shown = {c["crawl_id"]: c["state"] for c in status["crawls"]}
     assert shown == dict.fromkeys(crawls.ids, "finished")
+
+    # The MCP service answers list_projects (the SDK's client), as the read-only user,
+    # with its token; without it, 401.
+    compose.run("--profile", "tools", "up", "-d", "mcp")
+    url = f"http://127.0.0.1:{compose.env['INVCRAWL_MCP_PORT']}/mcp"
+    listed = None
+    for _ in range(240):  # its start-up, not a budget: each try fails fast
+        try:
+            listed = asyncio.run(mcp_projects(url, compose.env["INVCRAWL_MCP_TOKEN"]))
+            break
+        except Exception:  # connection refused while it starts (wrapped by the SDK)
+            assert compose.containers("mcp"), "the mcp container exited"
+            time.sleep(0.5)
+    assert listed is not None, "the MCP server never answered"
+    crawled = {v["crawl_id"]: v["state"] for p in listed["projects"] for v in p["versions"]}
+    assert crawled == dict.fromkeys(crawls.ids, "finished")
+    anonymous = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert anonymous.status_code == 401
+
+
+async def mcp_projects(url: str, token: str) -> dict[str, Any]:
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        result = await client.call_tool("list_projects", {})
+    assert not result.is_error and result.structured_content, result.content
+    return result.structured_content

@@ -34,7 +34,7 @@ from typing import Any
 import pytest
 import yaml
 
-from common.options import OPTIONS
+from common.settings.options import OPTIONS
 from invcrawl.selfcheck import PACKAGES
 from localredis.server import RedisServer
 from support.crawl import (
@@ -57,7 +57,7 @@ DEPLOY = REPO / "deploy"
 COMPOSE = DEPLOY / "docker-compose.yml"
 DOCKERFILE = DEPLOY / "Dockerfile"
 DOCS = REPO / "docs" / "deploy.md"
-APP_SERVICES = ("producer", "consumer", "status", "export", "dashboard")
+APP_SERVICES = ("producer", "consumer", "status", "export", "dashboard", "mcp")
 OPTION_VARS = {o.env for o in OPTIONS}
 # Variables of the compose file itself (images, Redis server, export mount).
 COMPOSE_ONLY_VARS = {
@@ -84,6 +84,7 @@ ROLES = {
     "status": "reader",
     "export": "exporter",
     "dashboard": "reader",
+    "mcp": "reader",
 }
 PASSWORDS = {
     f"INVCRAWL_REDIS_{role.upper()}_PASSWORD": f"{role}-test-password-0123"
@@ -214,6 +215,14 @@ def test_compose_keeps_its_promises() -> None:
         for p in dashboard["ports"]
     ), dashboard["ports"]
     assert "INVCRAWL_DASHBOARD_TOKEN" in dashboard["environment"]
+    mcp = services["mcp"]
+    assert mcp["profiles"] == ["tools"]
+    assert mcp["command"][:2] == ["mcp", "--http"]
+    assert all(
+        str(p.get("host_ip", p) if isinstance(p, dict) else p).startswith("127.0.0.1")
+        for p in mcp["ports"]
+    ), mcp["ports"]
+    assert "INVCRAWL_MCP_TOKEN" in mcp["environment"]
 
 
 @needs_compose
@@ -633,6 +642,7 @@ def test_compose_rehearsal(tmp_path: Path) -> None:
             assert {key for key, _ in items} == site.keys
             check_accounting(harness.redis, "compose", site.keys).assert_ok()
             rehearse_dashboard(rehearsal, harness)
+            rehearse_mcp(rehearsal, harness)
         finally:
             print("\n".join(["", "compose rehearsal transcript:", *rehearsal.transcript]))
             harness.close()
@@ -668,6 +678,52 @@ def rehearse_dashboard(rehearsal: Rehearsal, harness: Harness) -> None:
     rehearsal.transcript.append(
         f"[dashboard] GET /api/status: 401 without the token; with it: {len(data['crawls'])} "
         f"crawl, {data['crawls'][0]['state']}"
+    )
+    proc.terminate()
+    assert proc.wait(10) == 143, proc.tail()
+
+
+def rehearse_mcp(rehearsal: Rehearsal, harness: Harness) -> None:
+    """The MCP server as compose starts it: as the read-only Redis user, on every
+    interface of its container (here on a free port), refusing a client without its
+    token and answering list_projects and search_symbols (the SDK's client) to one with
+    it: the reader ACL user suffices."""
+    import asyncio
+
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    env = {**rehearsal.env("mcp"), "INVCRAWL_MCP_TOKEN": "rehearsal-token"}
+    argv = ["0" if arg == "8781" else arg for arg in rehearsal.argv("mcp")]
+    assert argv != rehearsal.argv("mcp"), "the compose command names its port"
+    rehearsal.transcript.append(f"[mcp] {rehearsal.describe('mcp')} (a token) &")
+    proc = harness.spawn("mcp", argv, env=env)
+    port = wait_for(
+        lambda: (m := re.search(r"http://0\.0\.0\.0:(\d+)/mcp", proc.output())) and m[1],
+        30,
+        "the MCP server to listen",
+        diagnose=proc.tail,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    anonymous = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert anonymous.status_code == 401
+
+    async def projects() -> Any:
+        headers = {"Authorization": "Bearer rehearsal-token"}
+        async with (
+            httpx2.AsyncClient(headers=headers) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            found = await client.call_tool("search_symbols", {"query": "f1", "limit": 3})
+            assert not found.is_error and found.structured_content, found.content  # reads only
+            return (await client.call_tool("list_projects", {})).structured_content
+
+    listed = asyncio.run(projects())
+    assert [v["crawl_id"] for p in listed["projects"] for v in p["versions"]] == ["compose"]
+    rehearsal.transcript.append(
+        f"[mcp] POST /mcp: 401 without the token; list_projects with it: "
+        f"{[p['project'] for p in listed['projects']]}"
     )
     proc.terminate()
     assert proc.wait(10) == 143, proc.tail()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from common.options import COMMANDS
+from common.settings.commands import COMMANDS
 from localredis.server import free_port
 from support.cli import clean_env, invcrawl
 from support.crawl import build_site, wait_for

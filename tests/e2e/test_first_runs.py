@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from common.config import load_config
+from common.settings.config import load_config
 from common.site import crawl_id_for
-from invcrawl import crawl as crawl_module
-from invcrawl.crawl import CrawlRun
+from invcrawl import supervisor as crawl_module
 from invcrawl.errors import UserError
+from invcrawl.supervisor import CrawlRun
 from localredis.server import RedisServer, free_port
 from support.cli import invcrawl
 from support.crawl import Site, Throttle, build_site

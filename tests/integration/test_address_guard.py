@@ -19,7 +19,7 @@ PROGRAM = """
 import sys
 from scrapy import Request, Spider
 from scrapy.crawler import AsyncCrawlerProcess
-from common.config import load_config
+from common.settings.config import load_config
 from consumer.settings import consumer_settings
 
 URL = sys.argv[1]

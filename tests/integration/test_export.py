@@ -12,7 +12,7 @@ from conftest import run
 from frontier.connection import connect
 from frontier.export import CHUNK
 from frontier.session import CrawlSession, Frontier
-from invcrawl.exporting import IncrementalExport, export_to
+from invcrawl.output.export import IncrementalExport, export_to
 from support.tails import pulled_together
 
 

@@ -6,16 +6,20 @@ adopts what the dead one had received and not written."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+import pytest
 import redis
 
 from frontier.follow import LOOK_AGAIN_S
 from frontier.keys import CRAWLS, CrawlKeys
+from frontier.reconnect import reconnect
 from support.cli import clean_env
 from support.crawl import Proc, wait_for
 
@@ -99,3 +103,64 @@ def test_a_second_follower_on_a_group_is_warned(redis_url: str, tmp_path: Path) 
             if proc.alive:
                 proc.close()
         client.close()
+
+
+def test_a_follower_stopped_after_writing_acknowledges_the_batch(
+    redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped (SIGTERM cancels the job, again every second: invcrawl/scope.py) after a
+    batch is fsynced and acknowledged but before what every group holds is trimmed,
+    ``export --follow`` finishes on the way out: nothing is left pending for the next
+    run to write twice, and ``--retain-items exported`` trims the batch."""
+    from conftest import run
+
+    import frontier.follow
+    from frontier.connection import connect
+    from frontier.session import Frontier
+    from invcrawl.output.export import Follower
+    from invcrawl.output.files import appending
+
+    client = redis.Redis.from_url(redis_url)
+    keys = CrawlKeys("stopped")
+    client.hset(keys.meta, mapping={"slots": 1, "state": "finished", "retain_items": "exported"})
+    client.sadd(CRAWLS, "stopped")
+    for n in range(5):
+        item = {"key": f"py:function:g{n}", "checksum": f"{n:012d}"}
+        fields = {"key": item["key"], "sum": item["checksum"], "kind": "new", "task": "t"}
+        client.xadd(keys.items, {**fields, "data": json.dumps(item)})
+
+    trim = frontier.follow.trim_exported
+    stops: list[int] = []
+
+    async def stopped_before_trimming(session: Any) -> Any:
+        task = asyncio.current_task()
+        assert task is not None
+        if not stops:  # the signal lands here, once, and its cancellation is repeated
+
+            def cancel() -> None:
+                if not task.done():
+                    task.cancel()
+                    asyncio.get_running_loop().call_later(0.05, cancel)
+
+            stops.append(1)
+            cancel()
+            await asyncio.sleep(0)
+        return await trim(session)
+
+    monkeypatch.setattr(frontier.follow, "trim_exported", stopped_before_trimming)
+
+    async def job() -> int:
+        connection = connect(redis_url)
+        follower = Follower(reconnect("export --follow"), lambda _: None)
+        try:
+            with appending(tmp_path / "out.jsonl") as out:
+                return await follower.follow(Frontier(connection).crawl("stopped"), out, "export")
+        finally:
+            await connection.aclose()
+
+    assert run(job()) == 5
+    assert stops == [1]
+    assert len(written(tmp_path / "out.jsonl")) == 5
+    assert client.xpending(keys.items, "export")["pending"] == 0
+    assert client.xlen(keys.items) == 0  # acknowledged by every group: trimmed
+    assert int(client.hget(keys.stats, "items_trimmed") or 0) == 5

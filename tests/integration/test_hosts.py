@@ -11,11 +11,11 @@ import pytest
 from conftest import run
 
 from fetch import politeness
-from fetch.outages import Outages
 from fetch.politeness import HostGate
 from frontier.connection import connect
 from frontier.hosts import Hosts
 from frontier.keys import HostKeys
+from frontier.outages import Outages
 from frontier.session import Frontier
 
 HOST = "http://127.0.0.1:8000"

@@ -9,7 +9,7 @@ from typing import Any
 
 from conftest import run
 
-from common.config import Config
+from common.settings.config import Config
 from consumer.run import worker_settings
 from consumer.worker import Worker
 from frontier.connection import connect

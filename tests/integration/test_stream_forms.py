@@ -22,7 +22,7 @@ from frontier.follow import GroupReader
 from frontier.session import CrawlSession, Frontier
 from frontier.stream import read_group, read_new
 from frontier.versions import latest_item, latest_items
-from invcrawl.exporting import IncrementalExport, export_to
+from invcrawl.output.export import IncrementalExport, export_to
 from support.cluster import running_cluster
 
 DOC = "Serialize obj to a JSON formatted str using this conversion table. " * 20

@@ -12,7 +12,7 @@ import pytest
 import redis
 from conftest import run
 
-from common.apidiff_versions import history_steps, summary_of, version_key
+from common.apidiff.versions import history_steps, summary_of, version_key
 from common.params import param
 from frontier.changes import read_changes
 from frontier.connection import connect

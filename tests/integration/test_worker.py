@@ -14,8 +14,8 @@ from typing import Any
 
 from conftest import run
 
-from common.config import Config
 from common.items import CrawlInfo, ItemStatus, PageOutcome, status_items
+from common.settings.config import Config
 from common.tasks import Task, TaskEntry
 from consumer.pages import PageFailure, PageResult
 from consumer.run import worker_settings

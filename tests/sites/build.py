@@ -18,6 +18,9 @@ Set ``INVCRAWL_SITES_CACHE`` to move the cache root (default ``<repo>/.cache/sph
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -26,10 +29,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE / "src"
@@ -162,6 +166,53 @@ def cache_root() -> Path:
     return Path(env) if env else REPO / ".cache" / "sphinx"
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class _Holders:
+    """How many builders of this process are inside the cache's lock."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.guard = threading.Lock()
+
+
+_HOLDERS = _Holders()
+
+
+@contextlib.contextmanager
+def cache_lock() -> Iterator[None]:
+    """The cache to one process at a time: pytest-xdist's workers may build the same
+    venv or site together. Re-entrant within a process (its builder threads share it)."""
+    with _HOLDERS.guard:
+        held = _HOLDERS.depth > 0
+        _HOLDERS.depth += 1
+    try:
+        if held:
+            yield
+            return
+        root = cache_root()
+        root.mkdir(parents=True, exist_ok=True)
+        with open(root / ".lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes
+            yield
+    finally:
+        with _HOLDERS.guard:
+            _HOLDERS.depth -= 1
+
+
+def holding_cache_lock(build: Callable[P, R]) -> Callable[P, R]:
+    """``build`` run inside :func:`cache_lock`."""
+
+    @functools.wraps(build)
+    def locked(*args: P.args, **kwargs: P.kwargs) -> R:
+        with cache_lock():
+            return build(*args, **kwargs)
+
+    return locked
+
+
 def source_hash(src: Path = SRC) -> str:
     digest = hashlib.sha256()
     for path in sorted(src.rglob("*")):
@@ -280,6 +331,7 @@ def ensure_venv(combo: Combo, log: Callable[[str], None] = _default_log) -> Path
     return venv_with(combo.id, combo.packages, log)
 
 
+@holding_cache_lock
 def venv_with(
     name: str, packages: Sequence[str], log: Callable[[str], None] = _default_log
 ) -> Path:
@@ -325,6 +377,7 @@ def venv_with(
     return python
 
 
+@holding_cache_lock
 def build_combo(
     combo: Combo,
     *,
@@ -390,6 +443,7 @@ def select(ids: Iterable[str] | None = None) -> list[Combo]:
     return [COMBOS_BY_ID[i] for i in ids] if ids else list(COMBOS)
 
 
+@holding_cache_lock
 def build_all(
     ids: Iterable[str] | None = None,
     *,
@@ -416,10 +470,16 @@ def build_all(
                 errors.append(exc)
             except subprocess.TimeoutExpired as exc:
                 errors.append(BuildError(f"{cid}: timed out: {exc.cmd}"))
+    raise_collected(errors)
+    return results
+
+
+def raise_collected(errors: Sequence[BuildError]) -> None:
+    """One error for the builds that failed: PipUnreachable when every one of them could
+    not reach the package index (the tests then skip), else BuildError."""
     if errors:
         cls = PipUnreachable if all(isinstance(e, PipUnreachable) for e in errors) else BuildError
         raise cls("\n".join(str(e) for e in errors))
-    return results
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -34,12 +34,13 @@ if __name__ == "__main__":  # run as a script: make tests/ importable
 
 from sites.build import (
     BuildError,
-    PipUnreachable,
     _clean_env,
     _default_log,
     _run,
     _tail,
     cache_root,
+    holding_cache_lock,
+    raise_collected,
     source_hash,
     venv_with,
 )
@@ -229,6 +230,7 @@ def ensure_env(combo: MkCombo, log: Callable[[str], None] = _default_log) -> Pat
     return venv_with(combo.env, combo.packages, log)
 
 
+@holding_cache_lock
 def build_combo(
     combo: MkCombo,
     *,
@@ -277,6 +279,7 @@ def select(ids: Iterable[str] | None = None) -> list[MkCombo]:
     return [MK_COMBOS_BY_ID[i] for i in ids] if ids else list(MK_COMBOS)
 
 
+@holding_cache_lock
 def build_all(
     ids: Iterable[str] | None = None,
     *,
@@ -295,9 +298,7 @@ def build_all(
             errors.append(exc)
         except subprocess.TimeoutExpired as exc:
             errors.append(BuildError(f"{combo.id}: timed out: {exc.cmd}"))
-    if errors:
-        cls = PipUnreachable if all(isinstance(e, PipUnreachable) for e in errors) else BuildError
-        raise cls("\n".join(str(e) for e in errors))
+    raise_collected(errors)
     return results
 
 

@@ -34,6 +34,7 @@ from sites.build import (
     _tail,
     cache_root,
     ensure_venv,
+    holding_cache_lock,
     source_hash,
 )
 
@@ -81,6 +82,7 @@ class BuiltPydoctor:
         return self.html / "objects.inv"
 
 
+@holding_cache_lock
 def build_package(
     python: Path, package: Path, out: Path, project: str, timeout: float = 1800
 ) -> None:
@@ -118,6 +120,7 @@ def _stamp(site: PydoctorSite) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+@holding_cache_lock
 def build_site(
     site: PydoctorSite, *, force: bool = False, log: Callable[[str], None] = _default_log
 ) -> BuiltPydoctor:
@@ -140,6 +143,7 @@ def build_site(
     return BuiltPydoctor(site, root, cached=False)
 
 
+@holding_cache_lock
 def build_all(
     ids: Sequence[str] | None = None,
     *,

@@ -1,4 +1,4 @@
-"""The typed API diff (common/apidiff.py) and its renderings (common/apidiff_render.py):
+"""The typed API diff (common/apidiff/diff.py) and its renderings (common/apidiff/render.py):
 every change kind, the breaking rule, rename evidence, and what is no change."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from common.apidiff import diff_all, diff_items, item_changes, param_changes
-from common.apidiff_render import counts, describe, markdown, module_of, summary
+from common.apidiff.render import counts, describe, markdown, module_of, summary
 from common.params import param
 
 PK, KW, PO = "positional-or-keyword", "keyword-only", "positional-only"

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from common import apidiff
+from common.apidiff import diff as apidiff
 from common.apidiff import diff_all, item_changes
-from common.apidiff_render import markdown, summary
-from common.apidiff_versions import history_steps
+from common.apidiff.render import markdown, summary
+from common.apidiff.versions import history_steps
 from common.params import POSITIONAL_OR_KEYWORD
 from support.growth import CountedStr, growth
 

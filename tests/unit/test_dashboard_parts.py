@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from common.config import ConfigError, load_config
+from common.settings.config import ConfigError, load_config
 from dashboard.access import access_secret, is_loopback
 from dashboard.server import load_page
 from dashboard.snapshot import Throughput, page_data

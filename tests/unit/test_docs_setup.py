@@ -18,7 +18,7 @@ def test_bench_setup_matches_the_readme() -> None:
     setup = [
         line.split("#")[0].strip()
         for line in block[1].splitlines()
-        if line.strip() and not line.startswith("python bench/")
+        if line.strip() and not line.startswith("python -m bench.")
     ]
     assert setup, "the set-up comes first"
     for command in setup:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from common.config import Config
+from common.settings.config import Config
 from fetch.settings import base_settings
 
 

@@ -1,4 +1,4 @@
-"""invcrawl/files.py: the ``.part`` file of every output, against what may be found at
+"""invcrawl/output/files.py: the ``.part`` file of every output, against what may be found at
 its name (a planted symlink, a FIFO, a stale file, another writer) or happen to it while
 it is written (removed, replaced)."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from invcrawl.files import PartFile, PartFileLost, is_stdout, write_lines
+from invcrawl.output.files import PartFile, PartFileLost, is_stdout, write_lines
 
 
 def test_a_part_file_is_written_and_moved_into_place(tmp_path: Path) -> None:

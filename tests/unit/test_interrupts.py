@@ -1,4 +1,4 @@
-"""common/interrupts.py: stop signals become KeyboardInterrupt inside `interruptible`,
+"""process/interrupts.py: stop signals become KeyboardInterrupt inside `interruptible`,
 are recorded for the exit code, and the previous handlers come back afterwards."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from common import interrupts
+from process import interrupts
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
@@ -100,7 +100,7 @@ IGNORED_AT_START_CHECK = """
 import asyncio, signal
 signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a process started so finds them
 signal.signal(signal.SIGHUP, signal.SIG_IGN)
-from common import interrupts
+from process import interrupts
 SIGINT, SIGTERM, SIGHUP = signal.SIGINT, signal.SIGTERM, signal.SIGHUP
 assert interrupts.IGNORED_AT_START == {SIGINT, SIGHUP}, interrupts.IGNORED_AT_START
 with interrupts.interruptible():

@@ -7,13 +7,13 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from common.config import Config
+from common.settings.config import Config
 from fetch.settings import base_settings
 from producer.preload import component_paths
 
 CHECK = """
 import sys
-from common.config import Config
+from common.settings.config import Config
 from fetch.settings import base_settings
 from producer.preload import preload
 preload(base_settings(Config()))

@@ -52,7 +52,7 @@ def test_an_outage_is_said_once() -> None:
 
 
 def test_reasons_are_one_line_without_password() -> None:
-    from common.secrets import register_secret
+    from process.secrets import register_secret
 
     register_secret("s3cret-pass")
     text = reason(ConnectionError("Error connecting to\nredis://u:s3cret-pass@host:1"))

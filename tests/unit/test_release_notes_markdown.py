@@ -14,7 +14,7 @@ from lxml import html as lxml_html
 from markdown_it import MarkdownIt
 
 from common.apidiff import diff_all
-from common.apidiff_render import markdown, markdown_code, markdown_text
+from common.apidiff.render import markdown, markdown_code, markdown_text
 from common.params import POSITIONAL_OR_KEYWORD
 
 RENDERERS = [

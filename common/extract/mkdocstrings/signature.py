@@ -19,6 +19,7 @@ from typing import Any
 
 from common.params import parse_py_arglist, with_kinds
 
+from ..brackets import closing
 from ..labels import labels
 from ..text import Element, drop, has_class, norm, raw_text
 from .locate import DocObject
@@ -105,23 +106,9 @@ _NAME = re.compile(r"\s*(?:async\s+|def\s+|class\s+)*[A-Za-z_][\w.]*\s*")
 
 
 def _close(sig: str, start: int, closer: str) -> int:
-    """Index of the bracket closing the one at ``start``, -1 if none (quotes skipped)."""
-    depth = 0
-    quote = ""
-    for i in range(start, len(sig)):
-        ch = sig[i]
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i if ch == closer else -1
-    return -1
+    """Index of the bracket closing the one at ``start``, -1 if none or another kind."""
+    end = closing(sig, start)
+    return end if end is not None and sig[end] == closer else -1
 
 
 def call_parts(sig: str) -> tuple[str, str] | None:

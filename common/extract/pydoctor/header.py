@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from common.params import parse_py_arglist, py_slot, with_kinds
+from common.params import KEYWORD_ONLY, parse_py_arglist, py_slot, with_kinds
 
+from ..brackets import paren_span
 from ..labels import label
 from ..text import Element, class_tokens, norm, raw_text
 
@@ -145,31 +146,6 @@ def class_signature(line: Element) -> str | None:
     return text or None
 
 
-def paren_span(text: str, start: int) -> tuple[str, int] | None:
-    """The text inside the parentheses opening at ``start`` and the index after them."""
-    depth = 0
-    quote = ""
-    escaped = False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-            if depth == 0:
-                return text[start + 1 : i], i + 1
-    return None
-
-
 def call_params(header: Header, signature: str | None) -> tuple[list[dict[str, Any]], str | None]:
     """The parameters of a function header (kinds by Python's rules) and its return
     annotation; ([], None) for an attribute (no parameter list after the name)."""
@@ -201,7 +177,7 @@ def call_params(header: Header, signature: str | None) -> tuple[list[dict[str, A
 
 def constructor_params(params: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A constructor's parameters as a caller passes them: without ``self``/``cls``."""
-    if params and params[0]["name"] in ("self", "cls") and params[0]["kind"] != "keyword-only":
+    if params and params[0]["name"] in ("self", "cls") and params[0]["kind"] != KEYWORD_ONLY:
         return [dict(p) for p in params[1:]]
     return [dict(p) for p in params]
 

@@ -44,8 +44,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
+from common.items import Item
 from common.params import (
     KEYWORD_ONLY,
     POSITIONAL_ONLY,
@@ -54,24 +56,57 @@ from common.params import (
     VAR_POSITIONAL,
 )
 
-ADDED, REMOVED, CHANGED = "added", "removed", "changed"
-CHANGE_KINDS = (
-    "param_added",
-    "param_removed",
-    "param_renamed",
-    "param_default_changed",
-    "param_type_changed",
-    "param_kind_changed",
-    "return_changed",
-    "raises_added",
-    "raises_removed",
-    "deprecated",
-    "label_added",
-    "label_removed",
-    "signature_changed",
-    "status_changed",
-    "doc_changed",
-)
+
+class SymbolChange(StrEnum):
+    """How a symbol differs between two crawls (``change`` of a :class:`SymbolDiff`)."""
+
+    ADDED = "added"
+    REMOVED = "removed"
+    CHANGED = "changed"
+
+
+ADDED, REMOVED, CHANGED = SymbolChange.ADDED, SymbolChange.REMOVED, SymbolChange.CHANGED
+
+
+class ChangeKind(StrEnum):
+    """The ``kind`` of one typed change (the table of the module's docstring), in the
+    order the terminal summary counts them."""
+
+    PARAM_ADDED = "param_added"
+    PARAM_REMOVED = "param_removed"
+    PARAM_RENAMED = "param_renamed"
+    PARAM_DEFAULT_CHANGED = "param_default_changed"
+    PARAM_TYPE_CHANGED = "param_type_changed"
+    PARAM_KIND_CHANGED = "param_kind_changed"
+    RETURN_CHANGED = "return_changed"
+    RAISES_ADDED = "raises_added"
+    RAISES_REMOVED = "raises_removed"
+    DEPRECATED = "deprecated"
+    LABEL_ADDED = "label_added"
+    LABEL_REMOVED = "label_removed"
+    SIGNATURE_CHANGED = "signature_changed"
+    STATUS_CHANGED = "status_changed"
+    DOC_CHANGED = "doc_changed"
+
+
+CHANGE_KINDS = tuple(ChangeKind)
+# The members as globals too: the diff reads them in its loops per parameter, where a
+# global is cheaper to read than an enum's attribute (docs/performance.md).
+PARAM_ADDED = ChangeKind.PARAM_ADDED
+PARAM_REMOVED = ChangeKind.PARAM_REMOVED
+PARAM_RENAMED = ChangeKind.PARAM_RENAMED
+PARAM_DEFAULT_CHANGED = ChangeKind.PARAM_DEFAULT_CHANGED
+PARAM_TYPE_CHANGED = ChangeKind.PARAM_TYPE_CHANGED
+PARAM_KIND_CHANGED = ChangeKind.PARAM_KIND_CHANGED
+RETURN_CHANGED = ChangeKind.RETURN_CHANGED
+RAISES_ADDED = ChangeKind.RAISES_ADDED
+RAISES_REMOVED = ChangeKind.RAISES_REMOVED
+DEPRECATED = ChangeKind.DEPRECATED
+LABEL_ADDED = ChangeKind.LABEL_ADDED
+LABEL_REMOVED = ChangeKind.LABEL_REMOVED
+SIGNATURE_CHANGED = ChangeKind.SIGNATURE_CHANGED
+STATUS_CHANGED = ChangeKind.STATUS_CHANGED
+DOC_CHANGED = ChangeKind.DOC_CHANGED
 # Statuses whose items carry extracted content (the others are empty: docs/items.md).
 _CONTENT = frozenset(("ok", "anchor_missing"))
 _REQUIRED_KINDS = frozenset((POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, KEYWORD_ONLY))
@@ -83,11 +118,11 @@ class SymbolDiff:
     """One symbol that differs: one JSON line of ``invcrawl diff --json``."""
 
     key: str
-    change: str  # added | removed | changed
+    change: SymbolChange
     breaking: bool
     changes: list[dict[str, Any]] = field(default_factory=list)
-    old: Mapping[str, Any] | None = None  # the items, for renderers (not in the JSON line)
-    new: Mapping[str, Any] | None = None
+    old: Item | None = None  # the items, for renderers (not in the JSON line)
+    new: Item | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -98,12 +133,12 @@ class SymbolDiff:
         }
 
 
-def live(item: Mapping[str, Any] | None) -> bool:
+def live(item: Item | None) -> bool:
     """An item that exists (a tombstone, ``status: removed``, does not)."""
     return item is not None and item.get("status") != "removed"
 
 
-def diff_items(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> SymbolDiff | None:
+def diff_items(old: Item | None, new: Item | None) -> SymbolDiff | None:
     """The typed difference of one symbol between two items (None: absent, or a
     tombstone); None when nothing a reader would call a change differs (a theme, the
     site's address, whitespace)."""
@@ -134,7 +169,7 @@ BREAKING_LABEL_REMOVED = frozenset(
 _ATTRIBUTE_LABELS = frozenset(("property", "cached_property"))
 
 
-def item_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[str, Any]]:
+def item_changes(old: Item, new: Item) -> list[dict[str, Any]]:
     """Every typed change from ``old`` to ``new`` (two live items of one key), each with
     its ``breaking`` flag."""
     if all(old.get(f) == new.get(f) for f in COMPARED):
@@ -142,18 +177,18 @@ def item_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[st
     if old.get("status") not in _CONTENT or new.get("status") not in _CONTENT:
         if old.get("status") == new.get("status"):
             return []
-        return [_change("status_changed", False, old=old.get("status"), new=new.get("status"))]
+        return [_change(STATUS_CHANGED, False, old=old.get("status"), new=new.get("status"))]
     same_params = old.get("params") == new.get("params")
     changes = [] if same_params else param_changes(old.get("params") or [], new.get("params") or [])
     old_return, new_return = _returns(old), _returns(new)
     if _squash(old_return) != _squash(new_return):
-        changes.append(_change("return_changed", False, old=old_return, new=new_return))
+        changes.append(_change(RETURN_CHANGED, False, old=old_return, new=new_return))
     old_raises, new_raises = _raises(old), _raises(new)
     changes += [
-        _change("raises_added", False, exception=e) for e in new_raises if e not in old_raises
+        _change(RAISES_ADDED, False, exception=e) for e in new_raises if e not in old_raises
     ]
     changes += [
-        _change("raises_removed", False, exception=e) for e in old_raises if e not in new_raises
+        _change(RAISES_REMOVED, False, exception=e) for e in old_raises if e not in new_raises
     ]
     reordered = _reordered(_positional_order(old), _positional_order(new))
     if _squash(old.get("signature")) != _squash(new.get("signature")) and (
@@ -161,23 +196,26 @@ def item_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[st
     ):
         changes.append(
             _change(
-                "signature_changed", reordered, old=old.get("signature"), new=new.get("signature")
+                SIGNATURE_CHANGED,
+                reordered,
+                old=old.get("signature"),
+                new=new.get("signature"),
             )
         )
     seen = {v.get("version") for v in _notes(old, "deprecated")}
     deprecations = [v for v in _notes(new, "deprecated") if v.get("version") not in seen]
-    changes += [_change("deprecated", False, version=v.get("version")) for v in deprecations]
+    changes += [_change(DEPRECATED, False, version=v.get("version")) for v in deprecations]
     if "labels" in old and "labels" in new:  # items of before the field have no labels
         old_labels, new_labels = old["labels"] or [], new["labels"] or []
         changes += [
-            _change("label_added", x in BREAKING_LABEL_ADDED, label=x)
+            _change(LABEL_ADDED, x in BREAKING_LABEL_ADDED, label=x)
             for x in new_labels
             if x not in old_labels
         ]
         still_attribute = not _ATTRIBUTE_LABELS.isdisjoint(new_labels)
         changes += [
             _change(
-                "label_removed",
+                LABEL_REMOVED,
                 x in BREAKING_LABEL_REMOVED and not (x in _ATTRIBUTE_LABELS and still_attribute),
                 label=x,
             )
@@ -192,13 +230,11 @@ def item_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[st
             or _other_notes(old, []) != _other_notes(new, deprecations)
         )
     ):  # the text, or version notes other than a new deprecation (one taken away...)
-        changes.append(_change("doc_changed", False))
+        changes.append(_change(DOC_CHANGED, False))
     return changes
 
 
-def diff_all(
-    old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping[str, Any]]
-) -> list[SymbolDiff]:
+def diff_all(old: Mapping[str, Item], new: Mapping[str, Item]) -> list[SymbolDiff]:
     """Every symbol that differs between two crawls (key -> latest item), by key."""
     out = []
     for key in sorted(old.keys() | new.keys()):
@@ -208,7 +244,7 @@ def diff_all(
     return out
 
 
-def _change(kind: str, breaking: bool, **facts: Any) -> dict[str, Any]:
+def _change(kind: ChangeKind, breaking: bool, **facts: Any) -> dict[str, Any]:
     return {"kind": kind, **facts, "breaking": breaking}
 
 
@@ -246,7 +282,7 @@ def param_changes(
             kinds = {q.get("kind"), p.get("kind")}
             out.append(
                 _change(
-                    "param_renamed",
+                    PARAM_RENAMED,
                     kinds != {POSITIONAL_ONLY},
                     old=q.get("name"),
                     new=p.get("name"),
@@ -254,12 +290,10 @@ def param_changes(
             )
             continue
         if key in came:
-            out.append(
-                _change("param_added", required(p), param=p.get("name"), required=required(p))
-            )
+            out.append(_change(PARAM_ADDED, required(p), param=p.get("name"), required=required(p)))
             continue
         out += _same_param(p.get("name"), old_by[key], p)
-    out += [_change("param_removed", True, param=old_by[k].get("name")) for k in gone]
+    out += [_change(PARAM_REMOVED, True, param=old_by[k].get("name")) for k in gone]
     return out
 
 
@@ -299,12 +333,12 @@ def _same_param(
         breaking = new_kind in (KEYWORD_ONLY, POSITIONAL_ONLY) or (
             new_kind in (VAR_POSITIONAL, VAR_KEYWORD)  # no longer one named parameter
         )
-        out.append(_change("param_kind_changed", breaking, param=name, old=old_kind, new=new_kind))
+        out.append(_change(PARAM_KIND_CHANGED, breaking, param=name, old=old_kind, new=new_kind))
     if _squash(q.get("default")) != _squash(p.get("default")):
         became_required = q.get("default") is not None and p.get("default") is None
         out.append(
             _change(
-                "param_default_changed",
+                PARAM_DEFAULT_CHANGED,
                 became_required and new_kind in _REQUIRED_KINDS,
                 param=name,
                 old=q.get("default"),
@@ -313,7 +347,13 @@ def _same_param(
         )
     if _squash(q.get("type")) != _squash(p.get("type")):
         out.append(
-            _change("param_type_changed", False, param=name, old=q.get("type"), new=p.get("type"))
+            _change(
+                PARAM_TYPE_CHANGED,
+                False,
+                param=name,
+                old=q.get("type"),
+                new=p.get("type"),
+            )
         )
     return out
 

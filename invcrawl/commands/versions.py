@@ -1,7 +1,7 @@
 """``invcrawl versions``, ``diff`` and ``history``: versions of a project side by side
-(docs/versions.md). Each takes the config and ``read``, which runs a job on the frontier
-of the configured Redis (``invcrawl/reader_cmds.py`` provides it, so this module needs nothing
-of that one's), and returns an exit code.
+(docs/versions.md). Their handlers (``cmd_versions``, ``cmd_diff``, ``cmd_history``)
+give :func:`versions`, :func:`diff` and :func:`history` the config and ``read``, which
+runs a job on the frontier of the configured Redis; each returns an exit code.
 
 What they print comes from sites (projects, versions, keys, parameter names and values):
 every string goes through ``invcrawl/render.safe`` (the text outputs) or is written by
@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from common.apidiff import SymbolDiff, diff_all
-from common.apidiff_render import Style, describe, markdown, summary
-from common.apidiff_versions import Step, history_steps, summary_of
-from common.config import Config, ConfigError
+from common.apidiff.render import Style, describe, markdown, summary
+from common.apidiff.versions import Step, history_steps, summary_of
+from common.items import Item
+from common.settings.config import Config, ConfigError
 from frontier.export import HistoryTrimmed
 from frontier.session import Frontier
 from frontier.versions import (
@@ -38,7 +39,9 @@ from frontier.versions import (
 )
 from invcrawl import terminal
 from invcrawl.errors import EXIT_OK, UsageError, UserError
+from invcrawl.live_redis import redis_for
 from invcrawl.render import json_safe, safe, terminal_safe
+from invcrawl.scope import with_frontier
 
 T = TypeVar("T")
 Read = Callable[[Callable[[Frontier], Awaitable[T]]], T]
@@ -180,16 +183,14 @@ def note_other_project(old: CrawlVersion | None, new: CrawlVersion | None) -> No
         )
 
 
-def history(
-    config: Config, read: Read[tuple[str, list[tuple[CrawlVersion, dict[str, Any] | None]]]]
-) -> int:
+def history(config: Config, read: Read[tuple[str, list[tuple[CrawlVersion, Item | None]]]]) -> int:
     key = config.symbol
     if not key:
         raise ConfigError("history needs KEY: an item key, e.g. py:function:json.dumps")
 
     async def job(
         frontier: Frontier,
-    ) -> tuple[str, list[tuple[CrawlVersion, dict[str, Any] | None]]]:
+    ) -> tuple[str, list[tuple[CrawlVersion, Item | None]]]:
         return await symbol_versions(frontier, key, config.project)
 
     try:
@@ -229,3 +230,28 @@ def render_history(key: str, project: str, steps: list[Step], facts: dict[str, A
             what = s.change + (" (breaking)" if s.breaking else "")
         lines.append(f"  {version:<{width}}  {what}")
     return terminal_safe("\n".join(lines))
+
+
+# -- the handlers -----------------------------------------------------------------------------
+
+
+def _reader(config: Config) -> Callable[[Callable[[Frontier], Awaitable[Any]]], Any]:
+    """Run one read job on the frontier of the configured Redis."""
+
+    def read(job: Callable[[Frontier], Awaitable[Any]]) -> Any:
+        with redis_for(config, create=False) as live:
+            return with_frontier(live, job)
+
+    return read
+
+
+def cmd_versions(config: Config) -> int:
+    return versions(config, _reader(config))
+
+
+def cmd_diff(config: Config) -> int:
+    return diff(config, _reader(config))
+
+
+def cmd_history(config: Config) -> int:
+    return history(config, _reader(config))

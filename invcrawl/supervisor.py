@@ -24,9 +24,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from common import interrupts
 from common.cadence import jitter
-from common.config import Config
+from common.settings.config import Config
 from frontier.connection import connect
 from frontier.refresh import Refresh, announce_next_refresh, clear_next_refresh
 from frontier.session import CrawlSession, Frontier
@@ -36,7 +35,6 @@ from frontier.summary import CrawlSummary
 from invcrawl import terminal
 from invcrawl.adaptive import Sites, run_adaptive
 from invcrawl.children import LogRelay, child_argv, child_env, consumers_for, last_error
-from invcrawl.crawl_outputs import CrawlOutputs
 from invcrawl.errors import (
     EXIT_DEAD_PAGES,
     EXIT_FAILED,
@@ -45,6 +43,7 @@ from invcrawl.errors import (
     EXIT_USAGE,
     UserError,
 )
+from invcrawl.output.crawl_files import CrawlOutputs
 from invcrawl.render import (
     crawl_json,
     duration,
@@ -56,6 +55,7 @@ from invcrawl.render import (
     terminal_safe,
 )
 from localredis.server import on_parent_death
+from process import interrupts
 
 MAX_RESPAWNS = 20
 log = logging.getLogger("invcrawl.crawl")
@@ -75,7 +75,7 @@ def run_crawl(config: Config, sites: list[tuple[str, str]], embedded: bool = Fal
     if config.every == "auto":
         return run_adaptive(config, sites, run_once)
     redis_url, crawl_ids = config.redis or "", [crawl_id for _, crawl_id in sites]
-    with interrupts.recorded():  # between rounds: see common/interrupts.recorded
+    with interrupts.recorded():  # between rounds: see process/interrupts.recorded
         run_once(config, sites)
         refresh = dataclasses.replace(config, refresh=True)
         while interrupts.first() is None:

@@ -1,8 +1,8 @@
-"""The command and option tables: every ``invcrawl`` command, what it does and what it
-needs; every option, its flags, environment variable, parser, help text and the commands
-that take it. The CLI builds its parser and dispatch from them, ``common/config.py``
-resolves values with them, and ``docs/configuration.md`` is generated from them. Each
-option's default is its :class:`common.config.Config` field's (written only there)."""
+"""The option table: every option, its flags, environment variable, parser, help text and
+the commands (of ``common/settings/commands.py``) that take it. The CLI builds its parser
+from it, ``common/settings/config.py`` resolves values with it, and
+``docs/configuration.md`` is generated from it. Each option's default is its
+:class:`common.settings.config.Config` field's (written only there)."""
 
 from __future__ import annotations
 
@@ -11,131 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import option_values as values
+from common.settings import parsers as values
+from common.settings.commands import COMMAND_NAMES, COMMANDS
 
-# -- the commands ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Command:
-    """One ``invcrawl`` command; ``invcrawl/commands.py`` runs its ``cmd_<name>``."""
-
-    name: str
-    help: str  # what it does, one line (``invcrawl --help`` lists them)
-    example: str  # one typical command line (``invcrawl NAME --help`` shows it)
-    redis: bool = True  # talks to Redis (takes --redis, --data-dir...)
-    crawls: bool = False  # runs Scrapy: fetches pages or inventories
-    requires: tuple[str, ...] = ()  # options it cannot do without (flag or variable)
-
-
-COMMANDS: tuple[Command, ...] = (
-    Command(
-        "crawl",
-        "crawl sites start to finish: produce, run N consumers, show progress, write one "
-        "JSON Lines file per site; run it again to resume",
-        "invcrawl crawl https://docs.python.org/3/ --consumers 4 -o python.jsonl",
-        crawls=True,
-    ),
-    Command(
-        "produce",
-        "read each site's objects.inv and enqueue one task per page, for consumers started "
-        "separately",
-        "invcrawl produce https://docs.python.org/3/ --redis redis://localhost:6379/0",
-        crawls=True,
-    ),
-    Command(
-        "consume",
-        "claim page tasks, fetch, extract and commit their items, until stopped (--burst: "
-        "until the crawls are complete)",
-        "invcrawl consume --redis redis://localhost:6379/0 --metrics-port 9108",
-        crawls=True,
-    ),
-    Command(
-        "status",
-        "show every crawl (one line each) and the busy hosts, or one crawl in detail",
-        "invcrawl status --crawl-id docs.python.org-3 --watch",
-    ),
-    Command(
-        "export",
-        "write the latest version of every live item as JSON Lines",
-        "invcrawl export --crawl-id docs.python.org-3 -o python.jsonl",
-    ),
-    Command(
-        "dashboard",
-        "serve a read-only live web page of every crawl, host and consumer, and the "
-        "fleet's Prometheus gauges at /metrics",
-        "invcrawl dashboard --redis redis://localhost:6379/0 --port 8780",
-    ),
-    Command(
-        "changes",
-        "print the items added, changed and removed after a cursor (JSON Lines events), "
-        "and the cursor to resume from",
-        "invcrawl changes --crawl-id docs.python.org-3 --since 1732400000000-0",
-    ),
-    Command(
-        "dlq",
-        "list dead-lettered pages with their reason, or redrive them into their queues",
-        "invcrawl dlq redrive --all --crawl-id docs.python.org-3",
-    ),
-    Command(
-        "reshard",
-        "move a crawl's queued and delayed tasks to a new number of slots",
-        "invcrawl reshard --slots 32 --crawl-id docs.python.org-3",
-        requires=("slots",),
-    ),
-    Command(
-        "report",
-        "show extraction coverage per domain:role: statuses, empty signatures and docs",
-        "invcrawl report --crawl-id docs.python.org-3",
-    ),
-    Command(
-        "inventory",
-        "download and summarise a site's objects.inv: entries, pages, types (no Redis)",
-        "invcrawl inventory https://docs.python.org/3/",
-        redis=False,
-    ),
-    Command(
-        "forget",
-        "delete a crawl from Redis: its queues, items, counters and registry entries "
-        "(output files are kept)",
-        "invcrawl forget docs.python.org-3 --yes",
-    ),
-    Command(
-        "redis",
-        "keep the embedded Redis of --data-dir running for redis-cli (its port and password "
-        "are files of the data dir), until Ctrl-C",
-        "invcrawl redis --data-dir .invcrawl",
-    ),
-    Command(
-        "versions",
-        "list the projects in Redis and, for each, its versions (crawls) in version order",
-        "invcrawl versions numpy --json",
-    ),
-    Command(
-        "diff",
-        "compare two crawls symbol by symbol: typed API changes, breaking first",
-        "invcrawl diff numpy@1.26 numpy@2.0 --markdown",
-    ),
-    Command(
-        "history",
-        "one symbol across the versions of its project: the typed changes at each step",
-        "invcrawl history py:function:numpy.unique --project numpy",
-    ),
-    Command(
-        "search",
-        "find symbols by name or words of their summary, in each project's latest version "
-        "(or the one named), best first",
-        "invcrawl search Session --project requests --version 2.x",
-    ),
-    Command(
-        "show",
-        "one symbol whole: signature, parameters, returns, raises, doc; by key, qualified "
-        "name or unambiguous last component",
-        "invcrawl show json.loads --project Python --markdown",
-    ),
-)
-COMMANDS_BY_NAME = {c.name: c for c in COMMANDS}
-COMMAND_NAMES = frozenset(c.name for c in COMMANDS)
+# The commands that talk to Redis, that run Scrapy, that deliver pages (leases, retries),
+# and that read every crawl or --crawl-id's: the groups most options are taken by.
 _REDIS = frozenset(c.name for c in COMMANDS if c.redis)
 _CRAWLERS = frozenset(c.name for c in COMMANDS if c.crawls)
 _RUNNERS = frozenset({"crawl", "produce", "consume"})  # deliver pages: leases, retries
@@ -623,8 +503,9 @@ OPTIONS: tuple[Option, ...] = (
         "bind",
         str,
         "address the dashboard listens on (anything but loopback requires --token, or a "
-        "Redis user that can only read in --redis); consume: its --metrics-port endpoint's",
-        frozenset({"dashboard", "consume"}),
+        "Redis user that can only read in --redis); consume: its --metrics-port endpoint's; "
+        "mcp: its --http endpoint's",
+        frozenset({"dashboard", "consume", "mcp"}),
         metavar="ADDRESS",
         help_for=(
             (
@@ -632,6 +513,11 @@ OPTIONS: tuple[Option, ...] = (
                 "address the --metrics-port endpoint listens on (anything but loopback, "
                 "such as 0.0.0.0 for a Prometheus on another host or container, requires "
                 "--metrics-token)",
+            ),
+            (
+                "mcp",
+                "address the --http endpoint listens on (anything but loopback requires "
+                "--token, or a Redis user that can only read in --redis)",
             ),
         ),
     ),
@@ -641,6 +527,31 @@ OPTIONS: tuple[Option, ...] = (
         "port of the dashboard (0: any free port)",
         frozenset({"dashboard"}),
         metavar="N",
+    ),
+    Option(
+        "http",
+        values.boolean,
+        "serve streamable HTTP at http://BIND:PORT/mcp instead of stdio (the dashboard's "
+        "access rules: a token beyond loopback, the Host header checked)",
+        frozenset({"mcp"}),
+        switch=True,
+    ),
+    Option(
+        "mcp_port",
+        values.port,
+        "port of the --http endpoint (0: any free port)",
+        frozenset({"mcp"}),
+        ("--port",),
+        metavar="N",
+    ),
+    Option(
+        "mcp_token",
+        str,
+        "token the --http endpoint asks for (Authorization: Bearer TOKEN); prefer the "
+        "variable: flags show in ps",
+        frozenset({"mcp"}),
+        ("--token",),
+        metavar="TOKEN",
     ),
     Option(
         "metrics_port",
@@ -859,11 +770,19 @@ OPTIONS: tuple[Option, ...] = (
         values.hosts,
         "other hosts pages may be fetched from or redirect to, comma-separated (e.g. a "
         "docs CDN); by default only the site's own origin. dashboard: host names its page "
-        "may be reached by besides loopback ones (a loopback bind checks the Host header)",
-        _RUNNERS | {"dashboard"},
+        "may be reached by besides loopback ones (a loopback bind checks the Host header); "
+        "mcp --http: the same",
+        _RUNNERS | {"dashboard", "mcp"},
         ("--allow-host",),
         metavar="HOST[,HOST]",
         inherited=True,
+        help_for=(
+            (
+                "mcp",
+                "host names the --http endpoint may be reached by besides loopback ones (a "
+                "loopback bind checks the Host header), comma-separated",
+            ),
+        ),
     ),
     Option(
         "max_crawl_delay",

@@ -16,7 +16,7 @@ Every file a command writes goes through ``OUT.part`` beside ``OUT``
 * the file is flushed and fsynced, renamed over ``OUT``, and the directory fsynced, so a
   finished output survives a crash of the machine as well.
 
-Output paths themselves are checked before any work starts (``invcrawl/outputs.py``).
+Output paths themselves are checked before any work starts (``invcrawl/output/paths.py``).
 """
 
 from __future__ import annotations
@@ -173,44 +173,56 @@ def _fsync_dir(directory: Path) -> None:
             os.close(fd)
 
 
+class _StdoutLines:
+    """Standard output as a sink of lines: :class:`PartFile`'s ``write`` and
+    ``commit``, nothing to abandon."""
+
+    def __init__(self) -> None:
+        self.lines = 0
+
+    def write(self, line: str) -> None:
+        sys.stdout.write(line + "\n")
+        self.lines += 1
+
+    def commit(self) -> int:
+        sys.stdout.flush()
+        return self.lines
+
+    def abandon(self) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def _lines_to(output: Path | None) -> Iterator[PartFile | _StdoutLines]:
+    """Where :func:`write_lines` writes: standard output, or ``output``'s ``.part`` file,
+    removed if the writing fails."""
+    sink: PartFile | _StdoutLines
+    if is_stdout(output):
+        sink = _StdoutLines()
+    else:
+        assert output is not None
+        sink = PartFile(output)
+    try:
+        yield sink
+    except BaseException:
+        sink.abandon()
+        raise
+
+
 def write_lines(lines: Iterable[str], output: Path | None) -> int:
     """Write ``lines`` to standard output, or atomically to ``output``; the count."""
-    if is_stdout(output):
-        count = 0
+    with _lines_to(output) as sink:
         for line in lines:
-            sys.stdout.write(line + "\n")
-            count += 1
-        sys.stdout.flush()
-        return count
-    assert output is not None
-    part = PartFile(output)
-    try:
-        for line in lines:
-            part.write(line)
-        return part.commit()
-    except BaseException:
-        part.abandon()
-        raise
+            sink.write(line)
+        return sink.commit()
 
 
 async def write_lines_async(lines: AsyncIterable[str], output: Path | None) -> int:
     """:func:`write_lines` of an asynchronous source."""
-    if is_stdout(output):
-        count = 0
+    with _lines_to(output) as sink:
         async for line in lines:
-            sys.stdout.write(line + "\n")
-            count += 1
-        sys.stdout.flush()
-        return count
-    assert output is not None
-    part = PartFile(output)
-    try:
-        async for line in lines:
-            part.write(line)
-        return part.commit()
-    except BaseException:
-        part.abandon()
-        raise
+            sink.write(line)
+        return sink.commit()
 
 
 @contextlib.contextmanager

@@ -2,9 +2,9 @@
 
 * :class:`Config`: every setting with its type and its default (written only here);
 * :func:`load_config`: each value from its flag, else its variable (parsed by the
-  option's parser, ``common/option_values.py``), else the :class:`Config` default;
+  option's parser, ``common/settings/parsers.py``), else the :class:`Config` default;
 * the commands and options themselves (flags, variables, help) are the tables of
-  ``common/options.py``; ``docs/configuration.md`` is generated from them and the
+  ``common/settings/options.py``; ``docs/configuration.md`` is generated from them and the
   defaults here (a test keeps the document in sync);
 * :func:`settings_json`: typed values handed to a child process (``invcrawl crawl``'s
   consumers) in :data:`SETTINGS_VARIABLE`, which its :func:`load_config` reads back as
@@ -24,8 +24,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
-from common.options import OPTIONS, OPTIONS_BY_NAME
-from common.secrets import register_secret, register_url
+from common.settings.options import OPTIONS, OPTIONS_BY_NAME
+from process.secrets import register_secret, register_url
 
 
 class ConfigError(ValueError):
@@ -104,6 +104,9 @@ class Config:
     metrics_port: int | None = None
     dashboard_token: str | None = field(default=None, repr=False)  # a secret
     metrics_token: str | None = field(default=None, repr=False)  # a secret
+    http: bool = False
+    mcp_port: int = 8781
+    mcp_token: str | None = field(default=None, repr=False)  # a secret
     refresh: bool = False
     force: bool = False
     every: float | str | None = None  # seconds, or "auto" (common/cadence.py)
@@ -187,7 +190,7 @@ def load_config(
     return config
 
 
-# The settings a parent process hands its children (invcrawl/crawl.py), as JSON: each
+# The settings a parent process hands its children (invcrawl/supervisor.py), as JSON: each
 # value typed as in Config (a path or a tuple as its JSON string or list). It is not an
 # option: a user sets the INVCRAWL_<NAME> variables.
 SETTINGS_VARIABLE = "INVCRAWL_SETTINGS"
@@ -249,6 +252,7 @@ def register_secrets(config: Config, env: Mapping[str, str]) -> None:
     register_url(config.redis)
     register_secret(config.dashboard_token)
     register_secret(config.metrics_token)
+    register_secret(config.mcp_token)
     for name in PROXY_VARIABLES:
         register_url(env.get(name) or env.get(name.upper()))
 
@@ -284,7 +288,7 @@ def update_configuration_doc(text: str) -> str:
     return text[:start] + configuration_table() + (text[end + 1 :] if end != -1 else "")
 
 
-if __name__ == "__main__":  # python -m common.config docs/configuration.md
+if __name__ == "__main__":  # python -m common.settings.config docs/configuration.md
     import sys
 
     doc = Path(sys.argv[1])

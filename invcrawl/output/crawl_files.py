@@ -1,7 +1,7 @@
-"""The output files of one ``invcrawl crawl`` run, one per crawl (``invcrawl/crawl.py``
+"""The output files of one ``invcrawl crawl`` run, one per crawl (``invcrawl/supervisor.py``
 supervises the run).
 
-Each file is appended while its crawl runs (:class:`~invcrawl.exporting.IncrementalExport`)
+Each file is appended while its crawl runs (:class:`~invcrawl.output.export.IncrementalExport`)
 and is final (renamed from ``.part``, fsynced, its ``crawl-output`` group moved under
 ``--retain-items exported``) as soon as *this run* has finished that crawl: a two-site
 run whose small site is done keeps that site's file whatever happens to the other one
@@ -25,9 +25,9 @@ from frontier.session import CrawlSession
 from frontier.states import CrawlState, ProducerState
 from frontier.summary import CrawlSummary
 from invcrawl.errors import UserError
-from invcrawl.exporting import IncrementalExport, export_to
-from invcrawl.files import PartFileLost, is_stdout
-from invcrawl.outputs import write_failed
+from invcrawl.output.export import IncrementalExport, export_to
+from invcrawl.output.files import PartFileLost, is_stdout
+from invcrawl.output.paths import write_failed
 
 KEPT = "the crawl is kept in Redis: run the same command again to write the file"
 log = logging.getLogger("invcrawl.crawl")

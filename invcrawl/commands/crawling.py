@@ -1,5 +1,5 @@
 """The handlers of the commands that crawl: ``inventory``, ``produce``, ``consume`` and
-``crawl`` (``invcrawl/commands.py`` dispatches to them).
+``crawl`` (``invcrawl/commands/__init__.py`` dispatches to them).
 
 The modules that load Scrapy (``producer.run``, ``producer.schedule``, ``consumer.run``:
 ~0.3 s and ~400 modules) are imported by the handlers that run them, so that loading
@@ -13,19 +13,19 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from common import interrupts
-from common.config import Config, ConfigError
 from common.inventory import inventory_to_dict
 from common.listen import metrics_token
+from common.settings.config import Config, ConfigError
 from common.site import inventory_url, parse_sites_file, plan_sites
 from invcrawl import terminal
 from invcrawl.adaptive import report_next
-from invcrawl.crawl import run_crawl
 from invcrawl.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError, UserError, fail
 from invcrawl.live_redis import redis_for
-from invcrawl.outputs import check_crawl_outputs
+from invcrawl.output.paths import check_crawl_outputs
 from invcrawl.render import duration
 from invcrawl.render_status import render_inventory
+from invcrawl.supervisor import run_crawl
+from process import interrupts
 
 if TYPE_CHECKING:
     from producer.run import Produced

@@ -1,4 +1,4 @@
-"""The typed API diff (``common/apidiff.py``) for people: a terminal summary (breaking
+"""The typed API diff (``common/apidiff/diff.py``) for people: a terminal summary (breaking
 changes first, then the others, then counts per kind) and release-notes Markdown (a
 section per module, breaking changes first in each, modules with breaking changes first).
 Pure.
@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from common.apidiff import ADDED, CHANGE_KINDS, CHANGED, REMOVED, SymbolDiff
+from common.apidiff.diff import ADDED, CHANGE_KINDS, CHANGED, REMOVED, ChangeKind, SymbolDiff
 
 _LINE_BREAKS = re.compile(r"\r\n?|\n")
 _TICKS = re.compile(r"`+")
@@ -63,44 +63,53 @@ PLAIN = Style(str, str)
 MARKDOWN = Style(markdown_code, markdown_text)
 
 
+# One change in words, per kind: ``c`` writes a name or value (None as "none"), ``t`` a
+# text of the site; ``ch`` is the change.
+_Describe = Callable[[dict[str, Any], Callable[[Any], str], Callable[[Any], str]], str]
+_DESCRIBE: dict[str, _Describe] = {
+    ChangeKind.PARAM_ADDED: lambda ch, c, t: (
+        f"new {'required parameter' if ch['required'] else 'parameter'} {c(ch['param'])}"
+    ),
+    ChangeKind.PARAM_REMOVED: lambda ch, c, t: f"parameter {c(ch['param'])} removed",
+    ChangeKind.PARAM_RENAMED: lambda ch, c, t: (
+        f"parameter {c(ch['old'])} renamed to {c(ch['new'])}"
+    ),
+    ChangeKind.PARAM_DEFAULT_CHANGED: lambda ch, c, t: (
+        f"default of {c(ch['param'])}: {c(ch['old'])} -> {c(ch['new'])}"
+    ),
+    ChangeKind.PARAM_TYPE_CHANGED: lambda ch, c, t: (
+        f"type of {c(ch['param'])}: {c(ch['old'])} -> {c(ch['new'])}"
+    ),
+    ChangeKind.PARAM_KIND_CHANGED: lambda ch, c, t: (
+        f"parameter {c(ch['param'])} is now {t(ch['new'])} (was {t(ch['old'])})"
+    ),
+    ChangeKind.RETURN_CHANGED: lambda ch, c, t: f"returns {c(ch['new'])} (was {c(ch['old'])})",
+    ChangeKind.RAISES_ADDED: lambda ch, c, t: f"may raise {c(ch['exception'])}",
+    ChangeKind.RAISES_REMOVED: lambda ch, c, t: (
+        f"no longer documented to raise {c(ch['exception'])}"
+    ),
+    ChangeKind.DEPRECATED: lambda ch, c, t: (
+        f"deprecated in {t(ch['version']) if ch['version'] else 'this version'}"
+    ),
+    ChangeKind.LABEL_ADDED: lambda ch, c, t: f"now {c(ch['label'])}",
+    ChangeKind.LABEL_REMOVED: lambda ch, c, t: f"no longer {c(ch['label'])}",
+    ChangeKind.SIGNATURE_CHANGED: lambda ch, c, t: f"signature: {c(ch['old'])} -> {c(ch['new'])}",
+    ChangeKind.STATUS_CHANGED: lambda ch, c, t: (
+        f"extraction status {t(ch['old'])} -> {t(ch['new'])}"
+    ),
+    ChangeKind.DOC_CHANGED: lambda ch, c, t: "documentation changed",
+}
+
+
 def describe(change: dict[str, Any], style: Style = PLAIN) -> str:
-    """One change in words, the site's names and values written in ``style``."""
+    """One change in words, the site's names and values written in ``style`` (a kind
+    this version does not know, from a newer one, reads as a documentation change)."""
 
     def c(value: Any) -> str:
         return "none" if value is None else style.code(value)
 
-    t = style.text
-    kind = change["kind"]
-    if kind == "param_added":
-        what = "required parameter" if change["required"] else "parameter"
-        return f"new {what} {c(change['param'])}"
-    if kind == "param_removed":
-        return f"parameter {c(change['param'])} removed"
-    if kind == "param_renamed":
-        return f"parameter {c(change['old'])} renamed to {c(change['new'])}"
-    if kind == "param_default_changed":
-        return f"default of {c(change['param'])}: {c(change['old'])} -> {c(change['new'])}"
-    if kind == "param_type_changed":
-        return f"type of {c(change['param'])}: {c(change['old'])} -> {c(change['new'])}"
-    if kind == "param_kind_changed":
-        return f"parameter {c(change['param'])} is now {t(change['new'])} (was {t(change['old'])})"
-    if kind == "return_changed":
-        return f"returns {c(change['new'])} (was {c(change['old'])})"
-    if kind == "raises_added":
-        return f"may raise {c(change['exception'])}"
-    if kind == "raises_removed":
-        return f"no longer documented to raise {c(change['exception'])}"
-    if kind == "deprecated":
-        return f"deprecated in {t(change['version']) if change['version'] else 'this version'}"
-    if kind == "label_added":
-        return f"now {c(change['label'])}"
-    if kind == "label_removed":
-        return f"no longer {c(change['label'])}"
-    if kind == "signature_changed":
-        return f"signature: {c(change['old'])} -> {c(change['new'])}"
-    if kind == "status_changed":
-        return f"extraction status {t(change['old'])} -> {t(change['new'])}"
-    return "documentation changed"
+    words = _DESCRIBE.get(change["kind"], _DESCRIBE[ChangeKind.DOC_CHANGED])
+    return words(change, c, style.text)
 
 
 def counts(diffs: Iterable[SymbolDiff]) -> Counter[str]:

@@ -1,5 +1,5 @@
 """The output files of ``export`` and ``crawl``: what ``frontier/export.py`` reads from
-the item stream, written through ``invcrawl/files.py`` (``.part`` file, fsync, atomic
+the item stream, written through ``invcrawl/output/files.py`` (``.part`` file, fsync, atomic
 rename).
 
 * :func:`export_to`: the latest version of every live item (``invcrawl export``, and
@@ -16,9 +16,10 @@ rename).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from frontier.every_crawl import DISCOVER_EVERY, check_exportable, iter_latest_all
 from frontier.export import (
@@ -31,7 +32,8 @@ from frontier.follow import CrawlGone, GroupReader
 from frontier.reconnect import Note, Reconnect, reconnect
 from frontier.retention import acknowledge_output, retains_all, trimmed_before
 from frontier.session import CrawlSession, Frontier
-from invcrawl.files import (
+from frontier.stream import StreamEntry
+from invcrawl.output.files import (
     PartFile,
     appending,
     durable_flush,
@@ -72,12 +74,12 @@ class IncrementalExport:
 
     async def pull(self) -> int:
         """Append what was committed since the last call; returns how many items.
-        :class:`~invcrawl.files.PartFileLost` if the ``.part`` file is gone."""
+        :class:`~invcrawl.output.files.PartFileLost` if the ``.part`` file is gone."""
         return self.write(await self.tail.pull())
 
     def write(self, lines: list[bytes]) -> int:
         """Append lines its tail pulled (:func:`~frontier.export.pull_tails`); how many.
-        :class:`~invcrawl.files.PartFileLost` if the ``.part`` file is gone."""
+        :class:`~invcrawl.output.files.PartFileLost` if the ``.part`` file is gone."""
         self.part.check()
         self.part.write_lines(lines)
         return len(lines)
@@ -113,6 +115,11 @@ class IncrementalExport:
 
     def abandon(self) -> None:
         self.part.abandon()
+
+
+# How long a stopping follower waits for Redis to take the acknowledgement of the batch
+# it has just written.
+ACK_ON_EXIT_SECONDS = 5.0
 
 
 async def follow_to(
@@ -163,6 +170,7 @@ class Follower:
         cancelled; returns the items it wrote."""
         reader = GroupReader(session, group, reconnect_with=self.reconnect, note=self.warn_once)
         count = 0
+        unacknowledged: list[StreamEntry] = []  # written and fsynced, not yet acknowledged
         try:
             while True:
                 try:
@@ -176,11 +184,36 @@ class Follower:
                 for entry in entries:
                     out.write(entry.item_json() + "\n")
                 durable_flush(out)
-                await reader.ack(entries)
+                unacknowledged = entries
                 count += len(entries)
                 self.count += len(entries)
+                await reader.ack(entries)
+                unacknowledged = []
         except (asyncio.CancelledError, KeyboardInterrupt):
+            # Stopped between writing a batch and acknowledging it: the batch is in the
+            # file, so acknowledge it (and trim) on the way out, unless Redis does not
+            # answer within the grace period (then it is delivered again next time:
+            # at-least-once, never lost).
+            if unacknowledged:
+                await _finish(reader.ack(unacknowledged), ACK_ON_EXIT_SECONDS)
             return count
+
+
+async def _finish(work: Coroutine[Any, Any, None], grace: float) -> None:
+    """Run ``work`` to its end, or for ``grace`` seconds, through the cancellations a
+    stopping command repeats (invcrawl/scope.py cancels its job again every second);
+    its errors are dropped: this is the way out."""
+    task = asyncio.ensure_future(work)
+    deadline = asyncio.get_running_loop().time() + grace
+    while not task.done():
+        left = deadline - asyncio.get_running_loop().time()
+        if left <= 0:
+            task.cancel()
+            break
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait({task}, timeout=left)
+    if task.done() and not task.cancelled():
+        task.exception()  # retrieved: not logged as never retrieved
 
 
 async def export_all_to(frontier: Frontier, crawl_ids: Sequence[str], output: Path | None) -> int:

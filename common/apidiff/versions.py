@@ -8,13 +8,14 @@ A crawl's project and version come from its inventory header (``# Project:``,
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from packaging.version import Version
 
-from common.apidiff import diff_items, live
+from common.apidiff.diff import REMOVED, SymbolChange, diff_items, live
+from common.items import Item
 
 _RUNS = re.compile(r"(\d+)")
 
@@ -66,7 +67,7 @@ class Step:
     version: str
     crawl_id: str
     present: bool
-    change: str | None = None
+    change: SymbolChange | None = None
     breaking: bool = False
     changes: list[dict[str, Any]] = field(default_factory=list)
 
@@ -82,13 +83,13 @@ class Step:
 
 
 def history_steps(
-    versions: Sequence[tuple[str, str, Mapping[str, Any] | None]],
+    versions: Sequence[tuple[str, str, Item | None]],
 ) -> list[Step]:
     """(version, crawl id, the symbol's item or None) in version order → the steps:
     the first version where it exists is ``added``, one where it no longer does
     ``removed``, and each later version the typed changes since the one before."""
     steps = []
-    previous: Mapping[str, Any] | None = None
+    previous: Item | None = None
     for version, crawl_id, item in versions:
         present = live(item)
         step = Step(version, crawl_id, present)
@@ -104,7 +105,7 @@ def summary_of(steps: Sequence[Step]) -> dict[str, Any]:
     """The versions the symbol exists in, where it first appeared, where it last
     disappeared (None while it is in the newest version)."""
     present = [s.version for s in steps if s.present]
-    removed = [s.version for s in steps if s.change == "removed"]
+    removed = [s.version for s in steps if s.change == REMOVED]
     last_removed = removed[-1] if removed and not steps[-1].present else None
     return {
         "exists_in": present,

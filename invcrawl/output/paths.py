@@ -1,7 +1,7 @@
 """Output files checked before any work starts, and write failures as one line.
 
 ``crawl`` and ``export`` write JSON Lines through a ``.part`` file moved into place at
-the end (``invcrawl/files.py``). An output is standard output (``-``, or
+the end (``invcrawl/output/files.py``). An output is standard output (``-``, or
 ``/dev/stdout``, written in place) or a regular file the user named: a path that cannot
 be written (missing or read-only directory, a directory given as the file) or that is
 not a regular file (a symbolic link, a FIFO, a device, a socket: renaming the finished
@@ -19,9 +19,9 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from common.config import Config, ConfigError
+from common.settings.config import Config, ConfigError
 from invcrawl.errors import UserError
-from invcrawl.files import PartFileLost, is_stdout
+from invcrawl.output.files import PartFileLost, is_stdout
 
 
 def check_output_file(path: Path | None, flag: str = "-o") -> None:

@@ -1,0 +1,45 @@
+"""The typed API diff (pure): ``diff`` (what changed in one symbol between two items,
+and whether it can break a caller: the change kinds and the breaking rule), ``render``
+(the terminal summary and release-notes Markdown), ``versions`` (a project's versions in
+order, ``PROJECT@VERSION``, a symbol's history). The names of ``diff`` are exported here:
+``from common.apidiff import diff_all``."""
+
+from common.apidiff.diff import (
+    ADDED,
+    BREAKING_LABEL_ADDED,
+    BREAKING_LABEL_REMOVED,
+    CHANGE_KINDS,
+    CHANGED,
+    COMPARED,
+    NOTES_STRIPPED,
+    REMOVED,
+    ChangeKind,
+    SymbolChange,
+    SymbolDiff,
+    diff_all,
+    diff_items,
+    item_changes,
+    live,
+    param_changes,
+    required,
+)
+
+__all__ = [
+    "ADDED",
+    "BREAKING_LABEL_ADDED",
+    "BREAKING_LABEL_REMOVED",
+    "CHANGED",
+    "CHANGE_KINDS",
+    "COMPARED",
+    "NOTES_STRIPPED",
+    "REMOVED",
+    "ChangeKind",
+    "SymbolChange",
+    "SymbolDiff",
+    "diff_all",
+    "diff_items",
+    "item_changes",
+    "live",
+    "param_changes",
+    "required",
+]

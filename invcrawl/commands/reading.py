@@ -1,0 +1,143 @@
+"""The handlers of the commands that read crawls: ``status`` (their progress),
+``report`` (their coverage), ``export`` (their items) and ``changes`` (their change
+feed), of ``--crawl-id`` or of every crawl."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any
+
+from common.settings.config import Config, ConfigError
+from frontier.changes import read_changes
+from frontier.every_crawl import CursorTrimmed, check_not_trimmed, coverage_all, read_all_changes
+from frontier.export import HistoryTrimmed
+from frontier.reconnect import Calls, Once, reconnect
+from frontier.session import Frontier
+from frontier.status import status_view
+from frontier.versions import resolve_ref
+from invcrawl import terminal
+from invcrawl.errors import EXIT_OK, UsageError, UserError
+from invcrawl.live_redis import redis_for
+from invcrawl.output.export import export_all_to, export_to, follow_all_to, follow_to
+from invcrawl.output.files import appending
+from invcrawl.output.paths import check_output_file, write_failed
+from invcrawl.render_status import render_reports, render_status_view
+from invcrawl.scope import crawls_in_scope, with_frontier
+from process import interrupts
+
+
+def cmd_status(config: Config) -> int:
+    """One crawl in detail, or all crawls; ``--watch`` refreshes until all are settled."""
+
+    async def job(frontier: Frontier) -> int:
+        clear = config.watch and sys.stdout.isatty() and not config.json
+        # --watch rides out Redis outages (one line each): the last status stays shown
+        redis: Calls = reconnect("status --watch", terminal.note) if config.watch else Once()
+        crawl_id = await resolve_ref(frontier, config.crawl_id) if config.crawl_id else None
+        while True:
+            data, settled = await redis.call(
+                lambda: status_view(frontier, crawl_id, config.lease_ms)
+            )
+            if config.json:
+                text = json.dumps(data.as_dict(), indent=None if config.watch else 2)
+            else:
+                text = render_status_view(data, terminal.width())
+            if clear:
+                sys.stdout.write("\x1b[H\x1b[2J")
+            print(text, flush=True)
+            if not config.watch or settled:
+                return EXIT_OK
+            await asyncio.sleep(1.0)
+
+    with redis_for(config, create=False) as live, interrupts.interruptible():
+        return with_frontier(live, job)
+
+
+def cmd_report(config: Config) -> int:
+    """Coverage of ``--crawl-id`` (one report), or of every crawl (a list of them)."""
+
+    async def job(frontier: Frontier) -> list[dict[str, Any]]:
+        return await coverage_all(frontier, await crawls_in_scope(frontier, config))
+
+    with redis_for(config, create=False) as live:
+        reports = with_frontier(live, job)
+    if live.json:
+        print(json.dumps(reports[0] if config.crawl_id else reports, indent=2))
+    else:
+        print(render_reports(reports, terminal.width()))
+    return EXIT_OK
+
+
+def cmd_export(config: Config) -> int:
+    async def job(frontier: Frontier) -> int:
+        crawls = await crawls_in_scope(frontier, config)
+        try:
+            if config.crawl_id is None and config.follow:
+                return await follow_all_to(frontier, config.output, config.group, terminal.note)
+            if config.crawl_id is None:
+                if config.base is not None:
+                    raise UsageError("--base is the earlier export of one crawl: give --crawl-id")
+                return await export_all_to(frontier, crawls, config.output)
+            session = frontier.crawl(crawls[0])
+            if config.follow:
+                return await follow_to(session, config.output, config.group, terminal.note)
+            return await export_to(session, config.output, config.base)
+        except HistoryTrimmed as exc:
+            raise UserError(str(exc)) from None
+
+    check_output_file(config.output)
+    if config.base is not None and not config.base.is_file():
+        raise ConfigError(f"--base {config.base}: no such file")
+    with redis_for(config, create=False) as live, interrupts.interruptible():
+        try:
+            count = with_frontier(live, job)
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError | ConnectionError | TimeoutError):
+                raise
+            # (the .part file is gone: removed by the writer on failure)
+            raise write_failed(config.output, exc, "nothing was changed in Redis") from None
+    if not live.follow:
+        terminal.say(f"{count} items written to {live.output or 'stdout'}")
+    return EXIT_OK
+
+
+def cmd_changes(config: Config) -> int:
+    """The change feed as JSON Lines (of ``--crawl-id``, or of every crawl with each event
+    naming its crawl); the cursor to resume from goes to stderr."""
+
+    if config.crawl_id and config.since and "=" in config.since:
+        raise UsageError(
+            f"--since {config.since} is the cursor of several crawls: give it without "
+            "--crawl-id, or the one entry id of this crawl"
+        )
+    check_output_file(config.output)
+    with redis_for(config, create=False) as live, interrupts.interruptible():
+        count, cursor = with_frontier(live, lambda frontier: read_changes_of(frontier, config))
+    terminal.say(f"{count} change(s); resume with --since {cursor}")
+    return EXIT_OK
+
+
+async def read_changes_of(frontier: Frontier, config: Config) -> tuple[int, str]:
+    """Write the change events of ``--crawl-id`` or of every crawl; (events, cursor)."""
+    crawls = await crawls_in_scope(frontier, config)
+    with appending(config.output) as out:
+
+        def emit(event: dict[str, Any]) -> None:
+            out.write(json.dumps(event, ensure_ascii=False) + "\n")
+            if config.follow:
+                out.flush()
+
+        try:
+            if config.crawl_id is None:
+                return await read_all_changes(
+                    frontier, config.since, emit, config.follow, note=terminal.note
+                )
+            await check_not_trimmed(frontier, crawls[0], config.since or "0-0")
+        except CursorTrimmed as exc:
+            raise UserError(str(exc)) from None
+        session = frontier.crawl(crawls[0])
+        return await read_changes(
+            session, config.since, emit, follow=config.follow, note=terminal.note
+        )

@@ -1,0 +1,38 @@
+"""Serving agents: ``invcrawl mcp``, the MCP server (``mcpserver/``) on the configured
+Redis, the embedded one of ``--data-dir`` included: on standard input and output (how
+MCP clients start a server), or with ``--http`` as streamable HTTP under the dashboard's
+access rules."""
+
+from __future__ import annotations
+
+from common.listen import listener_secret
+from common.settings.config import Config
+from invcrawl.errors import UserError
+from invcrawl.live_redis import redis_for
+from process import interrupts
+
+
+def cmd_mcp(config: Config) -> int:
+    # Imported here: the SDK takes more than a second to import (`invcrawl --help` need not).
+    if not config.http:
+        from mcpserver.stdio import run_stdio  # noqa: PLC0415
+
+        with redis_for(config, create=False) as live:
+            return run_stdio(live)
+    # a bind beyond loopback without a token (or a reader user's password): refused
+    secret = listener_secret(
+        config.mcp_token,
+        config.bind,
+        config.redis,
+        "the MCP server",
+        "INVCRAWL_MCP_TOKEN or --token",
+    )
+    from mcpserver.http import run_http  # noqa: PLC0415
+
+    with redis_for(config, create=False) as live, interrupts.interruptible():
+        try:
+            return run_http(live, secret)
+        except OSError as exc:
+            raise UserError(
+                f"cannot listen on {live.bind}:{live.mcp_port}: {exc.strerror or exc}"
+            ) from None

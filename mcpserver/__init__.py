@@ -1,0 +1,6 @@
+"""``invcrawl mcp``: the crawled symbols of every version in Redis served to coding agents
+over the Model Context Protocol (the official SDK, ``mcp``). ``checks`` (pure: the bounds
+of every argument, the short texts), ``queries`` (each tool's answer, read through the
+frontier), ``server`` (the six tools on the SDK's ``MCPServer``), ``stdio`` (standard
+input and output, the default), ``http`` (streamable HTTP with the dashboard's access
+rules). Reads only: the ``reader`` ACL user suffices."""

@@ -1,0 +1,265 @@
+"""The six tools on the official SDK's ``MCPServer``, with the names and arguments of
+issue 38. Each answers a ``CallToolResult``: the JSON data as structured content and a
+short text (``mcpserver/queries.py``). An argument out of bounds, a project, version or
+symbol that does not exist, or a Redis that does not answer is a tool error of one line
+(``is_error``), never a traceback; a Redis user that may only read suffices."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
+
+import orjson
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+from redis.exceptions import NoPermissionError, RedisError
+
+from frontier.connection import Client, connect, is_transient
+from frontier.session import Frontier
+from mcpserver import queries
+from mcpserver.checks import LIMITS, ToolInputError, cursor_arg, limit_arg, one_line, text_arg
+from process.secrets import mask_secrets
+
+INSTRUCTIONS = (
+    "API documentation of the projects crawled into this invcrawl Redis: every symbol of "
+    "every crawled version, as typed records. list_projects shows what exists; versions "
+    "are exact or X-ranges (2.x) and never substituted: a missing one is an error naming "
+    "those that exist. search_symbols finds symbols by name or words, get_symbol returns "
+    "one whole (signature, parameters, docs), api_diff and symbol_history compare "
+    "versions, changes_since follows the change feed."
+)
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
+
+
+class Connection:
+    """The frontier of one Redis, made in the event loop that uses it (an asyncio client
+    belongs to its loop; a test may run several loops in turn)."""
+
+    def __init__(self, url: str, cluster: bool = False) -> None:
+        self.url, self.cluster = url, cluster
+        self._client: Client | None = None
+        self._frontier: Frontier | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def redis(self) -> Client:
+        """The client, for the search functions (``frontier/search.py`` takes it)."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client = connect(self.url, self.cluster)
+            self._frontier = Frontier(self._client)
+            self._loop = loop
+        return self._client
+
+    def frontier(self) -> Frontier:
+        self.redis()
+        assert self._frontier is not None
+        return self._frontier
+
+    async def aclose(self) -> None:
+        if self._frontier is not None and self._loop is asyncio.get_running_loop():
+            with contextlib.suppress(RedisError, OSError):
+                await self._frontier.aclose()
+        self._client = self._frontier = None
+
+
+def _result(answer: queries.Answer) -> CallToolResult:
+    data, text = answer
+    # Items hold what orjson writes and pydantic accepts: plain JSON values.
+    structured = orjson.loads(orjson.dumps(data))
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=structured
+    )
+
+
+def _refused(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+async def _answer(job: Callable[[], Awaitable[queries.Answer]]) -> CallToolResult:
+    """Check a tool's arguments and run its query (``job`` does both): a refusal, and
+    Redis's, is the tool's error, one line."""
+    try:
+        return _result(await job())
+    except ToolInputError as exc:
+        return _refused(str(exc))
+    except NoPermissionError as exc:
+        return _refused(f"Redis refused a command to this user: {mask_secrets(str(exc))}")
+    except RedisError as exc:
+        what = "did not answer" if is_transient(exc) else "failed"
+        return _refused(f"Redis {what}: {one_line(mask_secrets(str(exc)))}; try again")
+    except OSError as exc:
+        return _refused(f"Redis did not answer: {exc.strerror or exc}; try again")
+
+
+async def one_line_errors(
+    ctx: ServerRequestContext[Any, Any], call_next: CallNext
+) -> HandlerResult:
+    """Middleware: a tool error the SDK wrote (arguments that fail the input schema:
+    pydantic's lines) as one line too, cut to a bounded length (it quotes the input)."""
+    result = await call_next(ctx)
+    if isinstance(result, CallToolResult) and result.is_error:
+        for block in result.content:
+            if isinstance(block, TextContent):
+                block.text = one_line(block.text)
+    elif isinstance(result, dict) and result.get("isError"):  # as the runner serialised it
+        for part in result.get("content") or ():
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                part["text"] = one_line(part["text"])
+    return result
+
+
+def _limit(tool: str) -> Any:
+    low, high = LIMITS[tool]
+    return Field(description=f"at most this many, {low} to {high}")
+
+
+Text = Annotated[str, Field(description="any text; at most 1,000 characters")]
+Project = Annotated[
+    str | None, Field(description="a project's name, any case (list_projects names them)")
+]
+Version = Annotated[
+    str | None,
+    Field(
+        description="an exact version, or an X-range such as 2.x or 2.1.x (its highest "
+        "version); default: the latest finished version. Never substituted"
+    ),
+]
+
+
+def build_server(connection: Connection) -> MCPServer[Any]:
+    """The server and its six tools, reading through ``connection``."""
+    server: MCPServer[Any] = MCPServer(
+        "invcrawl",
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        subscriptions=False,
+        middleware=[one_line_errors],
+    )
+
+    @server.tool(annotations=READ_ONLY)
+    async def list_projects() -> CallToolResult:
+        """Every project in this Redis with its versions in version order: version, crawl
+        id, state, entries, crawled at (ms); failed crawls last, marked."""
+        return await _answer(lambda: queries.list_projects(connection.frontier()))
+
+    @server.tool(annotations=READ_ONLY)
+    async def search_symbols(
+        query: Text,
+        project: Project = None,
+        version: Version = None,
+        kind: Annotated[
+            str | None, Field(description="a role to keep: function, class, method, module...")
+        ] = None,
+        limit: Annotated[int, _limit("search_symbols")] = 10,
+    ) -> CallToolResult:
+        """Ranked symbols matching QUERY: exact qualified name, then exact last component
+        (Session finds requests.Session), then prefix, then name tokens, then words of the
+        summary. Without project: every project; without version: each project's latest
+        finished version. Results: key, name, role, project, version, url, summary, score."""
+
+        def job() -> Awaitable[queries.Answer]:
+            return queries.search_symbols(
+                connection.redis(),
+                text_arg("query", query, required=True) or "",
+                project=text_arg("project", project),
+                version=text_arg("version", version),
+                kind=text_arg("kind", kind),
+                limit=limit_arg("search_symbols", limit),
+            )
+
+        return await _answer(job)
+
+    @server.tool(annotations=READ_ONLY)
+    async def get_symbol(
+        name: Annotated[
+            str,
+            Field(description="an item key, a qualified name or an unambiguous last component"),
+        ],
+        project: Project = None,
+        version: Version = None,
+    ) -> CallToolResult:
+        """One symbol whole: signature, params, returns, raises, versions, parent,
+        doc_markdown, url. An ambiguous name answers its candidates instead."""
+
+        def job() -> Awaitable[queries.Answer]:
+            return queries.get_symbol(
+                connection.redis(),
+                text_arg("name", name, required=True) or "",
+                project=text_arg("project", project),
+                version=text_arg("version", version),
+            )
+
+        return await _answer(job)
+
+    @server.tool(annotations=READ_ONLY)
+    async def api_diff(
+        project: Annotated[str, Field(description="a project's name, any case")],
+        old: Annotated[str, Field(description="the older version (exact, or 2.x)")],
+        new: Annotated[str, Field(description="the newer version (exact, or 2.x)")],
+        breaking_only: bool = False,
+        limit: Annotated[int, _limit("api_diff")] = 200,
+    ) -> CallToolResult:
+        """The typed API changes between two versions of a project, as `invcrawl diff`:
+        each symbol added, removed or changed (parameters, defaults, kinds, returns,
+        deprecations, docs) with its breaking flag; breaking first."""
+
+        def job() -> Awaitable[queries.Answer]:
+            return queries.api_diff(
+                connection.frontier(),
+                text_arg("project", project, required=True) or "",
+                text_arg("old", old, required=True) or "",
+                text_arg("new", new, required=True) or "",
+                breaking_only=breaking_only,
+                limit=limit_arg("api_diff", limit),
+            )
+
+        return await _answer(job)
+
+    @server.tool(annotations=READ_ONLY)
+    async def symbol_history(
+        key: Annotated[str, Field(description="an item key, domain:role:name")],
+        project: Annotated[
+            str | None,
+            Field(description="a project's name, any case; default: the one holding the key"),
+        ] = None,
+    ) -> CallToolResult:
+        """One symbol across the versions of its project, as `invcrawl history`: where it
+        exists, where it first appeared and was removed, the typed changes at each step."""
+
+        def job() -> Awaitable[queries.Answer]:
+            return queries.symbol_history(
+                connection.frontier(),
+                text_arg("key", key, required=True) or "",
+                text_arg("project", project),
+            )
+
+        return await _answer(job)
+
+    @server.tool(annotations=READ_ONLY)
+    async def changes_since(
+        project: Project = None,
+        cursor: Annotated[
+            str | None,
+            Field(description="the next_cursor of the previous answer; none: from the start"),
+        ] = None,
+        limit: Annotated[int, _limit("changes_since")] = 200,
+    ) -> CallToolResult:
+        """The change feed, as `invcrawl changes`: symbols added, changed (with typed
+        changes) and removed by crawls and refreshes after CURSOR, and next_cursor to
+        continue from."""
+
+        def job() -> Awaitable[queries.Answer]:
+            return queries.changes_since(
+                connection.frontier(),
+                text_arg("project", project),
+                cursor_arg(cursor),
+                limit_arg("changes_since", limit),
+            )
+
+        return await _answer(job)
+
+    return server

@@ -1,0 +1,53 @@
+"""docs/architecture.md names every module of every runtime package (issue 37: 18 had
+drifted out of it). A module is named by its path without ``.py`` anywhere on the page
+(``frontier/claims``, ``common/extract/page``), or, relative to its package, in
+backticks in that package's row of the Packages table (`` `claims` ``,
+`` `apidiff/diff` ``, or `` `commands/` `` and `` `reading` `` in one row); a package by its
+folder (`` `extract/` ``)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "architecture.md"
+# The runtime packages: those mypy checks (pyproject.toml says so).
+PACKAGES = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]["files"]
+
+
+def named_in_row(inside: str, row: str) -> bool:
+    """``inside`` (``claims``, ``apidiff/diff``, ``extract/``) in backticks in ``row``,
+    or its folder and its own name there."""
+    if f"`{inside}`" in row:
+        return True
+    folder, _, name = inside.rstrip("/").rpartition("/")
+    return bool(folder) and f"`{folder}/`" in row and f"`{name}`" in row
+
+
+def modules(package: str) -> list[tuple[str, str]]:
+    """(path from the root, path inside the package) of each module and subpackage;
+    ``__main__`` is its package's."""
+    out = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        parts = list(path.relative_to(ROOT / package).with_suffix("").parts)
+        if parts[-1] == "__main__" or parts == ["__init__"]:
+            continue
+        inside = "/".join(parts[:-1]) + "/" if parts[-1] == "__init__" else "/".join(parts)
+        out.append((f"{package}/{inside}", inside))
+    return out
+
+
+def test_the_architecture_page_names_every_runtime_module() -> None:
+    text = DOC.read_text()
+    rows = dict(re.findall(r"^\| `([a-z]+)/` \|(.*)$", text, re.M))
+    assert sorted(rows) == sorted(PACKAGES)
+    missing = [
+        path
+        for package in PACKAGES
+        for path, inside in modules(package)
+        if re.search(re.escape(path) + r"(?![\w/])", text) is None
+        and not named_in_row(inside, rows[package])
+    ]
+    assert missing == [], f"docs/architecture.md does not name {missing}"
