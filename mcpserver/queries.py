@@ -1,6 +1,6 @@
 """Each tool's answer, as JSON data, read through the frontier (which makes every Redis
 call): the same functions as ``invcrawl versions``, ``diff``, ``history`` and ``changes``
-(``frontier/versions.py``, ``common/apidiff*.py``, ``frontier/changes.py``,
+(``frontier/versions.py``, ``common/apidiff/``, ``frontier/changes.py``,
 ``frontier/every_crawl.py``), and the search engine (``frontier/search.py``). A project is
 matched case-insensitively and a version is never substituted
 (``common/search/selection.py``): what does not exist is a :class:`ToolInputError`
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from common.apidiff import diff_all
-from common.apidiff_versions import history_steps, summary_of
+from common.apidiff.versions import history_steps, summary_of
 from common.search.selection import SelectionError, match_project, select_version
 from frontier import search
 from frontier.changes import read_changes
