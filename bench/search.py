@@ -1,8 +1,8 @@
 """Symbol search (issue 38): index memory per item, search latency over >= 1M symbols
 on one redis-server, and relevance on the query set of ``bench/search_queries.py``.
 
-    python bench/search.py --items python.jsonl            # ~1.1M symbols, ~10 min
-    python bench/search.py --items python.jsonl --quick    # 1 synthesized version each
+    python -m bench.search --items python.jsonl            # ~1.1M symbols, ~10 min
+    python -m bench.search --items python.jsonl --quick    # 1 synthesized version each
 
 ``--items``: the JSON Lines output of ``invcrawl crawl /usr/share/doc/python3.11/html``
 (real items, real first sentences). Against a private ``redis-server``:
@@ -40,11 +40,7 @@ from typing import Any
 import orjson
 import redis
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from search_queries import BenchQuery, query_set
-
+from bench.search_queries import BenchQuery, query_set
 from common.inventory import parse_inventory
 from common.items import PageOutcome, bucket_count, prepare
 from common.search.postings import term_buckets

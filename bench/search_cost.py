@@ -1,8 +1,8 @@
 """What the search index costs a crawl (issue 38): the CPython crawl's items committed
 through ``commit.lua`` on a fresh ``redis-server``, by the checkout on ``PYTHONPATH``:
 
-    python bench/search_cost.py --items python.jsonl                      # this branch
-    PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=../main python bench/search_cost.py --items python.jsonl
+    python -m bench.search_cost --items python.jsonl                      # this branch
+    PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=../main python -m bench.search_cost --items python.jsonl
 
 Prints the consumer's ``prepare`` CPU time, the Redis time of the commit script per item
 (``INFO commandstats``: ``evalsha`` usec) and Redis ``used_memory`` after. Run both
