@@ -208,6 +208,15 @@ OPTIONS: tuple[Option, ...] = (
         metavar="FILE",
     ),
     Option(
+        "crawl_ids_file",
+        Path,
+        "a file of crawl ids to serve, one per line, added to --crawl-id (no command-line "
+        "limit: `invcrawl crawl` hands its consumers the crawls of many sites so)",
+        frozenset({"consume"}),
+        ("--crawl-ids",),
+        metavar="FILE",
+    ),
+    Option(
         "dlq_action",
         values.choice("list", "redrive"),
         "list the dead-lettered pages, or put them back in their queues",

@@ -33,6 +33,10 @@ DISCOVER_EVERY = 1.0  # seconds between looks for new crawls (when not pinned)
 # a new crawl or a refresh round is served within this, not within DISCOVER_EVERY (an
 # unchanged refresh of a 500-page site takes about half a second).
 GLANCE_EVERY = 0.05
+# Crawls whose pages this consumer settled are marked in the change journal
+# (frontier/registry.py) at most this often, all in one command: the crawl supervisor's
+# progress reads only the crawls marked.
+MARK_CHANGES_EVERY = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +89,7 @@ class ServedCrawls:
         self._outages = outages
         self._held = held
         self.pinned = serving.crawl_ids
+        self._pinned_ids: frozenset[str] = frozenset(self.pinned)
         self._served: dict[str, ServedCrawl] = {}
         self._rotation = CrawlRotation()
         self._completed: set[str] = set()
@@ -92,6 +97,9 @@ class ServedCrawls:
         self._next_discovery = 0.0
         self._next_glance = 0.0
         self._newest_opened = 0.0  # the newest score in the registry at the last glance
+        self._changes_seq: int | None = None  # pinned: the journal read up to here
+        self._changed: set[str] = set()  # crawls changed here, not marked yet
+        self._next_mark = 0.0
 
     # -- what is served --------------------------------------------------------------
 
@@ -128,6 +136,22 @@ class ServedCrawls:
     def wake(self, crawl_id: str) -> None:
         """Tasks may have arrived (a retry came due, pages were reaped): ask it now."""
         self._rotation.wake(crawl_id)
+        self._changed.add(crawl_id)
+
+    def changed(self, crawl_id: str) -> None:
+        """A page of the crawl was settled here: mark it in the change journal soon."""
+        self._changed.add(crawl_id)
+
+    async def mark_changes(self, now: bool = False) -> None:
+        """Mark the crawls changed here since the last mark, one command for them all, at
+        most every :data:`MARK_CHANGES_EVERY` (``now``: at once, the consumer stops)."""
+        clock = time.monotonic()
+        if not self._changed or (clock < self._next_mark and not now):
+            return
+        changed, self._changed = self._changed, set()
+        self._next_mark = clock + MARK_CHANGES_EVERY
+        registry = self._frontier.registry
+        await self._outages.call(lambda: registry.mark_changed(changed))
 
     def emptied(self, crawl_id: str) -> None:
         """Its last page in hand was settled: check the crawl for completion now, not
@@ -155,7 +179,7 @@ class ServedCrawls:
         self._next_discovery = now + (0.1 if self.pinned else DISCOVER_EVERY)
         if self.pinned:
             wanted: Mapping[str, float | None] = {
-                c: None for c in self.pinned if c not in self._completed
+                c: None for c in await self._pinned_changed() if c not in self._completed
             }
         else:
             wanted = await self._outages.call(self._frontier.registry.active) or {}
@@ -166,6 +190,25 @@ class ServedCrawls:
                 if served is not None:
                     attached.append(served)
         return attached
+
+    async def _pinned_changed(self) -> list[str]:
+        """The pinned crawls to look at: all of them the first time, then only those
+        marked in the change journal since (a crawl being produced is marked when it is
+        opened, produced or fails), so that a consumer pinned to 10,000 crawls waiting
+        for their producer reads one key every 0.1 s, not 10,000."""
+        registry = self._frontier.registry
+        if self._changes_seq is None:
+            seq = await self._outages.call(registry.changes_seq)
+            if seq is None:
+                return []
+            self._changes_seq = seq
+            return [c for c in self.pinned if c not in self._served]
+        since = self._changes_seq
+        changed = await self._outages.call(lambda: registry.changed_since(since))
+        if changed is None:
+            return []
+        ids, self._changes_seq = changed
+        return [c for c in ids if c in self._pinned_ids and c not in self._served]
 
     async def _newly_opened(self, now: float) -> bool:
         """Whether a crawl not served here was (re)opened since the last glance."""
