@@ -1,0 +1,42 @@
+"""Any number of sites (issue 39): ``invcrawl crawl`` hands its producer child the sites
+and its consumers the crawl ids in files, not on their command lines (one argument is
+128 KiB at most on Linux, all of them 2 MiB), and the children read back exactly what
+the supervisor planned. 50,000 sites, planned and handed over without crawling any."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from common.config import Config
+from common.site import plan_sites
+from invcrawl.crawl import CrawlRun
+from invcrawl.crawl_cmds import _crawl_ids_file, _sites
+
+COUNT = 50_000
+
+
+def test_fifty_thousand_sites_reach_the_children_in_files(tmp_path: Path) -> None:
+    sites = plan_sites([f"http://docs-{i}.example.test/en/latest/" for i in range(COUNT)])
+    config = Config(redis="redis://127.0.0.1:1/0", data_dir=tmp_path, quiet=True)
+    run = CrawlRun(config, sites)
+    run.log_dir.mkdir(parents=True)
+
+    producer = run._sites_args()
+    consumer = run._crawl_ids_args()
+    assert producer[0] == "--sites" and len(producer) == 2
+    assert consumer[0] == "--crawl-ids" and len(consumer) == 2
+    assert sum(len(arg) for arg in producer + consumer) < 4096  # whatever the count
+
+    # what the children's handlers read back: the same sites, the same crawls, in order
+    assert _sites(Config(sites_file=Path(producer[1]))) == sites
+    ids = _crawl_ids_file(Config(crawl_ids_file=Path(consumer[1])))
+    assert ids == tuple(crawl_id for _, crawl_id in sites)
+
+
+def test_a_site_that_would_not_read_back_from_a_file_stays_on_the_command_line(
+    tmp_path: Path,
+) -> None:
+    sites = [("/docs/a #1", "a-1"), ("http://b.test/", "b.test")]  # " #": a comment there
+    run = CrawlRun(Config(redis="redis://127.0.0.1:1/0", data_dir=tmp_path, quiet=True), sites)
+    run.log_dir.mkdir(parents=True)
+    assert run._sites_args() == ["--", "/docs/a #1", "http://b.test/"]
