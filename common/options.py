@@ -718,6 +718,22 @@ OPTIONS: tuple[Option, ...] = (
         switch=True,
     ),
     Option(
+        "status_page",
+        values.positive_int,
+        "the page of crawls to show, 50 a page, open ones first (the totals count every crawl)",
+        frozenset({"status"}),
+        ("--page",),
+        metavar="N",
+    ),
+    Option(
+        "status_all",
+        values.boolean,
+        "show every crawl, not a page of 50 (reads every crawl: slow with thousands)",
+        frozenset({"status"}),
+        ("--all",),
+        switch=True,
+    ),
+    Option(
         "progress",
         values.choice("auto", "bar", "lines", "none"),
         "progress display: auto (a bar on a terminal, lines otherwise), bar, lines or none",

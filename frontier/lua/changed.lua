@@ -2,8 +2,9 @@
 -- sequence number for this mark, the score of every crawl named. Atomic, so a reader
 -- that saw sequence N has seen every mark numbered N or less.
 --
--- KEYS  changed (ZSET crawl id -> sequence), seq (the sequence counter)
---       (registry keys sharing the {changes} hash tag, never a crawl's)
+-- KEYS  changed, seq
+--       (the journal ZSET crawl id -> sequence, and the sequence counter: registry
+--       keys sharing the {changes} hash tag, never a crawl's)
 -- ARGV  crawl ids
 --
 -- Returns the sequence number of this mark.

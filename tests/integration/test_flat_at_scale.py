@@ -22,6 +22,7 @@ from consumer.pages import PageResult
 from consumer.run import worker_settings
 from consumer.worker import Worker
 from frontier.connection import connect
+from frontier.keys import ACTIVE, CRAWLS
 from frontier.session import Frontier
 from invcrawl.crawl import CrawlRun
 
@@ -167,3 +168,53 @@ def test_a_consumers_claim_and_commit_cycle_costs_the_same_at_any_number_of_craw
         fresh(redis_url)
         counts.append(consumer_cycle(redis_url, size))
     assert counts[0] == counts[1], counts
+
+
+async def opened(frontier: Frontier, crawl_ids: list[str], url: str) -> None:
+    """Open crawls cheaply: their meta by the frontier's own ``open.lua``, a thousand
+    calls a round trip (``Scripts.run_many``), and their registry entries (listed as
+    known and open) in one pipeline."""
+    for start in range(0, len(crawl_ids), 1_000):
+        batch = crawl_ids[start : start + 1_000]
+        await frontier._scripts.run_many(
+            [("open", frontier.crawl(c).keys.bind("meta"), [1, 1, "site", c], []) for c in batch]
+        )
+    client = redis.Redis.from_url(url)
+    client.sadd(CRAWLS, *crawl_ids)
+    client.zadd(ACTIVE, dict.fromkeys(crawl_ids, 1))
+    client.close()
+
+
+@pytest.mark.timeout(180)
+def test_status_and_the_dashboard_show_a_page_of_ten_thousand_crawls(redis_url: str) -> None:
+    """``status`` reads and shows a page of crawls, and the dashboard's snapshot a bounded
+    number, with counts of every crawl; what a page costs in Redis commands is the same
+    at 100 and at 10,000 crawls."""
+    from dashboard.snapshot import DASHBOARD_CRAWLS, Throughput, take
+    from frontier.status import FLEET_PAGE, fleet_status
+    from invcrawl.render_status import render_fleet
+
+    async def job(size: int) -> tuple[int, Any, Any, dict[str, Any]]:
+        frontier = Frontier(connect(redis_url))
+        try:
+            await opened(frontier, [f"c{i:05d}" for i in range(size)], redis_url)
+            page = await counted(redis_url, lambda: fleet_status(frontier, limit=FLEET_PAGE))
+            first = await fleet_status(frontier, limit=FLEET_PAGE)
+            last = await fleet_status(frontier, limit=FLEET_PAGE, offset=size - 10)
+            snapshot = await take(frontier, redis_url, 30_000, Throughput())
+            return page, first, last, snapshot
+        finally:
+            await frontier.aclose()
+
+    fresh(redis_url)
+    small = run(job(100))
+    fresh(redis_url)
+    page, first, last, snapshot = run(job(10_000))
+    assert page == small[0]  # a page costs the same, whatever the number of crawls
+    assert len(first.crawls) == FLEET_PAGE and first.page()["total"] == 10_000
+    assert first.totals()["crawls"] == 10_000 and first.totals()["open"] == 10_000
+    assert [c.crawl_id for c in last.crawls][-1] == "c09999" and len(last.crawls) == 10
+    assert not first.is_settled  # open crawls are off the page: --watch goes on
+    text = render_fleet(first)
+    assert "crawls 1-50 of 10000 shown" in text and len(text.splitlines()) < FLEET_PAGE + 10
+    assert len(snapshot["crawls"]) == DASHBOARD_CRAWLS and snapshot["totals"]["crawls"] == 10_000
