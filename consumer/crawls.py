@@ -22,7 +22,7 @@ from consumer.slots import SlotPinning, SlotPolicy
 from fetch.outages import Outages
 from frontier.forget import withdraw
 from frontier.hosts import origin_of
-from frontier.session import COMPLETE, FAILED_INCOMPLETE, CrawlSession, Frontier
+from frontier.session import COMPLETE, FAILED_INCOMPLETE, NOT_COMPLETE, CrawlSession, Frontier
 from frontier.states import CrawlState
 from frontier.values import CrawlNotFound
 
@@ -37,6 +37,11 @@ GLANCE_EVERY = 0.05
 # (frontier/registry.py) at most this often, all in one command: the crawl supervisor's
 # progress reads only the crawls marked.
 MARK_CHANGES_EVERY = 0.25
+# A heartbeat beats the crawls this consumer holds pages of, the ones a completion check
+# found waiting on others' pages (expired leases to reap), and this many others in turn:
+# a beat costs the same at 40 and at 10,000 crawls served, and every crawl served is
+# still beaten (its slots refreshed, its expired leases reaped) every N/40 beats.
+BEAT_OTHERS = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +105,8 @@ class ServedCrawls:
         self._changes_seq: int | None = None  # pinned: the journal read up to here
         self._changed: set[str] = set()  # crawls changed here, not marked yet
         self._next_mark = 0.0
+        self._beat_next = 0  # where the heartbeat's turn over the crawls served stands
+        self._beat_soon: set[str] = set()  # crawls waiting on pages held elsewhere
 
     # -- what is served --------------------------------------------------------------
 
@@ -115,6 +122,24 @@ class ServedCrawls:
 
     def __len__(self) -> int:
         return len(self._served)
+
+    def to_beat(self, held: set[str], others: int = BEAT_OTHERS) -> list[ServedCrawl]:
+        """The crawls a heartbeat beats: those of ``held`` (pages this consumer holds:
+        their leases are renewed at every beat), then up to ``others`` more: first those
+        a completion check found waiting on pages held elsewhere (their expired leases
+        are reaped soon), then the next of the rest in turn."""
+        beat = [c for c in sorted(held) if c in self._served]
+        soon = [c for c in self._beat_soon if c in self._served and c not in held]
+        self._beat_soon = set(soon[others:])  # (their turn at the next beat)
+        beat += soon[:others]
+        rest = [c for c in self._served if c not in held and c not in self._beat_soon]
+        room = others - min(len(soon), others)
+        if len(rest) > room:
+            start = self._beat_next % max(1, len(rest))
+            self._beat_next = start + room
+            rest = (rest[start:] + rest[:start])[:room]
+        chosen = dict.fromkeys([*beat, *rest])  # (in order, once each)
+        return [self._served[c] for c in chosen]
 
     # -- which crawl next --------------------------------------------------------------
 
@@ -309,6 +334,8 @@ class ServedCrawls:
                 continue
             if code == COMPLETE:
                 await self._detach(served, finished=True)
+            elif code == NOT_COMPLETE:  # pages held elsewhere: reap any expired soon
+                self._beat_soon.add(crawl_id)
             elif code == FAILED_INCOMPLETE:
                 # Its producer failed after enqueueing (a re-run's inventory could not
                 # be read, or it stopped before recording the crawl produced): nothing

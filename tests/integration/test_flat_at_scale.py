@@ -18,6 +18,7 @@ from conftest import run
 from common.config import Config
 from common.items import CrawlInfo, ItemStatus, PageOutcome, status_items
 from common.tasks import Task, TaskEntry
+from consumer.crawls import BEAT_OTHERS
 from consumer.pages import PageResult
 from consumer.run import worker_settings
 from consumer.worker import Worker
@@ -120,12 +121,13 @@ def test_a_supervisor_tick_costs_what_changed_not_the_number_of_crawls(
     assert one_small == one_big > quiet_small  # ...and the crawls it lists
 
 
-def consumer_cycle(url: str, size: int) -> int:
+def consumer_cycle(url: str, size: int) -> tuple[int, int, int]:
     """The commands of a consumer pinned to ``size`` crawls (one page each), after it
     attached to them: a look for pinned crawls, a claim of four pages, their commits,
-    the mark of the crawls changed and the completion of the four crawls."""
+    the mark of the crawls changed and the completion of the four crawls; then those of
+    one heartbeat, and how many crawls it beat."""
 
-    async def job() -> int:
+    async def job() -> tuple[int, int, int]:
         frontier = Frontier(connect(url))
         crawl_ids = [f"c{i:05d}" for i in range(size)]
         await register(frontier, crawl_ids)
@@ -134,7 +136,8 @@ def consumer_cycle(url: str, size: int) -> int:
             Frontier(connect(url)), worker_settings(replace(base, crawl_ids=tuple(crawl_ids)))
         )
         try:
-            await worker._discover()  # attaches to every crawl: once
+            await worker._discover()  # attaches to (and beats) every crawl: once
+            worker.heartbeat.stop()
             assert len(worker.crawls) == size
 
             async def cycle() -> None:
@@ -150,7 +153,10 @@ def consumer_cycle(url: str, size: int) -> int:
                 await worker.crawls.retire_complete()
                 assert len(worker.crawls) == size - 4
 
-            return await counted(url, cycle)
+            commands = await counted(url, cycle)
+            beaten = len(worker.crawls.to_beat(set()))
+            worker.crawls._beat_next = 0
+            return commands, await counted(url, worker.heartbeat.beat), beaten
         finally:
             worker.heartbeat.stop()
             await worker.frontier.aclose()
@@ -159,15 +165,18 @@ def consumer_cycle(url: str, size: int) -> int:
     return run(job())
 
 
-@pytest.mark.timeout(120)
-def test_a_consumers_claim_and_commit_cycle_costs_the_same_at_any_number_of_crawls(
+@pytest.mark.timeout(180)
+def test_a_consumers_claim_commit_cycle_and_heartbeat_cost_the_same_at_any_number_of_crawls(
     redis_url: str,
 ) -> None:
+    """At 50 and at 1,000 crawls served (more than a heartbeat's turn of
+    ``BEAT_OTHERS``)."""
     counts = []
-    for size in SIZES:
+    for size in (50, 1_000):
         fresh(redis_url)
         counts.append(consumer_cycle(redis_url, size))
     assert counts[0] == counts[1], counts
+    assert counts[0][2] == BEAT_OTHERS
 
 
 async def opened(frontier: Frontier, crawl_ids: list[str], url: str) -> None:
