@@ -23,6 +23,7 @@ CPU is counted with the consumers'. Figures, not asserts; results in docs/perfor
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -170,8 +171,6 @@ def main(argv: list[str] | None = None) -> int:
     hook = work / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(HOOK)
-    import os  # noqa: PLC0415
-
     env = {k: v for k, v in os.environ.items() if not k.startswith("INVCRAWL_")}
     env["PYTHONPATH"] = os.pathsep.join([str(hook), str(args.repo.resolve())])
     root = work / "www"
