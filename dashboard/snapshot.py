@@ -92,7 +92,7 @@ UNSHOWN = frozenset(
 )
 
 
-DASHBOARD_CRAWLS = 200  # crawls of a snapshot (the totals count every crawl)
+DASHBOARD_CRAWLS = 1_000  # crawls of a snapshot, open ones first (the totals count every crawl)
 
 
 def page_data(fleet: FleetStatus, redis_url: str, throughput: Throughput) -> dict[str, Any]:

@@ -276,10 +276,8 @@ def round_trips_of_one_snapshot(redis_url: str) -> tuple[dict[str, Any], int]:
 def test_five_hundred_crawls_cost_as_many_round_trips_as_five(
     redis_url: str, sync_redis: redis.Redis
 ) -> None:
-    """A snapshot reads its crawls in a fixed number of pipelined round trips, so 500
-    crawls cost what 5 do in waiting on Redis (a time budget would be the machine's);
-    it holds the first DASHBOARD_CRAWLS of them (open ones first), the totals count
-    every one."""
+    """A snapshot reads every crawl in a fixed number of pipelined round trips, so 500
+    crawls cost what 5 do in waiting on Redis (a time budget would be the machine's)."""
     for i in range(5):
         add_crawl(sync_redis, f"site-{i:03d}", "running", tasks=200, done=i)
     _, few = round_trips_of_one_snapshot(redis_url)
@@ -287,9 +285,7 @@ def test_five_hundred_crawls_cost_as_many_round_trips_as_five(
         state = ("running", "finished", "producing", "failed")[i % 4]
         add_crawl(sync_redis, f"site-{i:03d}", state, tasks=200, done=(i * 7) % 200)
     page, many = round_trips_of_one_snapshot(redis_url)
-    assert len(page["crawls"]) == DASHBOARD_CRAWLS < 500
-    assert page["totals"]["crawls"] == 500 and page["totals"]["open"] == 250
-    assert all(c["state"] in ("running", "producing") for c in page["crawls"])
+    assert len(page["crawls"]) == 500 <= DASHBOARD_CRAWLS and page["totals"]["open"] == 250
     assert many == few, (few, many)
 
 
