@@ -27,7 +27,6 @@ from pathlib import Path
 from common import interrupts
 from common.cadence import jitter
 from common.config import Config
-from common.site import parse_sites_file
 from frontier.connection import connect
 from frontier.refresh import Refresh, announce_next_refresh, clear_next_refresh
 from frontier.session import CrawlSession, Frontier
@@ -36,7 +35,15 @@ from frontier.status import crawl_summaries, crawl_summary
 from frontier.summary import CrawlSummary
 from invcrawl import terminal
 from invcrawl.adaptive import Sites, run_adaptive
-from invcrawl.children import LogRelay, child_argv, child_env, consumers_for, last_error
+from invcrawl.children import (
+    LogRelay,
+    child_argv,
+    child_env,
+    consumers_for,
+    crawl_ids_args,
+    last_error,
+    sites_args,
+)
 from invcrawl.crawl_outputs import CrawlOutputs
 from invcrawl.errors import (
     EXIT_DEAD_PAGES,
@@ -251,11 +258,13 @@ class CrawlRun:
     async def spawn(self, index: int, produce: bool = False) -> None:
         if produce:
             crawl_id = ["--crawl-id", self.crawl_ids[0]] if len(self.sites) == 1 else []
-            argv = child_argv("produce", *crawl_id, "--consume", *self._sites_args())
+            sites = sites_args([site for site, _ in self.sites], self.log_dir)
+            argv = child_argv("produce", *crawl_id, "--consume", *sites)
             command = "produce"
             self.producing = index
         else:
-            command, argv = "consume", child_argv("consume", "--burst", *self._crawl_ids_args())
+            pinned = crawl_ids_args(self.crawl_ids, self.log_dir)
+            command, argv = "consume", child_argv("consume", "--burst", *pinned)
         log = open(self.log_dir / f"consumer-{index}.log", "ab")  # noqa: SIM115
         self.procs[index] = await asyncio.create_subprocess_exec(
             *argv,
@@ -266,25 +275,6 @@ class CrawlRun:
             preexec_fn=on_parent_death(signal.SIGTERM),
         )
         log.close()
-
-    def _sites_args(self) -> list[str]:
-        """The sites on the producer's command line: after ``--`` (a site is never taken
-        for a flag, whatever it starts with), or, for many sites, in a file (a command
-        line holds a few thousand at most), when each site reads back as itself."""
-        sites = [site for site, _ in self.sites]
-        if len(sites) > 1 and parse_sites_file("\n".join(sites)) == sites:
-            path = self.log_dir / "sites.txt"
-            path.write_text("".join(f"{site}\n" for site in sites), encoding="utf-8")
-            return ["--sites", str(path)]
-        return ["--", *sites]
-
-    def _crawl_ids_args(self) -> list[str]:
-        """The crawls a consumer serves: ``--crawl-id`` for one, a file for several."""
-        if len(self.crawl_ids) == 1:
-            return ["--crawl-id", self.crawl_ids[0]]
-        path = self.log_dir / "crawl-ids.txt"
-        path.write_text("".join(f"{c}\n" for c in self.crawl_ids), encoding="utf-8")
-        return ["--crawl-ids", str(path)]
 
     async def supervise(self, frontier: Frontier) -> None:
         last_line, last_text = 0.0, ""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from common.config import Config
 from common.site import plan_sites
-from invcrawl.crawl import CrawlRun
+from invcrawl.children import crawl_ids_args, sites_args
 from invcrawl.crawl_cmds import _crawl_ids_file, _sites
 
 COUNT = 50_000
@@ -17,12 +17,8 @@ COUNT = 50_000
 
 def test_fifty_thousand_sites_reach_the_children_in_files(tmp_path: Path) -> None:
     sites = plan_sites([f"http://docs-{i}.example.test/en/latest/" for i in range(COUNT)])
-    config = Config(redis="redis://127.0.0.1:1/0", data_dir=tmp_path, quiet=True)
-    run = CrawlRun(config, sites)
-    run.log_dir.mkdir(parents=True)
-
-    producer = run._sites_args()
-    consumer = run._crawl_ids_args()
+    producer = sites_args([site for site, _ in sites], tmp_path)
+    consumer = crawl_ids_args([crawl_id for _, crawl_id in sites], tmp_path)
     assert producer[0] == "--sites" and len(producer) == 2
     assert consumer[0] == "--crawl-ids" and len(consumer) == 2
     assert sum(len(arg) for arg in producer + consumer) < 4096  # whatever the count
@@ -36,7 +32,6 @@ def test_fifty_thousand_sites_reach_the_children_in_files(tmp_path: Path) -> Non
 def test_a_site_that_would_not_read_back_from_a_file_stays_on_the_command_line(
     tmp_path: Path,
 ) -> None:
-    sites = [("/docs/a #1", "a-1"), ("http://b.test/", "b.test")]  # " #": a comment there
-    run = CrawlRun(Config(redis="redis://127.0.0.1:1/0", data_dir=tmp_path, quiet=True), sites)
-    run.log_dir.mkdir(parents=True)
-    assert run._sites_args() == ["--", "/docs/a #1", "http://b.test/"]
+    sites = ["/docs/a #1", "http://b.test/"]  # " #": a comment in a sites file
+    assert sites_args(sites, tmp_path) == ["--", *sites]
+    assert crawl_ids_args(["a"], tmp_path) == ["--crawl-id", "a"]
