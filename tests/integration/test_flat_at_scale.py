@@ -197,8 +197,8 @@ async def opened(frontier: Frontier, crawl_ids: list[str], url: str) -> None:
 @pytest.mark.timeout(180)
 def test_status_and_the_dashboard_show_a_page_of_ten_thousand_crawls(redis_url: str) -> None:
     """``status`` reads and shows a page of crawls, and the dashboard's snapshot a bounded
-    number (open ones first), with counts of every crawl; what a page costs in Redis commands is the same
-    at 100 and at 10,000 crawls."""
+    number (open ones first), with counts of every crawl; what a page costs in Redis
+    commands is the same at 100 and at 10,000 crawls."""
     from dashboard.snapshot import DASHBOARD_CRAWLS, Throughput, take
     from frontier.status import FLEET_PAGE, fleet_status
     from invcrawl.render_status import render_fleet
