@@ -17,6 +17,7 @@ crawl forgotten while the run writes it (``forget --force``) keeps its ``.part``
 from __future__ import annotations
 
 import logging
+import resource
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -30,7 +31,17 @@ from invcrawl.files import PartFileLost, is_stdout
 from invcrawl.outputs import write_failed
 
 KEPT = "the crawl is kept in Redis: run the same command again to write the file"
+FILES_SPARE = 256  # open files beyond the outputs: Redis, logs, the event loop
 log = logging.getLogger("invcrawl.crawl")
+
+
+def room_for_files(count: int) -> None:
+    """Raise this process's soft limit on open files to ``count`` (at most the hard
+    limit; never lowered)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = count if hard == resource.RLIM_INFINITY else min(count, hard)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
 
 
 def kept(exc: OSError) -> str:
@@ -56,8 +67,11 @@ class CrawlOutputs:
         self.unread: set[str] = set()  # crawls whose last read failed: read again
 
     def open(self, run_started_ms: int) -> None:
-        """Create the ``.part`` file of every crawl written to a file."""
+        """Create the ``.part`` file of every crawl written to a file (each held open
+        until final: the soft limit on open files is raised for them, up to the hard
+        one, so that thousands of sites fit in the usual 1,024)."""
         self.run_started_ms = run_started_ms
+        room_for_files(len(self.sessions) + FILES_SPARE)
         for crawl_id, session in self.sessions.items():
             output = self.output_of(crawl_id)
             if not is_stdout(output):

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from common.config import Config
 from common.site import plan_sites
 from invcrawl.children import crawl_ids_args, sites_args
@@ -35,3 +37,28 @@ def test_a_site_that_would_not_read_back_from_a_file_stays_on_the_command_line(
     sites = ["/docs/a #1", "http://b.test/"]  # " #": a comment in a sites file
     assert sites_args(sites, tmp_path) == ["--", *sites]
     assert crawl_ids_args(["a"], tmp_path) == ["--crawl-id", "a"]
+
+
+def test_the_output_files_of_many_sites_fit_under_a_low_soft_limit(tmp_path: Path) -> None:
+    """Each crawl's ``.part`` file stays open until final: the run raises its soft limit
+    on open files for them (up to the hard one), so 2,000 sites fit under a soft 1,024."""
+    import resource
+
+    from frontier.connection import connect
+    from frontier.session import Frontier
+    from invcrawl.crawl_outputs import CrawlOutputs
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 4_096:
+        pytest.skip(f"the hard limit on open files is {hard}")
+    frontier = Frontier(connect("redis://127.0.0.1:1/0"))  # (never asked: no command sent)
+    sessions = {f"c{i:04d}": frontier.crawl(f"c{i:04d}") for i in range(2_000)}
+    outputs = CrawlOutputs(sessions, lambda c: tmp_path / f"{c}.jsonl", print)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1_024, hard))
+    try:
+        outputs.open(0)
+        assert len(outputs.exports) == 2_000
+    finally:
+        outputs.abandon()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert not list(tmp_path.iterdir())
