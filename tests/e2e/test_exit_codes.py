@@ -37,6 +37,8 @@ def args_of(command: str, site: Path, redis: str) -> list[str]:
         "forget": ["some-crawl", "--yes"],
         "diff": ["lib@1.0", "lib@2.0"],
         "history": ["py:function:lib.f"],
+        "search": ["Session"],
+        "show": ["py:function:lib.f"],
         "inventory": [],
     }.get(command, [])
     return [command, *extra, "--redis", redis, "--redis-wait", "600"]
