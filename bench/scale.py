@@ -1,8 +1,8 @@
 """Scale: 200 crawls on one Redis and on a 3-master Redis Cluster (issue 17, item 3).
 
-    python bench/scale.py                                  # 200 crawls x 100 pages, ~20 min
-    python bench/scale.py --retain all,exported            # both retention settings
-    python bench/scale.py --quick                          # smoke run, < 1 min
+    python -m bench.scale                                  # 200 crawls x 100 pages, ~20 min
+    python -m bench.scale --retain all,exported            # both retention settings
+    python -m bench.scale --quick                          # smoke run, < 1 min
 
 The CPython 3.11 docs (``--site``) under ``--crawls`` prefixes ``c000/ ... c199/`` of one
 private nginx, listening on ``--hosts`` loopback addresses 127.0.0.2 ... (crawl *i* on

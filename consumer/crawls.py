@@ -22,7 +22,7 @@ from consumer.slots import SlotPinning, SlotPolicy
 from frontier.forget import withdraw
 from frontier.hosts import origin_of
 from frontier.outages import Outages
-from frontier.session import COMPLETE, FAILED_INCOMPLETE, CrawlSession, Frontier
+from frontier.session import COMPLETE, FAILED_INCOMPLETE, NOT_COMPLETE, CrawlSession, Frontier
 from frontier.states import CrawlState
 from frontier.values import CrawlNotFound
 
@@ -33,6 +33,15 @@ DISCOVER_EVERY = 1.0  # seconds between looks for new crawls (when not pinned)
 # a new crawl or a refresh round is served within this, not within DISCOVER_EVERY (an
 # unchanged refresh of a 500-page site takes about half a second).
 GLANCE_EVERY = 0.05
+# Crawls whose pages this consumer settled are marked in the change journal
+# (frontier/registry.py) at most this often, all in one command: the crawl supervisor's
+# progress reads only the crawls marked.
+MARK_CHANGES_EVERY = 0.25
+# A heartbeat beats the crawls this consumer holds pages of, the ones a completion check
+# found waiting on others' pages (expired leases to reap), and this many others in turn:
+# a beat costs the same at 40 and at 10,000 crawls served, and every crawl served is
+# still beaten (its slots refreshed, its expired leases reaped) every N/40 beats.
+BEAT_OTHERS = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +94,7 @@ class ServedCrawls:
         self._outages = outages
         self._held = held
         self.pinned = serving.crawl_ids
+        self._pinned_ids: frozenset[str] = frozenset(self.pinned)
         self._served: dict[str, ServedCrawl] = {}
         self._rotation = CrawlRotation()
         self._completed: set[str] = set()
@@ -92,6 +102,11 @@ class ServedCrawls:
         self._next_discovery = 0.0
         self._next_glance = 0.0
         self._newest_opened = 0.0  # the newest score in the registry at the last glance
+        self._changes_seq: int | None = None  # pinned: the journal read up to here
+        self._changed: set[str] = set()  # crawls changed here, not marked yet
+        self._next_mark = 0.0
+        self._beat_next = 0  # where the heartbeat's turn over the crawls served stands
+        self._beat_soon: set[str] = set()  # crawls waiting on pages held elsewhere
 
     # -- what is served --------------------------------------------------------------
 
@@ -107,6 +122,24 @@ class ServedCrawls:
 
     def __len__(self) -> int:
         return len(self._served)
+
+    def to_beat(self, held: set[str], others: int = BEAT_OTHERS) -> list[ServedCrawl]:
+        """The crawls a heartbeat beats: those of ``held`` (pages this consumer holds:
+        their leases are renewed at every beat), then up to ``others`` more: first those
+        a completion check found waiting on pages held elsewhere (their expired leases
+        are reaped soon), then the next of the rest in turn."""
+        beat = [c for c in sorted(held) if c in self._served]
+        soon = [c for c in self._beat_soon if c in self._served and c not in held]
+        self._beat_soon = set(soon[others:])  # (their turn at the next beat)
+        beat += soon[:others]
+        rest = [c for c in self._served if c not in held and c not in self._beat_soon]
+        room = others - min(len(soon), others)
+        if len(rest) > room:
+            start = self._beat_next % max(1, len(rest))
+            self._beat_next = start + room
+            rest = (rest[start:] + rest[:start])[:room]
+        chosen = dict.fromkeys([*beat, *rest])  # (in order, once each)
+        return [self._served[c] for c in chosen]
 
     # -- which crawl next --------------------------------------------------------------
 
@@ -128,6 +161,22 @@ class ServedCrawls:
     def wake(self, crawl_id: str) -> None:
         """Tasks may have arrived (a retry came due, pages were reaped): ask it now."""
         self._rotation.wake(crawl_id)
+        self._changed.add(crawl_id)
+
+    def changed(self, crawl_id: str) -> None:
+        """A page of the crawl was settled here: mark it in the change journal soon."""
+        self._changed.add(crawl_id)
+
+    async def mark_changes(self, now: bool = False) -> None:
+        """Mark the crawls changed here since the last mark, one command for them all, at
+        most every :data:`MARK_CHANGES_EVERY` (``now``: at once, the consumer stops)."""
+        clock = time.monotonic()
+        if not self._changed or (clock < self._next_mark and not now):
+            return
+        changed, self._changed = self._changed, set()
+        self._next_mark = clock + MARK_CHANGES_EVERY
+        registry = self._frontier.registry
+        await self._outages.call(lambda: registry.mark_changed(changed))
 
     def emptied(self, crawl_id: str) -> None:
         """Its last page in hand was settled: check the crawl for completion now, not
@@ -155,7 +204,7 @@ class ServedCrawls:
         self._next_discovery = now + (0.1 if self.pinned else DISCOVER_EVERY)
         if self.pinned:
             wanted: Mapping[str, float | None] = {
-                c: None for c in self.pinned if c not in self._completed
+                c: None for c in await self._pinned_changed() if c not in self._completed
             }
         else:
             wanted = await self._outages.call(self._frontier.registry.active) or {}
@@ -166,6 +215,25 @@ class ServedCrawls:
                 if served is not None:
                     attached.append(served)
         return attached
+
+    async def _pinned_changed(self) -> list[str]:
+        """The pinned crawls to look at: all of them the first time, then only those
+        marked in the change journal since (a crawl being produced is marked when it is
+        opened, produced or fails), so that a consumer pinned to 10,000 crawls waiting
+        for their producer reads one key every 0.1 s, not 10,000."""
+        registry = self._frontier.registry
+        if self._changes_seq is None:
+            seq = await self._outages.call(registry.changes_seq)
+            if seq is None:
+                return []
+            self._changes_seq = seq
+            return [c for c in self.pinned if c not in self._served]
+        since = self._changes_seq
+        changed = await self._outages.call(lambda: registry.changed_since(since))
+        if changed is None:
+            return []
+        ids, self._changes_seq = changed
+        return [c for c in ids if c in self._pinned_ids and c not in self._served]
 
     async def _newly_opened(self, now: float) -> bool:
         """Whether a crawl not served here was (re)opened since the last glance."""
@@ -266,6 +334,8 @@ class ServedCrawls:
                 continue
             if code == COMPLETE:
                 await self._detach(served, finished=True)
+            elif code == NOT_COMPLETE:  # pages held elsewhere: reap any expired soon
+                self._beat_soon.add(crawl_id)
             elif code == FAILED_INCOMPLETE:
                 # Its producer failed after enqueueing (a re-run's inventory could not
                 # be read, or it stopped before recording the crawl produced): nothing

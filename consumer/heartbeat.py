@@ -57,33 +57,40 @@ class Heartbeat:
             self._task.cancel()
 
     async def _loop(self) -> None:
-        """Every lease/3: list this consumer in the fleet, renew host permits and register
-        hosts, then per crawl renew task leases (abandoning tasks past the hard deadline),
-        refresh slots and reap."""
+        """Every lease/3, a beat (:meth:`beat`)."""
         interval = max(0.2, self._leases.lease / 3)
         while True:
             await asyncio.sleep(interval)
+            await self.beat()
+
+    async def beat(self) -> None:
+        """List this consumer in the fleet, renew host permits and register hosts, then
+        per crawl renew task leases (abandoning tasks past the hard deadline), refresh
+        slots and reap: the crawls it holds pages of and a bounded turn of the others
+        (``ServedCrawls.to_beat``), so that a beat costs the same whatever the number of
+        crawls served."""
+        crawls = self._crawls.to_beat(self._held.crawl_ids())
+        try:
+            await self.beat_fleet()
+            await self._hosts.renew()
+            origins = {s.origin for s in crawls if s.origin}
+            now_ms = await self._frontier.registry.server_ms()
+            await self._frontier.hosts.register(origins, now_ms)
+        except Exception as exc:
+            if not is_transient(exc):
+                log.exception("heartbeat of the host permits failed")
+            self._outages.note(exc)
+            return
+        for served in crawls:
             try:
-                await self.beat_fleet()
-                await self._hosts.renew()
-                origins = {s.origin for s in self._crawls if s.origin}
-                now_ms = await self._frontier.registry.server_ms()
-                await self._frontier.hosts.register(origins, now_ms)
+                await self.beat_crawl(served, now_ms)
+            except CrawlNotFound:  # invcrawl forget --force
+                await self._crawls.forgotten(served.crawl_id)
             except Exception as exc:
-                if not is_transient(exc):
-                    log.exception("heartbeat of the host permits failed")
-                self._outages.note(exc)
-                continue
-            for served in self._crawls:
-                try:
-                    await self.beat_crawl(served, now_ms)
-                except CrawlNotFound:  # invcrawl forget --force
-                    await self._crawls.forgotten(served.crawl_id)
-                except Exception as exc:
-                    if is_transient(exc):
-                        self._outages.note(exc)
-                        break
-                    log.exception("heartbeat of crawl %s failed", served.crawl_id)
+                if is_transient(exc):
+                    self._outages.note(exc)
+                    break
+                log.exception("heartbeat of crawl %s failed", served.crawl_id)
 
     def _info(self) -> dict[str, Any]:
         return {

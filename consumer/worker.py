@@ -139,6 +139,8 @@ class Worker:
     async def close(self) -> None:
         """Release what is still held (cancelled downloads), deregister, stop beating."""
         self.heartbeat.stop()
+        with contextlib.suppress(Exception):  # (a hint: a watcher reads the crawl anyway)
+            await self.crawls.mark_changes(now=True)
         for claim in self.held:
             served = self.crawls.get(claim.crawl_id)
             try:
@@ -170,7 +172,9 @@ class Worker:
             while not self.stopping:
                 upstream_busy = await self._poll_upstream()
                 await self._discover()
+                await self.crawls.mark_changes()  # (every 0.25 s at most)
                 if not upstream_busy and self.crawls.all_done():
+                    await self.crawls.mark_changes(now=True)
                     return
                 free = self.settings.concurrency - len(self.held)
                 # With pages in hand, claim once a quarter of the room is free: one claim
@@ -185,6 +189,7 @@ class Worker:
                 if not upstream_busy:
                     await self.crawls.retire_complete()
                     if self.crawls.all_done():  # at once, not after an idle sleep
+                        await self.crawls.mark_changes(now=True)
                         return
                 if not claims:  # until a crawl is worth asking again, or the next look
                     await self._sleep(self.crawls.idle_for())
@@ -286,6 +291,7 @@ class Worker:
 
     def _settled(self, claim: Claim) -> None:
         """A claim left the holdings: make room for the next claims."""
+        self.crawls.changed(claim.crawl_id)
         if not self.held.holds_crawl(claim.crawl_id):
             self.crawls.emptied(claim.crawl_id)
         self._wake.set()

@@ -92,6 +92,9 @@ UNSHOWN = frozenset(
 )
 
 
+DASHBOARD_CRAWLS = 1_000  # crawls of a snapshot, open ones first (the totals count every crawl)
+
+
 def page_data(fleet: FleetStatus, redis_url: str, throughput: Throughput) -> dict[str, Any]:
     """The page's data from one fleet view (its ``status --json``): the crawls without
     the fields it does not show (raw counters...), every URL masked, and the throughput
@@ -125,8 +128,10 @@ def _masked(text: Any) -> Any:
 async def take(
     frontier: Frontier, redis_url: str, lease_ms: int, throughput: Throughput
 ) -> dict[str, Any]:
-    """One snapshot: the fleet view of ``status --json``, sampled into ``throughput``."""
-    fleet = await fleet_status(frontier, lease_ms)
+    """One snapshot: the fleet view of ``status --json`` (its first
+    :data:`DASHBOARD_CRAWLS` crawls, open ones first: bounded, whatever the number of
+    crawls), sampled into ``throughput``."""
+    fleet = await fleet_status(frontier, lease_ms, limit=DASHBOARD_CRAWLS)
     throughput.add(fleet.server_time, fleet.crawls)
     return page_data(fleet, redis_url, throughput)
 

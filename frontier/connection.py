@@ -93,10 +93,30 @@ def scrapy_redis_settings(url: str | None) -> dict[str, Any]:
     return {"REDIS_URL": url, "REDIS_PARAMS": {"redis_cls": Redis, **redis_params()}}
 
 
+# Where redis-py's asyncio client writes to and reads from its socket: a connection the
+# peer closed (a Redis node killed), or that another task disconnected meanwhile, can
+# fail there with the transport's own error (``'NoneType' object has no attribute
+# 'writelines'``, ``'NoneType' object is not callable``) instead of ConnectionError;
+# the command was not delivered, so it is an outage like any other (redis-py #4287).
+_SOCKET_LAYER = ("redis/asyncio/connection.py", "asyncio/streams.py", "asyncio/selector_events.py")
+
+
 def is_transient(exc: BaseException) -> bool:
     if isinstance(exc, TRANSIENT_REDIS_ERRORS):
+        return True
+    if isinstance(exc, (AttributeError, TypeError)) and _raised_in(exc, _SOCKET_LAYER):
         return True
     # A Redis restarting from its AOF answers LOADING; some proxies say TRYAGAIN; a Redis
     # running a long script answers BUSY (the command was refused, not run: retrying it
     # is safe; docs/deploy.md, "Lua scripts").
     return isinstance(exc, ResponseError) and str(exc).startswith(("LOADING", "TRYAGAIN", "BUSY "))
+
+
+def _raised_in(exc: BaseException, files: tuple[str, ...]) -> bool:
+    """The innermost frame of ``exc``'s traceback is in one of ``files``."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_filename.replace("\\", "/").endswith(files)

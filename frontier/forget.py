@@ -86,6 +86,7 @@ async def forget(
     if deleted:
         listed = bool(await session._redis.srem(CRAWLS, session.crawl_id))
         listed = bool(await session._redis.zrem(ACTIVE, session.crawl_id)) or listed
+        await session.registry.unmark(session.crawl_id)
     return Forgotten(session.crawl_id, bool(deleted), count, held, serving, lease_ms, listed)
 
 

@@ -72,6 +72,11 @@ key                                 type    holds
 ``invcrawl:{C}:owner:<slot>``       STRING  owning consumer id, with a PX lease (scheduling
                                             and politeness only; task leases fence correctness)
 ``invcrawl:{C}:export:<group>``     --      consumer groups live on the items stream itself
+``invcrawl:{changes}:crawls``       ZSET    crawl id -> the change sequence number of the last
+                                            change of its figures (state, pages, items, dead
+                                            letters): what a watcher reads instead of every
+                                            crawl (``frontier/registry.py``)
+``invcrawl:{changes}:seq``          STRING  the change sequence (INCR by ``changed.lua``)
 ``invcrawl:hosts``                  ZSET    hosts (``scheme://host:port``) consumers fetched
                                             from -> last time a consumer listed it, ms
 ``invcrawl:fleet``                  ZSET    consumer id -> last heartbeat, ms, of every consumer
@@ -102,8 +107,12 @@ ACTIVE = f"{PREFIX}:active"
 HOSTS = f"{PREFIX}:hosts"
 FLEET = f"{PREFIX}:fleet"
 FLEET_INFO = f"{PREFIX}:fleet:info"
-# outside any hash tag, each written by commands of its own (frontier/registry.py)
-REGISTRY_KEYS = (CRAWLS, ACTIVE, HOSTS, FLEET, FLEET_INFO)
+# The change journal: one hash tag of their own, so that changed.lua (INCR the sequence,
+# ZADD the crawls) runs on one Redis Cluster node; never inside a crawl's script.
+CHANGED = f"{PREFIX}:{{changes}}:crawls"
+CHANGES_SEQ = f"{PREFIX}:{{changes}}:seq"
+# outside any crawl's hash tag, each written by commands of its own (frontier/registry.py)
+REGISTRY_KEYS = (CRAWLS, ACTIVE, HOSTS, FLEET, FLEET_INFO, CHANGED, CHANGES_SEQ)
 
 # Fields of a crawl's meta hash written by the refresh schedule (frontier/cadence.py).
 META_NEXT_REFRESH = "next_refresh_at"

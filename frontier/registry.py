@@ -11,16 +11,25 @@ after* the transition (open, produced, redrive), and a consumer unlists it only 
 ``retire.lua``, which does nothing if the crawl was listed again since the consumer read
 its score. A crawl can so be listed while finished (harmless: consumers check and retire
 it), never missing while open.
+
+The change journal (``changed``, ``changes_seq``) says which crawls' figures changed since
+a sequence number: whoever changes them marks the crawl (:meth:`Registry.mark_changed`,
+``changed.lua``: one sequence number per mark, however many crawls it names), and a
+watcher (the crawl supervisor, a consumer of pinned crawls waiting for their producer)
+reads only the crawls marked since its last look (:meth:`Registry.changed_since`): what
+a look costs is what changed, not how many crawls Redis holds. A mark is a hint, never
+state: reading a crawl marked for nothing is harmless.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any, cast
 
 from redis.asyncio import Redis
 
-from frontier.keys import ACTIVE, CRAWLS, FLEET, FLEET_INFO
+from frontier.keys import ACTIVE, CHANGED, CHANGES_SEQ, CRAWLS, FLEET, FLEET_INFO
 from frontier.scripts import Scripts
 
 FLEET_KEEP_MS = 24 * 3600 * 1000  # a consumer silent for this long leaves the fleet list
@@ -38,6 +47,32 @@ class Registry:
         """List a crawl as open (before and after any transition into an open state)."""
         await self._redis.sadd(CRAWLS, crawl_id)
         await self._redis.zadd(ACTIVE, {crawl_id: await self.server_ms()})
+        await self.mark_changed([crawl_id])
+
+    async def mark_changed(self, crawl_ids: Collection[str]) -> None:
+        """Mark crawls changed (their state, pages, items or dead letters), one command
+        for all of them (see the module docstring)."""
+        if crawl_ids:
+            keys = {"changed": CHANGED, "seq": CHANGES_SEQ}
+            await self._scripts.run("changed", keys, sorted(crawl_ids))
+
+    async def changes_seq(self) -> int:
+        """The sequence number of the latest mark (0: none yet): where a watcher that
+        has just read every crawl starts."""
+        return int(await self._redis.get(CHANGES_SEQ) or 0)
+
+    async def changed_since(self, seq: int) -> tuple[list[str], int]:
+        """The crawls marked after sequence number ``seq``, and the sequence number to
+        ask from next time (one command)."""
+        rows = cast(
+            list[tuple[str, float]],
+            await self._redis.zrangebyscore(CHANGED, f"({seq}", "+inf", withscores=True),
+        )
+        return [crawl_id for crawl_id, _ in rows], max([seq, *(int(n) for _, n in rows)])
+
+    async def unmark(self, crawl_id: str) -> None:
+        """Take a forgotten crawl out of the change journal."""
+        await self._redis.zrem(CHANGED, crawl_id)
 
     async def active(self) -> dict[str, float]:
         """Open crawls (some perhaps finished since) -> the score :meth:`retire` needs."""

@@ -133,6 +133,7 @@ class CrawlSession:
         )
         slots_, max_slots, buckets_ = (int(x) for x in reply)
         self.layout = Layout(slots_, max_slots, buckets_)
+        await self.registry.mark_changed([self.crawl_id])  # its consumers may attach now
         return self.layout
 
     async def enqueue(self, tasks: Sequence[Task]) -> int:
@@ -162,19 +163,23 @@ class CrawlSession:
             await self._scripts.run("produced", self.keys.bind("meta"), [added, *_pairs(fields)])
         )
         if state.open:
-            await self.registry.activate(self.crawl_id)
+            await self.registry.activate(self.crawl_id)  # (marks it changed)
+        else:
+            await self.registry.mark_changed([self.crawl_id])
         return state
 
     async def produce_failed(self, error: str, fields: Mapping[str, Any]) -> CrawlState:
         """Record a producer failure where status and the crawl supervisor read it."""
         await self.registry.add(self.crawl_id)
-        return CrawlState(
+        state = CrawlState(
             await self._scripts.run(
                 "produce_failed",
                 self.keys.bind("meta"),
                 [mask_secrets(error), *_pairs(fields)],
             )
         )
+        await self.registry.mark_changed([self.crawl_id])
+        return state
 
     # -- consuming -----------------------------------------------------------------------
 
@@ -361,7 +366,10 @@ class CrawlSession:
             args = [layout.max_slots, "1" if finish else "0"]
             return int(await self._scripts.run("complete", k.bind("meta"), args, per_slot))
 
-        return await self.with_layout(call)
+        code = await self.with_layout(call)
+        if finish and code == COMPLETE:  # finished now (or before): watchers look
+            await self.registry.mark_changed([self.crawl_id])
+        return code
 
     async def assign_slots(
         self,

@@ -28,6 +28,8 @@ from frontier.summary import CrawlStatus, CrawlSummary, FleetStatus
 HOST_RECENT_MS = 60_000  # a host is shown while busy, blocked or used within this
 CONSUMER_RECENT_MS = 600_000  # the fleet view lists consumers that beat within this
 DEAD_LETTERS_SHOWN = 100  # the fleet view's latest dead letters
+FLEET_PAGE = 50  # crawls of a page of the fleet view (`status`: --page N, --all)
+HOSTS_SHOWN = 100  # hosts of a page of the fleet view (the latest listed)
 
 
 async def _consumers(
@@ -172,23 +174,38 @@ async def crawl_memory(session: CrawlSession, buckets: int) -> dict[str, int]:
 
 
 async def fleet_status(
-    frontier: Frontier, lease_ms: int = 30_000, dead_letters: int = DEAD_LETTERS_SHOWN
+    frontier: Frontier,
+    lease_ms: int = 30_000,
+    dead_letters: int = DEAD_LETTERS_SHOWN,
+    limit: int | None = None,
+    offset: int = 0,
 ) -> FleetStatus:
     """Every crawl (open ones first, then by id) with its live consumer count, every host
     that is busy, blocked or was used in the last minute, every consumer seen lately (its
     crawls, slots, held tasks, last heartbeat), and the latest ``dead_letters`` dead
-    letters of the fleet with their reasons."""
+    letters of the fleet with their reasons.
+
+    ``limit``: a page of the crawls only, ``offset`` crawls in (open ones first, as the
+    registry lists them, then by id): what is read and held is the page's, whatever the
+    number of crawls (10,000 crawls cost their ids, not their summaries), and the hosts
+    are the :data:`HOSTS_SHOWN` listed last within a minute. ``crawls_total`` and
+    ``crawls_open`` count every crawl."""
     now = await frontier.registry.server_ms()
     ids = await frontier.registry.known()
-    crawls = await crawl_summaries(frontier, ids, now)
-    consumers = await fleet_consumers(frontier, ids, now, lease_ms)
+    listed_open = set(await frontier.registry.active()) & set(ids)
+    ids.sort(key=lambda c: (c not in listed_open, c))
+    shown = ids if limit is None else ids[offset : offset + limit]
+    crawls = await crawl_summaries(frontier, shown, now)
+    consumers = await fleet_consumers(frontier, shown, now, lease_ms)
     alive = {
         crawl.crawl_id: sum(1 for c in consumers if c["alive"] and crawl.crawl_id in c["crawls"])
         for crawl in crawls
     }
     crawls.sort(key=lambda c: (not c.is_open, c.crawl_id))
+    since = now - (24 * 3600 * 1000 if limit is None else HOST_RECENT_MS)
+    origins = await frontier.hosts.known(since_ms=since)
     hosts = []
-    for origin in await frontier.hosts.known(since_ms=now - 24 * 3600 * 1000):
+    for origin in origins if limit is None else origins[:HOSTS_SHOWN]:
         host = await frontier.hosts.status(origin, now)
         busy = host["in_flight"] or host["blocked_until"]
         if busy or (host["last_at"] or 0) >= now - HOST_RECENT_MS:
@@ -200,6 +217,10 @@ async def fleet_status(
         consumers=consumers,
         dead_letters=await recent_dead_letters(frontier, crawls, dead_letters),
         server_time=now,
+        crawls_total=len(ids),
+        crawls_open=len(listed_open),
+        offset=offset if limit is not None else 0,
+        open_elsewhere=bool(listed_open - set(shown)),
     )
 
 
@@ -299,15 +320,20 @@ async def recent_dead_letters(
 
 
 async def status_view(
-    frontier: Frontier, crawl_id: str | None, lease_ms: int
+    frontier: Frontier,
+    crawl_id: str | None,
+    lease_ms: int,
+    limit: int | None = None,
+    offset: int = 0,
 ) -> tuple[CrawlStatus | FleetStatus, bool]:
     """What ``invcrawl status`` shows: one crawl in detail (``--crawl-id``), or the fleet
-    (every crawl, busy hosts); and whether all of it is settled (``--watch`` stops)."""
+    (a page of ``limit`` crawls from ``offset``, None: every crawl; busy hosts); and
+    whether all of it is settled (``--watch`` stops)."""
     if crawl_id:
         session = frontier.crawl(crawl_id)
         if not await session.exists():
             raise CrawlNotFound(crawl_id)
         one = await crawl_status(session, lease_ms)
         return one, one.summary.is_settled
-    fleet = await fleet_status(frontier, lease_ms)
+    fleet = await fleet_status(frontier, lease_ms, limit=limit, offset=offset)
     return fleet, fleet.is_settled

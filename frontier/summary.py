@@ -197,6 +197,13 @@ class FleetStatus:
     consumers: list[dict[str, Any]] = field(default_factory=list)
     dead_letters: list[dict[str, Any]] = field(default_factory=list)
     server_time: int = 0
+    # a page of the crawls (frontier/status.fleet_status): every crawl's count, the open
+    # ones' (as the registry lists them), where the page starts, and whether open crawls
+    # are off the page (None, 0, False: every crawl is shown)
+    crawls_total: int | None = None
+    crawls_open: int | None = None
+    offset: int = 0
+    open_elsewhere: bool = False
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FleetStatus:
@@ -211,17 +218,39 @@ class FleetStatus:
             consumers=list(data.get("consumers") or []),
             dead_letters=list(data.get("dead_letters") or []),
             server_time=int(data.get("server_time") or 0),
+            crawls_total=(data.get("page") or {}).get("total"),
+            crawls_open=(data.get("page") or {}).get("open"),
+            offset=int((data.get("page") or {}).get("offset") or 0),
+            open_elsewhere=bool((data.get("page") or {}).get("open_elsewhere")),
         )
 
     @property
     def is_settled(self) -> bool:
-        return all(c.is_settled for c in self.crawls)
+        return not self.open_elsewhere and all(c.is_settled for c in self.crawls)
+
+    @property
+    def is_page(self) -> bool:
+        """Some crawls are not shown (a page of them)."""
+        return self.crawls_total is not None and self.crawls_total > len(self.crawls)
+
+    def page(self) -> dict[str, Any]:
+        """Which crawls are shown: from ``offset``, ``shown`` of ``total`` (``open`` of
+        them open, ``open_elsewhere``: some off this page; None: not counted)."""
+        return {
+            "offset": self.offset,
+            "shown": len(self.crawls),
+            "total": self.crawls_total,
+            "open": self.crawls_open,
+            "open_elsewhere": self.open_elsewhere,
+        }
 
     def totals(self) -> dict[str, Any]:
+        """The figures of the crawls shown (the crawl counts: of every crawl)."""
         settled = sum(1 for c in self.crawls if not c.is_open)
+        open_ = len(self.crawls) - settled
         return {
-            "crawls": len(self.crawls),
-            "open": len(self.crawls) - settled,
+            "crawls": len(self.crawls) if self.crawls_total is None else self.crawls_total,
+            "open": open_ if self.crawls_open is None or not self.is_page else self.crawls_open,
             "pages_total": sum(c.pages_total for c in self.crawls),
             "pages_done": sum(c.pages_done for c in self.crawls),
             "pages_dead": sum(c.pages_dead for c in self.crawls),
@@ -242,5 +271,6 @@ class FleetStatus:
             "consumers": self.consumers,
             "dead_letters": self.dead_letters,
             "totals": self.totals(),
+            "page": self.page(),
             "server_time": self.server_time,
         }

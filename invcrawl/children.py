@@ -1,5 +1,6 @@
 """The consumer processes ``invcrawl crawl`` starts: their command line and environment
-(:func:`child_argv`, :func:`child_env`), and what they write to their log files
+(:func:`child_argv`, :func:`child_env`; their sites and crawls in files when several:
+:func:`sites_args`, :func:`crawl_ids_args`), and what they write to their log files
 (``DATA_DIR/logs/RUN/consumer-N.log``, one per consumer slot, appended across restarts):
 
 * :func:`last_error`: why one exited (its last ``invcrawl: error:`` line), which the
@@ -15,11 +16,12 @@ import dataclasses
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from common.settings.config import SETTINGS_VARIABLE, Config, settings_json
 from common.settings.options import OPTIONS
+from common.site import parse_sites_file
 
 TAIL_BYTES = 64 * 1024  # the end of a log read for its last error
 READ_BYTES = 256 * 1024  # read of one log per tick, at most (a chatty child cannot stall us)
@@ -60,6 +62,28 @@ def child_argv(command: str, *extra: str) -> list[str]:
     working directory is not put first on the child's import path, so a folder holding
     its own ``common/`` or ``producer.py`` changes nothing."""
     return [sys.executable, "-P", "-m", "invcrawl", command, *extra]
+
+
+def sites_args(sites: Sequence[str], folder: Path) -> list[str]:
+    """The sites on the producer's command line: after ``--`` (a site is never taken for
+    a flag, whatever it starts with), or, for several, in ``folder/sites.txt`` (``--sites
+    FILE``: a command line holds a few thousand at most), when each reads back as itself
+    (a site holding `` #`` would be cut there)."""
+    if len(sites) > 1 and parse_sites_file("\n".join(sites)) == list(sites):
+        path = folder / "sites.txt"
+        path.write_text("".join(f"{site}\n" for site in sites), encoding="utf-8")
+        return ["--sites", str(path)]
+    return ["--", *sites]
+
+
+def crawl_ids_args(crawl_ids: Sequence[str], folder: Path) -> list[str]:
+    """The crawls a consumer serves: ``--crawl-id`` for one, for several
+    ``folder/crawl-ids.txt`` (``--crawl-ids FILE``)."""
+    if len(crawl_ids) == 1:
+        return ["--crawl-id", crawl_ids[0]]
+    path = folder / "crawl-ids.txt"
+    path.write_text("".join(f"{c}\n" for c in crawl_ids), encoding="utf-8")
+    return ["--crawl-ids", str(path)]
 
 
 def child_settings(command: str, embedded: bool = False) -> list[str]:

@@ -168,6 +168,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     # (not where stderr is no file, as when main() runs inside a test's captured output).
     with contextlib.suppress(AttributeError, OSError, ValueError):
         faulthandler.register(signal.SIGUSR1, file=sys.stderr.fileno(), all_threads=True)
+    # From the first step: a stop signal while the command starts (its imports, the
+    # configuration) ends it as one during its work does.
+    with terminating():
+        try:
+            return _run(argv)
+        except KeyboardInterrupt as exc:
+            terminal.say("invcrawl: interrupted")
+            default = EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+            return interrupts.exit_code() or default
+        except BrokenPipeError:
+            return quiet_broken_pipe()
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     values = cli_values(args)
     command = COMMANDS_BY_NAME[args.command]
@@ -186,16 +200,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     from invcrawl import commands  # noqa: PLC0415 - keep --help fast
 
-    with terminating():
-        try:
-            code = commands.run(args.command, config)
-            sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
-        except KeyboardInterrupt as exc:
-            terminal.say("invcrawl: interrupted")
-            default = EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
-            return interrupts.exit_code() or default
-        except BrokenPipeError:
-            return quiet_broken_pipe()
+    code = commands.run(args.command, config)
+    sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
     # Stopped by a signal, gracefully (in-flight pages finished, files closed): say so.
     return interrupts.exit_code() or code
 

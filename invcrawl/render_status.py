@@ -116,6 +116,8 @@ def render_fleet(fleet: FleetStatus, width: int | None = None) -> str:
     host; on a terminal each line fits in ``width`` columns, piped nothing is cut."""
     crawls, hosts, t = fleet.crawls, fleet.hosts, fleet.totals()
     if not crawls:
+        if fleet.crawls_total:
+            return f"no crawls on this page: {fleet.crawls_total} crawls in this Redis"
         return "no crawls in this Redis"
     dead = f" ({t['pages_dead']} dead)" if t["pages_dead"] else ""
     idw = column((c.crawl_id for c in crawls), "crawl", width, 48)
@@ -128,6 +130,16 @@ def render_fleet(fleet: FleetStatus, width: int | None = None) -> str:
         "",
         f"{'crawl':<{idw}} {'state':<9} {'pages':>13} {'items':>8} {'dead':>5} {'rate/s':>8}",
     ]
+    if fleet.is_page:  # (pages and items: of the crawls shown)
+        page = fleet.page()
+        first = page["offset"] + 1
+        lines[1:1] = [
+            fit(
+                f"crawls {first}-{page['offset'] + page['shown']} of {page['total']} shown "
+                "(pages and items of these): --page N for others, --all for every one",
+                width,
+            )
+        ]
     for c in crawls:
         pages = f"{c.pages_done}/{c.pages_total}"
         rate = f"{c.rate_pages_s:.1f}" if c.is_open else "-"

@@ -32,7 +32,15 @@ from frontier.status import crawl_summaries, crawl_summary
 from frontier.summary import CrawlSummary
 from invcrawl import terminal
 from invcrawl.adaptive import Sites, run_every
-from invcrawl.children import LogRelay, child_argv, child_env, consumers_for, last_error
+from invcrawl.children import (
+    LogRelay,
+    child_argv,
+    child_env,
+    consumers_for,
+    crawl_ids_args,
+    last_error,
+    sites_args,
+)
 from invcrawl.errors import (
     EXIT_DEAD_PAGES,
     EXIT_FAILED,
@@ -98,6 +106,8 @@ class CrawlRun:
         self.outputs = CrawlOutputs(self.sessions, self.output_of, self.say)
         self.before: dict[str, dict[str, int]] = {}  # item counters before a refresh
         self.relay: LogRelay | None = None
+        self.changes_seq: int | None = None  # the change journal read up to (None: not yet)
+        self.line = ""  # the progress line, made again when a tick read a change
         mode = "none" if config.quiet else config.progress
         self.progress = ("bar" if sys.stderr.isatty() else "lines") if mode == "auto" else mode
 
@@ -144,8 +154,8 @@ class CrawlRun:
                     sys.stderr.write("\n")
                 await self.stop_consumers()
                 raise
-            for crawl_id, session in self.sessions.items():
-                self.summaries[crawl_id] = await crawl_summary(session)
+            summaries = await crawl_summaries(frontier, self.crawl_ids)
+            self.summaries.update(zip(self.crawl_ids, summaries, strict=True))
             if self.interrupted:
                 # every crawl this run finished keeps its file
                 await self.outputs.finish(self.summaries, this_run_only=True, announce=False)
@@ -231,15 +241,14 @@ class CrawlRun:
 
     async def spawn(self, index: int, produce: bool = False) -> None:
         if produce:
-            sites = [site for site, _ in self.sites]
             crawl_id = ["--crawl-id", self.crawl_ids[0]] if len(self.sites) == 1 else []
-            # ("--": a site is never taken for a flag, whatever it starts with)
-            argv = child_argv("produce", *crawl_id, "--consume", "--", *sites)
+            sites = sites_args([site for site, _ in self.sites], self.log_dir)
+            argv = child_argv("produce", *crawl_id, "--consume", *sites)
             command = "produce"
             self.producing = index
         else:
-            pinned = ",".join(self.crawl_ids)
-            command, argv = "consume", child_argv("consume", "--burst", "--crawl-id", pinned)
+            pinned = crawl_ids_args(self.crawl_ids, self.log_dir)
+            command, argv = "consume", child_argv("consume", "--burst", *pinned)
         log = open(self.log_dir / f"consumer-{index}.log", "ab")  # noqa: SIM115
         self.procs[index] = await asyncio.create_subprocess_exec(
             *argv,
@@ -257,24 +266,16 @@ class CrawlRun:
             await self._wait_any(0.5)
             if self.relay is not None:
                 self.relay.relay()
-            with contextlib.suppress(Exception):
-                summaries = await crawl_summaries(frontier, self.crawl_ids)
-                self.summaries.update(zip(self.crawl_ids, summaries, strict=True))
-                self._report_failed_producers()
-                columns = (terminal.width(sys.stderr) or 80) - 1
-                line = self._progress_line(columns if self.progress == "bar" else None)
-                now = time.monotonic()
-                if self.progress == "bar":
-                    sys.stderr.write("\r" + line.ljust(columns))
-                    sys.stderr.flush()
-                elif self.progress == "lines" and now - last_line >= 5 and line != last_text:
-                    self.say(line)  # (the same line again would say nothing new)
-                    last_line, last_text = now, line
-            await self.outputs.pull()
-            if self.outputs.exports:  # a crawl this run finished: its final file at once
-                await self.outputs.finish(
-                    self.summaries, this_run_only=True, announce=len(self.crawl_ids) > 1
-                )
+            columns = (terminal.width(sys.stderr) or 80) - 1
+            if (await self.tick(frontier) or not self.line) and self.summaries:
+                self.line = self._progress_line(columns if self.progress == "bar" else None)
+            now = time.monotonic()
+            if self.progress == "bar":
+                sys.stderr.write("\r" + self.line.ljust(columns))
+                sys.stderr.flush()
+            elif self.progress == "lines" and now - last_line >= 5 and self.line != last_text:
+                self.say(self.line)  # (the same line again would say nothing new)
+                last_line, last_text = now, self.line
             for index, proc in list(self.procs.items()):
                 if proc.returncode is None:
                     continue
@@ -300,15 +301,51 @@ class CrawlRun:
         if self.progress == "bar":
             sys.stderr.write("\n")
 
+    async def tick(self, frontier: Frontier) -> list[str]:
+        """One tick's Redis work: read what changed since the last tick (the crawls of
+        this run marked in the change journal, ``frontier/registry.py``; every crawl the
+        first time): their summaries and producer errors; append their new items to the
+        files, and make final the files of those this run finished. What a tick costs is
+        what changed, not the number of crawls (a test counts its Redis commands at 10
+        and at 1,000 crawls). Returns the crawls read."""
+        changed: list[str] = []
+        with contextlib.suppress(Exception):  # (Redis away: read again next tick)
+            changed = await self._read_changes(frontier)
+        await self.outputs.pull(changed)
+        if self.outputs.exports:  # a crawl this run finished: its final file at once
+            await self.outputs.finish(
+                self.summaries,
+                this_run_only=True,
+                announce=len(self.crawl_ids) > 1,
+                crawl_ids=changed,
+            )
+        return changed
+
+    async def _read_changes(self, frontier: Frontier) -> list[str]:
+        registry = frontier.registry
+        if self.changes_seq is None:
+            seq = await registry.changes_seq()
+            changed = list(self.crawl_ids)
+        else:
+            ids, seq = await registry.changed_since(self.changes_seq)
+            changed = [c for c in ids if c in self.sessions]
+        if changed:
+            summaries = await crawl_summaries(frontier, changed)
+            self.summaries.update(zip(changed, summaries, strict=True))
+            self._report_failed_producers(changed)
+        self.changes_seq = seq  # (only once read: a failed tick reads them again)
+        return changed
+
     def _progress_line(self, width: int | None) -> str:
         if len(self.summaries) == 1:
             return progress_line(next(iter(self.summaries.values())), width)
         return fleet_progress_line(list(self.summaries.values()), width)
 
-    def _report_failed_producers(self) -> None:
+    def _report_failed_producers(self, crawl_ids: Sequence[str]) -> None:
         """One line per site whose inventory could not be read, as soon as it is known;
         the other sites go on."""
-        for crawl_id, s in self.summaries.items():
+        for crawl_id in crawl_ids:
+            s = self.summaries[crawl_id]
             if s.producer_failed and crawl_id not in self.reported:
                 self.reported.add(crawl_id)
                 self.say(f"\ninvcrawl: error: crawl {crawl_id}: {s.error}", always=True)

@@ -79,20 +79,31 @@ def _refused(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
+# Seconds before the second and the third try of a tool whose Redis call failed on an
+# outage: a connection Redis dropped (a restart, CLIENT KILL, a timeout) fails its next
+# command once, and every tool only reads, so trying it again is safe.
+RETRY_AFTER = (0.1, 0.5)
+
+
 async def _answer(job: Callable[[], Awaitable[queries.Answer]]) -> CallToolResult:
     """Check a tool's arguments and run its query (``job`` does both): a refusal, and
-    Redis's, is the tool's error, one line."""
-    try:
-        return _result(await job())
-    except ToolInputError as exc:
-        return _refused(str(exc))
-    except NoPermissionError as exc:
-        return _refused(f"Redis refused a command to this user: {mask_secrets(str(exc))}")
-    except RedisError as exc:
-        what = "did not answer" if is_transient(exc) else "failed"
-        return _refused(f"Redis {what}: {one_line(mask_secrets(str(exc)))}; try again")
-    except OSError as exc:
-        return _refused(f"Redis did not answer: {exc.strerror or exc}; try again")
+    Redis's, is the tool's error, one line; an outage is tried again (RETRY_AFTER)."""
+    for wait in (*RETRY_AFTER, None):
+        try:
+            return _result(await job())
+        except ToolInputError as exc:
+            return _refused(str(exc))
+        except NoPermissionError as exc:
+            return _refused(f"Redis refused a command to this user: {mask_secrets(str(exc))}")
+        except (RedisError, OSError) as exc:
+            if wait is not None and is_transient(exc):
+                await asyncio.sleep(wait)
+                continue
+            if isinstance(exc, RedisError):
+                what = "did not answer" if is_transient(exc) else "failed"
+                return _refused(f"Redis {what}: {one_line(mask_secrets(str(exc)))}; try again")
+            return _refused(f"Redis did not answer: {exc.strerror or exc}; try again")
+    raise AssertionError("unreachable: the last try returns")
 
 
 async def one_line_errors(

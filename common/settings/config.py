@@ -49,6 +49,7 @@ class Config:
     redis: str | None = None
     redis_cluster: bool = False
     crawl_ids: tuple[str, ...] = ()  # --crawl-id: one crawl, or several (consume)
+    crawl_ids_file: Path | None = None  # consume --crawl-ids FILE: read by its handler
     project_name: str | None = None
     old_crawl: str | None = None
     new_crawl: str | None = None
@@ -89,6 +90,8 @@ class Config:
     base: Path | None = None
     json: bool = False
     watch: bool = False
+    status_page: int = 1  # status: the page of crawls shown
+    status_all: bool = False  # status: every crawl, not a page
     progress: str = "auto"
     log_level: str = "WARNING"
     quiet: bool = False

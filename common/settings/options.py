@@ -100,6 +100,15 @@ OPTIONS: tuple[Option, ...] = (
         metavar="FILE",
     ),
     Option(
+        "crawl_ids_file",
+        Path,
+        "a file of crawl ids to serve, one per line, added to --crawl-id (no command-line "
+        "limit: `invcrawl crawl` hands its consumers the crawls of many sites so)",
+        frozenset({"consume"}),
+        ("--crawl-ids",),
+        metavar="FILE",
+    ),
+    Option(
         "dlq_action",
         values.choice("list", "redrive"),
         "list the dead-lettered pages, or put them back in their queues",
@@ -690,6 +699,22 @@ OPTIONS: tuple[Option, ...] = (
         values.boolean,
         "redraw every second until every crawl shown is finished or failed",
         frozenset({"status"}),
+        switch=True,
+    ),
+    Option(
+        "status_page",
+        values.positive_int,
+        "the page of crawls to show, 50 a page, open ones first (the totals count every crawl)",
+        frozenset({"status"}),
+        ("--page",),
+        metavar="N",
+    ),
+    Option(
+        "status_all",
+        values.boolean,
+        "show every crawl, not a page of 50 (reads every crawl: slow with thousands)",
+        frozenset({"status"}),
+        ("--all",),
         switch=True,
     ),
     Option(

@@ -8,6 +8,7 @@ import of the CLI loaded first)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Sequence
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 from common.inventory import inventory_to_dict
 from common.listen import metrics_token
 from common.settings.config import Config, ConfigError
+from common.settings.parsers import crawl_ids
 from common.site import inventory_url, parse_sites_file, plan_sites
 from invcrawl import terminal
 from invcrawl.adaptive import report_next
@@ -141,11 +143,25 @@ def cmd_consume(config: Config) -> int:
     from consumer.run import run_consumer  # noqa: PLC0415 - Scrapy: see the module's docstring
 
     metrics_token(config)  # a bind beyond loopback without a token: refused before any work
+    if config.crawl_ids_file is not None:
+        config = dataclasses.replace(config, crawl_ids=config.crawl_ids + _crawl_ids_file(config))
     with redis_for(config, create=True) as live:
         try:
             return run_consumer(live)
         except MetricsError as exc:
             raise UserError(str(exc)) from None
+
+
+def _crawl_ids_file(config: Config) -> tuple[str, ...]:
+    """The crawl ids of ``consume --crawl-ids FILE``: one per line, blank lines ignored."""
+    assert config.crawl_ids_file is not None
+    path = config.crawl_ids_file
+    try:
+        return crawl_ids(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read --crawl-ids {path}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise UsageError(f"--crawl-ids {path}: {exc}") from None
 
 
 def cmd_crawl(config: Config) -> int:

@@ -15,7 +15,7 @@ from frontier.every_crawl import CursorTrimmed, check_not_trimmed, coverage_all,
 from frontier.export import HistoryTrimmed
 from frontier.reconnect import Calls, Once, reconnect
 from frontier.session import Frontier
-from frontier.status import status_view
+from frontier.status import FLEET_PAGE, status_view
 from frontier.versions import resolve_ref
 from invcrawl import terminal
 from invcrawl.errors import EXIT_OK, UsageError, UserError
@@ -36,9 +36,11 @@ def cmd_status(config: Config) -> int:
         # --watch rides out Redis outages (one line each): the last status stays shown
         redis: Calls = reconnect("status --watch", terminal.note) if config.watch else Once()
         crawl_id = await resolve_ref(frontier, config.crawl_id) if config.crawl_id else None
+        limit = None if config.status_all else FLEET_PAGE
+        offset = (config.status_page - 1) * FLEET_PAGE
         while True:
             data, settled = await redis.call(
-                lambda: status_view(frontier, crawl_id, config.lease_ms)
+                lambda: status_view(frontier, crawl_id, config.lease_ms, limit, offset)
             )
             if config.json:
                 text = json.dumps(data.as_dict(), indent=None if config.watch else 2)

@@ -17,7 +17,8 @@ crawl forgotten while the run writes it (``forget --force``) keeps its ``.part``
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import resource
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from frontier.export import HistoryTrimmed, pull_tails
@@ -30,7 +31,17 @@ from invcrawl.output.files import PartFileLost, is_stdout
 from invcrawl.output.paths import write_failed
 
 KEPT = "the crawl is kept in Redis: run the same command again to write the file"
+FILES_SPARE = 256  # open files beyond the outputs: Redis, logs, the event loop
 log = logging.getLogger("invcrawl.crawl")
+
+
+def room_for_files(count: int) -> None:
+    """Raise this process's soft limit on open files to ``count`` (at most the hard
+    limit; never lowered)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = count if hard == resource.RLIM_INFINITY else min(count, hard)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
 
 
 def kept(exc: OSError) -> str:
@@ -53,10 +64,14 @@ class CrawlOutputs:
         self.exports: dict[str, IncrementalExport] = {}  # files not final yet
         self.written: dict[str, int] = {}  # crawls whose file is final: items in it
         self.run_started_ms = 0  # Redis time (as the crawls' produced_at)
+        self.unread: set[str] = set()  # crawls whose last read failed: read again
 
     def open(self, run_started_ms: int) -> None:
-        """Create the ``.part`` file of every crawl written to a file."""
+        """Create the ``.part`` file of every crawl written to a file (each held open
+        until final: the soft limit on open files is raised for them, up to the hard
+        one, so that thousands of sites fit in the usual 1,024)."""
         self.run_started_ms = run_started_ms
+        room_for_files(len(self.sessions) + FILES_SPARE)
         for crawl_id, session in self.sessions.items():
             output = self.output_of(crawl_id)
             if not is_stdout(output):
@@ -65,19 +80,25 @@ class CrawlOutputs:
                 except OSError as exc:
                     raise write_failed(output, exc, "nothing was crawled") from None
 
-    async def pull(self) -> None:
-        """Append the newly committed items to the files, every crawl's read in one
-        round trip (``frontier/export.pull_tails``). A write that fails ends the run with
-        one line; Redis errors are retried next turn."""
-        exports = list(self.exports.items())
+    async def pull(self, crawl_ids: Iterable[str]) -> None:
+        """Append the items newly committed to these crawls (those changed since the last
+        pull) to their files, read in one round trip (``frontier/export.pull_tails``). A
+        write that fails ends the run with one line; Redis errors are retried next turn."""
+        wanted = self.unread | set(crawl_ids)
+        exports = [(c, self.exports[c]) for c in sorted(wanted) if c in self.exports]
+        self.unread = set()
+        if not exports:
+            return
         try:
             pulled = await pull_tails([export.tail for _, export in exports])
         except Exception as exc:
             log.debug("export: %s", exc)
+            self.unread = {crawl_id for crawl_id, _ in exports}
             return
         for (crawl_id, export), lines in zip(exports, pulled, strict=True):
             if isinstance(lines, Exception):
                 log.debug("export of %s: %s", crawl_id, lines)
+                self.unread.add(crawl_id)
                 continue
             try:
                 export.write(lines)
@@ -85,13 +106,18 @@ class CrawlOutputs:
                 raise write_failed(self.output_of(crawl_id), exc, kept(exc)) from None
 
     async def finish(
-        self, summaries: dict[str, CrawlSummary], this_run_only: bool, announce: bool
+        self,
+        summaries: dict[str, CrawlSummary],
+        this_run_only: bool,
+        announce: bool,
+        crawl_ids: Iterable[str] | None = None,
     ) -> None:
-        """Make final the file of every finished crawl whose file is not final yet.
+        """Make final the file of every finished crawl whose file is not final yet
+        (``crawl_ids``: of these only, the crawls changed since the last look).
         ``this_run_only``: only crawls this run finished (see the module docstring);
         otherwise (the consumers all gone) every crawl in state ``finished``, and the
         others lose their ``.part`` file. ``announce``: say so, one line per crawl."""
-        for crawl_id in self.sessions:
+        for crawl_id in self.sessions if crawl_ids is None else crawl_ids:
             if crawl_id in self.written:
                 continue
             if this_run_only and crawl_id not in self.exports:

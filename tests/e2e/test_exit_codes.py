@@ -142,30 +142,42 @@ def crawled(site: Path, tmp_path: Path, redis_url: str) -> Iterator[str]:
     ("argv", "ready"),
     [
         (["status", "--watch", "--crawl-id", "open"], "crawl open  ["),
-        (["export", "--follow", "-o", "out.jsonl"], None),
-        (["changes", "--follow"], None),
-        (["consume"], None),
+        (["export", "--follow", "-o", "out.jsonl"], {"xreadgroup"}),
+        (["changes", "--follow"], {"xread"}),
+        (["consume"], set()),  # (any command: it has started and reached Redis)
         (["dashboard", "--port", "0"], "invcrawl dashboard: http"),
     ],
     ids=["status-watch", "export-follow", "changes-follow", "consume", "dashboard"],
 )
 @pytest.mark.parametrize("signum", list(SIGNALS), ids=lambda s: signal.Signals(s).name)
 def test_long_running_commands_stop_cleanly_with_128_plus_the_signal(
-    argv: list[str], ready: str | None, signum: int, crawled: str, tmp_path: Path
+    argv: list[str], ready: str | set[str], signum: int, crawled: str, tmp_path: Path
 ) -> None:
-    """What runs until stopped (a crawl kept open so that --watch keeps watching)."""
+    """What runs until stopped (a crawl kept open so that --watch keeps watching), once it
+    is under way: the line it prints, or the Redis command it waits in (CLIENT LIST)."""
     import redis
 
     r = redis.Redis.from_url(crawled, decode_responses=True)
     r.hset("invcrawl:{open}:meta", mapping={"state": "running", "slots": 1, "tasks": 1})
     r.sadd("invcrawl:crawls", "open")
-    r.close()
     running = Running([*argv, "--redis", crawled], tmp_path, argv[0])
-    if ready:
+    if isinstance(ready, str):
         running.wait_for_line(ready)
     else:
-        time.sleep(3.0)  # past start-up: reading, following, claiming
+        me = r.client_id()
+
+        def under_way() -> bool:
+            others = [c["cmd"] for c in r.client_list() if int(c["id"]) != me]
+            return any(cmd in ready or not ready for cmd in others if cmd != "client")
+
+        wait_for(
+            lambda: under_way() or running.proc.poll() is not None,
+            60,
+            f"{argv[0]} under way",
+            diagnose=running.stderr,
+        )
         assert running.proc.poll() is None, running.stderr()
+    r.close()
     code = running.stop(signum)
     assert code == SIGNALS[signum], running.stderr()
     assert "Traceback" not in running.stderr()
@@ -341,4 +353,26 @@ def test_a_signal_ignored_at_start_stays_ignored(
     running.proc.send_signal(ignored)
     code = running.stop(signal.SIGTERM)
     assert code == 143, running.stderr()
+    assert "Traceback" not in running.stderr()
+
+
+@pytest.mark.parametrize("signum", list(SIGNALS), ids=lambda s: signal.Signals(s).name)
+def test_a_signal_while_the_command_starts_ends_it_cleanly(
+    signum: int, crawled: str, tmp_path: Path
+) -> None:
+    """Stopped while it is still importing (the moment its first extension module is
+    mapped: seconds on a loaded machine), a command ends as one stopped at work does:
+    128 + the signal, no traceback."""
+    running = Running(["changes", "--follow", "--redis", crawled], tmp_path, "starting")
+    maps = Path(f"/proc/{running.proc.pid}/maps")
+
+    def importing() -> bool:
+        try:
+            return ".cpython-" in maps.read_text()
+        except OSError:
+            return running.proc.poll() is not None
+
+    wait_for(importing, 60, "the first extension module", diagnose=running.stderr)
+    code = running.stop(signum)
+    assert code == SIGNALS[signum], running.stderr()
     assert "Traceback" not in running.stderr()

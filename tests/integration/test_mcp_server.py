@@ -243,6 +243,34 @@ def test_a_redis_that_does_not_answer_is_a_tool_error(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
+def test_the_server_rides_out_a_redis_restart_and_a_dropped_connection(tmp_path: Path) -> None:
+    """Redis SIGKILLed under a running server: a call meanwhile is one line of tool error;
+    restarted (from its AOF, on its port), and the server's connections killed (CLIENT
+    KILL), the next calls answer as before: no restart of the server needed."""
+    import redis
+
+    generate(tmp_path / "site", pages=1, per_page=2, filler_bytes=10)
+    with RedisServer(tmp_path / "redis") as server:
+        crawled = invcrawl("crawl", str(tmp_path / "site"), "--redis", server.url,
+                           "--progress", "none", "--consumers", "1", cwd=tmp_path)  # fmt: skip
+        assert crawled.code == 0, crawled.stderr[-3000:]
+
+        async def main() -> None:
+            async with in_process(server.url) as client:
+                before = data(await call(client, "list_projects"))
+                assert before["projects"]
+                server.kill()
+                assert error(await call(client, "list_projects")).startswith("Redis did not answer")
+                server.start()
+                assert data(await call(client, "list_projects")) == before
+                admin = redis.Redis.from_url(server.url)
+                assert admin.client_kill_filter(_type="normal", skipme=True) >= 1
+                admin.close()
+                assert data(await call(client, "list_projects")) == before
+
+        asyncio.run(main())
+
+
 # -- stdio: the subprocess an MCP client starts ------------------------------------------------
 
 

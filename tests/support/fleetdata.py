@@ -7,7 +7,7 @@ from typing import Any
 
 import redis
 
-from frontier.keys import CRAWLS, CrawlKeys
+from frontier.keys import ACTIVE, CRAWLS, CrawlKeys
 
 
 def now_ms(client: redis.Redis) -> int:
@@ -47,4 +47,8 @@ def add_crawl(
         mapping={"pages_done": done, "status:ok": done * 3 - 1, "status:anchor_missing": 1},
     )
     client.sadd(CRAWLS, crawl_id)
+    if state in ("producing", "running"):  # listed open, as a producer lists it
+        client.zadd(ACTIVE, {crawl_id: now})
+    else:
+        client.zrem(ACTIVE, crawl_id)
     return k

@@ -70,12 +70,12 @@ def test_key_names_need_contiguous_bindings() -> None:
 def test_every_fixed_key_is_bound_by_the_name_of_its_key() -> None:
     """A script's KEYS locals are the names of CrawlKeys / HostKeys, so callers bind them
     by name (``keys.bind("meta", ...)``); only per-slot keys are given by value, and the
-    registry's ``active``, which is no crawl's or host's."""
+    registry's ``active`` and change journal (``changed``, ``seq``), no crawl's or host's."""
     per_slot = {"inflight", "queue", "delayed"}
     for name in script_names():
         fixed = set(load(name).key_names)
         keys: Any = HostKeys("h") if name.startswith("host_") else CrawlKeys("c")
-        named = fixed - per_slot - {"active"}
+        named = fixed - per_slot - {"active", "changed", "seq"}
         assert keys.bind(*named).keys() == named, name
         assert per_slot & fixed <= {m for m in per_slot if callable(getattr(keys, m, None))}
 

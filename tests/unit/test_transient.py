@@ -36,3 +36,29 @@ def test_outages(exc: BaseException) -> None:
 )
 def test_final_errors(exc: BaseException) -> None:
     assert not is_transient(exc)
+
+
+def test_a_socket_layer_error_of_a_closed_connection_is_an_outage() -> None:
+    """redis-py's asyncio client writing on a connection another task disconnected (its
+    writer gone, as when a Redis Cluster node is killed mid-crawl) raises the transport's
+    AttributeError, not ConnectionError: an outage all the same. The same error raised
+    anywhere else is a bug, final."""
+    import asyncio
+
+    from redis.asyncio.connection import Connection
+
+    async def write_on_a_closed_connection() -> BaseException:
+        connection = Connection()
+        try:
+            await connection._send_packed_command([b"PING\r\n"])
+        except Exception as exc:
+            return exc
+        raise AssertionError("a write without a writer went through")
+
+    exc = asyncio.run(write_on_a_closed_connection())
+    assert isinstance(exc, AttributeError)
+    assert is_transient(exc)
+    try:
+        None.writelines([])  # type: ignore[attr-defined]
+    except AttributeError as ours:
+        assert not is_transient(ours)
