@@ -1,14 +1,15 @@
 """The refresh schedule of each crawl, kept in its meta (field names in
 ``frontier/keys.py``) so that ``status``, the dashboard and a restarted scheduler see
 it: the crawl's interval, whether it adapts (``--every auto``), whether its last round
-found changes, and when its next round is due.
+found changes, and when its next round is due (:func:`due_at`, the due times the round
+planner of ``common/rounds.py`` plans on).
 
 Whether a round found changes is read from the crawl's item counters (``items_new``,
 ``items_updated``, ``items_removed``: totals that a round never resets): their sum is
 noted in ``refresh_base`` before the round starts (:func:`begin_round`) and compared
 once it is over (:func:`schedule_next`). The note survives the scheduler: one that was
 stopped mid-round measures the round when it runs again. The interval logic itself is
-pure, in ``common/cadence.py``.
+pure, in ``common/rounds.py`` and ``common/cadence.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from common.cadence import Bounds, adapt, initial, jittered
+from common.rounds import Adaptive, Mode, next_interval
 from frontier.keys import (
     META_NEXT_REFRESH,
     META_REFRESH_ADAPTIVE,
@@ -28,7 +29,6 @@ from frontier.keys import (
 from frontier.session import CrawlSession, Frontier
 
 CHANGE_COUNTERS = ("items_new", "items_updated", "items_removed")
-FIXED_JITTER = 0.1  # --every DURATION: +-10%, as before adaptive intervals existed
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,34 +53,22 @@ async def begin_round(session: CrawlSession) -> None:
     await session._redis.hset(session.keys.meta, META_REFRESH_BASE, await changes(session))
 
 
-async def schedule_next(
-    session: CrawlSession,
-    rng: random.Random,
-    bounds: Bounds | None = None,
-    every: float | None = None,
-) -> Next:
-    """After a round is over (or when a scheduler starts): measure it, set the crawl's
-    interval (adapted within ``bounds``, or the fixed ``every``) and its next round."""
+async def schedule_next(session: CrawlSession, rng: random.Random, mode: Mode) -> Next:
+    """After a round is over (or when a scheduler starts): measure it, and record the
+    crawl's interval and next round as the round planner sets them (``common/rounds.py``:
+    adapted within the bounds of :class:`Adaptive`, or the fixed period)."""
     k = session.keys
     stored, base = await session._redis.hmget(k.meta, [META_REFRESH_INTERVAL, META_REFRESH_BASE])
     changed = None if base is None else await changes(session) > int(base)
-    if bounds is not None:
-        interval = float(stored) if stored else initial(bounds)
-        if changed is not None:
-            interval = adapt(interval, changed, bounds)
-        interval = bounds.clamp(interval)
-        delay = jittered(interval, bounds, rng)
-    else:
-        assert every is not None, "an interval: adaptive bounds or a fixed period"
-        interval = every
-        delay = every * rng.uniform(1 - FIXED_JITTER, 1 + FIXED_JITTER)
+    planned = next_interval(mode, float(stored) if stored else None, changed, rng)
+    interval, delay = planned.interval, planned.delay
     at = await session.server_ms() + int(delay * 1000)
     pipe = session._redis.pipeline(transaction=True)
     pipe.hset(
         k.meta,
         mapping={
             META_REFRESH_INTERVAL: round(interval, 3),
-            META_REFRESH_ADAPTIVE: int(bounds is not None),
+            META_REFRESH_ADAPTIVE: int(isinstance(mode, Adaptive)),
             META_NEXT_REFRESH: at,
         },
     )

@@ -12,6 +12,8 @@ explicitly, with backoff, where that is safe (docs/delivery.md).
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any, cast
 
 from redis.asyncio import Redis, RedisCluster
@@ -26,6 +28,7 @@ from redis.exceptions import (
     TimeoutError,
 )
 
+from frontier.session import Frontier
 from process.secrets import mask_secrets, mask_url
 
 # Errors that mean "Redis is unreachable or restarting": back off and try again.
@@ -71,6 +74,18 @@ def connect(url: str, cluster: bool = False) -> Redis:
         return Redis.from_url(url, **redis_params())
     except ValueError as exc:
         raise ValueError(f"invalid Redis URL {mask_url(url)!r}: {mask_secrets(str(exc))}") from None
+
+
+@contextlib.asynccontextmanager
+async def fresh_frontier(url: str, cluster: bool = False) -> AsyncIterator[Frontier]:
+    """A frontier on a connection of its own, closed on the way out: for work on an event
+    loop of its own (a command's job, the ``crawl`` supervisor's steps between its runs,
+    clearing a scheduler's next refresh after its loop is gone)."""
+    frontier = Frontier(connect(url, cluster))
+    try:
+        yield frontier
+    finally:
+        await frontier.aclose()
 
 
 def scrapy_redis_settings(url: str | None) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from common.items import key_digest
 from common.search.postings import record_bucket
 from common.tasks import Task
 from common.validators import conditional_headers, decode_validators
-from frontier.connection import connect
+from frontier.connection import fresh_frontier
 from frontier.scripts import KeyIndex
 from frontier.session import CrawlSession, Frontier
 
@@ -142,11 +142,14 @@ class Refresh:
             await self._redis.hset(self.keys.meta, "next_refresh_at", at_ms)
 
 
-async def mark_next_refresh(
+async def record_next_refresh(
     frontier: Frontier, crawl_ids: Sequence[str], delay: float | None
 ) -> None:
     """Where ``status`` shows it: when each crawl's next scheduled refresh is due (in
-    ``delay`` seconds by the server's clock; None: none is)."""
+    ``delay`` seconds by the server's clock; None: none is). A process whose one client
+    lives on an event loop it does not run here (the ``crawl`` supervisor between its
+    runs, any scheduler after its loop) passes a frontier on a connection of its own
+    (``frontier/connection.fresh_frontier``)."""
     if not crawl_ids:
         return
     now = await frontier.crawl(crawl_ids[0]).server_ms()
@@ -155,24 +158,13 @@ async def mark_next_refresh(
         await Refresh(frontier.crawl(crawl_id)).mark_next(at)
 
 
-async def announce_next_refresh(
-    redis_url: str, cluster: bool, crawl_ids: Sequence[str], delay: float | None
-) -> None:
-    """:func:`mark_next_refresh` over a connection of its own, for a process whose one
-    client lives on an event loop it does not run here (between rounds, or after it)."""
-    frontier = Frontier(connect(redis_url, cluster))
-    try:
-        await mark_next_refresh(frontier, crawl_ids, delay)
-    finally:
-        await frontier.aclose()
-
-
 async def clear_next_refresh(redis_url: str, cluster: bool, crawl_ids: Sequence[str]) -> None:
-    """No scheduled refresh is due any more (the process that scheduled them stops). A
-    Redis that is gone too only leaves ``status`` showing a time that has passed: a
-    warning, not an error."""
+    """No scheduled refresh is due any more (the process that scheduled them stops; its
+    own client is gone, so a connection of its own). A Redis that is gone too only
+    leaves ``status`` showing a time that has passed: a warning, not an error."""
     try:
-        await announce_next_refresh(redis_url, cluster, crawl_ids, None)
+        async with fresh_frontier(redis_url, cluster) as frontier:
+            await record_next_refresh(frontier, crawl_ids, None)
     except Exception as exc:
         log.warning("could not clear the next refresh time: %s", exc)
 

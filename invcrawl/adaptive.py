@@ -1,7 +1,14 @@
-"""``invcrawl crawl SITE... --every auto``: after the first run, each crawl is refreshed
-on its own interval (``common/cadence.py``, kept in its meta by ``frontier/cadence.py``,
-the same schedule as ``produce --every auto``): the crawls that are due are refreshed
-together by one crawl run, then each gets its next round from what its round found."""
+"""``invcrawl crawl SITE... --every``: the crawl supervisor's refresh rounds, on the round
+planner of ``common/rounds.py`` (the same plan as ``produce --every``). Each round is a
+crawl run of the due crawls (``run_once``: the supervisor's ``CrawlRun``); between runs
+no event loop is running, so each Redis step opens a connection of its own
+(``frontier/connection.fresh_frontier``).
+
+* ``--every DURATION``: every crawl together, every period jittered by 10%; each
+  crawl's next refresh is recorded for ``status``.
+* ``--every auto``: each crawl on its own interval (``common/cadence.py``, kept in its
+  meta by ``frontier/cadence.py``): the crawls that are due are refreshed together by
+  one crawl run, then each gets its next round from what its round found."""
 
 from __future__ import annotations
 
@@ -9,15 +16,17 @@ import asyncio
 import dataclasses
 import functools
 import random
+import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
+from common import rounds
 from common.cadence import Bounds
 from common.settings.config import Config
 from frontier import cadence
 from frontier.cadence import Next
-from frontier.connection import connect
-from frontier.refresh import clear_next_refresh
+from frontier.connection import fresh_frontier
+from frontier.refresh import clear_next_refresh, record_next_refresh
 from frontier.session import Frontier
 from invcrawl import terminal
 from invcrawl.errors import EXIT_INTERRUPTED
@@ -29,64 +38,83 @@ Sites = Sequence[tuple[str, str]]
 RunOnce = Callable[[Config, Sites], int]
 
 
-def run_adaptive(config: Config, sites: Sites, run_once: RunOnce) -> int:
-    """The first run of every site, then refreshes of the due ones, until a stop signal
-    (recorded, and acted on between steps: see ``process/interrupts.recorded``)."""
-    site_of = {crawl_id: site for site, crawl_id in sites}
-    crawl_ids = list(site_of)
+def run_every(config: Config, sites: Sites, run_once: RunOnce) -> int:
+    """The first run of every site, then refresh rounds (``--every``), until a stop
+    signal (recorded, and acted on between steps: see ``process/interrupts.recorded``)."""
+    assert config.every is not None
+    mode = rounds.mode_of(config.every, Bounds(config.refresh_min, config.refresh_max))
+    crawl_ids = [crawl_id for _, crawl_id in sites]
     with interrupts.recorded():
         run_once(config, sites)
-        bounds = Bounds(config.refresh_min, config.refresh_max)
-        rng = random.Random()
         refresh = dataclasses.replace(config, refresh=True)
-        if interrupts.first() is None:
-            _schedule(config, crawl_ids, bounds, rng)
-        while interrupts.first() is None:
-            due_at, now = _with(config, functools.partial(cadence.due_at, crawl_ids=crawl_ids))
-            soonest = min((at for at in due_at.values() if at), default=now)
-            if not interrupts.sleep(max(0.0, (soonest - now) / 1000)):
-                break
-            due = [c for c, at in due_at.items() if at is None or at <= soonest]
-            for crawl_id in due:
-                _with(config, _begin_round(crawl_id))
-            run_once(refresh, [(site_of[c], c) for c in due])
-            if interrupts.first() is None:
-                _schedule(config, due, bounds, rng)
+        if isinstance(mode, rounds.FixedPeriod):
+            _fixed_rounds(config, refresh, sites, mode, run_once)
+        else:
+            _adaptive_rounds(config, refresh, sites, mode, run_once)
         asyncio.run(clear_next_refresh(config.redis or "", config.redis_cluster, crawl_ids))
         return interrupts.exit_code() or EXIT_INTERRUPTED
 
 
-def _schedule(config: Config, crawl_ids: Sequence[str], bounds: Bounds, rng: random.Random) -> None:
+def _fixed_rounds(
+    config: Config, refresh: Config, sites: Sites, mode: rounds.FixedPeriod, run_once: RunOnce
+) -> None:
+    crawl_ids = [crawl_id for _, crawl_id in sites]
+    while interrupts.first() is None:
+        delay = rounds.fixed_delay(mode)
+        _with(config, functools.partial(record_next_refresh, crawl_ids=crawl_ids, delay=delay))
+        print(f"next refresh in {duration(delay)}", file=sys.stderr, flush=True)
+        if not interrupts.sleep(delay):
+            break
+        run_once(refresh, sites)
+
+
+def _adaptive_rounds(
+    config: Config, refresh: Config, sites: Sites, mode: rounds.Adaptive, run_once: RunOnce
+) -> None:
+    site_of = {crawl_id: site for site, crawl_id in sites}
+    crawl_ids = list(site_of)
+    rng = random.Random()
+    if interrupts.first() is None:
+        _schedule(config, crawl_ids, mode, rng)
+    while interrupts.first() is None:
+        due_at, now = _with(config, functools.partial(cadence.due_at, crawl_ids=crawl_ids))
+        wake = rounds.wake(due_at, now)
+        if not interrupts.sleep(wake.sleep):
+            break
+        due = rounds.due_by(due_at, wake.at_ms)
+        for crawl_id in due:
+            _with(config, functools.partial(_begin_round, crawl_id=crawl_id))
+        run_once(refresh, [(site_of[c], c) for c in due])
+        if interrupts.first() is None:
+            _schedule(config, due, mode, rng)
+
+
+def _schedule(
+    config: Config, crawl_ids: Sequence[str], mode: rounds.Adaptive, rng: random.Random
+) -> None:
     for crawl_id in crawl_ids:
-        nxt = _with(config, _schedule_next(crawl_id, rng, bounds))
+        nxt = _with(
+            config, functools.partial(_schedule_next, crawl_id=crawl_id, rng=rng, mode=mode)
+        )
         report_next(nxt)
 
 
-def _begin_round(crawl_id: str) -> Callable[[Frontier], Awaitable[None]]:
-    async def job(frontier: Frontier) -> None:
-        await cadence.begin_round(frontier.crawl(crawl_id))
-
-    return job
+async def _begin_round(frontier: Frontier, crawl_id: str) -> None:
+    await cadence.begin_round(frontier.crawl(crawl_id))
 
 
-def _schedule_next(
-    crawl_id: str, rng: random.Random, bounds: Bounds
-) -> Callable[[Frontier], Awaitable[Next]]:
-    async def job(frontier: Frontier) -> Next:
-        return await cadence.schedule_next(frontier.crawl(crawl_id), rng, bounds)
-
-    return job
+async def _schedule_next(
+    frontier: Frontier, crawl_id: str, rng: random.Random, mode: rounds.Adaptive
+) -> Next:
+    return await cadence.schedule_next(frontier.crawl(crawl_id), rng, mode)
 
 
 def _with(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:
     """``job`` over a connection of its own (between runs no event loop is running)."""
 
     async def main() -> T:
-        frontier = Frontier(connect(config.redis or "", config.redis_cluster))
-        try:
+        async with fresh_frontier(config.redis or "", config.redis_cluster) as frontier:
             return await job(frontier)
-        finally:
-            await frontier.aclose()
 
     return asyncio.run(main())
 

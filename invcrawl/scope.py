@@ -1,5 +1,6 @@
-"""The crawls a command acts on, and the event loop it reads them in: one Redis client,
-and SIGINT/SIGTERM that stop the job gracefully and are recorded for the exit code."""
+"""The crawls a command acts on, and the event loop it reads them in: one Redis client
+(a frontier on a connection of its own: ``frontier/connection.fresh_frontier``), and
+SIGINT/SIGTERM that stop the job gracefully and are recorded for the exit code."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from common.settings.config import Config
-from frontier.connection import connect
+from frontier.connection import fresh_frontier
 from frontier.session import CrawlNotFound, CrawlSession, Frontier
 from frontier.versions import resolve_ref
 from invcrawl.errors import Terminated, UsageError, UserError
@@ -28,27 +29,25 @@ def with_frontier(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:
     assert config.redis
 
     async def main() -> T:
-        frontier = Frontier(connect(config.redis or "", config.redis_cluster))
-        running = asyncio.ensure_future(job(frontier))
-        loop = asyncio.get_running_loop()
+        async with fresh_frontier(config.redis or "", config.redis_cluster) as frontier:
+            running = asyncio.ensure_future(job(frontier))
+            loop = asyncio.get_running_loop()
 
-        def stop(signum: int) -> None:
-            interrupts.record(signum)
-            cancel()
+            def stop(signum: int) -> None:
+                interrupts.record(signum)
+                cancel()
 
-        def cancel() -> None:
-            # Again each second until the job ends: one cancellation can be lost, and the
-            # job would then read on after the signal (docs/performance.md, "Figures
-            # behind the code's choices"; tests/integration/test_acl.py dumps the stacks).
-            if not running.done():
-                running.cancel()
-                loop.call_later(RECANCEL_EVERY, cancel)
+            def cancel() -> None:
+                # Again each second until the job ends: one cancellation can be lost, and
+                # the job would then read on after the signal (docs/performance.md,
+                # "Figures behind the code's choices"; tests/integration/test_acl.py dumps
+                # the stacks).
+                if not running.done():
+                    running.cancel()
+                    loop.call_later(RECANCEL_EVERY, cancel)
 
-        try:
             with interrupts.loop_handlers(loop, stop, interrupts.TERMINAL_SIGNALS):
                 return await running
-        finally:
-            await frontier.aclose()
 
     try:
         return asyncio.run(main())

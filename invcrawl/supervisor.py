@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import hashlib
 import json
 import logging
@@ -24,16 +23,15 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from common.cadence import jitter
 from common.settings.config import Config
 from frontier.connection import connect
-from frontier.refresh import Refresh, announce_next_refresh, clear_next_refresh
+from frontier.refresh import Refresh
 from frontier.session import CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
 from frontier.status import crawl_summaries, crawl_summary
 from frontier.summary import CrawlSummary
 from invcrawl import terminal
-from invcrawl.adaptive import Sites, run_adaptive
+from invcrawl.adaptive import Sites, run_every
 from invcrawl.children import (
     LogRelay,
     child_argv,
@@ -70,32 +68,18 @@ log = logging.getLogger("invcrawl.crawl")
 
 
 def run_crawl(config: Config, sites: list[tuple[str, str]], embedded: bool = False) -> int:
-    """One crawl (or refresh) of every site; with ``--every``, then a refresh of them all
-    on that period (jittered by 10%), until a stop signal; ``--every auto``: each crawl on
-    its own interval (invcrawl/adaptive.py). ``embedded``: ``config.redis`` is the data
-    dir's embedded Redis (see :func:`child_argv`)."""
+    """One crawl (or refresh) of every site; with ``--every``, then refresh rounds until
+    a stop signal: of them all on that period (jittered by 10%), or with ``--every
+    auto`` each crawl on its own interval (invcrawl/adaptive.py, on the round planner of
+    common/rounds.py). ``embedded``: ``config.redis`` is the data dir's embedded Redis
+    (see :func:`child_argv`)."""
 
     def run_once(config: Config, sites: Sites) -> int:
         return asyncio.run(CrawlRun(config, sites, embedded).run())
 
     if config.every is None:
         return run_once(config, sites)
-    if config.every == "auto":
-        return run_adaptive(config, sites, run_once)
-    redis_url, crawl_ids = config.redis or "", [crawl_id for _, crawl_id in sites]
-    with interrupts.recorded():  # between rounds: see process/interrupts.recorded
-        run_once(config, sites)
-        refresh = dataclasses.replace(config, refresh=True)
-        while interrupts.first() is None:
-            assert isinstance(config.every, float)
-            delay = jitter(config.every)
-            asyncio.run(announce_next_refresh(redis_url, config.redis_cluster, crawl_ids, delay))
-            print(f"next refresh in {duration(delay)}", file=sys.stderr, flush=True)
-            if not interrupts.sleep(delay):
-                break
-            run_once(refresh, sites)
-        asyncio.run(clear_next_refresh(redis_url, config.redis_cluster, crawl_ids))
-        return interrupts.exit_code() or EXIT_INTERRUPTED
+    return run_every(config, sites, run_once)
 
 
 class CrawlRun:

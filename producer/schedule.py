@@ -9,6 +9,10 @@ what a one-shot ``produce --refresh`` costs on an unchanged site (docs/performan
 A crawl still being crawled when a round comes is left to finish (``refresh.lua`` never
 restarts one; producing again only resumes it).
 
+When rounds come and which crawls they take is the round planner's
+(``common/rounds.py``, the same plan as the ``crawl`` supervisor's ``--every``); this
+module keeps how a round runs here.
+
 * ``--every DURATION``: every crawl together, every DURATION jittered by 10% (so that
   many producers do not hit their hosts in step).
 * ``--every auto``: each crawl on its own interval (``common/cadence.py``): once a
@@ -33,13 +37,14 @@ from collections.abc import Callable, Sequence
 
 from scrapy.crawler import AsyncCrawlerProcess
 
-from common.cadence import Bounds, jitter
+from common import rounds
+from common.cadence import Bounds
 from common.plan import PlanCache
 from common.settings.config import Config
 from fetch.settings import base_settings
 from frontier import cadence
 from frontier.cadence import Next
-from frontier.refresh import clear_next_refresh, mark_next_refresh
+from frontier.refresh import clear_next_refresh, record_next_refresh
 from frontier.session import Frontier
 from frontier.status import crawl_summaries
 from producer.enqueue import SinkSettings
@@ -56,7 +61,6 @@ from producer.run import (
 )
 
 log = logging.getLogger("invcrawl.producer")
-POLL = 1.0  # --every auto: seconds between two looks at crawls whose round is under way
 
 Report = Callable[[Sequence[Produced], float | None], None]
 Announce = Callable[[Next], None]
@@ -64,11 +68,10 @@ Announce = Callable[[Next], None]
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ScheduleSettings:
-    """When rounds come (``--every``: seconds, or "auto" within ``bounds``), and what
-    each round's sinks are given."""
+    """When rounds come (``--every``: a fixed period, or "auto" within ``--refresh-min``
+    and ``--refresh-max``), and what each round's sinks are given."""
 
-    every: float | str
-    bounds: Bounds  # --refresh-min, --refresh-max (auto)
+    mode: rounds.Mode
     sink: SinkSettings
 
 
@@ -86,9 +89,8 @@ def produce_every(
     frontier, gate = producer_clients(config)
     process = AsyncCrawlerProcess(base_settings(config, gate))
     quiet_download_errors()  # after the process, which configures logging
-    settings = ScheduleSettings(
-        config.every, Bounds(config.refresh_min, config.refresh_max), sink_settings(config)
-    )
+    bounds = Bounds(config.refresh_min, config.refresh_max)
+    settings = ScheduleSettings(rounds.mode_of(config.every, bounds), sink_settings(config))
     schedule = Schedule(process, settings, sites, report, frontier=frontier, announce=announce)
     schedule.begin()
     record_signals_on_start()
@@ -128,8 +130,12 @@ class Schedule:
     def begin(self) -> None:
         """Schedule the first round (it runs once the process starts its loop)."""
         first = self._round(self.settings.sink, self.sites)
-        rounds = self._adaptive(first) if self.settings.every == "auto" else self._fixed(first)
-        self._driver = first.get_loop().create_task(rounds)
+        mode = self.settings.mode
+        if isinstance(mode, rounds.FixedPeriod):
+            driver = self._fixed(first, mode)
+        else:
+            driver = self._adaptive(first, mode)
+        self._driver = first.get_loop().create_task(driver)
 
     def cancel(self) -> None:
         if self._driver is not None and not self._driver.done():
@@ -154,17 +160,15 @@ class Schedule:
             log.exception("the round failed; the next one is tried on schedule")
             return []
 
-    async def _fixed(self, first: asyncio.Task[list[Produced]]) -> None:
+    async def _fixed(self, first: asyncio.Task[list[Produced]], mode: rounds.FixedPeriod) -> None:
         """``--every DURATION``: every crawl, every DURATION (jittered)."""
         current = first
         refresh = dataclasses.replace(self.settings.sink, refresh=True)
-        every = self.settings.every
-        assert isinstance(every, float)
         while True:
             results = await self._results(current)
-            delay = jitter(every, self.rng)
+            delay = rounds.fixed_delay(mode, self.rng)
             try:
-                await mark_next_refresh(self.frontier, self.crawl_ids, delay)
+                await record_next_refresh(self.frontier, self.crawl_ids, delay)
             except Exception as exc:  # Redis unreachable: status just lacks the time
                 log.warning("could not record the next refresh time: %s", exc)
             self.report(results, delay)
@@ -174,9 +178,8 @@ class Schedule:
             await asyncio.sleep(delay)
             current = self._round(refresh, self.sites)
 
-    async def _adaptive(self, first: asyncio.Task[list[Produced]]) -> None:
+    async def _adaptive(self, first: asyncio.Task[list[Produced]], mode: rounds.Adaptive) -> None:
         """``--every auto``: each crawl on its own interval; due crawls refreshed together."""
-        bounds = self.settings.bounds
         refresh = dataclasses.replace(self.settings.sink, refresh=True)
         site_of = {crawl_id: site for site, crawl_id in self.sites}
         under_way = set(self.crawl_ids)  # a round was started: measured once it is over
@@ -188,18 +191,17 @@ class Schedule:
                 self.report(await self._results(current), None)
                 gc.freeze()  # as in _fixed
                 current, producing = None, set()
+            now: int | None
             try:
                 # Not before its inventory crawl is done: until then a crawl whose round
                 # has not started yet still looks finished.
                 for crawl_id in await self._over(under_way - producing):
-                    nxt = await cadence.schedule_next(
-                        self.frontier.crawl(crawl_id), self.rng, bounds
-                    )
+                    nxt = await cadence.schedule_next(self.frontier.crawl(crawl_id), self.rng, mode)
                     under_way.discard(crawl_id)
                     due_at[crawl_id] = nxt.at_ms
                     self.announce(nxt)
                 now = await self.frontier.registry.server_ms()
-                due = sorted(c for c, at in due_at.items() if at <= now)
+                due = sorted(rounds.due_by(due_at, now))
                 if due and current is None:  # one inventory crawl at a time
                     for crawl_id in due:
                         await cadence.begin_round(self.frontier.crawl(crawl_id))
@@ -210,11 +212,9 @@ class Schedule:
                     continue
             except Exception as exc:  # Redis unreachable: try again in a moment
                 log.warning("the refresh schedule could not be read or written: %s", exc)
-                now = 0
-            nap = POLL if under_way or current is not None or not due_at else 3600.0
-            if due_at and now:
-                nap = min(nap, (min(due_at.values()) - now) / 1000)
-            await asyncio.sleep(max(0.05, nap))
+                now = None
+            busy = bool(under_way) or current is not None
+            await asyncio.sleep(rounds.nap(due_at, now, busy))
 
     async def _over(self, crawl_ids: set[str]) -> list[str]:
         """The crawls among ``crawl_ids`` whose round is over: finished, or failed."""
