@@ -13,6 +13,7 @@ from common.search.postings import posting, record_bucket, term_bucket
 from common.search.summary import first_sentence
 from common.search.terms import index_terms
 from frontier.export import all_entries, latest_entry_ids
+from frontier.retention import retains_all
 from frontier.scripts import KeyIndex
 from frontier.session import CrawlSession
 
@@ -20,7 +21,10 @@ BATCH = 200  # items a script call indexes
 
 
 async def reindex(session: CrawlSession) -> int:
-    """Index every live item of the crawl; returns how many."""
+    """Index every live item of the crawl; returns how many (none for a crawl that
+    keeps only what is not exported yet: it has no index, commit.lua)."""
+    if not await retains_all(session):
+        return 0
     buckets = (await session.refresh_layout()).buckets
     latest = await latest_entry_ids(session)
     indexed = 0

@@ -8,8 +8,9 @@
 --       count, the page's refresh validators JSON ('' = none: forget any stored),
 --       then 6 values per item: KEYS index of its bucket, key digest,
 --       checksum12..status letter, item key, status, item JSON,
---       then the search index of each item (index_items in _prelude.lua); its KEYS
---       (srec:<r>, sterm:<h>) follow the isum buckets
+--       then the search index of each item (index_items in _prelude.lua; not for a
+--       crawl with retain_items exported); its KEYS (srec:<r>, sterm:<h>) follow the
+--       isum buckets
 --
 -- Returns {code, new, updated, unchanged}; code 1 = committed, 0 = fenced (the token is
 -- not the current lease holder's), -1 = fenced because the lease deadline has passed.
@@ -30,7 +31,12 @@ if not deadline or tonumber(deadline) < now then
 end
 
 local new, updated, unchanged, written = write_items(items, stats, id, FIXED_ARGS + 1, count)
-index_items(written, FIXED_ARGS + 1, count, FIXED_ARGS + 1 + 6 * count)
+-- A crawl that keeps only what is not exported yet (--retain-items exported) gets no
+-- search index: its items leave the stream once exported, so the index would point at
+-- nothing and hold more than the ~40 B an item such a crawl keeps (docs/search.md).
+if redis.call('HGET', meta, 'retain_items') ~= 'exported' then
+  index_items(written, FIXED_ARGS + 1, count, FIXED_ARGS + 1 + 6 * count)
+end
 if validators ~= '' then
   redis.call('HSET', pages, id, validators)
 else
