@@ -1,5 +1,5 @@
 """The accounting invariant of docs/delivery.md, checked from Redis alone: the one checker
-of the e2e tests, the fault suite and ``bench/faults.py``.
+of the e2e tests, the fault suite and ``support/fault_cli.py``.
 
 :func:`check_accounting` reads the whole item stream back and accounts for every
 inventory entry: live item keys (latest entry not a tombstone) + entries of dead pages

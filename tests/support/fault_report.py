@@ -1,4 +1,4 @@
-"""What a fault run measured (:class:`Report`) and the table ``bench/faults.py`` prints."""
+"""What a fault run measured (:class:`Report`) and the table ``support/fault_cli.py`` prints."""
 
 from __future__ import annotations
 

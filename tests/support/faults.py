@@ -18,7 +18,7 @@ a total time a loaded machine could exceed (claims are bounded too: a page is de
 log is checked for commands refused while loading the AOF.
 
 The harness is test support (the ``faults`` test suite runs every scenario);
-``bench/faults.py`` runs it from the command line and prints the table.
+``support/fault_cli.py`` runs it from the command line and prints the table.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class Run(ConsumerSignals):
         *,
         lease: float = 2.0,
         stall: float = 120.0,
-        timeout: float | None = None,  # bench/faults.py's name for ``stall``
+        timeout: float | None = None,  # fault_cli's name for ``stall``
         seed: int = 1,
         shipped: bool = False,
     ) -> None:

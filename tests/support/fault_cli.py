@@ -1,11 +1,12 @@
 """Fault harness from the command line: real crawls over loopback HTTP while consumers
 are SIGKILLed, paused and poisoned, Redis is SIGKILLed and restarted from its AOF, and
-the HTTP server fails; then the accounting of every run, as a table. The harness itself
-is test support (tests/support/faults.py), which the ``faults`` test suite runs too.
+the HTTP server fails; then the accounting of every run, as a table. It runs the
+harness of the ``faults`` test suite (tests/support/faults.py), so it lives beside it;
+from the repository:
 
-    python -m bench.faults                         # CPython docs if installed, else synthetic
-    python -m bench.faults --site DIR --scenario kill-consumers,poison
-    python -m bench.faults --synthetic 300         # a generated 300-page site
+    PYTHONPATH=tests python -m support.fault_cli         # CPython docs if there, else synthetic
+    PYTHONPATH=tests python -m support.fault_cli --site DIR --scenario kill-consumers,poison
+    PYTHONPATH=tests python -m support.fault_cli --synthetic 300  # a 300-page site
 """
 
 from __future__ import annotations
@@ -17,11 +18,8 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
-try:  # the fault harness is the tests' (tests/support/faults.py): tests/ on the path
-    from support.faults import SCENARIOS, Site, run_scenario, table
-    from support.synthsite import generate
-except ModuleNotFoundError as exc:
-    raise SystemExit(f"{exc}: run it as PYTHONPATH=tests python -m {__spec__.name}") from exc
+from support.faults import SCENARIOS, Site, run_scenario, table
+from support.synthsite import generate
 
 
 def main() -> int:
