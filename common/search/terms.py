@@ -127,6 +127,8 @@ def summary_words(text: str, limit: int | None = None) -> list[str]:
 
 
 def cut(term: str) -> str:
+    if len(term) <= TERM_BYTES and term.isascii():  # one byte a character: no need to encode
+        return term
     data = term.encode("utf-8")
     if len(data) <= TERM_BYTES:
         return term
