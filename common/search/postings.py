@@ -30,9 +30,9 @@ def term_buckets(buckets: int) -> int:
     return max(1, buckets) * TERM_BUCKETS_PER_BUCKET
 
 
-# Terms repeat across items (a page's module tokens, a summary's common words: 33,177
-# distinct terms in the CPython crawl's 179,000): each is hashed once a consumer
-# process, as long as it stays among the TERM_HASH_CACHE most recent.
+# Terms repeat across items (a page's module tokens, a summary's common words): each is
+# hashed once a consumer process, while it stays among the TERM_HASH_CACHE most recent
+# (docs/performance.md, "Figures behind the code's choices").
 TERM_HASH_CACHE = 1 << 16
 
 

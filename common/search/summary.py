@@ -23,7 +23,8 @@ def first_sentence(doc: str | None) -> str:
     # A paragraph break (two newlines in the doc) ends a first line without a period.
     head = doc[:_SCAN_CHARS].split("\n\n", 1)[0]
     # White space collapsed: str.split() splits where re's \s+ would match (both are
-    # str.isspace()), several times faster than re.sub (a consumer summarises each item).
+    # str.isspace()), faster than re.sub (docs/performance.md, "Figures behind the
+    # code's choices"; a consumer summarises each item).
     text = " ".join(head.split())
     for match in _END.finditer(text):
         before = text[: match.start()].rsplit(" ", 1)[-1].lower()

@@ -46,7 +46,7 @@ def last_component(name: str) -> str:
 
 # The components of names (``asyncio``, ``events``: every name of a module starts with
 # the same ones) and the words of summaries repeat across items: their tokens and stems
-# are computed once a process, as long as they stay among the WORD_CACHE most recent.
+# are computed once a process, while they stay among the WORD_CACHE most recent.
 WORD_CACHE = 1 << 15
 
 

@@ -103,10 +103,10 @@ local POSTING_BYTES, CHUNK_BYTES, MAX_CHUNKS = 6, 60, 10
 
 -- A script's postings are written through a buffer of the sterm chunk fields it read
 -- (by hash, then field; false: absent) and changed. Each read and each write of a field
--- scans its hash's listpack (~60 fields: ~0.6 us), which is what the index costs Redis,
--- so each field is read once a script (items of a page share most terms: their
--- module's name tokens) and written once, one HSET per hash at the end
--- (docs/performance.md, "Symbol search"). Changed fields are written in the order of
+-- scans its hash's listpack and each write is propagated to the AOF, so each field is
+-- read once a script (items of a page share terms: their module's name tokens) and
+-- written once, one HSET per hash at the end (docs/performance.md, "Symbol search",
+-- "Cheaper to keep"). Changed fields are written in the order of
 -- their first change, so new fields are created in the order one HSET per posting would
 -- create them: the hashes end the same, field order included.
 local function new_postings()
