@@ -18,7 +18,7 @@ from typing import Any, NotRequired, TypedDict, cast
 import orjson
 
 from common.codec import stored_item
-from common.search.postings import record_bucket, term_bucket
+from common.search.postings import record_bucket, term_buckets, term_hash
 from common.search.summary import first_sentence
 from common.search.terms import index_terms
 from common.tasks import Task, TaskEntry
@@ -279,7 +279,8 @@ def prepare(item: Item, buckets: int) -> PreparedItem:
     bucket, field = key_digest(item["key"], buckets)
     summary = first_sentence(item.get("doc"))
     name = str(item.get("name") or item["key"].split(":", 2)[-1])
-    terms = tuple((term_bucket(term, buckets), term) for term in index_terms(name, summary))
+    hashes = term_buckets(buckets)  # term_bucket(), its modulus computed once an item
+    terms = tuple((term_hash(term) % hashes, term) for term in index_terms(name, summary))
     return PreparedItem(
         key=item["key"],
         bucket=bucket,

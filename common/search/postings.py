@@ -16,6 +16,7 @@ average: ``common/items.ITEMS_PER_BUCKET``) so each stays listpack-encoded:
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 
 POSTING_BYTES = 6
 CHUNK_POSTINGS = 10  # 60 bytes a field: under hash-max-listpack-value (64)
@@ -29,6 +30,13 @@ def term_buckets(buckets: int) -> int:
     return max(1, buckets) * TERM_BUCKETS_PER_BUCKET
 
 
+# Terms repeat across items (a page's module tokens, a summary's common words): each is
+# hashed once a consumer process, while it stays among the TERM_HASH_CACHE most recent
+# (docs/performance.md, "Figures behind the code's choices").
+TERM_HASH_CACHE = 1 << 16
+
+
+@lru_cache(maxsize=TERM_HASH_CACHE)
 def term_hash(term: str) -> int:
     """32 bits of the SHA-1 of a term: its ``sterm`` hash is this modulo the crawl's
     :func:`term_buckets`."""

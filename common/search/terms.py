@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 
 # Kinds of terms (the first character of each).
 FULL_NAME = "="  # the whole qualified name, lower-cased and hashed (names are long)
@@ -43,6 +44,12 @@ def last_component(name: str) -> str:
     return name.rsplit(".", 1)[-1] if "." in name.strip(".") else name
 
 
+# The components of names (``asyncio``, ``events``: every name of a module starts with
+# the same ones) and the words of summaries repeat across items: their tokens and stems
+# are computed once a process, while they stay among the WORD_CACHE most recent.
+WORD_CACHE = 1 << 15
+
+
 def name_tokens(name: str) -> list[str]:
     """The lower-cased dotted, underscore and camel-case parts of a name, each once, in
     order: ``http.server.BaseHTTPRequestHandler.send_error`` → http, server, base,
@@ -50,14 +57,23 @@ def name_tokens(name: str) -> list[str]:
     whole component too, so a query of a component finds it)."""
     out: dict[str, None] = {}
     for component in name.split("."):
-        whole = component.lower()
-        if whole and _SPLIT.sub("", whole):
-            out.setdefault(whole, None)
-        for part in _SPLIT.split(component):
-            for piece in _CAMEL.findall(part):
-                if len(piece) >= MIN_WORD:
-                    out.setdefault(piece.lower(), None)
+        for token in _component_tokens(component):
+            out.setdefault(token, None)
     return list(out)
+
+
+@lru_cache(maxsize=WORD_CACHE)
+def _component_tokens(component: str) -> tuple[str, ...]:
+    """The tokens of one component of a name (:func:`name_tokens`), in order."""
+    out: dict[str, None] = {}
+    whole = component.lower()
+    if whole and _SPLIT.sub("", whole):
+        out.setdefault(whole, None)
+    for part in _SPLIT.split(component):
+        for piece in _CAMEL.findall(part):
+            if len(piece) >= MIN_WORD:
+                out.setdefault(piece.lower(), None)
+    return tuple(out)
 
 
 def words(text: str, limit: int | None = None) -> list[str]:
@@ -72,6 +88,7 @@ def words(text: str, limit: int | None = None) -> list[str]:
     return list(out)
 
 
+@lru_cache(maxsize=WORD_CACHE)
 def stem(word: str) -> str:
     """A light stem of a lower-cased English word, so that a summary's "Parses the
     directories" and a query's "parse a directory" share their words: plural ``s``,
@@ -97,7 +114,12 @@ def stem(word: str) -> str:
 def summary_words(text: str, limit: int | None = None) -> list[str]:
     """The stems of the words of ``text`` (:func:`words`), each once, at most ``limit``."""
     out: dict[str, None] = {}
-    for word in words(text):
+    seen: set[str] = set()
+    # words(text) inlined, so that the words after the limit are never looked at
+    for word in _WORD.findall(text.lower()):
+        if len(word) < MIN_WORD or word in STOPWORDS or word in seen:
+            continue
+        seen.add(word)
         out.setdefault(stem(word), None)
         if limit is not None and len(out) >= limit:
             break
@@ -105,6 +127,8 @@ def summary_words(text: str, limit: int | None = None) -> list[str]:
 
 
 def cut(term: str) -> str:
+    if len(term) <= TERM_BYTES and term.isascii():  # one byte a character: no need to encode
+        return term
     data = term.encode("utf-8")
     if len(data) <= TERM_BYTES:
         return term

@@ -30,6 +30,9 @@
 --                          index (sterm hash) and a term per term. Records the item's
 --                          stream entry id under its digest; adds its posting to each
 --                          term's chunks (at most 10 of 10 postings a term).
+-- new_postings(), add_posting(buffer, bucket, term, posting), write_postings(buffer)
+--                          the postings of one script, buffered: each term's chunks
+--                          read once, each hash written once (index_items uses them).
 local STATUS_OF = {o = 'ok', a = 'anchor_missing', n = 'page_not_found', s = 'skipped',
                    f = 'offsite', x = 'failed', m = 'ok', M = 'anchor_missing', p = 'ok',
                    P = 'anchor_missing', u = 'ok', U = 'anchor_missing'}
@@ -98,18 +101,62 @@ end
 
 local POSTING_BYTES, CHUNK_BYTES, MAX_CHUNKS = 6, 60, 10
 
+-- A script's postings are written through a buffer of the sterm chunk fields it read
+-- (by hash, then field; false: absent) and changed. Each read and each write of a field
+-- scans its hash's listpack and each write is propagated to the AOF, so each field is
+-- read once a script (items of a page share terms: their module's name tokens) and
+-- written once, one HSET per hash at the end (docs/performance.md, "Symbol search",
+-- "Cheaper to keep"). Changed fields are written in the order of
+-- their first change, so new fields are created in the order one HSET per posting would
+-- create them: the hashes end the same, field order included.
+local function new_postings()
+  return {values = {}, changed = {}, hashes = {}}
+end
+
+local function chunk_field(term, c)
+  if c == 0 then return term end
+  return term .. '\0' .. string.char(c)
+end
+
+-- A chunk's postings (false: no such chunk), read once a script.
+local function read_chunk(bucket, values, field)
+  local postings = values[field]
+  if postings == nil then
+    postings = redis.call('HGET', bucket, field)
+    values[field] = postings
+  end
+  return postings
+end
+
+local function set_chunk(buffer, bucket, field, postings)
+  local changed = buffer.changed[bucket]
+  if not changed then
+    changed = {}
+    buffer.changed[bucket] = changed
+    buffer.hashes[#buffer.hashes + 1] = bucket
+  end
+  if not changed[field] then
+    changed[field] = true
+    changed[#changed + 1] = field
+  end
+  buffer.values[bucket][field] = postings
+end
+
 -- Adds a posting to a term's chunks unless it is there already (a term seen in
--- MAX_CHUNKS full chunks of items takes no more). Chunks fill in order, so a full last
--- chunk means a full term: one HGET for the frequent terms.
-local function add_posting(bucket, term, posting)
-  local last = redis.call('HGET', bucket, term .. '\0' .. string.char(MAX_CHUNKS - 1))
-  if last and #last >= CHUNK_BYTES then return end
+-- MAX_CHUNKS full chunks of items takes no more). Chunks fill in order (add_posting is
+-- their only writer): a missing or short first chunk means no other, so the last chunk
+-- is looked at (is the term full?) only when the first is full.
+local function add_posting(buffer, bucket, term, posting)
+  local values = buffer.values[bucket]
+  if not values then
+    values = {}
+    buffer.values[bucket] = values
+  end
   for c = 0, MAX_CHUNKS - 1 do
-    local field = term
-    if c > 0 then field = term .. '\0' .. string.char(c) end
-    local postings = redis.call('HGET', bucket, field)
+    local field = chunk_field(term, c)
+    local postings = read_chunk(bucket, values, field)
     if not postings then
-      redis.call('HSET', bucket, field, posting)
+      set_chunk(buffer, bucket, field, posting)
       return
     end
     -- there already? (a match must start on a posting's boundary)
@@ -121,23 +168,46 @@ local function add_posting(bucket, term, posting)
       from = at + 1
     end
     if #postings < CHUNK_BYTES then
-      redis.call('HSET', bucket, field, postings .. posting)
+      set_chunk(buffer, bucket, field, postings .. posting)
       return
+    end
+    if c == 0 then
+      local last = read_chunk(bucket, values, chunk_field(term, MAX_CHUNKS - 1))
+      if last and #last >= CHUNK_BYTES then return end
+    end
+  end
+end
+
+-- Writes the chunks the buffer changed: one HSET per hash (of at most WRITE_FIELDS
+-- fields: unpack's limit is Lua's C stack, a few thousand values).
+local WRITE_FIELDS = 1000
+local function write_postings(buffer)
+  for _, bucket in ipairs(buffer.hashes) do
+    local changed, values = buffer.changed[bucket], buffer.values[bucket]
+    local args = {}
+    for n, field in ipairs(changed) do
+      args[#args + 1] = field
+      args[#args + 1] = values[field]
+      if n % WRITE_FIELDS == 0 or n == #changed then
+        redis.call('HSET', bucket, unpack(args))
+        args = {}
+      end
     end
   end
 end
 
 local function index_items(written, base, count, ibase)
-  local at = ibase
+  local at, buffer = ibase, new_postings()
   for i = 0, count - 1 do
     local record, posting, terms = KEYS[tonumber(ARGV[at])], ARGV[at + 1], tonumber(ARGV[at + 2])
     local id = written[i]
     if id then
       redis.call('HSET', record, ARGV[base + 6 * i + 1], id)
       for j = 0, terms - 1 do
-        add_posting(KEYS[tonumber(ARGV[at + 3 + 2 * j])], ARGV[at + 4 + 2 * j], posting)
+        add_posting(buffer, KEYS[tonumber(ARGV[at + 3 + 2 * j])], ARGV[at + 4 + 2 * j], posting)
       end
     end
     at = at + 3 + 2 * terms
   end
+  write_postings(buffer)
 end

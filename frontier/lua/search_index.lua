@@ -12,15 +12,16 @@
 -- nothing is written).
 local meta = KEYS[1]
 if redis.call('EXISTS', meta) == 0 then return 0 end
-local at, indexed = 1, 0
+local at, indexed, buffer = 1, 0, new_postings()
 while at <= #ARGV do
   local record, field, id = KEYS[tonumber(ARGV[at])], ARGV[at + 1], ARGV[at + 2]
   local posting, terms = ARGV[at + 3], tonumber(ARGV[at + 4])
   redis.call('HSET', record, field, id)
   for j = 0, terms - 1 do
-    add_posting(KEYS[tonumber(ARGV[at + 5 + 2 * j])], ARGV[at + 6 + 2 * j], posting)
+    add_posting(buffer, KEYS[tonumber(ARGV[at + 5 + 2 * j])], ARGV[at + 6 + 2 * j], posting)
   end
   indexed = indexed + 1
   at = at + 5 + 2 * terms
 end
+write_postings(buffer)
 return indexed
