@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from common.settings.config import Config, ConfigError
 from frontier.session import Frontier
@@ -17,6 +17,7 @@ from invcrawl import terminal
 from invcrawl.errors import UserError
 from invcrawl.scope import with_frontier
 from localredis.embedded import embedded_redis
+from process import interrupts
 from process.secrets import mask_secrets
 
 
@@ -72,3 +73,17 @@ def preflight(url: str, wait: float) -> None:
         raise UserError(mask_secrets(str(exc))) from None
     except RedisUnavailable as exc:
         raise UserError(str(exc)) from None
+
+
+def serve_until_stopped(
+    config: Config, serve: Callable[[Config], int], port: Callable[[Config], int]
+) -> int:
+    """Run a read-only server (the dashboard, the MCP server over HTTP) on the configured
+    Redis until a stop signal; a port it cannot listen on is one line."""
+    with redis_for(config, create=False) as live, interrupts.interruptible():
+        try:
+            return serve(live)
+        except OSError as exc:
+            raise UserError(
+                f"cannot listen on {live.bind}:{port(live)}: {exc.strerror or exc}"
+            ) from None

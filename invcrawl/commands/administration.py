@@ -18,8 +18,8 @@ from frontier.every_crawl import dead_letters_all, redrive_all
 from frontier.forget import Forgotten, forget, forget_in_use, is_known
 from frontier.session import CrawlNotFound, Frontier
 from invcrawl import terminal
-from invcrawl.errors import EXIT_FAILED, EXIT_OK, UsageError, UserError, fail
-from invcrawl.live_redis import redis_for
+from invcrawl.errors import EXIT_FAILED, EXIT_OK, UsageError, fail
+from invcrawl.live_redis import redis_for, serve_until_stopped
 from invcrawl.render import duration
 from invcrawl.render_status import render_dlq
 from invcrawl.scope import crawls_in_scope, resolve_crawl, with_frontier
@@ -54,13 +54,9 @@ def cmd_dashboard(config: Config) -> int:
     from dashboard.server import run_dashboard  # noqa: PLC0415 - aiohttp
 
     secret = access_secret(config)  # a bind beyond loopback without a token: refused
-    with redis_for(config, create=False) as live, interrupts.interruptible():
-        try:
-            return run_dashboard(live, secret)
-        except OSError as exc:
-            raise UserError(
-                f"cannot listen on {live.bind}:{live.port}: {exc.strerror or exc}"
-            ) from None
+    return serve_until_stopped(
+        config, lambda live: run_dashboard(live, secret), lambda live: live.port
+    )
 
 
 # -- dead letters, slots ------------------------------------------------------------------

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from common.listen import listener_secret
 from common.settings.config import Config
-from invcrawl.errors import UserError
-from invcrawl.live_redis import redis_for
-from process import interrupts
+from invcrawl.live_redis import redis_for, serve_until_stopped
 
 
 def cmd_mcp(config: Config) -> int:
@@ -29,10 +27,6 @@ def cmd_mcp(config: Config) -> int:
     )
     from mcpserver.http import run_http  # noqa: PLC0415
 
-    with redis_for(config, create=False) as live, interrupts.interruptible():
-        try:
-            return run_http(live, secret)
-        except OSError as exc:
-            raise UserError(
-                f"cannot listen on {live.bind}:{live.mcp_port}: {exc.strerror or exc}"
-            ) from None
+    return serve_until_stopped(
+        config, lambda live: run_http(live, secret), lambda live: live.mcp_port
+    )
