@@ -35,11 +35,17 @@ class ExtractionTimeout(Exception):
 
 
 _active: list[float] = []  # the budget in force (at most one: extraction does not nest)
+# CPU seconds after which an expired budget raises again: the exception lands wherever
+# the main thread is, and where that is a finalizer or a weakref callback (a garbage
+# collection run inside the block) Python prints and drops it; raised again until it
+# leaves the block, it always ends the work.
+RAISE_AGAIN_S = 0.01
 
 
 def _expired(signum: int, frame: FrameType | None) -> None:
     if _active:  # a signal arriving after the block ended is ignored
-        seconds = _active.pop()
+        seconds = _active[0]
+        signal.setitimer(signal.ITIMER_PROF, RAISE_AGAIN_S)
         raise ExtractionTimeout(f"extraction took longer than its {seconds:g}s budget")
 
 

@@ -28,3 +28,21 @@ def test_a_budget_that_ended_leaves_no_timer() -> None:
     start = time.process_time()
     while time.process_time() - start < 0.2:  # past the old budget: nothing fires
         pass
+
+
+def test_a_timeout_dropped_where_it_landed_is_raised_again() -> None:
+    """The timeout is raised wherever the main thread is; where that is a finalizer or a
+    weakref callback run by a garbage collection inside the block, Python prints and
+    drops it (robots.txt parsing kept going that way). Dropped once, it comes again."""
+    dropped = []
+    with pytest.raises(ExtractionTimeout), budget(0.005):
+        try:
+            while True:  # CPU work until the budget is spent
+                pass
+        except ExtractionTimeout:
+            dropped.append(1)  # as the interpreter does with a finalizer's exception
+        limit = time.process_time() + 5
+        while time.process_time() < limit:  # the work goes on: interrupted again
+            pass
+        pytest.fail("the budget did not interrupt the work again")
+    assert dropped == [1]
