@@ -18,6 +18,22 @@ import resource
 import sys
 import time
 
+
+def _invcrawl_at_exit(dump):
+    """Run ``dump`` when the process ends: at exit, and in ``os._exit`` too (a forked
+    child, produce --consume's producer, leaves that way: no atexit)."""
+    atexit.register(dump)
+    os_exit = os._exit
+
+    def exit_after_dump(code):
+        try:
+            dump()
+        finally:
+            os_exit(code)
+
+    os._exit = exit_after_dump
+
+
 _out = os.environ.get("INVCRAWL_BENCH_RUSAGE")
 if _out:
 
@@ -43,17 +59,7 @@ if _out:
         with open(os.path.join(_out, f"{os.getpid()}.json"), "w") as f:
             json.dump(data, f)
 
-    atexit.register(_invcrawl_bench_dump)
-    # A forked child (produce --consume's producer) leaves with os._exit: no atexit.
-    _invcrawl_os_exit = os._exit
-
-    def _invcrawl_exit(code):
-        try:
-            _invcrawl_bench_dump()
-        finally:
-            _invcrawl_os_exit(code)
-
-    os._exit = _invcrawl_exit
+    _invcrawl_at_exit(_invcrawl_bench_dump)
 
 
 def _chain():
@@ -173,13 +179,4 @@ if os.environ.get("INVCRAWL_BENCH_ROUNDTRIPS") and _out:
                 f,
             )
 
-    atexit.register(_invcrawl_rt_dump)
-    _invcrawl_rt_exit = os._exit
-
-    def _invcrawl_rt_os_exit(code):
-        try:
-            _invcrawl_rt_dump()
-        finally:
-            _invcrawl_rt_exit(code)
-
-    os._exit = _invcrawl_rt_os_exit
+    _invcrawl_at_exit(_invcrawl_rt_dump)
