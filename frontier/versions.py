@@ -23,6 +23,7 @@ import orjson
 
 from common.apidiff.versions import matches, parse_ref, version_key
 from common.items import Item, key_digest
+from common.search.selection import listing
 from frontier.export import HistoryTrimmed, all_entries, iter_latest
 from frontier.retention import trimmed_before
 from frontier.session import CrawlNotFound, CrawlSession, Frontier
@@ -138,16 +139,13 @@ def pick_project(crawls: Sequence[CrawlVersion], project: str | None) -> str:
         folded = [p for p in projects if p.casefold() == project.casefold()]
         if exact or len(folded) == 1:
             return (exact or folded)[0]
-        raise CrawlRefError(
-            f"no project {project!r} in this Redis (projects: {', '.join(map(repr, projects))})"
-        )
+        raise CrawlRefError(f"no project {project!r} in this Redis (projects: {listing(projects)})")
     if len(projects) == 1:
         return projects[0]
     if not projects:
         raise CrawlRefError("no crawl in this Redis yet (run `invcrawl crawl SITE` first)")
     raise CrawlRefError(
-        f"{len(projects)} projects in this Redis ({', '.join(map(repr, projects))}): "
-        "pick one with --project"
+        f"{len(projects)} projects in this Redis ({listing(projects)}): pick one with --project"
     )
 
 
@@ -241,7 +239,7 @@ async def history_project(frontier: Frontier, key: str, crawls: Sequence[CrawlVe
     holding = await projects_holding(frontier, key, crawls)
     if len(holding) == 1:
         return holding[0]
-    names = ", ".join(map(repr, holding or sorted(projects, key=lambda p: (p.casefold(), p))))
+    names = listing(holding or sorted(projects, key=lambda p: (p.casefold(), p)))
     if holding:
         raise CrawlRefError(
             f"{key} is in {len(holding)} projects ({names}): pick one with --project"

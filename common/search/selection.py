@@ -45,7 +45,8 @@ class VersionChoice(Protocol):
 V = TypeVar("V", bound=VersionChoice)
 
 
-def _listing(names: Sequence[str]) -> str:
+def listing(names: Sequence[str]) -> str:
+    """Names for a one-line error: the first few, quoted, and how many more."""
     shown = ", ".join(repr(n) for n in names[:_LISTED])
     more = len(names) - _LISTED
     return shown + (f" and {more} more" if more > 0 else "") if names else "none"
@@ -63,9 +64,9 @@ def match_project(requested: str, projects: Sequence[str]) -> str:
     ordered = sorted(set(projects), key=lambda p: (p.casefold(), p))
     if folded:
         raise UnknownProject(
-            f"project {requested!r} is ambiguous: {_listing(sorted(folded))}; give the exact name"
+            f"project {requested!r} is ambiguous: {listing(sorted(folded))}; give the exact name"
         )
-    raise UnknownProject(f"no project {requested!r} (projects: {_listing(ordered)})")
+    raise UnknownProject(f"no project {requested!r} (projects: {listing(ordered)})")
 
 
 def is_x_range(requested: str) -> bool:
@@ -90,7 +91,7 @@ def select_version(requested: str | None, versions: Sequence[V]) -> V:
         done = [v for v in usable if finished(v)]
         if not done:
             raise UnknownVersion(
-                f"no finished version yet (versions: {_listing(names)}); name one to search it"
+                f"no finished version yet (versions: {listing(names)}); name one to search it"
             )
         return done[-1]
     wanted = requested.strip()
@@ -104,4 +105,4 @@ def select_version(requested: str | None, versions: Sequence[V]) -> V:
         matched = [v for v in usable if v.version == stem or v.version.startswith(stem + ".")]
         if matched:
             return matched[-1]
-    raise UnknownVersion(f"no version {requested!r} (versions: {_listing(names)})")
+    raise UnknownVersion(f"no version {requested!r} (versions: {listing(names)})")

@@ -90,8 +90,8 @@ class Config:
     base: Path | None = None
     json: bool = False
     watch: bool = False
-    status_page: int = 1  # status: the page of crawls shown
-    status_all: bool = False  # status: every crawl, not a page
+    page: int = 1  # status, versions: the page shown (PAGE_ROWS a page)
+    show_all: bool = False  # status, versions: every row, not a page
     progress: str = "auto"
     log_level: str = "WARNING"
     quiet: bool = False

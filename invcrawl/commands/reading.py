@@ -36,8 +36,8 @@ def cmd_status(config: Config) -> int:
         # --watch rides out Redis outages (one line each): the last status stays shown
         redis: Calls = reconnect("status --watch", terminal.note) if config.watch else Once()
         crawl_id = await resolve_ref(frontier, config.crawl_id) if config.crawl_id else None
-        limit = None if config.status_all else FLEET_PAGE
-        offset = (config.status_page - 1) * FLEET_PAGE
+        limit = None if config.show_all else FLEET_PAGE
+        offset = (config.page - 1) * FLEET_PAGE
         while True:
             data, settled = await redis.call(
                 lambda: status_view(frontier, crawl_id, config.lease_ms, limit, offset)

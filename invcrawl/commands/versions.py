@@ -14,6 +14,7 @@ its values up to :data:`COLUMN`: a longer value overflows its own row only."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import sys
 import time
@@ -47,6 +48,7 @@ T = TypeVar("T")
 Read = Callable[[Callable[[Frontier], Awaitable[T]]], T]
 TERMINAL = Style(safe, safe)  # site strings on the terminal: control characters escaped
 COLUMN = 32  # characters a column pads to at most
+PROJECTS_PAGE = 50  # projects a page of `versions` shows (--page N, --all)
 
 
 def _width(values: list[str]) -> int:
@@ -54,19 +56,38 @@ def _width(values: list[str]) -> int:
 
 
 def versions(config: Config, read: Read[list[CrawlVersion]]) -> int:
+    """Projects and their versions, a page of ``PROJECTS_PAGE`` projects by name (``--page
+    N``, ``--all``; ``--project`` one project): a Redis of 10,000 crawls prints a screen
+    of them, not every one."""
     crawls = read(crawl_versions)
     grouped = by_project(crawls)
     if config.project_name is not None:
         name = pick_project(crawls, config.project_name)
         grouped = {name: grouped[name]}
+    total = len(grouped)
+    offset = 0 if config.show_all else (config.page - 1) * PROJECTS_PAGE
+    shown = total if config.show_all else PROJECTS_PAGE
+    page = dict(itertools.islice(grouped.items(), offset, offset + shown))
     if config.json:
         data = [
             {"project": project, "versions": [c.to_json() for c in rows]}
-            for project, rows in grouped.items()
+            for project, rows in page.items()
         ]
-        print(json_safe(json.dumps({"projects": data}, indent=2, ensure_ascii=False)))
+        paging = {"offset": offset, "shown": len(page), "total": total}
+        listing = {"projects": data, "page": paging}
+        print(json_safe(json.dumps(listing, indent=2, ensure_ascii=False)))
         return EXIT_OK
-    print(render_versions(grouped) if grouped else "no crawl in this Redis yet")
+    if not grouped:
+        print("no crawl in this Redis yet")
+    elif not page:
+        print(f"no projects on this page: {total} projects in this Redis")
+    else:
+        print(render_versions(page))
+        if len(page) < total:
+            print(
+                f"projects {offset + 1}-{offset + len(page)} of {total} shown: "
+                "--page N for others, --all for every one, --project NAME for one"
+            )
     return EXIT_OK
 
 

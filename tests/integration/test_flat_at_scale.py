@@ -6,6 +6,7 @@ real redis-server of the session: equal counts, never a time."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -227,3 +228,63 @@ def test_status_and_the_dashboard_show_a_page_of_ten_thousand_crawls(redis_url: 
     text = render_fleet(first)
     assert "crawls 1-50 of 10000 shown" in text and len(text.splitlines()) < FLEET_PAGE + 10
     assert len(snapshot["crawls"]) == DASHBOARD_CRAWLS and snapshot["totals"]["crawls"] == 10_000
+
+
+@pytest.mark.timeout(180)
+def test_versions_shows_a_page_of_ten_thousand_projects(
+    redis_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``versions`` prints a page of 50 projects by name (``--page N``, ``--all``), and its
+    JSON says which; an unknown project is a one-line error of bounded length, not a list
+    of every project."""
+    from frontier.versions import CrawlRefError, crawl_versions
+    from invcrawl.commands.versions import PROJECTS_PAGE, versions
+
+    size = 10_000
+    fresh(redis_url)
+    crawl_ids = [f"c{i:05d}" for i in range(size)]
+    client = redis.Redis.from_url(redis_url)
+    frontier = Frontier(connect(redis_url))
+    pipe = client.pipeline(transaction=False)
+    for i, crawl_id in enumerate(crawl_ids):
+        meta = frontier.crawl(crawl_id).keys.meta
+        fields = {"project": f"p{i:05d}", "version": "1.0", "state": "finished", "site": "s"}
+        pipe.hset(meta, mapping=fields)
+    pipe.sadd(CRAWLS, *crawl_ids)
+    pipe.execute()
+    client.close()
+    run(frontier.aclose())
+
+    def read(job: Any) -> Any:
+        async def once() -> Any:
+            reader = Frontier(connect(redis_url))
+            try:
+                return await job(reader)
+            finally:
+                await reader.aclose()
+
+        return run(once())
+
+    assert len(read(crawl_versions)) == size
+
+    def shown(**options: Any) -> str:
+        versions(Config(redis=redis_url, **options), read)
+        return capsys.readouterr().out
+
+    first = shown().splitlines()
+    assert first[0].startswith("p00000: 1 version(s)") and f"p{PROJECTS_PAGE - 1:05d}" in first[-3]
+    assert first[-1].startswith(f"projects 1-{PROJECTS_PAGE} of {size} shown: --page N")
+    assert len(first) == 2 * PROJECTS_PAGE + 1  # a project's line and its version's, and the footer
+    last = shown(page=size // PROJECTS_PAGE).splitlines()
+    assert last[-2].strip().startswith("1.0") and last[-3].startswith("p09999:")
+    assert shown(page=size // PROJECTS_PAGE + 1).startswith("no projects on this page: 10000")
+    assert len(shown(show_all=True).splitlines()) == 2 * size  # no footer: every one shown
+    listing = json.loads(shown(json=True, page=2))
+    assert listing["page"] == {"offset": PROJECTS_PAGE, "shown": PROJECTS_PAGE, "total": size}
+    assert listing["projects"][0]["project"] == f"p{PROJECTS_PAGE:05d}"
+    one = json.loads(shown(json=True, project_name="P00042"))
+    assert [p["project"] for p in one["projects"]] == ["p00042"]
+    with pytest.raises(CrawlRefError) as error:
+        shown(project_name="nope")
+    assert "\n" not in str(error.value) and len(str(error.value)) < 400
+    assert f"and {size - 20} more" in str(error.value)
