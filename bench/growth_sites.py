@@ -13,7 +13,8 @@ two ways against a fresh ``redis-server`` (``localredis.server.RedisServer``, AO
 Reported per run: wall time, CPU per 1,000 pages by process (every Python process's
 rusage at exit, by the ``sitecustomize`` hook of bench/crawl.py; Redis from ``/proc``),
 Redis memory per crawl and per item (``used_memory`` after the run minus the empty
-server's), and Redis commands per page (INFO commandstats). In ``one``, the producer is
+server's), and Redis commands per page (INFO commandstats), Redis's system share of its CPU and its AOF rewrites (``--aof
+everysec|always|off``: the append-only file, to tell its cost apart). In ``one``, the producer is
 forked from the first consumer (``produce --consume``) and shares its command line: its
 CPU is counted with the consumers'. Figures, not asserts; results in docs/performance.md.
 
@@ -35,7 +36,7 @@ from typing import Any
 
 import redis
 
-from bench.harness import HOOKS, proc_cpu, read_hooks
+from bench.harness import CLK_TCK, HOOKS, read_hooks
 from bench.nginx import serve
 
 try:  # the synthetic site is the tests' (tests/support/synthsite.py): tests/ on the path
@@ -69,19 +70,29 @@ def commands(client: redis.Redis) -> int:
     return sum(int(v["calls"]) for v in client.info("commandstats").values())
 
 
-def run_one(mode: str, size: int, base_url: str, work: Path, env: dict[str, str]) -> dict[str, Any]:
+def redis_times(pid: int) -> tuple[float, float]:
+    """Redis's user and system CPU seconds so far (the system part holds the AOF's writes
+    and the copy-on-write faults of its rewrites)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
+
+
+def run_one(
+    mode: str, size: int, base_url: str, work: Path, env: dict[str, str], *, aof: str
+) -> dict[str, Any]:
     port = int(base_url.rsplit(":", 1)[1].strip("/"))
     run_dir = work / f"{mode}-{size}"
     (run_dir / "rusage").mkdir(parents=True)
     sites = run_dir / "sites.txt"
     urls = [f"http://{HOSTS[i % len(HOSTS)]}:{port}/c{i:05d}/" for i in range(size)]
     sites.write_text("".join(f"{url}\n" for url in urls))
-    server = RedisServer(run_dir / "redis", fsync="everysec")
+    off = ["--appendonly", "no"] if aof == "off" else []
+    server = RedisServer(run_dir / "redis", fsync="everysec" if off else aof, extra=off)
     server.start()
     client = redis.Redis.from_url(server.url)
     try:
         base_memory = int(client.info("memory")["used_memory"])
-        redis0, commands0 = proc_cpu(server.process.pid), commands(client)
+        redis0, commands0 = redis_times(server.process.pid), commands(client)
         run_env = dict(env, INVCRAWL_BENCH_RUSAGE=str(run_dir / "rusage"))
         common = ["--redis", server.url, "--data-dir", str(run_dir / "data")]
         invcrawl = [sys.executable, "-P", "-m", "invcrawl"]
@@ -100,7 +111,10 @@ def run_one(mode: str, size: int, base_url: str, work: Path, env: dict[str, str]
             codes += [c.wait() for c in consumers]
             codes.append(call("export", "-o", str(run_dir / "all.jsonl"), "-q").wait())
         wall = time.perf_counter() - started
-        redis_cpu = proc_cpu(server.process.pid) - redis0
+        user, system = (
+            t - t0 for t, t0 in zip(redis_times(server.process.pid), redis0, strict=True)
+        )
+        rewrites = int(client.info("persistence").get("aof_rewrites", 0))
         sent = commands(client) - commands0
         memory = int(client.info("memory")["used_memory"]) - base_memory
         pipe = client.pipeline(transaction=False)
@@ -117,7 +131,7 @@ def run_one(mode: str, size: int, base_url: str, work: Path, env: dict[str, str]
     cpu: dict[str, float] = defaultdict(float)
     for proc in read_hooks(run_dir / "rusage"):
         cpu[{"crawl": "supervisor"}.get(proc.role, proc.role)] += proc.cpu
-    cpu["redis"] = redis_cpu
+    cpu["redis"] = user + system
     per_k = {role: seconds / max(pages, 1) * 1000 for role, seconds in cpu.items()}
     if any(codes):
         print(f"  warning: {mode} {size}: exit codes {codes}", file=sys.stderr)
@@ -133,6 +147,8 @@ def run_one(mode: str, size: int, base_url: str, work: Path, env: dict[str, str]
         "memory_per_crawl": memory / size,
         "memory_per_item": memory / max(items, 1),
         "commands_per_page": sent / max(pages, 1),
+        "redis_system_share": system / max(user + system, 1e-9),
+        "aof_rewrites": rewrites,
         "codes": codes,
     }
 
@@ -144,7 +160,7 @@ def render(results: list[dict[str, Any]]) -> str:
     head = (
         "| mode | crawls | pages | wall s | CPU-s / 1,000 pages: total | "
         + " | ".join(ROLES)
-        + " | Redis B / crawl | B / item | commands / page |"
+        + " | Redis B / crawl | B / item | commands / page | Redis sys % | AOF rewrites |"
     )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in results:
@@ -154,7 +170,8 @@ def render(results: list[dict[str, Any]]) -> str:
             f"{r['total_per_1000']:.2f} | "
             + " | ".join(f"{per[role]:.2f}" if role in per else "-" for role in ROLES)
             + f" | {r['memory_per_crawl']:,.0f} | {r['memory_per_item']:,.0f} | "
-            f"{r['commands_per_page']:.1f} |"
+            f"{r['commands_per_page']:.1f} | {100 * r['redis_system_share']:.0f} | "
+            f"{r['aof_rewrites']} |"
         )
     return "\n".join(lines)
 
@@ -164,6 +181,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="10,100,1000")
     parser.add_argument("--modes", default="one,split")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument(
+        "--aof",
+        choices=("everysec", "always", "off"),
+        default="everysec",
+        help="Redis's append-only file: its fsync policy, or off (to tell its cost apart)",
+    )
     parser.add_argument(
         "--repo", type=Path, default=REPO, help="the invcrawl checkout to run (before/after)"
     )
@@ -182,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         with serve(root, HOSTS) as base_url:
             for size in sizes:
                 for mode in modes:
-                    result = run_one(mode, size, base_url, work, env)
+                    result = run_one(mode, size, base_url, work, env, aof=args.aof)
                     results.append(result)
                     print(render([result]).splitlines()[-1], flush=True)
     finally:
