@@ -150,6 +150,46 @@ class CrawlSummary:
         return self.producer == ProducerState.FAILED
 
 
+class FleetTotals:
+    """Running totals over a fleet of crawl summaries, for the progress line of a
+    many-site crawl: each crawl's share is replaced when its summary changes, so a line
+    costs the same at 10 and at 10,000 crawls (summing every summary for each line took
+    most of the supervisor's CPU at 10,000: issue 39). Rates are kept in thousandths of
+    a page a second, so that replacing shares adds no float drift."""
+
+    def __init__(self) -> None:
+        self._shares: dict[str, tuple[int, int, int, int, int]] = {}
+        self.pages_total = 0
+        self.pages_settled = 0
+        self.pages_dead = 0
+        self.settled_crawls = 0  # finished or failed
+        self._rate_milli = 0  # of the open crawls
+
+    @property
+    def crawls(self) -> int:
+        return len(self._shares)
+
+    @property
+    def rate_pages_s(self) -> float:
+        return self._rate_milli / 1000
+
+    def update(self, crawl_id: str, summary: CrawlSummary) -> None:
+        share = (
+            summary.pages_total,
+            summary.pages_settled,
+            summary.pages_dead,
+            int(summary.state in (CrawlState.FINISHED, CrawlState.FAILED)),
+            round(summary.rate_pages_s * 1000) if summary.is_open else 0,
+        )
+        old = self._shares.get(crawl_id, (0, 0, 0, 0, 0))
+        self._shares[crawl_id] = share
+        self.pages_total += share[0] - old[0]
+        self.pages_settled += share[1] - old[1]
+        self.pages_dead += share[2] - old[2]
+        self.settled_crawls += share[3] - old[3]
+        self._rate_milli += share[4] - old[4]
+
+
 _SUMMARY_FIELDS = dataclasses.fields(CrawlSummary)
 _SUMMARY_NAMES = tuple(f.name for f in _SUMMARY_FIELDS)
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import wraps
 from typing import Any
 
-from frontier.summary import CrawlSummary
+from frontier.summary import CrawlSummary, FleetTotals
 
 SOFT_WIDTH = 80  # where lists wrap when the output is not a terminal
 
@@ -166,16 +166,12 @@ def progress_line(s: CrawlSummary, width: int | None = None) -> str:
 
 
 @terminal_text
-def fleet_progress_line(crawls: list[CrawlSummary], width: int | None = None) -> str:
+def fleet_progress_line(fleet: FleetTotals, width: int | None = None) -> str:
     """One line for the live progress of a multi-site crawl: every crawl together."""
-    total = sum(c.pages_total for c in crawls)
-    settled = sum(c.pages_settled for c in crawls)
-    dead = sum(c.pages_dead for c in crawls)
-    finished = sum(c.state in ("finished", "failed") for c in crawls)
-    rate = sum(c.rate_pages_s for c in crawls if c.is_open)
+    total, settled, dead = fleet.pages_total, fleet.pages_settled, fleet.pages_dead
     dead_text = f" ({dead} dead)" if dead else ""
-    done = f" {finished}/{len(crawls)} crawls done"
-    rate_text = f" {rate:.1f}/s"
+    done = f" {fleet.settled_crawls}/{fleet.crawls} crawls done"
+    rate_text = f" {fleet.rate_pages_s:.1f}/s"
 
     def line(bar_width: int, *parts: str) -> str:
         return f"{bar(settled, total, bar_width)} {settled}/{total} pages{dead_text}" + "".join(

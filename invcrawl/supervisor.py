@@ -29,7 +29,7 @@ from frontier.refresh import Refresh
 from frontier.session import CrawlSession, Frontier
 from frontier.states import CrawlState, ProducerState
 from frontier.status import crawl_summaries, crawl_summary
-from frontier.summary import CrawlSummary
+from frontier.summary import CrawlSummary, FleetTotals
 from invcrawl import terminal
 from invcrawl.adaptive import Sites, run_every
 from invcrawl.children import (
@@ -102,6 +102,7 @@ class CrawlRun:
         self.producing: int | None = None  # index of the process producing the crawls
         self.reported: set[str] = set()  # crawls whose producer error was shown
         self.summaries: dict[str, CrawlSummary] = {}
+        self.totals = FleetTotals()  # of the summaries, kept as each one changes
         self.sessions: dict[str, CrawlSession] = {}
         self.outputs = CrawlOutputs(self.sessions, self.output_of, self.say)
         self.before: dict[str, dict[str, int]] = {}  # item counters before a refresh
@@ -154,8 +155,7 @@ class CrawlRun:
                     sys.stderr.write("\n")
                 await self.stop_consumers()
                 raise
-            summaries = await crawl_summaries(frontier, self.crawl_ids)
-            self.summaries.update(zip(self.crawl_ids, summaries, strict=True))
+            self._record(self.crawl_ids, await crawl_summaries(frontier, self.crawl_ids))
             if self.interrupted:
                 # every crawl this run finished keeps its file
                 await self.outputs.finish(self.summaries, this_run_only=True, announce=False)
@@ -330,16 +330,20 @@ class CrawlRun:
             ids, seq = await registry.changed_since(self.changes_seq)
             changed = [c for c in ids if c in self.sessions]
         if changed:
-            summaries = await crawl_summaries(frontier, changed)
-            self.summaries.update(zip(changed, summaries, strict=True))
+            self._record(changed, await crawl_summaries(frontier, changed))
             self._report_failed_producers(changed)
         self.changes_seq = seq  # (only once read: a failed tick reads them again)
         return changed
 
+    def _record(self, crawl_ids: Sequence[str], summaries: Sequence[CrawlSummary]) -> None:
+        for crawl_id, summary in zip(crawl_ids, summaries, strict=True):
+            self.summaries[crawl_id] = summary
+            self.totals.update(crawl_id, summary)
+
     def _progress_line(self, width: int | None) -> str:
         if len(self.summaries) == 1:
             return progress_line(next(iter(self.summaries.values())), width)
-        return fleet_progress_line(list(self.summaries.values()), width)
+        return fleet_progress_line(self.totals, width)
 
     def _report_failed_producers(self, crawl_ids: Sequence[str]) -> None:
         """One line per site whose inventory could not be read, as soon as it is known;

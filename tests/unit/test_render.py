@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from frontier.summary import CrawlStatus, CrawlSummary, FleetStatus
+from frontier.summary import CrawlStatus, CrawlSummary, FleetStatus, FleetTotals
 from invcrawl.render import crawl_json, duration, first_line, fleet_progress_line, interrupted_note
 from invcrawl.render import progress_line as _progress_line
 from invcrawl.render_status import render_dlq, render_reports
@@ -57,8 +57,34 @@ def test_progress_on_a_narrow_terminal_drops_items_then_rate_but_keeps_the_eta()
     assert "items" not in progress_line(big, 79) and "/s" in progress_line(big, 79)
     assert "/s" not in progress_line(big, 50)
     one = CrawlSummary.from_dict({**big, "state": "running", "crawl_id": "a"})
-    fleet = fleet_progress_line([one] * 3, 50)
+    totals = FleetTotals()
+    for crawl_id in "abc":
+        totals.update(crawl_id, one)
+    fleet = fleet_progress_line(totals, 50)
     assert len(fleet) <= 50 and "0/3 crawls done" in fleet
+
+
+def test_fleet_totals_replace_a_crawls_share_as_it_changes() -> None:
+    """The fleet line's totals are kept, not summed for each line: a crawl read again
+    replaces its share; equal to the sums over the latest summaries."""
+    totals = FleetTotals()
+    latest = {}
+    for n in range(200):
+        crawl_id = f"c{n % 50}"
+        state = "finished" if n >= 150 else "running"
+        summary = CrawlSummary.from_dict(
+            {**status(pages_total=10, pages_done=n // 50 * 3, pages_dead=n % 2, rate_pages_s=0.1),
+             "state": state, "crawl_id": crawl_id}
+        )  # fmt: skip
+        latest[crawl_id] = summary
+        totals.update(crawl_id, summary)
+    assert totals.crawls == 50
+    assert totals.pages_total == sum(s.pages_total for s in latest.values())
+    assert totals.pages_settled == sum(s.pages_settled for s in latest.values())
+    assert totals.pages_dead == sum(s.pages_dead for s in latest.values())
+    assert totals.settled_crawls == 50
+    assert totals.rate_pages_s == 0.0  # (finished crawls have no rate)
+    assert "50/50 crawls done" in fleet_progress_line(totals)
 
 
 def test_before_the_inventory_is_read_it_says_so_instead_of_zero_pages() -> None:
