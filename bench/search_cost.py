@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 import redis
 
+from bench.harness import proc_cpu
 from common.items import PageOutcome, bucket_count, prepare
 from common.tasks import Task, TaskEntry
 from frontier.connection import connect
@@ -29,15 +30,18 @@ from frontier.session import Frontier
 from localredis.server import RedisServer, find_redis_server
 
 SYSTEM_REDIS = ("/usr/bin/redis-server", "/usr/local/bin/redis-server")
-PER_PAGE = 40
+PER_PAGE = 40  # items a page: the CPython docs' average is 31
 
 
-async def commit_all(url: str, items: list[dict[str, Any]]) -> float:
-    """Commit every item as one crawl; returns the CPU seconds ``prepare`` took."""
+async def commit_all(
+    url: str, items: list[dict[str, Any]], per_page: int, *, index: bool = True
+) -> float:
+    """Commit every item as one crawl, ``per_page`` items a page; returns the CPU seconds
+    ``prepare`` took."""
     client = connect(url)
     session = Frontier(client).crawl("cost")
     buckets = bucket_count(len(items))
-    pages = [items[i : i + PER_PAGE] for i in range(0, len(items), PER_PAGE)]
+    pages = [items[i : i + per_page] for i in range(0, len(items), per_page)]
     tasks = [
         Task(
             id=hashlib.sha1(str(n).encode()).hexdigest()[:16],
@@ -48,7 +52,8 @@ async def commit_all(url: str, items: list[dict[str, Any]]) -> float:
         )
         for n, page in enumerate(pages)
     ]
-    await session.open({"site": "x", "max_tries": 3}, 1, buckets)
+    meta = {"site": "x", "max_tries": 3} | ({} if index else {"retain_items": "exported"})
+    await session.open(meta, 1, buckets)  # (a crawl retaining exported items: no index)
     await session.enqueue(tasks)
     await session.produced({"entries": len(items)}, len(tasks))
     cpu = time.process_time()
@@ -65,6 +70,10 @@ async def commit_all(url: str, items: list[dict[str, Any]]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=Path, required=True)
+    parser.add_argument("--per-page", type=int, default=PER_PAGE, help="items a commit")
+    parser.add_argument(
+        "--without-index", action="store_true", help="the commit without the search index"
+    )
     args = parser.parse_args()
     items = [orjson.loads(line) for line in args.items.read_bytes().splitlines() if line]
     items = [i for i in items if i.get("status") != "removed"]
@@ -73,7 +82,12 @@ def main() -> None:
         server = RedisServer(Path(tmp) / "redis", binary=binary)
         server.start()
         try:
-            spent = asyncio.run(commit_all(server.url, items))
+            assert server.process is not None
+            redis0 = proc_cpu(server.process.pid)
+            spent = asyncio.run(
+                commit_all(server.url, items, args.per_page, index=not args.without_index)
+            )
+            redis_cpu = proc_cpu(server.process.pid) - redis0
             plain = redis.Redis.from_url(server.url)
             stats = plain.info("commandstats").get("cmdstat_evalsha", {})
             usec = int(stats.get("usec", 0))
@@ -83,7 +97,9 @@ def main() -> None:
             server.stop()
     print(
         f"{len(items)} items: prepare {spent:.2f} CPU-s; commit.lua {usec / len(items):.1f} "
-        f"us of Redis time per item; used_memory {memory / 1e6:.1f} MB"
+        f"us of Redis time per item; Redis process CPU {redis_cpu:.2f} s "
+        f"({redis_cpu / len(items) * 1e6:.1f} us per item: the AOF's writes too); "
+        f"used_memory {memory / 1e6:.1f} MB"
     )
 
 
