@@ -13,8 +13,8 @@ on one redis-server, and relevance on the query set of ``bench/search_queries.py
    ``--versions`` versions (each drops a seeded 2% of the entries and adds its own
    ones), its items given the first sentence of a real CPython item with the same last
    component, else of a seeded one; written the same way;
-3. memory: ``MEMORY USAGE`` of every search key (``srec:<r>``, ``sterm:<h>``) of each
-   crawl, per indexed item; ``OBJECT ENCODING`` of each (listpack or not);
+3. memory: ``MEMORY USAGE`` of every search key (``srec:<r>``, ``slog:<h>``) of each
+   crawl, per indexed item; ``OBJECT ENCODING`` of each record hash (listpack or not);
 4. latency: each query of the set run against every project's latest version (the
    default scope) and against ``--project Python``, timed around
    ``frontier.search.search_symbols`` (client and server on this host), p50/p95/max;
@@ -145,7 +145,7 @@ def synthesized(
 def index_memory(client: redis.Redis, crawl_id: str, buckets: int) -> dict[str, Any]:
     keys = CrawlKeys(crawl_id)
     names = [keys.search_record(b) for b in range(buckets)]
-    names += [keys.search_terms(h) for h in range(term_buckets(buckets))]
+    names += [keys.search_log(h) for h in range(term_buckets(buckets))]
     pipe = client.pipeline(transaction=False)
     for name in names:
         pipe.memory_usage(name, samples=0)
@@ -162,7 +162,9 @@ def index_memory(client: redis.Redis, crawl_id: str, buckets: int) -> dict[str, 
         "terms": sum(sizes[buckets:]),
         "items": records,
         "keys": len(names),
-        "not_listpack": sum(1 for e in encodings if e and e not in ("listpack", "ziplist")),
+        "not_listpack": sum(
+            1 for e in encodings[:buckets] if e and e not in ("listpack", "ziplist")
+        ),
     }
 
 

@@ -18,7 +18,7 @@ from typing import Any, NotRequired, TypedDict, cast
 import orjson
 
 from common.codec import stored_item
-from common.search.postings import record_bucket, term_buckets, term_hash
+from common.search.postings import record_bucket, term_buckets, term_hash, term_tag
 from common.search.summary import first_sentence
 from common.search.terms import index_terms
 from common.tasks import Task, TaskEntry
@@ -205,9 +205,9 @@ class PreparedItem:
     value: str  # checksum[:12] + status letter
     status: str
     data: bytes  # item JSON as stored in the stream (common/codec.py: a zstd frame)
-    # the search index (common/search/postings.py): (sterm bucket, term) of each of its
-    # terms; empty for an item the index leaves out
-    terms: tuple[tuple[int, str], ...] = ()
+    # the search index (common/search/postings.py): (slog, tag) of each of its terms;
+    # empty for an item the index leaves out
+    terms: tuple[tuple[int, bytes], ...] = ()
     record: int = 0  # its srec hash
 
 
@@ -280,7 +280,7 @@ def prepare(item: Item, buckets: int) -> PreparedItem:
     summary = first_sentence(item.get("doc"))
     name = str(item.get("name") or item["key"].split(":", 2)[-1])
     hashes = term_buckets(buckets)  # term_bucket(), its modulus computed once an item
-    terms = tuple((term_hash(term) % hashes, term) for term in index_terms(name, summary))
+    terms = tuple((term_hash(term) % hashes, term_tag(term)) for term in index_terms(name, summary))
     return PreparedItem(
         key=item["key"],
         bucket=bucket,

@@ -58,7 +58,10 @@ def crawl_key_names(keys: CrawlKeys, slots: int, buckets: int) -> tuple[list[str
         for key in (keys.queue(slot), keys.delayed(slot), keys.owner(slot))
     ]
     search = [keys.search_record(b) for b in range(buckets)]
-    search += [keys.search_terms(h) for h in range(term_buckets(buckets))] if buckets else []
+    if buckets:
+        terms = range(term_buckets(buckets))
+        search += [keys.search_log(h) for h in terms]
+        search += [keys.old_search_postings(h) for h in terms]
     dedup = [keys.isum(b) for b in range(buckets)]
     return fixed + inflight + per_slot + dedup + search, inflight
 

@@ -58,8 +58,12 @@ key                                 type    holds
                                             bucketed so each hash stays listpack-encoded
 ``invcrawl:{C}:srec:<r>``           HASH    search index: item digest -> stream entry id of
                                             its latest item (``common/search/postings.py``)
-``invcrawl:{C}:sterm:<h>``          HASH    search index: term -> postings (6-byte item
-                                            digests, in chunks of 10)
+``invcrawl:{C}:slog:<h>``           STRING  search index: the postings of the terms in
+                                            ``h``, appended: 4-byte term tag + 6-byte item
+                                            digest each
+``invcrawl:{C}:sterm:<h>``          HASH    the index's first layout (term -> postings in
+                                            chunks): deleted by forget, replaced by
+                                            ``search --reindex``
 ``invcrawl:{C}:stats``              HASH    counters: claims, commits, fenced, retries, reaped,
                                             dead, items_new, items_updated, items_unchanged,
                                             items_removed,
@@ -234,7 +238,12 @@ class CrawlKeys(_Bindable):
     def search_record(self, bucket: int) -> str:
         return f"{self.base}:srec:{bucket}"
 
-    def search_terms(self, bucket: int) -> str:
+    def search_log(self, bucket: int) -> str:
+        return f"{self.base}:slog:{bucket}"
+
+    def old_search_postings(self, bucket: int) -> str:
+        """The postings hashes of the index's first layout (``sterm``): ``forget`` still
+        deletes them, ``search --reindex`` replaces them."""
         return f"{self.base}:sterm:{bucket}"
 
     def pattern(self) -> str:

@@ -5,7 +5,8 @@ Each crawl keeps a search index beside its items (``common/search/postings.py``,
 written by ``commit.lua``, its records dropped by ``tombstone.lua``). A search picks the
 crawls (each project's latest finished version unless a project or version is named:
 ``common/search/selection.py``), then makes three pipelined round trips, whatever the
-number of crawls: the query's terms' postings (one ``HMGET`` per term and crawl), the
+number of crawls: the query's terms' postings (one ``search_lookup.lua`` call per crawl,
+or one ``GET`` per term log and crawl for a user without scripts), the
 records of the best candidates (``HGET``), their items (``XRANGE`` of one entry each).
 Every candidate is ranked again from its item (``common/search/ranking.py``), so a
 posting left by a changed or removed item never ranks it. No key is scanned.
@@ -26,12 +27,12 @@ from redis.exceptions import NoPermissionError, NoScriptError, ResponseError
 
 from common.items import key_digest
 from common.search.postings import (
-    CHUNK_BYTES,
-    chunk_fields,
     fields_of,
+    postings_in,
     record_bucket,
     term_buckets,
     term_hash,
+    term_tag,
 )
 from common.search.ranking import (
     NAME_WEIGHTS,
@@ -182,29 +183,20 @@ def choose_crawls(
     return chosen
 
 
-async def _postings(redis: Redis, requests: Sequence[tuple[str, str]]) -> list[list[str]]:
-    """The item digests of each (hash, term): the first chunk of every term in one round
-    trip, the further chunks of the terms whose first is full in a second one."""
+async def _postings(redis: Redis, requests: Sequence[tuple[str, bytes]]) -> list[list[str]]:
+    """The item digests of each (term log, tag): every log read once, in one round trip."""
     if not requests:
         return []
+    logs = list(dict.fromkeys(log for log, _ in requests))
     pipe = redis.pipeline(transaction=False)
-    for bucket, term in requests:
-        pipe.execute_command("HGET", bucket, term.encode("utf-8"), **RAW)
-    firsts: list[bytes | None] = await pipe.execute()
-    full = [i for i, chunk in enumerate(firsts) if chunk and len(chunk) >= CHUNK_BYTES]
-    more: dict[int, bytes] = {}
-    if full:
-        pipe = redis.pipeline(transaction=False)
-        for i in full:
-            bucket, term = requests[i]
-            pipe.execute_command("HMGET", bucket, *chunk_fields(term)[1:], **RAW)
-        for i, chunks in zip(full, await pipe.execute(), strict=True):
-            more[i] = b"".join(c for c in chunks if c)
-    return [fields_of((chunk or b"") + more.get(i, b"")) for i, chunk in enumerate(firsts)]
+    for log in logs:
+        pipe.execute_command("GET", log, **RAW)
+    read = dict(zip(logs, await pipe.execute(), strict=True))
+    return [fields_of(postings_in(read[log] or b"", tag)) for log, tag in requests]
 
 
 # Clients whose Redis user may not run scripts (the ``reader`` of deploy/redis: no
-# EVALSHA): their lookups are plain HGETs.
+# EVALSHA): their lookups are plain GETs.
 _no_scripts: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 _LOOKUP = load("search_lookup")
 _LOOKUP_SHA = hashlib.sha1(_LOOKUP.source.encode("utf-8")).hexdigest()
@@ -247,6 +239,7 @@ async def _scored(
     if not terms:
         return
     hashes = [term_hash(term.term) for term in terms]
+    tags = [term_tag(term.term) for term in terms]
     found: list[list[str]] | None = None
     if not _no_scripts.get(redis):
         calls = []
@@ -254,9 +247,8 @@ async def _scored(
             keys = CrawlKeys(crawl.crawl_id)
             index = KeyIndex(1)
             args: list[Any] = []
-            for term, digest in zip(terms, hashes, strict=True):
-                bucket = keys.search_terms(digest % term_buckets(crawl.buckets))
-                args += [index.add(bucket), term.term.encode("utf-8")]
+            for digest, tag in zip(hashes, tags, strict=True):
+                args += [index.add(keys.search_log(digest % term_buckets(crawl.buckets))), tag]
             calls.append(([keys.meta, *index.keys], args))
         replies = await _looked_up(redis, calls)
         if replies is not None:
@@ -267,12 +259,9 @@ async def _scored(
             ]
     if found is None:
         requests = [
-            (
-                CrawlKeys(crawl.crawl_id).search_terms(digest % term_buckets(crawl.buckets)),
-                term.term,
-            )
+            (CrawlKeys(crawl.crawl_id).search_log(digest % term_buckets(crawl.buckets)), tag)
             for crawl in crawls
-            for term, digest in zip(terms, hashes, strict=True)
+            for digest, tag in zip(hashes, tags, strict=True)
         ]
         found = await _postings(redis, requests)
     postings_of = iter(found)

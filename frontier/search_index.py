@@ -1,6 +1,7 @@
 """Index the items a crawl already holds (``invcrawl search --reindex``): a crawl
-committed before the search index existed has none, and a refresh rewrites only the
-items that changed. Reads the stream once for the latest entry of each key, once more
+committed before the search index existed has none, one indexed under the index's first
+layout (``sterm`` hashes) has none that is read, and a refresh rewrites only the items
+that changed. Reads the stream once for the latest entry of each key, once more
 for the items, and writes their records and postings with ``search_index.lua``, in
 batches (idempotent: run twice, it adds nothing)."""
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from common.items import key_digest
-from common.search.postings import posting, record_bucket, term_bucket
+from common.search.postings import posting, record_bucket, term_bucket, term_tag
 from common.search.summary import first_sentence
 from common.search.terms import index_terms
 from frontier.export import all_entries, latest_entry_ids
@@ -42,7 +43,8 @@ async def reindex(session: CrawlSession) -> int:
         record = session.keys.search_record(record_bucket(field, buckets))
         args += [index.add(record), field, entry.id, posting(field), len(terms)]
         for term in terms:
-            args += [index.add(session.keys.search_terms(term_bucket(term, buckets))), term]
+            log = session.keys.search_log(term_bucket(term, buckets))
+            args += [index.add(log), term_tag(term)]
         count += 1
         if count >= BATCH:
             indexed += int(await session._scripts.run("search_index", fixed, args, index.keys))

@@ -65,14 +65,14 @@ def search_index_args(k: CrawlKeys, items: Sequence[PreparedItem], index: KeyInd
     """The ARGV of the search index of ``items`` (``index_items`` in _prelude.lua), adding
     the hashes it writes to ``index``."""
     args: list[Any] = []
-    term_keys: dict[int, int] = {}  # sterm bucket -> its KEYS index: items share terms
+    term_keys: dict[int, int] = {}  # slog -> its KEYS index: items share terms
     for item in items:
         args += [index.add(k.search_record(item.record)), posting(item.field), len(item.terms)]
-        for bucket, term in item.terms:
+        for bucket, tag in item.terms:
             at = term_keys.get(bucket)
             if at is None:
-                at = term_keys[bucket] = index.add(k.search_terms(bucket))
-            args += (at, term)
+                at = term_keys[bucket] = index.add(k.search_log(bucket))
+            args += (at, tag)
     return args
 
 

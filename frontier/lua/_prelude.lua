@@ -27,12 +27,12 @@
 --                          the search index (common/search/postings.py) of the items
 --                          write_items wrote: from ARGV[ibase], per item its srec KEYS
 --                          index, its posting (6 bytes), its term count, then a KEYS
---                          index (sterm hash) and a term per term. Records the item's
---                          stream entry id under its digest; adds its posting to each
---                          term's chunks (at most 10 of 10 postings a term).
--- new_postings(), add_posting(buffer, bucket, term, posting), write_postings(buffer)
---                          the postings of one script, buffered: each term's chunks
---                          read once, each hash written once (index_items uses them).
+--                          index (slog) and a term tag (4 bytes) per term. Records the
+--                          item's stream entry id under its digest; appends tag and
+--                          posting to each term's log.
+-- new_logs(), log_entry(logs, key, entry), append_logs(logs), log_holds(log, entry)
+--                          the term logs of one script: entries gathered, each log
+--                          appended once (index_items, search_index.lua use them).
 local STATUS_OF = {o = 'ok', a = 'anchor_missing', n = 'page_not_found', s = 'skipped',
                    f = 'offsite', x = 'failed', m = 'ok', M = 'anchor_missing', p = 'ok',
                    P = 'anchor_missing', u = 'ok', U = 'anchor_missing'}
@@ -99,115 +99,54 @@ local function write_items(items, stats, task_id, base, count)
   return new, updated, unchanged, written
 end
 
-local POSTING_BYTES, CHUNK_BYTES, MAX_CHUNKS = 6, 60, 10
+local TAG_BYTES, ENTRY_BYTES, MAX_POSTINGS = 4, 10, 100
 
--- A script's postings are written through a buffer of the sterm chunk fields it read
--- (by hash, then field; false: absent) and changed. Each read and each write of a field
--- scans its hash's listpack and each write is propagated to the AOF, so each field is
--- read once a script (items of a page share terms: their module's name tokens) and
--- written once, one HSET per hash at the end (docs/performance.md, "Symbol search",
--- "Cheaper to keep"). Changed fields are written in the order of
--- their first change, so new fields are created in the order one HSET per posting would
--- create them: the hashes end the same, field order included.
-local function new_postings()
-  return {values = {}, changed = {}, hashes = {}}
+-- The term logs of a script (common/search/postings.py): each log's entries (a term's
+-- tag and an item's posting), gathered in the order logs are first touched and
+-- appended with one APPEND each at the end: no read and no scan of what a log holds.
+local function new_logs()
+  return {entries = {}, order = {}}
 end
 
-local function chunk_field(term, c)
-  if c == 0 then return term end
-  return term .. '\0' .. string.char(c)
+local function log_entry(logs, key, entry)
+  local entries = logs.entries[key]
+  if not entries then
+    entries = {}
+    logs.entries[key] = entries
+    logs.order[#logs.order + 1] = key
+  end
+  entries[#entries + 1] = entry
 end
 
--- A chunk's postings (false: no such chunk), read once a script.
-local function read_chunk(bucket, values, field)
-  local postings = values[field]
-  if postings == nil then
-    postings = redis.call('HGET', bucket, field)
-    values[field] = postings
-  end
-  return postings
-end
-
-local function set_chunk(buffer, bucket, field, postings)
-  local changed = buffer.changed[bucket]
-  if not changed then
-    changed = {}
-    buffer.changed[bucket] = changed
-    buffer.hashes[#buffer.hashes + 1] = bucket
-  end
-  if not changed[field] then
-    changed[field] = true
-    changed[#changed + 1] = field
-  end
-  buffer.values[bucket][field] = postings
-end
-
--- Adds a posting to a term's chunks unless it is there already (a term seen in
--- MAX_CHUNKS full chunks of items takes no more). Chunks fill in order (add_posting is
--- their only writer): a missing or short first chunk means no other, so the last chunk
--- is looked at (is the term full?) only when the first is full.
-local function add_posting(buffer, bucket, term, posting)
-  local values = buffer.values[bucket]
-  if not values then
-    values = {}
-    buffer.values[bucket] = values
-  end
-  for c = 0, MAX_CHUNKS - 1 do
-    local field = chunk_field(term, c)
-    local postings = read_chunk(bucket, values, field)
-    if not postings then
-      set_chunk(buffer, bucket, field, posting)
-      return
-    end
-    -- there already? (a match must start on a posting's boundary)
-    local from = 1
-    while true do
-      local at = string.find(postings, posting, from, true)
-      if not at then break end
-      if (at - 1) % POSTING_BYTES == 0 then return end
-      from = at + 1
-    end
-    if #postings < CHUNK_BYTES then
-      set_chunk(buffer, bucket, field, postings .. posting)
-      return
-    end
-    if c == 0 then
-      local last = read_chunk(bucket, values, chunk_field(term, MAX_CHUNKS - 1))
-      if last and #last >= CHUNK_BYTES then return end
-    end
+local function append_logs(logs)
+  for _, key in ipairs(logs.order) do
+    redis.call('APPEND', key, table.concat(logs.entries[key]))
   end
 end
 
--- Writes the chunks the buffer changed: one HSET per hash (of at most WRITE_FIELDS
--- fields: unpack's limit is Lua's C stack, a few thousand values).
-local WRITE_FIELDS = 1000
-local function write_postings(buffer)
-  for _, bucket in ipairs(buffer.hashes) do
-    local changed, values = buffer.changed[bucket], buffer.values[bucket]
-    local args = {}
-    for n, field in ipairs(changed) do
-      args[#args + 1] = field
-      args[#args + 1] = values[field]
-      if n % WRITE_FIELDS == 0 or n == #changed then
-        redis.call('HSET', bucket, unpack(args))
-        args = {}
-      end
-    end
+-- Whether a log holds an entry (on an entry's boundary: not bytes inside two).
+local function log_holds(log, entry)
+  local from = 1
+  while true do
+    local at = string.find(log, entry, from, true)
+    if not at then return false end
+    if (at - 1) % ENTRY_BYTES == 0 then return true end
+    from = at + 1
   end
 end
 
 local function index_items(written, base, count, ibase)
-  local at, buffer = ibase, new_postings()
+  local at, logs = ibase, new_logs()
   for i = 0, count - 1 do
     local record, posting, terms = KEYS[tonumber(ARGV[at])], ARGV[at + 1], tonumber(ARGV[at + 2])
     local id = written[i]
     if id then
       redis.call('HSET', record, ARGV[base + 6 * i + 1], id)
       for j = 0, terms - 1 do
-        add_posting(buffer, KEYS[tonumber(ARGV[at + 3 + 2 * j])], ARGV[at + 4 + 2 * j], posting)
+        log_entry(logs, KEYS[tonumber(ARGV[at + 3 + 2 * j])], ARGV[at + 4 + 2 * j] .. posting)
       end
     end
     at = at + 3 + 2 * terms
   end
-  write_postings(buffer)
+  append_logs(logs)
 end

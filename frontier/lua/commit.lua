@@ -9,7 +9,7 @@
 --       then 6 values per item: KEYS index of its bucket, key digest,
 --       checksum12..status letter, item key, status, item JSON,
 --       then the search index of each item (index_items in _prelude.lua; not for a
---       crawl with retain_items exported); its KEYS (srec:<r>, sterm:<h>) follow the
+--       crawl with retain_items exported); its KEYS (srec:<r>, slog:<h>) follow the
 --       isum buckets
 --
 -- Returns {code, new, updated, unchanged}; code 1 = committed, 0 = fenced (the token is

@@ -1,27 +1,36 @@
 -- search_index.lua: index items already in the stream (a crawl committed before the
--- search index existed: `invcrawl search --reindex`). For each item, its record (the
--- stream entry id of its latest item) and its postings, as commit.lua writes them
--- (add_posting in _prelude.lua: a posting already there is not added twice).
+-- search index existed, or under its first layout: `invcrawl search --reindex`). For
+-- each item, its record (the stream entry id of its latest item) and its term log
+-- entries, as commit.lua writes them, but an entry a log holds already is not appended
+-- again (run twice, it adds nothing).
 --
--- KEYS  meta, then the srec:<r> and sterm:<h> hashes of this batch
+-- KEYS  meta, then the srec:<r> hashes and slog:<h> strings of this batch
 -- ARGV  per item: KEYS index of its srec hash, its digest (isum field), its stream
---       entry id, its posting (6 bytes), its term count, then a KEYS index (sterm hash)
---       and a term per term
+--       entry id, its posting (6 bytes), its term count, then a KEYS index (slog) and a
+--       term tag (4 bytes) per term
 --
 -- Returns the number of items indexed (0: the crawl is gone, e.g. forgotten meanwhile:
 -- nothing is written).
 local meta = KEYS[1]
 if redis.call('EXISTS', meta) == 0 then return 0 end
-local at, indexed, buffer = 1, 0, new_postings()
+local at, indexed, logs = 1, 0, new_logs()
+local held, added = {}, {}  -- each log as read once; the entries this call adds
 while at <= #ARGV do
   local record, field, id = KEYS[tonumber(ARGV[at])], ARGV[at + 1], ARGV[at + 2]
   local posting, terms = ARGV[at + 3], tonumber(ARGV[at + 4])
   redis.call('HSET', record, field, id)
   for j = 0, terms - 1 do
-    add_posting(buffer, KEYS[tonumber(ARGV[at + 5 + 2 * j])], ARGV[at + 6 + 2 * j], posting)
+    local key, entry = KEYS[tonumber(ARGV[at + 5 + 2 * j])], ARGV[at + 6 + 2 * j] .. posting
+    if held[key] == nil then
+      held[key], added[key] = redis.call('GET', key) or '', {}
+    end
+    if not added[key][entry] and not log_holds(held[key], entry) then
+      added[key][entry] = true
+      log_entry(logs, key, entry)
+    end
   end
   indexed = indexed + 1
   at = at + 5 + 2 * terms
 end
-write_postings(buffer)
+append_logs(logs)
 return indexed

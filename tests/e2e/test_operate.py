@@ -346,7 +346,12 @@ def documented_keys() -> dict[str, str]:
 
 
 # the placeholder of each bucketed key's number in the key table (<slot> for the others)
-_PLACEHOLDERS = {"isum": "<b>", "search_record": "<r>", "search_terms": "<h>"}
+_PLACEHOLDERS = {
+    "isum": "<b>",
+    "search_record": "<r>",
+    "search_log": "<h>",
+    "old_search_postings": "<h>",
+}
 
 
 def schema_keys() -> set[str]:

@@ -1,24 +1,36 @@
-"""The postings commit.lua writes (add_posting in frontier/lua/_prelude.lua buffers a
-script's chunk fields and writes each once): the hashes end exactly as one posting at a
-time would leave them, field order included, across chunk boundaries, a full term and
-items committed again (on a real redis-server)."""
+"""The term logs commit.lua writes (index_items in frontier/lua/_prelude.lua gathers a
+script's entries and appends each log once): the logs end exactly as one entry at a time
+would leave them, in commit order, an item committed unchanged adding nothing; a lookup
+(search_lookup.lua, and postings_in for a user without scripts) finds each term's items
+once, the first 100, on entry boundaries only (on a real redis-server)."""
 
 from __future__ import annotations
 
 import hashlib
 from typing import Any
 
+import pytest
 import redis
 from conftest import run
 
 from common.items import PageOutcome, PreparedItem, prepare
-from common.search.postings import CHUNK_BYTES, MAX_CHUNKS, posting, term_bucket
+from common.search.postings import (
+    ENTRY_BYTES,
+    MAX_POSTINGS,
+    fields_of,
+    posting,
+    postings_in,
+    term_bucket,
+    term_tag,
+)
 from common.tasks import Task, TaskEntry
 from frontier.connection import connect
 from frontier.keys import CrawlKeys
+from frontier.scripts import KeyIndex
+from frontier.search import _looked_up
 from frontier.session import Frontier
 
-BUCKETS = 4  # 16 term hashes of ~20 fields: listpacks (field order kept, HGETALL shows it)
+BUCKETS = 4  # 16 term logs
 
 
 def item(n: int, doc: str) -> dict[str, Any]:
@@ -32,51 +44,34 @@ def item(n: int, doc: str) -> dict[str, Any]:
     }
 
 
-def expected(pages: list[list[PreparedItem]], k: CrawlKeys) -> dict[str, list[tuple[bytes, bytes]]]:
-    """The sterm hashes one HSET per posting leaves (the algorithm before the buffer)."""
-    hashes: dict[str, dict[bytes, bytes]] = {}
+def expected(pages: list[list[PreparedItem]], k: CrawlKeys) -> dict[str, bytes]:
+    """The logs one APPEND per entry leaves, in commit order."""
+    logs: dict[str, bytes] = {}
     written: dict[str, str] = {}
     for page in pages:
         for p in page:
             if written.get(p.field) == p.value:
                 continue  # unchanged: not written, not indexed
             written[p.field] = p.value
-            for bucket, term in p.terms:
-                fields = hashes.setdefault(k.search_terms(bucket), {})
-                add_posting(fields, term.encode(), posting(p.field))
-    return {key: list(fields.items()) for key, fields in hashes.items()}
+            for bucket, tag in p.terms:
+                log = k.search_log(bucket)
+                logs[log] = logs.get(log, b"") + tag + posting(p.field)
+    return logs
 
 
-def add_posting(fields: dict[bytes, bytes], term: bytes, mine: bytes) -> None:
-    names = [term] + [term + b"\0" + bytes([c]) for c in range(1, MAX_CHUNKS)]
-    last = fields.get(names[-1])
-    if last is not None and len(last) >= CHUNK_BYTES:
-        return
-    for name in names:
-        chunk = fields.get(name)
-        if chunk is None:
-            fields[name] = mine
-            return
-        if any(chunk[i : i + 6] == mine for i in range(0, len(chunk), 6)):
-            return
-        if len(chunk) < CHUNK_BYTES:
-            fields[name] = chunk + mine
-            return
-
-
-def test_postings_end_as_one_write_per_posting_would_leave_them(redis_url: str) -> None:
+def test_logs_end_as_one_append_per_entry_would_leave_them(redis_url: str) -> None:
     crawl = "postings-order"
     k = CrawlKeys(crawl)
-    # "~mod" and "+frobnicat" are every item's: 3 pages take them past a chunk, past a
-    # page, to a full term (100 postings) and beyond; page 2 repeats 5 keys of page 1
-    # changed, and one key twice in itself (its posting is there already: not again).
+    # "~mod" and "+frobnicat" are every item's: 3 pages take them past 100 items; page 2
+    # repeats 5 keys of page 1 changed (appended again), one key twice in itself, and
+    # page 3 one key of page 1 unchanged (not written, not appended).
     docs = ["Frobnicate the widget.", "Frobnicate it again."]
     pages_items = [
         [item(n, docs[0]) for n in range(25)],
         [item(n, docs[1]) for n in range(5)]
         + [item(n, docs[0]) for n in range(25, 60)]
         + [item(30, docs[1])],
-        [item(n, docs[0]) for n in range(60, 130)],
+        [item(n, docs[0]) for n in range(60, 130)] + [item(20, docs[0])],
     ]
     pages = [[prepare(i, BUCKETS) for i in page] for page in pages_items]  # type: ignore[arg-type]
 
@@ -104,18 +99,48 @@ def test_postings_end_as_one_write_per_posting_would_leave_them(redis_url: str) 
     want = expected(pages, k)
     plain = redis.Redis.from_url(redis_url)
     try:
-        got = {key: list(plain.hgetall(key).items()) for key in want}
+        got = {key: plain.get(key) for key in want}
     finally:
         plain.close()
     assert got == want
-    chunks = dict(want[k.search_terms(term_bucket("~mod", BUCKETS))])
-    assert len(chunks[b"~mod\0\x09"]) == CHUNK_BYTES  # the term is full
-    assert "hashtable" not in plain_encodings(redis_url, list(want))  # listpack or ziplist
+    mod = want[k.search_log(term_bucket("~mod", BUCKETS))]
+    assert len(mod) % ENTRY_BYTES == 0 and mod.count(term_tag("~mod")) >= 131
+
+    # a lookup: each item once (page 2's changed keys are in the log twice), the first
+    # MAX_POSTINGS, the same from the script and from the plain reads
+    first_ids = [prepare(i, BUCKETS).field for page in pages_items for i in page]
+    distinct = list(dict.fromkeys(first_ids))
+    looked = lookup(redis_url, k, ["~mod", "+frobnicat", "=nothing"])
+    assert looked[0] == distinct[:MAX_POSTINGS]
+    assert looked[1] == looked[0] and looked[2] == []
+    for term, found in zip(["~mod", "+frobnicat"], looked[:2], strict=True):
+        log = want[k.search_log(term_bucket(term, BUCKETS))]
+        assert fields_of(postings_in(log, term_tag(term))) == found
 
 
-def plain_encodings(url: str, keys: list[str]) -> set[str]:
-    client = redis.Redis.from_url(url, decode_responses=True)
-    try:
-        return {str(client.object("encoding", key)) for key in keys}
-    finally:
-        client.close()
+def lookup(url: str, k: CrawlKeys, terms: list[str]) -> list[list[str]]:
+    async def go() -> list[list[str]]:
+        client = connect(url)
+        try:
+            index = KeyIndex(1)
+            args: list[Any] = []
+            for term in terms:
+                args += [index.add(k.search_log(term_bucket(term, BUCKETS))), term_tag(term)]
+            replies = await _looked_up(client, [([k.meta, *index.keys], args)])
+            assert replies is not None
+            return [fields_of(postings) for postings in replies[0]]
+        finally:
+            await client.aclose()
+
+    return run(go())
+
+
+@pytest.mark.parametrize("shift", [4, 5, 6])
+def test_a_tag_inside_a_posting_is_not_an_entry(shift: int) -> None:
+    """Bytes of a posting that equal a term's tag, off an entry's boundary, are not an
+    entry of that term."""
+    tag = term_tag("~needle")
+    other = term_tag("~hay")
+    fake = (b"\x00" * 6 + tag + b"\x00" * 6)[shift : shift + 6]
+    log = other + fake + other + b"\x01" * 6 + tag + b"\x02" * 6 + tag + b"\x02" * 6
+    assert fields_of(postings_in(log, tag)) == ["020202020202"]

@@ -169,7 +169,7 @@ def test_tombstones_and_forget_remove_it(crawled: str) -> None:
     after, latest, left = run(main())
     assert "reqs.post" not in after
     assert latest[:1] == ["1.0"]  # 2.0 forgotten: 1.0 is the latest left
-    assert left == 0  # nothing of the index (srec, sterm) is left behind
+    assert left == 0  # nothing of the index (srec, slog) is left behind
 
 
 @pytest.mark.timeout(120)
@@ -230,16 +230,16 @@ def test_reindex_a_crawl_committed_before_the_index(crawled: str) -> None:
             plain = redis.Redis.from_url(crawled)
             index_keys = [
                 k
-                for pattern in ("invcrawl:{reqs-2.0}:srec:*", "invcrawl:{reqs-2.0}:sterm:*")
+                for pattern in ("invcrawl:{reqs-2.0}:srec:*", "invcrawl:{reqs-2.0}:slog:*")
                 for k in plain.scan_iter(match=pattern)
             ]
             plain.delete(*index_keys)  # as a crawl made before the index was
             before = names(await search_symbols(client, "Session", project="Reqs"))
             session = Frontier(client).crawl("reqs-2.0")
             first = await reindex(session)
-            dump = {k.decode(): plain.dump(k) for k in sorted(plain.scan_iter("*:sterm:*"))}
+            dump = {k.decode(): plain.dump(k) for k in sorted(plain.scan_iter("*:slog:*"))}
             second = await reindex(session)
-            again = {k.decode(): plain.dump(k) for k in sorted(plain.scan_iter("*:sterm:*"))}
+            again = {k.decode(): plain.dump(k) for k in sorted(plain.scan_iter("*:slog:*"))}
             assert again == dump  # idempotent: no posting twice
             after = names(await search_symbols(client, "Session", project="Reqs"))
             plain.close()
