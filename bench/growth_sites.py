@@ -13,10 +13,11 @@ two ways against a fresh ``redis-server`` (``localredis.server.RedisServer``, AO
 Reported per run: wall time, CPU per 1,000 pages by process (every Python process's
 rusage at exit, by the ``sitecustomize`` hook of bench/crawl.py; Redis from ``/proc``),
 Redis memory per crawl and per item (``used_memory`` after the run minus the empty
-server's), and Redis commands per page (INFO commandstats), Redis's system share of its CPU and its AOF rewrites (``--aof
-everysec|always|off``: the append-only file, to tell its cost apart). In ``one``, the producer is
-forked from the first consumer (``produce --consume``) and shares its command line: its
-CPU is counted with the consumers'. Figures, not asserts; results in docs/performance.md.
+server's), Redis commands per page (INFO commandstats), Redis's system share of its CPU
+(the AOF's writes) and its AOF rewrites (``--aof everysec|always|off``: the append-only
+file, to tell its cost apart). In ``one``, the producer is forked from the first consumer
+(``produce --consume``) and shares its command line: its CPU is counted with the
+consumers'. Figures, not asserts; results in docs/performance.md.
 
     PYTHONPATH=tests python -m bench.growth_sites [--sizes 10,100,1000] [--modes one,split]
 """
@@ -36,7 +37,7 @@ from typing import Any
 
 import redis
 
-from bench.harness import CLK_TCK, HOOKS, default_redis_server, read_hooks
+from bench.harness import HOOKS, default_redis_server, proc_times, read_hooks
 from bench.nginx import serve
 
 try:  # the synthetic site is the tests' (tests/support/synthsite.py): tests/ on the path
@@ -74,13 +75,6 @@ def commands(client: redis.Redis) -> int:
     return sum(int(v["calls"]) for v in client.info("commandstats").values())
 
 
-def redis_times(pid: int) -> tuple[float, float]:
-    """Redis's user and system CPU seconds so far (the system part holds the AOF's writes
-    and the copy-on-write faults of its rewrites)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
-
-
 def run_one(
     mode: str, size: int, base_url: str, work: Path, env: dict[str, str], *, aof: str
 ) -> dict[str, Any]:
@@ -98,7 +92,7 @@ def run_one(
     client = redis.Redis.from_url(server.url)
     try:
         base_memory = int(client.info("memory")["used_memory"])
-        redis0, commands0 = redis_times(server.process.pid), commands(client)
+        redis0, commands0 = proc_times(server.process.pid), commands(client)
         run_env = dict(env, INVCRAWL_BENCH_RUSAGE=str(run_dir / "rusage"))
         common = ["--redis", server.url, "--data-dir", str(run_dir / "data")]
         invcrawl = [sys.executable, "-P", "-m", "invcrawl"]
@@ -118,7 +112,7 @@ def run_one(
             codes.append(call("export", "-o", str(run_dir / "all.jsonl"), "-q").wait())
         wall = time.perf_counter() - started
         user, system = (
-            t - t0 for t, t0 in zip(redis_times(server.process.pid), redis0, strict=True)
+            t - t0 for t, t0 in zip(proc_times(server.process.pid), redis0, strict=True)
         )
         rewrites = int(client.info("persistence").get("aof_rewrites", 0))
         sent = commands(client) - commands0

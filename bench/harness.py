@@ -146,13 +146,19 @@ def phases(
     }
 
 
-def proc_cpu(pid: int) -> float:
-    """utime + stime of a live process, seconds (clock-tick resolution)."""
+def proc_times(pid: int) -> tuple[float, float]:
+    """utime and stime of a live process, seconds (clock-tick resolution; 0 for a
+    process gone)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+        return 0.0, 0.0
+    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
+
+
+def proc_cpu(pid: int) -> float:
+    """utime + stime of a live process, seconds."""
+    return sum(proc_times(pid))
 
 
 def proc_hwm(pid: int) -> int:

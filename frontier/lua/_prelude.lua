@@ -30,9 +30,11 @@
 --                          index (slog) and a term tag (4 bytes) per term. Records the
 --                          item's stream entry id under its digest; appends tag and
 --                          posting to each term's log.
--- new_logs(), log_entry(logs, key, entry), append_logs(logs), log_holds(log, entry)
+-- new_logs(), log_entry(logs, key, entry), append_logs(logs), log_holds(log, entry),
+-- find_entry(log, bytes, from)
 --                          the term logs of one script: entries gathered, each log
---                          appended once (index_items, search_index.lua use them).
+--                          appended once, entries found on their boundaries
+--                          (index_items, search_index.lua, search_lookup.lua use them).
 local STATUS_OF = {o = 'ok', a = 'anchor_missing', n = 'page_not_found', s = 'skipped',
                    f = 'offsite', x = 'failed', m = 'ok', M = 'anchor_missing', p = 'ok',
                    P = 'anchor_missing', u = 'ok', U = 'anchor_missing'}
@@ -124,15 +126,19 @@ local function append_logs(logs)
   end
 end
 
--- Whether a log holds an entry (on an entry's boundary: not bytes inside two).
-local function log_holds(log, entry)
-  local from = 1
+-- The first place from `from` on where `bytes` start a log entry (an entry's boundary:
+-- not bytes inside two), or nil.
+local function find_entry(log, bytes, from)
   while true do
-    local at = string.find(log, entry, from, true)
-    if not at then return false end
-    if (at - 1) % ENTRY_BYTES == 0 then return true end
+    local at = string.find(log, bytes, from, true)
+    if not at or (at - 1) % ENTRY_BYTES == 0 then return at end
     from = at + 1
   end
+end
+
+-- Whether a log holds an entry.
+local function log_holds(log, entry)
+  return find_entry(log, entry, 1) ~= nil
 end
 
 local function index_items(written, base, count, ibase)

@@ -19,18 +19,14 @@ for i = 1, #ARGV, 2 do
     log = redis.call('GET', key) or ''
     logs[key] = log
   end
-  local found, seen, at = {}, {}, string.find(log, tag, 1, true)
+  local found, seen, at = {}, {}, find_entry(log, tag, 1)
   while at and #found < MAX_POSTINGS do
-    if (at - 1) % ENTRY_BYTES == 0 then  -- an entry's start, not bytes inside a posting
-      local posting = string.sub(log, at + TAG_BYTES, at + ENTRY_BYTES - 1)
-      if not seen[posting] then
-        seen[posting] = true
-        found[#found + 1] = posting
-      end
-      at = string.find(log, tag, at + ENTRY_BYTES, true)
-    else
-      at = string.find(log, tag, at + 1, true)
+    local posting = string.sub(log, at + TAG_BYTES, at + ENTRY_BYTES - 1)
+    if not seen[posting] then
+      seen[posting] = true
+      found[#found + 1] = posting
     end
+    at = find_entry(log, tag, at + ENTRY_BYTES)
   end
   out[#out + 1] = table.concat(found)
 end
