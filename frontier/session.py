@@ -17,6 +17,7 @@ import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
+import orjson
 from redis.asyncio import Redis
 
 from common.items import PageOutcome, PreparedItem
@@ -62,18 +63,25 @@ class Frontier:
 
 
 def search_index_args(k: CrawlKeys, items: Sequence[PreparedItem], index: KeyIndex) -> list[Any]:
-    """The ARGV of the search index of ``items`` (``index_items`` in _prelude.lua), adding
-    the hashes it writes to ``index``."""
-    args: list[Any] = []
-    term_keys: dict[int, int] = {}  # slog -> its KEYS index: items share terms
+    """The three ARGV of the search index of ``items`` (``index_items`` in _prelude.lua),
+    adding the hashes it writes to ``index``: each item's ``srec`` KEYS index, the
+    page's term logs with their entry counts, and their entries grouped by log. A page's
+    ~350 terms travel as three values, not two each: redis-py packs every value in
+    Python, and Lua reads each (docs/performance.md, "The commit's arguments")."""
+    records = [index.add(k.search_record(item.record)) for item in items]
+    logs: dict[int, list[bytes]] = {}  # slog -> its entries, in the items' order
     for item in items:
-        args += [index.add(k.search_record(item.record)), posting(item.field), len(item.terms)]
+        mine = posting(item.field)
         for bucket, tag in item.terms:
-            at = term_keys.get(bucket)
-            if at is None:
-                at = term_keys[bucket] = index.add(k.search_log(bucket))
-            args += (at, tag)
-    return args
+            entries = logs.get(bucket)
+            if entries is None:
+                entries = logs[bucket] = []
+            entries.append(tag + mine)
+    directory: list[int] = []
+    for bucket, entries in logs.items():
+        directory += (index.add(k.search_log(bucket)), len(entries))
+    joined = b"".join(entry for entries in logs.values() for entry in entries)
+    return [orjson.dumps(records), orjson.dumps(directory), joined]
 
 
 class CrawlSession:

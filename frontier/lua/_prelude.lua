@@ -25,16 +25,18 @@
 --                          each item written (by its 0-based index; nil: unchanged).
 -- index_items(written, base, count, ibase)
 --                          the search index (common/search/postings.py) of the items
---                          write_items wrote: from ARGV[ibase], per item its srec KEYS
---                          index, its posting (6 bytes), its term count, then a KEYS
---                          index (slog) and a term tag (4 bytes) per term. Records the
---                          item's stream entry id under its digest; appends tag and
---                          posting to each term's log.
+--                          write_items wrote, from three ARGV at ibase: the srec KEYS
+--                          index of each item (a JSON array), the page's term logs (a
+--                          JSON array of pairs: a slog KEYS index, its entry count)
+--                          and their entries (a term's tag and an item's posting, 10
+--                          bytes each), joined in that order. Records each item's
+--                          stream entry id under its digest; appends each log's
+--                          entries with one APPEND, those of unchanged items left out.
 -- new_logs(), log_entry(logs, key, entry), append_logs(logs), log_holds(log, entry),
 -- find_entry(log, bytes, from)
 --                          the term logs of one script: entries gathered, each log
 --                          appended once, entries found on their boundaries
---                          (index_items, search_index.lua, search_lookup.lua use them).
+--                          (search_index.lua and search_lookup.lua use them).
 local STATUS_OF = {o = 'ok', a = 'anchor_missing', n = 'page_not_found', s = 'skipped',
                    f = 'offsite', x = 'failed', m = 'ok', M = 'anchor_missing', p = 'ok',
                    P = 'anchor_missing', u = 'ok', U = 'anchor_missing'}
@@ -141,18 +143,47 @@ local function log_holds(log, entry)
   return find_entry(log, entry, 1) ~= nil
 end
 
-local function index_items(written, base, count, ibase)
-  local at, logs = ibase, new_logs()
-  for i = 0, count - 1 do
-    local record, posting, terms = KEYS[tonumber(ARGV[at])], ARGV[at + 1], tonumber(ARGV[at + 2])
-    local id = written[i]
-    if id then
-      redis.call('HSET', record, ARGV[base + 6 * i + 1], id)
-      for j = 0, terms - 1 do
-        log_entry(logs, KEYS[tonumber(ARGV[at + 3 + 2 * j])], ARGV[at + 4 + 2 * j] .. posting)
-      end
+-- The posting of an item (6 bytes) from its digest (12 hex).
+local function posting_of(field)
+  return (string.gsub(field, '..', function(hex) return string.char(tonumber(hex, 16)) end))
+end
+
+-- The entries of `part` (a run of log entries) whose posting is one of `keep`.
+local function kept_entries(part, keep)
+  local out = {}
+  for at = 1, #part, ENTRY_BYTES do
+    if keep[string.sub(part, at + TAG_BYTES, at + ENTRY_BYTES - 1)] then
+      out[#out + 1] = string.sub(part, at, at + ENTRY_BYTES - 1)
     end
-    at = at + 3 + 2 * terms
   end
-  append_logs(logs)
+  return table.concat(out)
+end
+
+-- The page's entries come grouped by log from the consumer (frontier/session.py,
+-- search_index_args): three ARGV whatever the page's size, and one APPEND per log,
+-- with no Lua work per term unless an item of the page was unchanged.
+local function index_items(written, base, count, ibase)
+  local records, directory, entries = cjson.decode(ARGV[ibase]), cjson.decode(ARGV[ibase + 1]), ARGV[ibase + 2]
+  local keep
+  for i = 0, count - 1 do
+    local field, id = ARGV[base + 6 * i + 1], written[i]
+    if id then
+      redis.call('HSET', KEYS[records[i + 1]], field, id)
+    else
+      keep = keep or {}
+    end
+  end
+  if keep then  -- some items unchanged: only the written ones' entries
+    for i = 0, count - 1 do
+      if written[i] then keep[posting_of(ARGV[base + 6 * i + 1])] = true end
+    end
+  end
+  local from = 1
+  for j = 1, #directory, 2 do
+    local to = from + directory[j + 1] * ENTRY_BYTES
+    local part = string.sub(entries, from, to - 1)
+    if keep then part = kept_entries(part, keep) end
+    if part ~= '' then redis.call('APPEND', KEYS[directory[j]], part) end
+    from = to
+  end
 end

@@ -8,9 +8,9 @@
 --       count, the page's refresh validators JSON ('' = none: forget any stored),
 --       then 6 values per item: KEYS index of its bucket, key digest,
 --       checksum12..status letter, item key, status, item JSON,
---       then the search index of each item (index_items in _prelude.lua; not for a
---       crawl with retain_items exported); its KEYS (srec:<r>, slog:<h>) follow the
---       isum buckets
+--       then the page's search index in three values (index_items in _prelude.lua;
+--       not written for a crawl with retain_items exported); its KEYS (srec:<r>,
+--       slog:<h>) follow the isum buckets
 --
 -- Returns {code, new, updated, unchanged}; code 1 = committed, 0 = fenced (the token is
 -- not the current lease holder's), -1 = fenced because the lease deadline has passed.

@@ -1,8 +1,9 @@
-"""The term logs commit.lua writes (index_items in frontier/lua/_prelude.lua gathers a
-script's entries and appends each log once): the logs end exactly as one entry at a time
-would leave them, in commit order, an item committed unchanged adding nothing; a lookup
-(search_lookup.lua, and postings_in for a user without scripts) finds each term's items
-once, the first 100, on entry boundaries only (on a real redis-server)."""
+"""The term logs commit.lua writes (the consumer groups a page's entries by log;
+index_items in frontier/lua/_prelude.lua appends each log once): the logs end exactly as
+one entry at a time would leave them, in commit order, an item committed unchanged adding
+nothing; a lookup (search_lookup.lua, and postings_in for a user without scripts) finds
+each term's items once, the first 100, on entry boundaries only (on a real
+redis-server)."""
 
 from __future__ import annotations
 
