@@ -75,6 +75,37 @@ def test_index_terms_are_short_and_of_their_kind() -> None:
     assert all(len(term.encode()) <= t.TERM_BYTES for term in long)
 
 
+def defined_terms(name: str, summary: str) -> list[str]:
+    """index_terms as its docstring defines it, from the public tokenizers."""
+    out: dict[str, None] = {}
+    if "." in name.strip("."):
+        out[t.full_name_term(name)] = None
+    last = t.last_component(name)
+    out[t.last_term(name)] = None
+    prefix = t.prefix_term(last)
+    if prefix is not None and len(last) > t.PREFIX_CHARS:
+        out[prefix] = None
+    for token in t.name_tokens(name):
+        if token != last.lower():
+            out[t.cut(t.NAME_PART + token)] = None
+    for word in t.summary_words(summary, t.SUMMARY_WORDS):
+        out[t.cut(t.WORD + word)] = None
+    return list(out)
+
+
+NAMEISH = st.text(st.sampled_from("abcXYZ09_.-é" + "x" * 3), max_size=80)
+
+
+SUMMARYISH = st.lists(st.text(st.sampled_from("abcdeingsXé"), min_size=1, max_size=9), max_size=24)
+
+
+@given(NAMEISH, SUMMARYISH.map(" ".join))
+def test_index_terms_inlined_as_defined(name: str, summary: str) -> None:
+    """The inlined, cached index_terms (what every commit computes) gives exactly the
+    terms its definition gives, in the same order."""
+    assert t.index_terms(name, summary) == defined_terms(name, summary)
+
+
 @pytest.mark.parametrize(
     ("doc", "summary"),
     [
