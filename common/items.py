@@ -47,6 +47,20 @@ STATUS_LETTER: Mapping[str, str] = {
 }
 
 
+class Generator(StrEnum):
+    """The ``generator`` of an item (docs/items.md): which program wrote its page
+    (``common/extract/generators.py`` tells them apart). Here, beside the statuses, so
+    that what counts items by generator (``frontier/summary.py``: the supervisor, the
+    readers) need not import the extractors and lxml."""
+
+    SPHINX = "sphinx"
+    MKDOCSTRINGS = "mkdocstrings"
+    PYDOCTOR = "pydoctor"
+    UNKNOWN = "unknown"
+
+
+GENERATORS = tuple(Generator)
+
 # The letter stored per item in the ``isum`` buckets (after its checksum) says its status
 # and, for an item of a page that was read (``ok``, ``anchor_missing``), the page's
 # generator too (docs/items.md), so that the frontier keeps exact per-generator counters

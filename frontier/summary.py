@@ -16,8 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from common.extract.generators import GENERATORS
-from common.items import STATUSES
+from common.items import GENERATORS, STATUSES
 from frontier.states import CrawlState, ProducerState
 
 
@@ -39,7 +38,7 @@ class CrawlSummary:
     pages_dead: int = 0
     items: int = 0
     items_by_status: dict[str, int] = field(default_factory=dict)
-    # items of read pages by their page's generator (common/extract/generators.py); a
+    # items of read pages by their page's generator (common/items.py, Generator); a
     # generator with no item is left out
     items_by_generator: dict[str, int] = field(default_factory=dict)
     elapsed_s: float = 0.0

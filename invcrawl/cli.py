@@ -17,7 +17,6 @@ import signal
 import sys
 import textwrap
 from collections.abc import Iterator, Sequence
-from importlib import metadata
 from types import FrameType
 from typing import Any, NoReturn
 
@@ -42,10 +41,36 @@ SCRAPY_IN_PROCESS = frozenset({"produce", "consume", "inventory"})
 
 
 def program_version() -> str:
+    # importlib.metadata is imported here, for --version only: with its lookup of the
+    # installed distributions it was a fifth of the start-up every invcrawl process
+    # (the supervisor, each consumer and producer) paid for a parser option.
+    from importlib import metadata  # noqa: PLC0415
+
     try:
         return metadata.version("invcrawl")
     except metadata.PackageNotFoundError:  # run from a source tree that was not installed
         return "unknown"
+
+
+class VersionAction(argparse.Action):
+    """``--version``: the version looked up when asked for, not when the parser is
+    built."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS) -> None:
+        super().__init__(
+            option_strings, dest, default=argparse.SUPPRESS, nargs=0,
+            help="show the program's version number and exit",
+        )  # fmt: skip
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        print(f"invcrawl {program_version()}")
+        parser.exit()
 
 
 class Parser(argparse.ArgumentParser):
@@ -84,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         formatter_class=Formatter,
     )
-    parser.add_argument("--version", action="version", version=f"invcrawl {program_version()}")
+    parser.add_argument("--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:
         p = sub.add_parser(

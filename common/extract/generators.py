@@ -10,21 +10,9 @@ is visible rather than silently extracted badly.
 
 from __future__ import annotations
 
-from enum import StrEnum
+from common.items import GENERATORS, Generator
 
 from .text import Element
-
-
-class Generator(StrEnum):
-    """The ``generator`` of an item (docs/items.md)."""
-
-    SPHINX = "sphinx"
-    MKDOCSTRINGS = "mkdocstrings"
-    PYDOCTOR = "pydoctor"
-    UNKNOWN = "unknown"
-
-
-GENERATORS = tuple(Generator)
 
 # The classes of Sphinx's object descriptions (``<dl class="py function">``): its domains.
 _SPHINX_DOMAINS = frozenset(("py", "c", "cpp", "js", "rst", "std"))
