@@ -10,7 +10,9 @@
 --                          write anything; the runner turns it into
 --                          frontier.scripts.StaleLayout (refresh the layout, call
 --                          again).
--- STATUS_OF, GENERATOR_OF  item statuses and page generators by the one-letter code
+-- STATUS_COUNTER, GENERATOR_COUNTER
+--                          the stats counters (status:<s>, generator:<g>) of the
+--                          item statuses and page generators by the one-letter code
 --                          stored after the checksum (common.items.LETTERS; a test
 --                          compares the tables): an item of a page that was read
 --                          has its generator's letter, a Sphinx one its status's.
@@ -37,19 +39,24 @@
 --                          the term logs of one script: entries gathered, each log
 --                          appended once, entries found on their boundaries
 --                          (search_index.lua and search_lookup.lua use them).
-local STATUS_OF = {o = 'ok', a = 'anchor_missing', n = 'page_not_found', s = 'skipped',
-                   f = 'offsite', x = 'failed', m = 'ok', M = 'anchor_missing', p = 'ok',
-                   P = 'anchor_missing', u = 'ok', U = 'anchor_missing'}
-local GENERATOR_OF = {o = 'sphinx', a = 'sphinx', m = 'mkdocstrings', M = 'mkdocstrings',
-                      p = 'pydoctor', P = 'pydoctor', u = 'unknown', U = 'unknown'}
+local STATUS_COUNTER = {o = 'status:ok', a = 'status:anchor_missing',
+                        n = 'status:page_not_found', s = 'status:skipped',
+                        f = 'status:offsite', x = 'status:failed', m = 'status:ok',
+                        M = 'status:anchor_missing', p = 'status:ok',
+                        P = 'status:anchor_missing', u = 'status:ok',
+                        U = 'status:anchor_missing'}
+local GENERATOR_COUNTER = {o = 'generator:sphinx', a = 'generator:sphinx',
+                           m = 'generator:mkdocstrings', M = 'generator:mkdocstrings',
+                           p = 'generator:pydoctor', P = 'generator:pydoctor',
+                           u = 'generator:unknown', U = 'generator:unknown'}
 
 -- Adds n to the counters of the status and generator a stored letter stands for.
 local function count_letter(delta, letter, n)
-  local status = 'status:' .. STATUS_OF[letter]
+  local status = STATUS_COUNTER[letter]
   delta[status] = (delta[status] or 0) + n
-  local generator = GENERATOR_OF[letter]
+  local generator = GENERATOR_COUNTER[letter]
   if generator then
-    delta['generator:' .. generator] = (delta['generator:' .. generator] or 0) + n
+    delta[generator] = (delta[generator] or 0) + n
   end
 end
 

@@ -121,14 +121,15 @@ def test_a_stale_layout_is_one_typed_answer_and_recovered_in_one_place() -> None
 
 def test_commit_status_table_matches_the_item_statuses() -> None:
     body = (LUA_DIR / "_prelude.lua").read_text()
-    table = dict(re.findall(r"(\w) = '(\w+)'", body.split("local STATUS_OF = {")[1].split("}")[0]))
+    statuses = body.split("local STATUS_COUNTER = {")[1].split("}")[0]
+    table = dict(re.findall(r"(\w) = 'status:(\w+)'", statuses))
     assert table == {letter: status for letter, (status, _) in LETTERS.items()}
     assert {
         letter: str(status) for status, letter in STATUS_LETTER.items()
     }.items() <= table.items()
     assert set(STATUS_LETTER) == set(ItemStatus)
-    gens = body.split("local GENERATOR_OF = {")[1].split("}")[0]
-    assert dict(re.findall(r"(\w) = '(\w+)'", gens)) == {
+    gens = body.split("local GENERATOR_COUNTER = {")[1].split("}")[0]
+    assert dict(re.findall(r"(\w) = 'generator:(\w+)'", gens)) == {
         letter: gen for letter, (_, gen) in LETTERS.items() if gen is not None
     }
     assert {gen for _, gen in LETTERS.values() if gen} == set(GENERATORS)
