@@ -20,15 +20,16 @@ def _stopped_while_starting(signum: int, frame: FrameType | None) -> None:
     os._exit(128 + signum)
 
 
+# The handlers replaced, each with what it replaced: main() puts them back once its own
+# stand (inside its handling of KeyboardInterrupt, its SIGTERM handler installed), so
+# that no moment between the two has the default action (a signal then killed the
+# process: -15, not 143).
+_REPLACED: dict[signal.Signals, Any] = {}
 for _signum, _default in _STARTING.items():
     if signal.getsignal(_signum) == _default:
         signal.signal(_signum, _stopped_while_starting)
-    else:
-        _STARTING[_signum] = signal.getsignal(_signum)
+        _REPLACED[_signum] = _default
 
 from invcrawl.cli import main  # noqa: E402 - after the handlers above
 
-for _signum, _before in _STARTING.items():
-    signal.signal(_signum, _before)
-
-sys.exit(main())
+sys.exit(main(starting=_REPLACED))

@@ -16,7 +16,7 @@ import os
 import signal
 import sys
 import textwrap
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import FrameType
 from typing import Any, NoReturn
 
@@ -34,6 +34,9 @@ from invcrawl.errors import (
 )
 from process import interrupts
 from process.secrets import install_log_masking
+
+# A signal handler as signal.getsignal() gives it.
+Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
 HELP_WIDTH = 79  # descriptions and epilogs are written as they show (the example whole)
 # Commands that run Scrapy in this process: Scrapy installs their log handler.
@@ -186,17 +189,26 @@ def cli_values(args: argparse.Namespace) -> dict[str, Any]:
     return values
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, starting: Mapping[signal.Signals, Handler] | None = None
+) -> int:
+    """The command line. ``starting``: the handlers ``python -m invcrawl`` replaced while
+    it imported this module (invcrawl/__main__.py), each signal's to put back once
+    main's own handling stands."""
     install_log_masking()  # no password of a Redis or proxy URL in any log line
     interrupts.reset()
     # `kill -USR1 PID` prints every thread's stack to stderr: where a stuck command is
     # (not where stderr is no file, as when main() runs inside a test's captured output).
     with contextlib.suppress(AttributeError, OSError, ValueError):
         faulthandler.register(signal.SIGUSR1, file=sys.stderr.fileno(), all_threads=True)
+    starting = starting or {}
     # From the first step: a stop signal while the command starts (its imports, the
     # configuration) ends it as one during its work does.
-    with terminating():
+    with terminating(replacing=signal.SIGTERM in starting):
         try:
+            for signum, handler in starting.items():
+                if signum != signal.SIGTERM:  # (terminating() has put its own)
+                    signal.signal(signum, handler)
             return _run(argv)
         except KeyboardInterrupt as exc:
             terminal.say("invcrawl: interrupted")
@@ -232,10 +244,11 @@ def _run(argv: Sequence[str] | None) -> int:
 
 
 @contextlib.contextmanager
-def terminating() -> Iterator[None]:
+def terminating(replacing: bool = False) -> Iterator[None]:
     """SIGTERM raises :class:`Terminated` where a command has no handler of its own (the
-    long-running ones install theirs and record the signal: process/interrupts.py)."""
-    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+    long-running ones install theirs and record the signal: process/interrupts.py).
+    ``replacing``: the handler in place is the start-up one of invcrawl/__main__.py."""
+    if not replacing and signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
         yield  # someone embedding us handles it
         return
 

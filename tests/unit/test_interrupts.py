@@ -10,9 +10,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 import pytest
 
+from invcrawl import cli
 from process import interrupts
 
 
@@ -135,3 +138,50 @@ def test_signals_ignored_at_start_are_left_ignored() -> None:
         check=False,
     )
     assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_main_takes_over_the_start_up_handlers_with_no_default_between(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`python -m invcrawl` replaces SIGINT's and SIGTERM's handlers before its imports
+    (invcrawl/__main__.py) and hands main() what they replaced: main() puts its own in
+    place before it puts those back, so that no moment has SIGTERM's default action (a
+    signal then ended the process by the signal, -15, not with 143) nor SIGINT's
+    KeyboardInterrupt outside main's handling of it (a traceback)."""
+
+    def starting_handler(signum: int, frame: FrameType | None) -> None:
+        raise AssertionError("the start-up handler was left in place")
+
+    installed: list[tuple[int, Any]] = []
+    real_signal = signal.signal
+
+    def recording_signal(signum: int, handler: Any) -> Any:
+        installed.append((signum, handler))
+        return real_signal(signum, handler)
+
+    seen: dict[int, Any] = {}
+
+    def run(argv: Any) -> int:
+        seen.update({s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)})
+        return 0
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            real_signal(signum, starting_handler)
+        monkeypatch.setattr(signal, "signal", recording_signal)
+        monkeypatch.setattr(cli, "_run", run)
+        starting: dict[signal.Signals, cli.Handler] = {
+            signal.SIGINT: signal.default_int_handler,
+            signal.SIGTERM: signal.SIG_DFL,
+        }
+        assert cli.main([], starting=starting) == 0
+    finally:
+        for signum, handler in before.items():
+            real_signal(signum, handler)
+    assert seen[signal.SIGINT] is signal.default_int_handler
+    term = seen[signal.SIGTERM]
+    assert callable(term) and term is not starting_handler
+    # SIGTERM went from the start-up handler to main's, and to its default only at the end
+    terms = [handler for signum, handler in installed if signum == signal.SIGTERM]
+    assert terms == [term, signal.SIG_DFL]
