@@ -22,14 +22,13 @@ from typing import Any
 import orjson
 import redis
 
-from bench.harness import proc_cpu
+from bench.harness import default_redis_server, proc_cpu
 from common.items import PageOutcome, bucket_count, prepare
 from common.tasks import Task, TaskEntry
 from frontier.connection import connect
 from frontier.session import Frontier
-from localredis.server import RedisServer, find_redis_server
+from localredis.server import RedisServer
 
-SYSTEM_REDIS = ("/usr/bin/redis-server", "/usr/local/bin/redis-server")
 PER_PAGE = 40  # items a page: the CPython docs' average is 31
 
 
@@ -77,7 +76,7 @@ def main() -> None:
     args = parser.parse_args()
     items = [orjson.loads(line) for line in args.items.read_bytes().splitlines() if line]
     items = [i for i in items if i.get("status") != "removed"]
-    binary = next((b for b in SYSTEM_REDIS if Path(b).exists()), None) or find_redis_server()
+    binary = default_redis_server()
     with tempfile.TemporaryDirectory(prefix="bench-search-cost-") as tmp:
         server = RedisServer(Path(tmp) / "redis", binary=binary)
         server.start()
