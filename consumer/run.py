@@ -56,16 +56,21 @@ def run_consumer(config: Config, upstream: Upstream | None = None) -> int:
     ``upstream``: a producer of this process's making (``produce --consume``) whose crawl
     is not complete before it is done."""
     assert config.redis, "the CLI resolves an embedded Redis before starting a consumer"
-    metrics = serve_metrics(config)
-    worker = Worker(
-        Frontier(redis_client(config)),
-        worker_settings(config),
-        stat=new_stat_sink(lambda: crawler.stats),
-        upstream=upstream,
-        metrics=metrics,
-    )
-    process = AsyncCrawlerProcess(consumer_settings(config, worker.hosts, worker))
-    crawler = process.create_crawler(PageSpider)
+    # A stop signal while the consumer is built is recorded, not raised: a
+    # KeyboardInterrupt inside Scrapy's and Twisted's set-up can be caught on the way (a
+    # Deferred's callback catches everything), and the consumer then served on as if no
+    # signal had come. It stops as soon as its handlers below stand.
+    with interrupts.recorded(interrupts.STOP_SIGNALS):
+        metrics = serve_metrics(config)
+        worker = Worker(
+            Frontier(redis_client(config)),
+            worker_settings(config),
+            stat=new_stat_sink(lambda: crawler.stats),
+            upstream=upstream,
+            metrics=metrics,
+        )
+        process = AsyncCrawlerProcess(consumer_settings(config, worker.hosts, worker))
+        crawler = process.create_crawler(PageSpider)
     # Whatever ends the crawl: release what is still held, deregister, stop beating.
     crawler.signals.connect(worker.close, signal=signals.spider_closed)
     signals_seen = 0
@@ -84,6 +89,9 @@ def run_consumer(config: Config, upstream: Upstream | None = None) -> int:
 
     for signum in interrupts.honoured(interrupts.STOP_SIGNALS):
         signal.signal(signum, on_signal)
+    if interrupts.first() is not None:  # stopped while it was built: claims nothing
+        signals_seen = 1
+        worker.request_stop()
     process.crawl(crawler, pages=worker, bounds=page_bounds(config))
     # Everything imported and built so far (Scrapy, Twisted, lxml, redis-py) lives as long
     # as the process: moved out of the collector's generations, it is no longer rescanned

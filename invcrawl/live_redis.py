@@ -68,7 +68,12 @@ def preflight(url: str, wait: float) -> None:
         terminal.say(f"invcrawl: {text}")
 
     try:
-        asyncio.run(wait_for_redis(url, wait, say))
+        # A stop signal raises KeyboardInterrupt where the loop stands (interruptible):
+        # left to asyncio.run's own SIGINT handler, one that came as its task ended was
+        # lost (the task cancelled, the cancellation swallowed while the client closed),
+        # and a consumer then served on until killed.
+        with interrupts.interruptible(interrupts.TERMINAL_SIGNALS):
+            asyncio.run(wait_for_redis(url, wait, say))
     except ValueError as exc:
         raise UserError(mask_secrets(str(exc))) from None
     except RedisUnavailable as exc:

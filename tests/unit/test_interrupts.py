@@ -4,6 +4,7 @@ are recorded for the exit code, and the previous handlers come back afterwards."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from invcrawl import cli
+from invcrawl import cli, live_redis
 from process import interrupts
 
 
@@ -185,3 +186,26 @@ def test_main_takes_over_the_start_up_handlers_with_no_default_between(
     # SIGTERM went from the start-up handler to main's, and to its default only at the end
     terms = [handler for signum, handler in installed if signum == signal.SIGTERM]
     assert terms == [term, signal.SIG_DFL]
+
+
+def test_a_stop_signal_as_the_preflight_ends_is_not_lost(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stop signal that comes as the preflight's check of Redis ends (its client
+    closing, which swallows a cancellation) ends the command: left to asyncio.run's own
+    SIGINT handler it was lost (the task cancelled, the cancellation swallowed, the run
+    ended normally), and `consume` then served on until killed."""
+
+    async def checked(url: str, wait: float, say: Any) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        with contextlib.suppress(asyncio.CancelledError):  # (a client's close does so)
+            await asyncio.sleep(5)
+
+    monkeypatch.setattr(live_redis, "wait_for_redis", checked)
+    interrupts.reset()
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            live_redis.preflight("redis://127.0.0.1:1/0", 0)
+        assert interrupts.exit_code() == 130
+    finally:
+        interrupts.reset()
+        signal.signal(signal.SIGINT, before)
