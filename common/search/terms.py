@@ -152,25 +152,24 @@ def prefix_term(text: str) -> str | None:
 
 @lru_cache(maxsize=WORD_CACHE)
 def _name_part_terms(component: str) -> tuple[tuple[str, str], ...]:
-    """Each token of one component with its NAME_PART term, cut (components repeat
-    across a page's names: each is looked at once)."""
+    """Each token of one component of a name with its NAME_PART term, cut: components
+    repeat across items (a page's module and class), so each is looked at once a
+    process."""
     return tuple((token, cut(NAME_PART + token)) for token in _component_tokens(component))
 
 
 @lru_cache(maxsize=WORD_CACHE)
-def _word_term(word: str) -> tuple[str, str]:
-    """A lower-cased summary word's stem and its WORD term, cut."""
-    stemmed = stem(word)
-    return stemmed, cut(WORD + stemmed)
+def _word_term(stemmed: str) -> str:
+    """The WORD term of a summary word's stem, cut (made once a process)."""
+    return cut(WORD + stemmed)
 
 
 def index_terms(name: str, summary: str) -> list[str]:
     """Every term an item of this name and summary is indexed under, each once: its
     whole name's, its last component's and that one's prefix, a NAME_PART for each of
-    :func:`name_tokens` but the last component's own, then a WORD for each of
-    :func:`summary_words` (SUMMARY_WORDS at most). Both are inlined here, with each
-    component's and each word's terms cached: a consumer indexes every item it commits
-    (docs/performance.md, "The commit's arguments")."""
+    :func:`name_tokens` (its loop here, over each component's cached terms: a consumer
+    indexes every item it commits) but the last component's own, then a WORD for each of
+    :func:`summary_words` (SUMMARY_WORDS at most)."""
     out: dict[str, None] = {}
     if "." in name.strip("."):
         out[full_name_term(name)] = None
@@ -184,15 +183,6 @@ def index_terms(name: str, summary: str) -> list[str]:
         for token, term in _name_part_terms(component):
             if token != last_lower:
                 out[term] = None
-    stems: set[str] = set()
-    seen: set[str] = set()
-    for word in _WORD.findall(summary.lower()):
-        if len(word) < MIN_WORD or word in STOPWORDS or word in seen:
-            continue
-        seen.add(word)
-        stemmed, term = _word_term(word)
-        stems.add(stemmed)
-        out[term] = None
-        if len(stems) >= SUMMARY_WORDS:
-            break
+    for stemmed in summary_words(summary, SUMMARY_WORDS):
+        out[_word_term(stemmed)] = None
     return list(out)
