@@ -100,9 +100,9 @@ SUMMARYISH = st.lists(st.text(st.sampled_from("abcdeingsXé"), min_size=1, max_s
 
 
 @given(NAMEISH, SUMMARYISH.map(" ".join))
-def test_index_terms_inlined_as_defined(name: str, summary: str) -> None:
-    """The inlined, cached index_terms (what every commit computes) gives exactly the
-    terms its definition gives, in the same order."""
+def test_index_terms_as_defined(name: str, summary: str) -> None:
+    """index_terms over its cached component and stem terms (what every commit
+    computes) gives exactly the terms its definition gives, in the same order."""
     assert t.index_terms(name, summary) == defined_terms(name, summary)
 
 
