@@ -81,12 +81,14 @@ def floor_page(body: bytes) -> int:
 
 def measure(root: Path, repeat: int = 3) -> dict[str, Any]:
     from common.extract import extract_page
-    from common.items import CrawlInfo, build_item, prepare
+    from common.items import CrawlInfo, ItemLayout, build_item, prepare
+    from common.search.postings import term_logs_for
 
     pages = load_pages(root)
     crawl = CrawlInfo("floor", None, None)
     entries = sum(len(p[2]) for p in pages)
     size = sum(len(p[1]) for p in pages)
+    layout = ItemLayout(64, term_logs_for(64))
 
     def floor_pass() -> list[float]:
         times = []
@@ -110,7 +112,7 @@ def measure(root: Path, repeat: int = 3) -> dict[str, Any]:
             t = time.perf_counter()
             contents = extract_page(body, url, targets)
             for entry, content in zip(task.entries, contents, strict=True):
-                prepare(build_item(crawl, task, entry, content), 64)
+                prepare(build_item(crawl, task, entry, content), layout)
             times.append(time.perf_counter() - t)
         return times
 

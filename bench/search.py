@@ -43,7 +43,7 @@ import redis
 from bench.search_queries import BenchQuery, query_set
 from common.inventory import parse_inventory
 from common.items import PageOutcome, bucket_count, prepare
-from common.search.postings import term_buckets
+from common.search.postings import term_logs_for
 from common.search.summary import first_sentence
 from common.search.terms import last_component
 from common.tasks import Task, TaskEntry
@@ -83,7 +83,7 @@ async def load_crawl(
         )
         tasks.append(Task(id=digest[:16], url=f"http://bench.test/{crawl_id}/{n}", entries=entries))
     fields = {"site": f"http://bench.test/{crawl_id}/", "project": project, "version": version}
-    await session.open({**fields, "max_tries": 3}, 1, buckets)
+    layout = (await session.open({**fields, "max_tries": 3}, 1, buckets)).items
     await session.enqueue(tasks)
     await session.produced({"entries": len(items), "pages": len(tasks)}, len(tasks))
     by_task = {t.id: page for t, page in zip(tasks, pages, strict=True)}
@@ -92,7 +92,7 @@ async def load_crawl(
         if not claims:
             break
         for claim in claims:
-            prepared = [prepare(item, buckets) for item in by_task[claim.task.id]]
+            prepared = [prepare(item, layout) for item in by_task[claim.task.id]]
             result = await session.commit(claim, prepared, PageOutcome.FETCHED)
             assert result.committed, crawl_id
     await session.completion(True)
@@ -145,7 +145,7 @@ def synthesized(
 def index_memory(client: redis.Redis, crawl_id: str, buckets: int) -> dict[str, Any]:
     keys = CrawlKeys(crawl_id)
     names = [keys.search_record(b) for b in range(buckets)]
-    names += [keys.search_log(h) for h in range(term_buckets(buckets))]
+    names += [keys.search_log(h) for h in range(term_logs_for(buckets))]
     pipe = client.pipeline(transaction=False)
     for name in names:
         pipe.memory_usage(name, samples=0)

@@ -4,8 +4,10 @@ through ``commit.lua`` on a fresh ``redis-server``, by the checkout on ``PYTHONP
     python -m bench.search_cost --items python.jsonl                      # this branch
     PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=../main python -m bench.search_cost --items python.jsonl
 
-Prints the consumer's ``prepare`` CPU time, the Redis time of the commit script per item
-(``INFO commandstats``: ``evalsha`` usec) and Redis ``used_memory`` after. Run both
+Prints the consumer's ``prepare`` CPU time and its CPU in the commit calls (the Redis
+client: packing, sending, reading), the Redis time of the commit script per item
+(``INFO commandstats``: ``evalsha`` usec), the script's ``APPEND`` calls a page and
+Redis ``used_memory`` after. Run both
 alternately, twice or more: single figures on a shared machine vary by ~30 %.
 """
 
@@ -34,9 +36,9 @@ PER_PAGE = 40  # items a page: the CPython docs' average is 31
 
 async def commit_all(
     url: str, items: list[dict[str, Any]], per_page: int, *, index: bool = True
-) -> float:
+) -> tuple[float, float]:
     """Commit every item as one crawl, ``per_page`` items a page; returns the CPU seconds
-    ``prepare`` took."""
+    ``prepare`` took and those of the commit calls."""
     client = connect(url)
     session = Frontier(client).crawl("cost")
     buckets = bucket_count(len(items))
@@ -52,18 +54,21 @@ async def commit_all(
         for n, page in enumerate(pages)
     ]
     meta = {"site": "x", "max_tries": 3} | ({} if index else {"retain_items": "exported"})
-    await session.open(meta, 1, buckets)  # (a crawl retaining exported items: no index)
+    layout = (await session.open(meta, 1, buckets)).items  # (retaining exported: no index)
     await session.enqueue(tasks)
     await session.produced({"entries": len(items)}, len(tasks))
     cpu = time.process_time()
     prepared = {
-        t.id: [prepare(i, buckets) for i in page] for t, page in zip(tasks, pages, strict=True)
+        t.id: [prepare(i, layout) for i in page] for t, page in zip(tasks, pages, strict=True)
     }
     spent = time.process_time() - cpu
-    for claim in await session.claim("bench", [0], len(tasks), False, 600_000):
+    claims = await session.claim("bench", [0], len(tasks), False, 600_000)
+    cpu = time.process_time()
+    for claim in claims:
         await session.commit(claim, prepared[claim.task.id], PageOutcome.FETCHED)
+    committing = time.process_time() - cpu
     await client.aclose()
-    return spent
+    return spent, committing
 
 
 def main() -> None:
@@ -83,19 +88,22 @@ def main() -> None:
         try:
             assert server.process is not None
             redis0 = proc_cpu(server.process.pid)
-            spent = asyncio.run(
+            spent, committing = asyncio.run(
                 commit_all(server.url, items, args.per_page, index=not args.without_index)
             )
             redis_cpu = proc_cpu(server.process.pid) - redis0
             plain = redis.Redis.from_url(server.url)
-            stats = plain.info("commandstats").get("cmdstat_evalsha", {})
-            usec = int(stats.get("usec", 0))
+            commands = plain.info("commandstats")
+            usec = int(commands.get("cmdstat_evalsha", {}).get("usec", 0))
+            appends = int(commands.get("cmdstat_append", {}).get("calls", 0))
             memory = plain.info("memory")["used_memory"]
             plain.close()
         finally:
             server.stop()
+    pages = -(-len(items) // args.per_page)
     print(
-        f"{len(items)} items: prepare {spent:.2f} CPU-s; commit.lua {usec / len(items):.1f} "
+        f"{len(items)} items: prepare {spent:.2f} CPU-s, commit calls {committing:.2f} CPU-s; "
+        f"{appends / pages:.0f} APPENDs a page; commit.lua {usec / len(items):.1f} "
         f"us of Redis time per item; Redis process CPU {redis_cpu:.2f} s "
         f"({redis_cpu / len(items) * 1e6:.1f} us per item: the AOF's writes too); "
         f"used_memory {memory / 1e6:.1f} MB"

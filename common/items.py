@@ -18,7 +18,7 @@ from typing import Any, NotRequired, TypedDict, cast
 import orjson
 
 from common.codec import stored_item
-from common.search.postings import record_bucket, term_buckets, term_hash, term_tag
+from common.search.postings import record_bucket, term_hash, term_tag
 from common.search.summary import first_sentence
 from common.search.terms import index_terms
 from common.tasks import Task, TaskEntry
@@ -210,6 +210,16 @@ class CrawlInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class ItemLayout:
+    """Where a crawl keeps its items by key, fixed when the crawl is created: its dedup
+    buckets (``isum``, and the search index's ``srec``) and its search index's term logs
+    (``slog``: common/search/postings.py)."""
+
+    buckets: int
+    term_logs: int
+
+
+@dataclass(frozen=True, slots=True)
 class PreparedItem:
     """An item ready for the commit script."""
 
@@ -289,12 +299,14 @@ def status_items(crawl: CrawlInfo, task: Task, status: str, reason: str | None) 
     return [build_item(crawl, task, e, empty_content(status, reason)) for e in task.entries]
 
 
-def prepare(item: Item, buckets: int) -> PreparedItem:
-    bucket, field = key_digest(item["key"], buckets)
+def prepare(item: Item, layout: ItemLayout) -> PreparedItem:
+    """An item as its crawl's commit writes it: dedup bucket and digest, stored value
+    and data, and the log (postings.term_log) and tag of each of its search terms."""
+    bucket, field = key_digest(item["key"], layout.buckets)
     summary = first_sentence(item.get("doc"))
     name = str(item.get("name") or item["key"].split(":", 2)[-1])
-    hashes = term_buckets(buckets)  # term_bucket(), its modulus computed once an item
-    terms = tuple((term_hash(term) % hashes, term_tag(term)) for term in index_terms(name, summary))
+    logs = layout.term_logs
+    terms = tuple((term_hash(term) % logs, term_tag(term)) for term in index_terms(name, summary))
     return PreparedItem(
         key=item["key"],
         bucket=bucket,
@@ -303,5 +315,5 @@ def prepare(item: Item, buckets: int) -> PreparedItem:
         status=item["status"],
         data=stored_item(orjson.dumps(item)),
         terms=terms,
-        record=record_bucket(field, buckets),
+        record=record_bucket(field, layout.buckets),
     )

@@ -12,8 +12,9 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from common.items import CrawlInfo, bucket_count
+from common.items import CrawlInfo, ItemLayout, bucket_count
 from common.plan import base_of
+from common.search.postings import stored_term_logs
 from consumer.dead_pages import record_dead_pages
 from consumer.holdings import Holdings
 from consumer.leases import Leases
@@ -60,7 +61,7 @@ class ServedCrawl:
 
     session: CrawlSession
     info: CrawlInfo
-    buckets: int
+    layout: ItemLayout
     max_tries: int  # a property of the crawl (its producer's), so all consumers agree
     slots: SlotPolicy
     listed_at: float | None  # its score in the registry when seen (None: pinned)
@@ -266,10 +267,11 @@ class ServedCrawls:
         layout = await self._outages.call(session.refresh_layout)
         assert layout is not None
         inventory_url = meta.get("inventory_url") or ""
+        buckets = int(meta.get("buckets") or bucket_count(int(meta.get("entries") or 1)))
         served = ServedCrawl(
             session=session,
             info=CrawlInfo(crawl_id, meta.get("project") or None, meta.get("version") or None),
-            buckets=int(meta.get("buckets") or bucket_count(int(meta.get("entries") or 1))),
+            layout=ItemLayout(buckets, stored_term_logs(meta.get("term_logs"), buckets)),
             max_tries=int(meta.get("max_tries") or self._serving.max_tries),
             slots=SlotPolicy(
                 session, self._consumer_id, self._serving.slots, self._leases, layout.slots
@@ -316,7 +318,7 @@ class ServedCrawls:
                 continue
 
             async def record(s: ServedCrawl = served) -> int:
-                return await record_dead_pages(s.session, s.info, s.buckets, s.dead_recorded)
+                return await record_dead_pages(s.session, s.info, s.layout, s.dead_recorded)
 
             async def completion(finish: bool, s: ServedCrawl = served) -> int:
                 return await s.session.completion(finish)

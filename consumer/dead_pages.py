@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 
-from common.items import CrawlInfo, ItemStatus, prepare, status_items
+from common.items import CrawlInfo, ItemLayout, ItemStatus, prepare, status_items
 from common.tasks import TaskFormatError, decode_task
 from frontier.admin import dead_letters
 from frontier.session import CrawlSession
@@ -24,7 +24,7 @@ log = logging.getLogger("invcrawl.consumer")
 
 
 async def record_dead_pages(
-    session: CrawlSession, info: CrawlInfo, buckets: int, done: set[str]
+    session: CrawlSession, info: CrawlInfo, layout: ItemLayout, done: set[str]
 ) -> int:
     """``failed`` items for the dead pages of the crawl not in ``done`` (the ids this
     consumer already wrote); returns how many pages it wrote."""
@@ -43,7 +43,7 @@ async def record_dead_pages(
             continue
         reason = _reason(why)
         items = status_items(info, task, ItemStatus.FAILED, reason)
-        prepared = [prepare(item, buckets) for item in items]
+        prepared = [prepare(item, layout) for item in items]
         if await session.dead_items(task_id, prepared):
             written += 1
         done.add(task_id)

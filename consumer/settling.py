@@ -116,7 +116,7 @@ class Settler:
         return settled
 
     async def _commit(self, served: ServedCrawl, claim: Claim, page: PageResult) -> Settled:
-        prepared = [prepare(item, served.buckets) for item in page.items]
+        prepared = [prepare(item, served.layout) for item in page.items]
         started = time.perf_counter()
         try:
             result = await self._outages.call(

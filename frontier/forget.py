@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from common.search.postings import term_buckets
+from common.search.postings import FIRST_TERM_LOGS_PER_BUCKET, stored_term_logs
 from frontier.keys import ACTIVE, CRAWLS, CrawlKeys
 from frontier.scripts import KeyIndex
 from frontier.session import CrawlSession
@@ -33,9 +33,12 @@ class Forgotten:
     listed: bool = False  # it was in the registry
 
 
-def crawl_key_names(keys: CrawlKeys, slots: int, buckets: int) -> tuple[list[str], list[str]]:
+def crawl_key_names(
+    keys: CrawlKeys, slots: int, buckets: int, term_logs: str | bytes | None
+) -> tuple[list[str], list[str]]:
     """(every key of the crawl but meta, consumers and cinfo; its inflight sets) for a
-    layout of ``slots`` slots ever used and ``buckets`` dedup buckets."""
+    layout of ``slots`` slots ever used, ``buckets`` dedup buckets and its meta's
+    ``term_logs``."""
     fixed = [
         keys.task,
         keys.seen,
@@ -59,9 +62,9 @@ def crawl_key_names(keys: CrawlKeys, slots: int, buckets: int) -> tuple[list[str
     ]
     search = [keys.search_record(b) for b in range(buckets)]
     if buckets:
-        terms = range(term_buckets(buckets))
-        search += [keys.search_log(h) for h in terms]
-        search += [keys.old_search_postings(h) for h in terms]
+        search += [keys.search_log(h) for h in range(stored_term_logs(term_logs, buckets))]
+    if buckets and not term_logs:  # created before term_logs: maybe the index's first layout
+        search += [keys.old_search_postings(h) for h in range(buckets * FIRST_TERM_LOGS_PER_BUCKET)]
     dedup = [keys.isum(b) for b in range(buckets)]
     return fixed + inflight + per_slot + dedup + search, inflight
 
@@ -72,11 +75,11 @@ async def forget(
     """Delete the crawl's keys (unless in use and not ``force``), then its registry
     entries."""
     k = session.keys
-    slots, max_slots, buckets = await session._redis.hmget(
-        k.meta, ["slots", "max_slots", "buckets"]
+    slots, max_slots, buckets, term_logs = await session._redis.hmget(
+        k.meta, ["slots", "max_slots", "buckets", "term_logs"]
     )
     ever = max(int(slots or 0), int(max_slots or 0))
-    others, inflight = crawl_key_names(k, ever, int(buckets or 0))
+    others, inflight = crawl_key_names(k, ever, int(buckets or 0), term_logs)
     fixed = k.bind("meta", "consumers", "cinfo")
     index = KeyIndex(len(fixed))
     for key in others:

@@ -30,7 +30,6 @@ from common.search.postings import (
     fields_of,
     postings_in,
     record_bucket,
-    term_buckets,
     term_hash,
     term_tag,
 )
@@ -248,7 +247,7 @@ async def _scored(
             index = KeyIndex(1)
             args: list[Any] = []
             for digest, tag in zip(hashes, tags, strict=True):
-                args += [index.add(keys.search_log(digest % term_buckets(crawl.buckets))), tag]
+                args += [index.add(keys.search_log(digest % crawl.term_logs)), tag]
             calls.append(([keys.meta, *index.keys], args))
         replies = await _looked_up(redis, calls)
         if replies is not None:
@@ -259,7 +258,7 @@ async def _scored(
             ]
     if found is None:
         requests = [
-            (CrawlKeys(crawl.crawl_id).search_log(digest % term_buckets(crawl.buckets)), tag)
+            (CrawlKeys(crawl.crawl_id).search_log(digest % crawl.term_logs), tag)
             for crawl in crawls
             for digest, tag in zip(hashes, tags, strict=True)
         ]

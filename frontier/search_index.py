@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from common.items import key_digest
-from common.search.postings import posting, record_bucket, term_bucket, term_tag
+from common.search.postings import posting, record_bucket, term_log, term_tag
 from common.search.summary import first_sentence
 from common.search.terms import index_terms
 from frontier.export import all_entries, latest_entry_ids
@@ -26,7 +26,8 @@ async def reindex(session: CrawlSession) -> int:
     keeps only what is not exported yet: it has no index, commit.lua)."""
     if not await retains_all(session):
         return 0
-    buckets = (await session.refresh_layout()).buckets
+    layout = await session.refresh_layout()
+    buckets = layout.buckets
     latest = await latest_entry_ids(session)
     indexed = 0
     fixed = session.keys.bind("meta")
@@ -43,7 +44,7 @@ async def reindex(session: CrawlSession) -> int:
         record = session.keys.search_record(record_bucket(field, buckets))
         args += [index.add(record), field, entry.id, posting(field), len(terms)]
         for term in terms:
-            log = session.keys.search_log(term_bucket(term, buckets))
+            log = session.keys.search_log(term_log(term, layout.term_logs))
             args += [index.add(log), term_tag(term)]
         count += 1
         if count >= BATCH:

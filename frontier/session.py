@@ -21,7 +21,7 @@ import orjson
 from redis.asyncio import Redis
 
 from common.items import PageOutcome, PreparedItem
-from common.search.postings import posting
+from common.search.postings import posting, stored_term_logs, term_logs_for
 from common.sharding import slot_for
 from common.tasks import Task, decode_task, encode_task
 from frontier import permissions
@@ -60,6 +60,13 @@ class Frontier:
 
     async def aclose(self) -> None:
         await self._redis.aclose()
+
+
+def _layout(slots: Any, max_slots: Any, buckets: Any, term_logs: Any) -> Layout:
+    """A crawl's layout from its meta's fields (no ``term_logs``: created before it was
+    recorded)."""
+    buckets = int(buckets)
+    return Layout(int(slots), int(max_slots), buckets, stored_term_logs(term_logs, buckets))
 
 
 def search_index_args(k: CrawlKeys, items: Sequence[PreparedItem], index: KeyIndex) -> list[Any]:
@@ -112,12 +119,12 @@ class CrawlSession:
         return bool(await self._redis.exists(self.keys.meta))
 
     async def refresh_layout(self) -> Layout:
-        slots, max_slots, buckets = await self._redis.hmget(
-            self.keys.meta, ["slots", "max_slots", "buckets"]
+        slots, max_slots, buckets, term_logs = await self._redis.hmget(
+            self.keys.meta, ["slots", "max_slots", "buckets", "term_logs"]
         )
         if slots is None:
             raise CrawlNotFound(self.crawl_id)
-        self.layout = Layout(int(slots), int(max_slots or slots), int(buckets or 1))
+        self.layout = _layout(slots, max_slots or slots, buckets or 1, term_logs)
         return self.layout
 
     async def with_layout(self, call: Callable[[Layout], Awaitable[T]]) -> T:
@@ -138,13 +145,15 @@ class CrawlSession:
     # -- producing -----------------------------------------------------------------------
 
     async def open(self, fields: Mapping[str, Any], slots: int, buckets: int) -> Layout:
-        """Create the crawl's metadata, or reopen it keeping its slot count and buckets."""
+        """Create the crawl's metadata, or reopen it keeping its slot count, buckets and
+        term logs."""
         await self.registry.activate(self.crawl_id)
         reply = await self._scripts.run(
-            "open", self.keys.bind("meta"), [slots, buckets, *_pairs(fields)]
+            "open",
+            self.keys.bind("meta"),
+            [slots, buckets, term_logs_for(buckets), *_pairs(fields)],
         )
-        slots_, max_slots, buckets_ = (int(x) for x in reply)
-        self.layout = Layout(slots_, max_slots, buckets_)
+        self.layout = _layout(*reply)
         await self.registry.mark_changed([self.crawl_id])  # its consumers may attach now
         return self.layout
 

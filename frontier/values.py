@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from common.items import ItemLayout
 from common.tasks import Task
 
 
@@ -40,3 +41,8 @@ class Layout:
     slots: int
     max_slots: int
     buckets: int
+    term_logs: int  # of its search index (common/search/postings.py)
+
+    @property
+    def items(self) -> ItemLayout:
+        return ItemLayout(self.buckets, self.term_logs)

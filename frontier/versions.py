@@ -23,6 +23,7 @@ import orjson
 
 from common.apidiff.versions import matches, parse_ref, version_key
 from common.items import Item, key_digest
+from common.search.postings import stored_term_logs
 from common.search.selection import listing
 from frontier.export import HistoryTrimmed, all_entries, iter_latest
 from frontier.retention import trimmed_before
@@ -40,6 +41,7 @@ _FIELDS = (
     "site",
     "error",
     "buckets",
+    "term_logs",
 )
 
 
@@ -61,6 +63,7 @@ class CrawlVersion:
     site: str
     error: str = ""  # why its producer failed (a failed crawl)
     buckets: int = 0  # of its dedup hashes (frontier/keys.py: isum)
+    term_logs: int = 1  # of its search index (common/search/postings.py)
 
     @property
     def failed(self) -> bool:
@@ -106,6 +109,7 @@ async def crawl_versions(frontier: Frontier) -> list[CrawlVersion]:
                 meta["site"] or "",
                 meta["error"] or "",
                 int(meta["buckets"] or 0),
+                stored_term_logs(meta["term_logs"], int(meta["buckets"] or 0)),
             )
         )
     return out

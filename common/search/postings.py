@@ -7,7 +7,8 @@ average: ``common/items.ITEMS_PER_BUCKET``):
 * ``srec:<r>`` (hash, listpack-encoded): item digest (the ``isum`` field, 12 hex) → the
   stream entry id of its latest item; ``r`` is taken from the digest itself, so a
   posting leads to its record;
-* ``slog:<h>`` (string): the postings of the terms whose SHA-1 falls in ``h``, appended
+* ``slog:<h>`` (string): the postings of the terms whose SHA-1 falls in ``h`` (one of
+  the crawl's ``term_logs``, fixed when it is created: :func:`term_logs_for`), appended
   as they are committed, ENTRY_BYTES each: the term's tag (TAG_BYTES of its SHA-1) and
   the item's digest (POSTING_BYTES, binary). A commit appends each log it touches once
   (``APPEND``: no read, no scan of what is there), so keeping the index costs Redis a
@@ -27,11 +28,27 @@ POSTING_BYTES = 6
 TAG_BYTES = 4
 ENTRY_BYTES = TAG_BYTES + POSTING_BYTES
 MAX_POSTINGS = 100
-TERM_BUCKETS_PER_BUCKET = 4  # ~11 postings an item: a log of ~1.8 KB (64 items a bucket)
+# A crawl has one term log per BUCKETS_PER_TERM_LOG dedup buckets (~256 items, ~11
+# postings each: ~28 KB a log). A page's ~330 postings fall in ~60 logs of CPython's 61,
+# one APPEND each; under four logs a bucket (~1.8 KB each, the layout of crawls created
+# before ``term_logs`` was recorded) they fell in ~290, and the calls, not the bytes,
+# were commit.lua's cost (docs/performance.md, "Fewer, longer term logs"). A lookup scans
+# one log a term, its 28 KB in ~10 us.
+BUCKETS_PER_TERM_LOG = 4
+FIRST_TERM_LOGS_PER_BUCKET = 4  # crawls whose meta has no term_logs
 
 
-def term_buckets(buckets: int) -> int:
-    return max(1, buckets) * TERM_BUCKETS_PER_BUCKET
+def term_logs_for(buckets: int) -> int:
+    """The term logs of a crawl created with ``buckets`` dedup buckets."""
+    return max(1, buckets // BUCKETS_PER_TERM_LOG)
+
+
+def stored_term_logs(value: str | bytes | None, buckets: int) -> int:
+    """A crawl's term logs from its meta's ``term_logs`` (``None``: a crawl created
+    before it was recorded, indexed under FIRST_TERM_LOGS_PER_BUCKET logs a bucket)."""
+    if value:
+        return max(1, int(value))
+    return max(1, buckets) * FIRST_TERM_LOGS_PER_BUCKET
 
 
 # Terms repeat across items (a page's module tokens, a summary's common words): each is
@@ -42,14 +59,14 @@ TERM_HASH_CACHE = 1 << 16
 
 @lru_cache(maxsize=TERM_HASH_CACHE)
 def term_hash(term: str) -> int:
-    """32 bits of the SHA-1 of a term: its ``slog`` is this modulo the crawl's
-    :func:`term_buckets`, its tag these bits."""
+    """32 bits of the SHA-1 of a term: its ``slog`` is this modulo the crawl's term
+    logs, its tag these bits."""
     return int.from_bytes(hashlib.sha1(term.encode("utf-8")).digest()[:4], "big")
 
 
-def term_bucket(term: str, buckets: int) -> int:
-    """The ``slog`` of ``term`` for a crawl of ``buckets`` dedup buckets."""
-    return term_hash(term) % term_buckets(buckets)
+def term_log(term: str, term_logs: int) -> int:
+    """The ``slog`` of ``term`` in a crawl of ``term_logs`` term logs."""
+    return term_hash(term) % term_logs
 
 
 def record_bucket(field: str, buckets: int) -> int:

@@ -4,16 +4,22 @@
 -- that adds no page must not reopen a finished crawl).
 --
 -- KEYS  meta
--- ARGV  slot count, dedup buckets, then field/value pairs to record (site, project...)
+-- ARGV  slot count, dedup buckets, search term logs, then field/value pairs to record
+--       (site, project...)
 --
--- Returns {slots, max_slots, buckets} as stored.
+-- Returns {slots, max_slots, buckets, term_logs} as stored (term_logs false: a crawl
+-- created before it was recorded, whose index keeps its first layout).
 local meta = KEYS[1]
-local slots, buckets = ARGV[1], ARGV[2]
-local FIXED_ARGS = 2
+local slots, buckets, term_logs = ARGV[1], ARGV[2], ARGV[3]
+local FIXED_ARGS = 3
 
 redis.call('HSETNX', meta, 'slots', slots)
 redis.call('HSETNX', meta, 'max_slots', slots)
-redis.call('HSETNX', meta, 'buckets', buckets)
+-- The term logs are fixed with the buckets, at creation only: a crawl reopened without
+-- them keeps the layout its index was written under (common/search/postings.py).
+if redis.call('HSETNX', meta, 'buckets', buckets) == 1 then
+  redis.call('HSET', meta, 'term_logs', term_logs)
+end
 redis.call('HSETNX', meta, 'created_at', now_ms())
 local state = redis.call('HGET', meta, 'state')
 if not state or state == 'failed' then
@@ -24,4 +30,4 @@ for i = FIXED_ARGS + 1, #ARGV, 2 do
 end
 redis.call('HSET', meta, 'producer', 'running')
 redis.call('HDEL', meta, 'error')
-return redis.call('HMGET', meta, 'slots', 'max_slots', 'buckets')
+return redis.call('HMGET', meta, 'slots', 'max_slots', 'buckets', 'term_logs')

@@ -187,7 +187,7 @@ async def opened(frontier: Frontier, crawl_ids: list[str], url: str) -> None:
     for start in range(0, len(crawl_ids), 1_000):
         batch = crawl_ids[start : start + 1_000]
         await frontier._scripts.run_many(
-            [("open", frontier.crawl(c).keys.bind("meta"), [1, 1, "site", c], []) for c in batch]
+            [("open", frontier.crawl(c).keys.bind("meta"), [1, 1, 1, "site", c], []) for c in batch]
         )
     client = redis.Redis.from_url(url)
     client.sadd(CRAWLS, *crawl_ids)

@@ -39,11 +39,8 @@ def test_forget_deletes_one_crawl_and_nothing_else(redis_url: str, tmp_path: Pat
     assert len(a_keys) >= 8
     # every key the crawl has is one forget lists (a key added to the schema and not to
     # frontier/forget.py fails here)
-    slots, buckets = (
-        int(r.hget("invcrawl:{a}:meta", "slots")),
-        int(r.hget("invcrawl:{a}:meta", "buckets")),
-    )
-    listed = set(crawl_key_names(CrawlKeys("a"), slots, buckets)[0])
+    slots, buckets, term_logs = r.hmget("invcrawl:{a}:meta", ["slots", "buckets", "term_logs"])
+    listed = set(crawl_key_names(CrawlKeys("a"), int(slots), int(buckets), term_logs)[0])
     listed |= {CrawlKeys("a").meta, CrawlKeys("a").consumers, CrawlKeys("a").cinfo}
     assert set(a_keys) <= listed
     result = invcrawl("forget", "a", "--yes", "--redis", redis_url, cwd=tmp_path)

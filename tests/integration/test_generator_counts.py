@@ -12,7 +12,7 @@ from redis.asyncio import Redis
 from test_store import CRAWL, FETCHED, claim_all, make_task, with_store
 
 from common.codec import item_json
-from common.items import LETTERS, build_item, prepare
+from common.items import LETTERS, ItemLayout, build_item, prepare
 from frontier.refresh import Refresh
 from frontier.session import CrawlSession
 from support.accounting import stream_range
@@ -22,7 +22,7 @@ STATS = "invcrawl:{t}:stats"
 
 def _items(task: Any, generator: str | None, status: str = "ok", doc: str = "body") -> list[Any]:
     content = {"status": status, "doc": doc, "generator": generator}
-    return [prepare(build_item(CRAWL, task, e, content), 4) for e in task.entries]
+    return [prepare(build_item(CRAWL, task, e, content), ItemLayout(4, 1)) for e in task.entries]
 
 
 def _latest(sync_redis: Any) -> Counter[str]:

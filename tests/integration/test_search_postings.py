@@ -14,14 +14,15 @@ import pytest
 import redis
 from conftest import run
 
-from common.items import PageOutcome, PreparedItem, prepare
+from common.items import ItemLayout, PageOutcome, PreparedItem, prepare
 from common.search.postings import (
     ENTRY_BYTES,
     MAX_POSTINGS,
     fields_of,
     posting,
     postings_in,
-    term_bucket,
+    term_log,
+    term_logs_for,
     term_tag,
 )
 from common.tasks import Task, TaskEntry
@@ -31,7 +32,8 @@ from frontier.scripts import KeyIndex
 from frontier.search import _looked_up
 from frontier.session import Frontier
 
-BUCKETS = 4  # 16 term logs
+BUCKETS = 16
+LAYOUT = ItemLayout(BUCKETS, term_logs_for(BUCKETS))  # 4 term logs
 
 
 def item(n: int, doc: str) -> dict[str, Any]:
@@ -74,7 +76,7 @@ def test_logs_end_as_one_append_per_entry_would_leave_them(redis_url: str) -> No
         + [item(30, docs[1])],
         [item(n, docs[0]) for n in range(60, 130)] + [item(20, docs[0])],
     ]
-    pages = [[prepare(i, BUCKETS) for i in page] for page in pages_items]  # type: ignore[arg-type]
+    pages = [[prepare(i, LAYOUT) for i in page] for page in pages_items]  # type: ignore[arg-type]
 
     async def commit_all() -> None:
         client = connect(redis_url)
@@ -104,18 +106,18 @@ def test_logs_end_as_one_append_per_entry_would_leave_them(redis_url: str) -> No
     finally:
         plain.close()
     assert got == want
-    mod = want[k.search_log(term_bucket("~mod", BUCKETS))]
+    mod = want[k.search_log(term_log("~mod", LAYOUT.term_logs))]
     assert len(mod) % ENTRY_BYTES == 0 and mod.count(term_tag("~mod")) >= 131
 
     # a lookup: each item once (page 2's changed keys are in the log twice), the first
     # MAX_POSTINGS, the same from the script and from the plain reads
-    first_ids = [prepare(i, BUCKETS).field for page in pages_items for i in page]
+    first_ids = [prepare(i, LAYOUT).field for page in pages_items for i in page]
     distinct = list(dict.fromkeys(first_ids))
     looked = lookup(redis_url, k, ["~mod", "+frobnicat", "=nothing"])
     assert looked[0] == distinct[:MAX_POSTINGS]
     assert looked[1] == looked[0] and looked[2] == []
     for term, found in zip(["~mod", "+frobnicat"], looked[:2], strict=True):
-        log = want[k.search_log(term_bucket(term, BUCKETS))]
+        log = want[k.search_log(term_log(term, LAYOUT.term_logs))]
         assert fields_of(postings_in(log, term_tag(term))) == found
 
 
@@ -126,7 +128,7 @@ def lookup(url: str, k: CrawlKeys, terms: list[str]) -> list[list[str]]:
             index = KeyIndex(1)
             args: list[Any] = []
             for term in terms:
-                args += [index.add(k.search_log(term_bucket(term, BUCKETS))), term_tag(term)]
+                args += [index.add(k.search_log(term_log(term, LAYOUT.term_logs))), term_tag(term)]
             replies = await _looked_up(client, [([k.meta, *index.keys], args)])
             assert replies is not None
             return [fields_of(postings) for postings in replies[0]]

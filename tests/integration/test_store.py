@@ -16,7 +16,7 @@ from conftest import run
 from redis.asyncio import Redis
 
 from common.codec import item_json
-from common.items import CrawlInfo, PageOutcome, build_item, prepare
+from common.items import CrawlInfo, ItemLayout, PageOutcome, build_item, prepare
 from common.sharding import slot_for
 from common.tasks import Task, TaskEntry
 from frontier import admin
@@ -42,9 +42,12 @@ def make_task(n: int, entries: int = 2) -> Task:
     )
 
 
+LAYOUT = ItemLayout(4, 1)
+
+
 def items_for(task: Task, doc: str = "body", status: str = "ok") -> list[Any]:
     return [
-        prepare(build_item(CRAWL, task, e, {"status": status, "doc": f"{doc} {e.name}"}), 4)
+        prepare(build_item(CRAWL, task, e, {"status": status, "doc": f"{doc} {e.name}"}), LAYOUT)
         for e in task.entries
     ]
 

@@ -45,8 +45,12 @@ async def build_crawl(
     project_version: tuple[str, str],
     symbols: Mapping[str, tuple[str, str]],
     per_page: int = 3,
+    *,
+    first_term_logs: bool = False,
 ) -> list[Task]:
-    """A finished crawl of ``symbols`` (name -> (role, doc)), ``per_page`` to a page."""
+    """A finished crawl of ``symbols`` (name -> (role, doc)), ``per_page`` to a page;
+    ``first_term_logs``: created as before its meta recorded ``term_logs`` (open.lua
+    did not write it), so indexed under the first layout's logs."""
     project, version = project_version
     session = frontier.crawl(crawl_id)
     names = sorted(symbols)
@@ -57,7 +61,10 @@ async def build_crawl(
     ]
     buckets = bucket_count(len(names))
     fields = {"site": f"http://docs.test/{crawl_id}/", "project": project, "version": version}
-    await session.open({**fields, "max_tries": 3}, 1, buckets)
+    layout = (await session.open({**fields, "max_tries": 3}, 1, buckets)).items
+    if first_term_logs:
+        await frontier._redis.hdel(session.keys.meta, "term_logs")
+        layout = (await session.open(fields, 1, buckets)).items  # a reopen keeps it so
     await session.enqueue(tasks)
     await session.produced({"entries": len(names), "pages": len(tasks)}, len(tasks))
     crawl = CrawlInfo(crawl_id, project, version)
@@ -66,7 +73,7 @@ async def build_crawl(
         items = [
             prepare(
                 build_item(crawl, claim.task, e, {"status": "ok", "doc": symbols[e.name][1]}),
-                buckets,
+                layout,
             )
             for e in claim.task.entries
         ]

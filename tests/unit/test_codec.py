@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from common.codec import LEVEL, MAGIC, MIN_BYTES, item_bytes, item_json, stored_item
-from common.items import prepare
+from common.items import ItemLayout, prepare
 
 if sys.version_info >= (3, 14):
     from compression import zstd
@@ -45,7 +45,7 @@ def test_short_items_plain_values_and_tombstones_read_as_is() -> None:
 
 
 def test_prepare_stores_compressed_and_keeps_the_checksum_of_the_json() -> None:
-    prepared = prepare(ITEM, 4)
+    prepared = prepare(ITEM, ItemLayout(4, 1))
     assert prepared.data.startswith(MAGIC)
     assert orjson.loads(item_json(prepared.data)) == ITEM
     assert prepared.value.startswith(ITEM["checksum"][:12])

@@ -6,6 +6,7 @@ import pytest
 
 from common.items import (
     CrawlInfo,
+    ItemLayout,
     bucket_count,
     build_item,
     checksum,
@@ -102,6 +103,7 @@ def test_dedup_digest_is_compact_and_stable() -> None:
     bucket, field = key_digest("py:function:json.dumps", 244)
     assert 0 <= bucket < 244 and len(field) == 12
     assert key_digest("py:function:json.dumps", 244) == (bucket, field)
-    prepared = prepare(build_item(CRAWL, TASK, TASK.entries[0], {"status": "ok"}), 244)
+    item = build_item(CRAWL, TASK, TASK.entries[0], {"status": "ok"})
+    prepared = prepare(item, ItemLayout(244, 61))
     assert prepared.value.endswith("o") and len(prepared.value) == 13
     assert (prepared.bucket, prepared.field) == (bucket, field)
