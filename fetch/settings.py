@@ -14,6 +14,7 @@ from typing import Any
 # when the downloader loads them lazily under the reactor (docs/performance.md, "Figures
 # behind the code's choices").
 import scrapy.core.downloader.handlers.http11  # noqa: F401
+from scrapy.settings import default_settings
 
 from common.settings.config import Config
 from fetch.addresses import ADDRESS_POLICY, AddressPolicy
@@ -22,6 +23,25 @@ from fetch.politeness import HostGate
 from frontier.connection import scrapy_redis_settings
 
 MIB = 1024 * 1024
+
+# Components invcrawl never runs. Scrapy imports every key of EXTENSIONS and
+# DOWNLOADER_MIDDLEWARES to normalise it, even one set to None, and builds every entry of
+# their _BASE to learn it is not configured: each of these cost its import in every
+# Scrapy process (the remote control's aiohttp.web ~0.10 CPU-s, the cookies middleware's
+# tldextract ~0.04). Left out of the _BASE dicts, they are never imported; a test holds
+# the lists of components to Scrapy's defaults less these, plus invcrawl's own.
+NEVER_RUN = frozenset({
+    # Scrapy 2.19's remote control runs Python code sent to an HTTP port of every
+    # process (token in a file of the user's profile): never in a crawler fleet.
+    "scrapy.extensions.remote_control.RemoteControl",
+    "scrapy.downloadermiddlewares.cookies.CookiesMiddleware",  # docs sites need none
+    # robots.txt once per host for the fleet, through Redis (fetch/robots.py)
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware",
+})  # fmt: skip
+
+
+def _without_never_run(components: dict[str, int]) -> dict[str, int]:
+    return {path: order for path, order in components.items() if path not in NEVER_RUN}
 
 
 def base_settings(config: Config, host_gate: HostGate | None = None) -> dict[str, Any]:
@@ -36,12 +56,11 @@ def base_settings(config: Config, host_gate: HostGate | None = None) -> dict[str
         "DOWNLOAD_MAXSIZE": 64 * MIB,
         "DOWNLOAD_WARNSIZE": 16 * MIB,
         "COOKIES_ENABLED": False,
-        # Never built: docs sites need no cookies (Scrapy 2.19 still imports its module
-        # and tldextract elsewhere, so this saves no start-up time; docs/performance.md).
+        "DOWNLOADER_MIDDLEWARES_BASE": _without_never_run(
+            default_settings.DOWNLOADER_MIDDLEWARES_BASE
+        ),
+        "EXTENSIONS_BASE": _without_never_run(default_settings.EXTENSIONS_BASE),
         "DOWNLOADER_MIDDLEWARES": {
-            "scrapy.downloadermiddlewares.cookies.CookiesMiddleware": None,
-            # robots.txt once per host for the fleet, through Redis (fetch/robots.py)
-            "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
             "fetch.robots.SharedRobotsTxtMiddleware": 100,
             # a fleet-wide host permit right before each download, released as soon as
             # the response is in (fetch/permits.py)
@@ -56,10 +75,7 @@ def base_settings(config: Config, host_gate: HostGate | None = None) -> dict[str
         "INVCRAWL_MAX_CRAWL_DELAY": config.max_crawl_delay,
         "INVCRAWL_EXTRACT_BUDGET": config.extract_budget,
         "TELNETCONSOLE_ENABLED": False,
-        # Scrapy 2.19's remote control runs Python code sent to an HTTP port of every
-        # process (token in a file of the user's profile): never in a crawler fleet. It
-        # also cost start-up (aiohttp) and shut-down (its server's stop).
-        "REMOTE_CONTROL_ENABLED": False,
+        "REMOTE_CONTROL_ENABLED": False,  # (and not among the extensions: NEVER_RUN)
         "LOG_LEVEL": config.scrapy_log_level,  # -v and -q move it (common/settings/config.py)
         # Scrapy logs its dependencies' versions at INFO; finding them (platform.platform()
         # runs `uname -p` and reads the interpreter's binary) costs every process's

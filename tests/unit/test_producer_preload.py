@@ -17,7 +17,8 @@ from common.settings.config import Config
 from fetch.settings import base_settings
 from producer.preload import preload
 preload(base_settings(Config()))
-print("twisted.internet.reactor" in sys.modules, "tldextract" in sys.modules,
+print("twisted.internet.reactor" in sys.modules,
+      "scrapy.downloadermiddlewares.httpcompression" in sys.modules,
       "scrapy.core.downloader.handlers.http11" in sys.modules,
       "scrapy.extensions.corestats" in sys.modules)
 """
@@ -30,9 +31,10 @@ def test_preloading_imports_the_components_and_installs_no_reactor() -> None:
     assert out == ["False", "True", "True", "True"]
 
 
-def test_components_disabled_with_none_are_preloaded_too() -> None:
-    # Scrapy imports them all the same (the cookies middleware, then tldextract).
+def test_the_components_are_those_the_crawler_loads() -> None:
+    # not those invcrawl never runs (fetch/settings.py: NEVER_RUN), which Scrapy never sees
     paths = component_paths(base_settings(Config()))
-    assert "scrapy.downloadermiddlewares.cookies.CookiesMiddleware" in paths
+    assert "scrapy.downloadermiddlewares.cookies.CookiesMiddleware" not in paths
+    assert "scrapy.extensions.remote_control.RemoteControl" not in paths
     assert "fetch.permits.HostPermitMiddleware" in paths
     assert "scrapy.core.scheduler.Scheduler" in paths
