@@ -15,7 +15,9 @@ rusage at exit, by the ``sitecustomize`` hook of bench/crawl.py; Redis from ``/p
 Redis memory per crawl and per item (``used_memory`` after the run minus the empty
 server's), Redis commands per page (INFO commandstats), Redis's system share of its CPU
 (the AOF's writes) and its AOF rewrites (``--aof everysec|always|off``: the append-only
-file, to tell its cost apart). In ``one``, the producer is forked from the first consumer
+file, to tell its cost apart). ``--ballast-mb N``: a control that fills Redis with N MB
+of keys no crawl reads (4 KB strings) before the run, counted in no figure, to tell the
+cost of the memory Redis holds from that of the work each crawl adds. In ``one``, the producer is forked from the first consumer
 (``produce --consume``) and shares its command line: its CPU is counted with the
 consumers'. Figures, not asserts; results in docs/performance.md.
 
@@ -25,6 +27,7 @@ consumers'. Figures, not asserts; results in docs/performance.md.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -71,15 +74,42 @@ def build(root: Path, size: int) -> None:
             link.symlink_to(site, target_is_directory=True)
 
 
+BALLAST_VALUE = 4096
+BALLAST_BATCH = 1024
+
+
+def fill_ballast(client: redis.Redis, megabytes: int) -> None:
+    """``megabytes`` of ``ballast:<n>`` strings (incompressible bytes), read by nothing."""
+    count = megabytes * (1 << 20) // BALLAST_VALUE
+    for start in range(0, count, BALLAST_BATCH):
+        pipe = client.pipeline(transaction=False)
+        for n in range(start, min(start + BALLAST_BATCH, count)):
+            pipe.set(f"ballast:{n}", os.urandom(BALLAST_VALUE))
+        pipe.execute()
+
+
+def command_usec(client: redis.Redis) -> dict[str, tuple[int, int]]:
+    """Calls and Redis time (us) by command (a script's inner commands too)."""
+    stats = client.info("commandstats")
+    return {name[len("cmdstat_") :]: (int(v["calls"]), int(v["usec"])) for name, v in stats.items()}
+
+
 def commands(client: redis.Redis) -> int:
-    return sum(int(v["calls"]) for v in client.info("commandstats").values())
+    return sum(calls for calls, _ in command_usec(client).values())
 
 
 def run_one(
-    mode: str, size: int, base_url: str, work: Path, env: dict[str, str], *, aof: str
+    mode: str,
+    size: int,
+    base_url: str,
+    work: Path,
+    env: dict[str, str],
+    *,
+    aof: str,
+    ballast_mb: int = 0,
 ) -> dict[str, Any]:
     port = int(base_url.rsplit(":", 1)[1].strip("/"))
-    run_dir = work / f"{mode}-{size}"
+    run_dir = work / f"{mode}-{size}-{ballast_mb}"
     (run_dir / "rusage").mkdir(parents=True)
     sites = run_dir / "sites.txt"
     urls = [f"http://{HOSTS[i % len(HOSTS)]}:{port}/c{i:05d}/" for i in range(size)]
@@ -91,8 +121,10 @@ def run_one(
     server.start()
     client = redis.Redis.from_url(server.url)
     try:
+        fill_ballast(client, ballast_mb)
         base_memory = int(client.info("memory")["used_memory"])
         redis0, commands0 = proc_times(server.process.pid), commands(client)
+        usec0 = command_usec(client)
         run_env = dict(env, INVCRAWL_BENCH_RUSAGE=str(run_dir / "rusage"))
         common = ["--redis", server.url, "--data-dir", str(run_dir / "data")]
         invcrawl = [sys.executable, "-P", "-m", "invcrawl"]
@@ -116,6 +148,10 @@ def run_one(
         )
         rewrites = int(client.info("persistence").get("aof_rewrites", 0))
         sent = commands(client) - commands0
+        usec = {
+            name: (calls - usec0.get(name, (0, 0))[0], spent - usec0.get(name, (0, 0))[1])
+            for name, (calls, spent) in command_usec(client).items()
+        }
         memory = int(client.info("memory")["used_memory"]) - base_memory
         pipe = client.pipeline(transaction=False)
         fields = ["pages_done", *(f"status:{s}" for s in STATUSES)]
@@ -137,7 +173,7 @@ def run_one(
         print(f"  warning: {mode} {size}: exit codes {codes}", file=sys.stderr)
         print((run_dir / "stderr.log").read_text(errors="replace")[-1500:], file=sys.stderr)
     return {
-        "mode": mode,
+        "mode": mode if not ballast_mb else f"{mode}, ballast {ballast_mb:,} MB",
         "crawls": size,
         "pages": pages,
         "items": items,
@@ -147,6 +183,12 @@ def run_one(
         "memory_per_crawl": memory / size,
         "memory_per_item": memory / max(items, 1),
         "commands_per_page": sent / max(pages, 1),
+        # Redis time a page by command: where a growth of Redis's CPU goes (--json)
+        "usec_per_page": {
+            name: (calls / max(pages, 1), spent / max(pages, 1))
+            for name, (calls, spent) in sorted(usec.items(), key=lambda kv: -kv[1][1])
+            if calls
+        },
         "redis_system_share": system / max(user + system, 1e-9),
         "aof_rewrites": rewrites,
         "codes": codes,
@@ -188,11 +230,18 @@ def main(argv: list[str] | None = None) -> int:
         help="Redis's append-only file: its fsync policy, or off (to tell its cost apart)",
     )
     parser.add_argument(
+        "--ballast-mb",
+        default="0",
+        help="comma-separated: each run again over MB of keys read by nothing (a control)",
+    )
+    parser.add_argument(
         "--repo", type=Path, default=REPO, help="the invcrawl checkout to run (before/after)"
     )
+    parser.add_argument("--json", type=Path, help="also write every run's figures here")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     modes = args.modes.split(",")
+    ballasts = [int(mb) for mb in args.ballast_mb.split(",")]
     work = Path(tempfile.mkdtemp(prefix="invcrawl-growth-"))
     work.chmod(0o755)  # (nginx's workers read the site through it)
     env = {k: v for k, v in os.environ.items() if not k.startswith("INVCRAWL_")}
@@ -205,13 +254,18 @@ def main(argv: list[str] | None = None) -> int:
         with serve(root, HOSTS) as base_url:
             for size in sizes:
                 for mode in modes:
-                    result = run_one(mode, size, base_url, work, env, aof=args.aof)
-                    results.append(result)
-                    print(render([result]).splitlines()[-1], flush=True)
+                    for ballast in ballasts:
+                        result = run_one(
+                            mode, size, base_url, work, env, aof=args.aof, ballast_mb=ballast
+                        )
+                        results.append(result)
+                        print(render([result]).splitlines()[-1], flush=True)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     print(render(results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
     return 0
 
 

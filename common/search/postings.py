@@ -29,11 +29,12 @@ TAG_BYTES = 4
 ENTRY_BYTES = TAG_BYTES + POSTING_BYTES
 MAX_POSTINGS = 100
 # A crawl has one term log per BUCKETS_PER_TERM_LOG dedup buckets (~256 items, ~11
-# postings each: ~28 KB a log). A page's ~330 postings fall in ~60 logs of CPython's 61,
-# one APPEND each; under four logs a bucket (~1.8 KB each, the layout of crawls created
-# before ``term_logs`` was recorded) they fell in ~290, and the calls, not the bytes,
-# were commit.lua's cost (docs/performance.md, "Fewer, longer term logs"). A lookup scans
-# one log a term, its 28 KB in ~10 us.
+# postings each: ~28 KB a log). A CPython page's postings fall in 57 of its 61 logs, one
+# APPEND each; under four logs a bucket (~1.8 KB each, the layout of crawls created
+# before ``term_logs`` was recorded) they fell in 162, and the calls, not the bytes,
+# were the index's cost in commit.lua. The price is at lookup, which reads a term's
+# whole log: about twice the Redis time for a crawl of CPython's size (docs/performance.md,
+# "Fewer, longer term logs").
 BUCKETS_PER_TERM_LOG = 4
 FIRST_TERM_LOGS_PER_BUCKET = 4  # crawls whose meta has no term_logs
 
