@@ -15,9 +15,11 @@ Each returns its typed model (``frontier/summary.py``: :class:`CrawlSummary`,
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from common.items import ItemLayout
+from common.search.postings import stored_term_logs
 from common.sharding import slot_for
 from frontier.admin import dead_tasks
 from frontier.keys import CrawlKeys
@@ -139,7 +141,7 @@ async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> CrawlSt
         )
     return CrawlStatus(
         summary=summary,
-        redis_memory=await crawl_memory(session, int(meta.get("buckets") or 0)),
+        redis_memory=await crawl_memory(session, layout_of(meta)),
         pages_open=open_tasks - summary.pages_dead,
         stream_entries=stream_len,
         items_trimmed=(await history(session)).trimmed,
@@ -150,27 +152,43 @@ async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> CrawlSt
     )
 
 
-async def crawl_memory(session: CrawlSession, buckets: int) -> dict[str, int]:
+def layout_of(meta: Mapping[str, str]) -> ItemLayout:
+    """A crawl's dedup buckets and term logs from its meta (0 buckets: none yet)."""
+    buckets = int(meta.get("buckets") or 0)
+    return ItemLayout(buckets, stored_term_logs(meta.get("term_logs"), buckets))
+
+
+SAMPLED_KEYS = 8  # of each family of many keys: their mean, times their count
+
+
+async def crawl_memory(session: CrawlSession, layout: ItemLayout) -> dict[str, int]:
     """Redis memory of one crawl's big keys, bytes (MEMORY USAGE, sampled: cheap enough
-    for every status refresh): the item stream, the dedup buckets (a few measured, times
-    their count), task payloads, and what refresh keeps (validators, inventory)."""
+    for every status refresh): the item stream, the dedup buckets, the search index
+    (records and term logs; of each family a few keys measured, times their count), task
+    payloads, and what refresh keeps (validators, inventory)."""
     k = session.keys
-    sampled = list(range(min(buckets, 8)))
+    logs = layout.term_logs if layout.buckets else 0
+    families: list[tuple[str, int, Callable[[int], str]]] = [
+        ("dedup", layout.buckets, k.isum),
+        ("search_index", layout.buckets, k.search_record),
+        ("search_index", logs, k.search_log),
+    ]
     pipe = session._redis.pipeline(transaction=False)
     for key in (k.items, k.task, k.pages, k.inventory):
         pipe.memory_usage(key, samples=5)
-    for b in sampled:
-        pipe.memory_usage(k.isum(b), samples=5)
-    replies = [int(r or 0) for r in await pipe.execute()]
-    stream, tasks, pages, inventory = replies[:4]
-    dedup = sum(replies[4:]) * buckets // len(sampled) if sampled else 0
-    return {
-        "items_stream": stream,
-        "dedup": dedup,
-        "tasks": tasks,
-        "refresh": pages + inventory,
-        "total": stream + dedup + tasks + pages + inventory,
-    }
+    for _, count, key_of in families:
+        for n in range(min(count, SAMPLED_KEYS)):
+            pipe.memory_usage(key_of(n), samples=5)
+    replies = iter([int(r or 0) for r in await pipe.execute()])
+    stream, tasks, pages, inventory = (next(replies) for _ in range(4))
+    memory = {"items_stream": stream, "dedup": 0, "search_index": 0, "tasks": tasks}
+    memory["refresh"] = pages + inventory
+    for name, count, _ in families:
+        sampled = [next(replies) for _ in range(min(count, SAMPLED_KEYS))]
+        if sampled:
+            memory[name] += sum(sampled) * count // len(sampled)
+    memory["total"] = sum(memory.values())
+    return memory
 
 
 async def fleet_status(

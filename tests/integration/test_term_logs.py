@@ -2,7 +2,7 @@
 redis-server: a crawl gets one log per four dedup buckets when it is created, recorded
 in its meta, and every writer and reader uses that count; a crawl created before the
 count was recorded keeps its four logs a bucket through a reopen, commits, search,
-``--reindex`` and ``forget``."""
+``--reindex`` and ``forget``; ``status`` counts the index's memory."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from frontier.forget import forget
 from frontier.search import search_symbols
 from frontier.search_index import reindex
 from frontier.session import Frontier
+from frontier.status import crawl_status
 from support.symbols import build_crawl
 
 pytestmark = pytest.mark.integration
@@ -55,6 +56,13 @@ def crawl_state(url: str, first_term_logs: bool) -> dict[str, Any]:
             found = [
                 [hit.name for hit in await search_symbols(client, name, limit=1)] for name in SAMPLE
             ]
+            memory = (await crawl_status(session)).redis_memory
+            index_keys = [
+                key
+                for family in ("srec", "slog")
+                async for key in client.scan_iter(match=f"*:{family}:*")
+            ]
+            exact = sum([await client.memory_usage(key, samples=0) or 0 for key in index_keys])
             reindexed = await reindex(session)
             again = {n: await client.dump(session.keys.search_log(n)) for n in logs}
             layout = await session.refresh_layout()
@@ -66,6 +74,8 @@ def crawl_state(url: str, first_term_logs: bool) -> dict[str, Any]:
                 "layout": layout,
                 "logs": logs,
                 "found": found,
+                "memory": memory,
+                "exact": exact,
                 "reindexed": reindexed,
                 "unchanged": again == dump,
                 "left": left,
@@ -84,6 +94,10 @@ def test_a_new_crawl_has_a_log_per_four_buckets(redis_url: str) -> None:
     assert got["found"] == [[name] for name in SAMPLE]
     assert got["reindexed"] == len(SYMBOLS) and got["unchanged"]  # nothing added again
     assert got["left"] == []
+    # status: the index's memory, estimated from 8 of its 10 records and both its logs
+    memory = got["memory"]
+    assert 0.8 * got["exact"] <= memory["search_index"] <= 1.2 * got["exact"]
+    assert memory["total"] == sum(v for k, v in memory.items() if k != "total")
 
 
 def test_a_crawl_created_before_the_count_keeps_its_first_layout(redis_url: str) -> None:
