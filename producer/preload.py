@@ -4,11 +4,11 @@
 A Scrapy crawler imports its middlewares, extensions, download handlers, scheduler,
 queues and stats collector only when it is built. The forked producer builds its crawler
 in the child, and the consumer builds its own in the parent right after the fork, so
-both processes imported the same ~290 modules (the cookies middleware's tldextract and
-requests among them: Scrapy 2.19 imports every component it is given, even one disabled
-with ``None``). Imported once before the fork, the child inherits them: measured on the
-CPython docs, ~0.3 CPU-s less per crawl (docs/performance.md, "Cheaper than
-scrapy-redis"). The parent would have imported them anyway.
+both processes imported the same ~290 modules (Scrapy 2.19 imports every component it
+is given, even one disabled with ``None``: those invcrawl never runs are left out of its
+settings, ``fetch/settings.py``). Imported once before the fork, the child inherits
+them: measured on the CPython docs, ~0.3 CPU-s less per crawl (docs/performance.md,
+"Cheaper than scrapy-redis"). The parent would have imported them anyway.
 
 Importing a class never installs a reactor here (the reactor module is imported only when
 a crawler process starts; ``tests/unit/test_producer_preload.py`` checks it): the
