@@ -5,16 +5,16 @@ Scrapy spider doing the same work as an invcrawl crawl, without Redis.
     python -m bench.baseline_spider URL1 URL2 ... -o out.jsonl   # one site after another
 
 It reads ``objects.inv`` through Scrapy (as the producer does), plans the crawl with
-``common.inventory.parse_inventory`` + ``common.plan.plan_crawl`` and groups entries by
+``invcrawl.common.inventory.parse_inventory`` + ``invcrawl.common.plan.plan_crawl`` and groups entries by
 page with the producer's own ``tasks_from_plan``, fetches every page once and runs the
-project's extraction exactly as the consumer spider does (``common.extract.extract_page``
-+ ``common.items.build_item``, gzip bodies inflated, links re-based on the page URL),
+project's extraction exactly as the consumer spider does (``invcrawl.common.extract.extract_page``
++ ``invcrawl.common.items.build_item``, gzip bodies inflated, links re-based on the page URL),
 and writes one JSON line per item as the export writes it (orjson of the item; the
 consumer also compresses it for Redis, ``common/codec.py``, a cost the spider does not
 pay).
 
 Fairness (see docs/performance.md): the Scrapy settings are the consumer's own
-(``consumer.settings.consumer_settings``: concurrency 8 per process and per domain, robots.txt
+(``invcrawl.consumer.settings.consumer_settings``: concurrency 8 per process and per domain, robots.txt
 obeyed, no Scrapy retries, same timeouts and size limits), and, like the consumer, the
 spider hands Scrapy **one item per page** (the page's item list) so that neither side
 pays Scrapy's per-item signal/pipeline overhead 15,000 times. The only work it skips is
@@ -43,16 +43,16 @@ from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from common.extract import extract_page
-from common.inventory import parse_inventory
-from common.items import CrawlInfo, build_item, status_items
-from common.plan import plan_crawl
-from common.settings.config import load_config
-from common.site import inventory_url
-from common.tasks import Task
-from consumer.settings import consumer_settings
-from consumer.spider import inflate_gzip
-from producer.enqueue import tasks_from_plan
+from invcrawl.common.extract import extract_page
+from invcrawl.common.inventory import parse_inventory
+from invcrawl.common.items import CrawlInfo, build_item, status_items
+from invcrawl.common.plan import plan_crawl
+from invcrawl.common.settings.config import load_config
+from invcrawl.common.site import inventory_url
+from invcrawl.common.tasks import Task
+from invcrawl.consumer.settings import consumer_settings
+from invcrawl.consumer.spider import inflate_gzip
+from invcrawl.producer.enqueue import tasks_from_plan
 
 TASK = "baseline_task"
 

@@ -12,7 +12,7 @@ Sections (method and caveats: bench/README.md and docs/performance.md):
    (c) ``invcrawl crawl --consumers 2``, (d) and (e) the scrapy-redis peer of
    ``bench/scrapy_redis_peer.py`` (``RedisSpider``, its scheduler, dupefilter and item
    pipeline) with 1 and 2 processes; (b)-(e) each against a fresh private redis-server
-   (``localredis.server.RedisServer``, AOF, ``appendfsync always``). Wall time, pages/s,
+   (``invcrawl.localredis.server.RedisServer``, AOF, ``appendfsync always``). Wall time, pages/s,
    entries/s, CPU seconds (user+sys of every process, Redis included; nginx shown
    apart) and per 1,000 pages, exactness of the output (items against the planned
    entries: duplicates, missing), the load average, peak RSS per process, and the
@@ -62,8 +62,8 @@ from bench.harness import (
     warm_page_cache,
 )
 from bench.nginx import serve
-from common.inventory import parse_inventory
-from common.plan import plan_crawl
+from invcrawl.common.inventory import parse_inventory
+from invcrawl.common.plan import plan_crawl
 
 # -- the scale site ---------------------------------------------------------------------------
 

@@ -37,11 +37,11 @@ import zlib
 from collections import Counter
 from pathlib import Path
 
-from common.apidiff import diff_all
-from frontier.connection import connect
-from frontier.session import Frontier
-from frontier.versions import latest_items
-from localredis.server import RedisServer
+from invcrawl.common.apidiff import diff_all
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.versions import latest_items
+from invcrawl.localredis.server import RedisServer
 
 REPO = Path(__file__).resolve().parents[1]
 

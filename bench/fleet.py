@@ -55,10 +55,10 @@ from bench.harness import (
     say,
 )
 from bench.nginx import serve
-from common.inventory import parse_inventory
-from common.plan import plan_crawl
-from common.site import crawl_id_for
-from localredis.server import RedisServer
+from invcrawl.common.inventory import parse_inventory
+from invcrawl.common.plan import plan_crawl
+from invcrawl.common.site import crawl_id_for
+from invcrawl.localredis.server import RedisServer
 
 DOC = Path("/usr/share/doc")
 # ../shared/corpus beside the checkout or beside any folder above it (a worktree too)

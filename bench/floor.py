@@ -9,7 +9,7 @@ in one process, in passes over all pages:
 * **floor**: ``lxml.html.fromstring(body)`` plus a dict of every element id
   (``{el.get("id"): el for el in root.iter(etree.Element) if el.get("id")}``): the least
   any extractor that looks anchors up must do;
-* **extract**: ``common.extract.extract_page(body, url, targets)`` with the page's real
+* **extract**: ``invcrawl.common.extract.extract_page(body, url, targets)`` with the page's real
   targets, exactly as the consumer calls it;
 * **extract + items**: the same plus ``build_item`` and ``prepare`` (item checksum and
   the JSON the commit sends) for every entry: all the per-page CPU the consumer spends in
@@ -38,15 +38,15 @@ from typing import Any
 
 from lxml import etree, html
 
-from common.inventory import parse_inventory
-from common.plan import plan_crawl
+from invcrawl.common.inventory import parse_inventory
+from invcrawl.common.plan import plan_crawl
 
 BASE = "http://bench.invalid/"
 
 
 def load_pages(root: Path) -> list[tuple[str, bytes, list[Any], Any]]:
     """``(url, body, targets, task)`` for every page to fetch, bodies in memory."""
-    from producer.enqueue import tasks_from_plan
+    from invcrawl.producer.enqueue import tasks_from_plan
 
     inventory = parse_inventory((root / "objects.inv").read_bytes())
     plan = plan_crawl(inventory, BASE + "objects.inv")
@@ -80,9 +80,9 @@ def floor_page(body: bytes) -> int:
 
 
 def measure(root: Path, repeat: int = 3) -> dict[str, Any]:
-    from common.extract import extract_page
-    from common.items import CrawlInfo, ItemLayout, build_item, prepare
-    from common.search.postings import term_logs_for
+    from invcrawl.common.extract import extract_page
+    from invcrawl.common.items import CrawlInfo, ItemLayout, build_item, prepare
+    from invcrawl.common.search.postings import term_logs_for
 
     pages = load_pages(root)
     crawl = CrawlInfo("floor", None, None)

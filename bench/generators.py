@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.floor import load_pages
-from common.extract import extract_page
+from invcrawl.common.extract import extract_page
 
 try:  # the tests' fixture sites (tests/sites/): tests/ on the path
     from sites.generator_sites import generator_sites

@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from common.apidiff import diff_all, item_changes
-from common.apidiff.render import markdown
+from invcrawl.common.apidiff import diff_all, item_changes
+from invcrawl.common.apidiff.render import markdown
 
 
 def function(key: str, names: list[str], **fields: Any) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 (``tests/support/synthsite.py``) under N distinct URLs, N = 10, 100, 1,000 (``--sizes``),
 served by a private nginx (``bench/nginx.py``) on 8 loopback addresses (crawl *i* on
 address *i mod 8*, so the fleet-wide per-host limit does not cap the run), each N run
-two ways against a fresh ``redis-server`` (``localredis.server.RedisServer``, AOF
+two ways against a fresh ``redis-server`` (``invcrawl.localredis.server.RedisServer``, AOF
 ``everysec``; Debian's when installed, as ``bench/crawl.py``):
 
 * ``one``: ``invcrawl crawl --sites FILE --consumers 2``;
@@ -48,9 +48,9 @@ try:  # the synthetic site is the tests' (tests/support/synthsite.py): tests/ on
 except ImportError as exc:
     raise SystemExit(f"{exc}: run it as PYTHONPATH=tests python -m {__spec__.name}") from exc
 
-from common.items import STATUSES
-from common.site import crawl_id_for
-from localredis.server import RedisServer
+from invcrawl.common.items import STATUSES
+from invcrawl.common.site import crawl_id_for
+from invcrawl.localredis.server import RedisServer
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import scrapy_redis_peer as peer
-from common.inventory import parse_inventory
-from common.plan import Plan, plan_crawl
-from localredis.server import RedisServer, find_redis_server
+from invcrawl.common.inventory import parse_inventory
+from invcrawl.common.plan import Plan, plan_crawl
+from invcrawl.localredis.server import RedisServer, find_redis_server
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -253,7 +253,7 @@ def item_identity(key: str, url: str) -> tuple[str, str]:
 
 def expected_items(plan: Plan) -> Counter[tuple[str, str]]:
     """The identities of the items every planned entry must give, with multiplicity."""
-    from producer.enqueue import tasks_from_plan
+    from invcrawl.producer.enqueue import tasks_from_plan
 
     return Counter(
         item_identity(e.key, task.entry_url(e))
@@ -401,7 +401,7 @@ class Bench:
                 with contextlib.suppress(Exception):
                     import redis
 
-                    from frontier.keys import CrawlKeys
+                    from invcrawl.frontier.keys import CrawlKeys
 
                     client = redis.Redis.from_url(server.url, decode_responses=True)
                     run.redis_peak_memory = int(client.info("memory")["used_memory_peak"])
@@ -457,11 +457,15 @@ def site_plan(root: Path) -> tuple[int, int, int, Counter[tuple[str, str]]]:
 
 def extraction_kind() -> str:
     try:
-        from common import extract
+        from invcrawl.common import extract
     except ImportError as exc:
         return f"unavailable ({exc})"
     where = getattr(extract, "__file__", None)
-    return "common.extract (real)" if where else "STUB common.extract (PYTHONPATH sitecustomize)"
+    return (
+        "invcrawl.common.extract (real)"
+        if where
+        else "STUB invcrawl.common.extract (PYTHONPATH sitecustomize)"
+    )
 
 
 def default_redis_server() -> str:

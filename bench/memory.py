@@ -2,7 +2,7 @@
 
     python -m bench.memory http://127.0.0.1:8000/      # a site served over HTTP
 
-Against a private ``redis-server`` (``localredis.server.RedisServer``, AOF with the
+Against a private ``redis-server`` (``invcrawl.localredis.server.RedisServer``, AOF with the
 default fsync), one crawl is driven step by step so that the queue can be measured
 before anyone consumes it:
 
@@ -34,8 +34,8 @@ from typing import Any
 
 import redis
 
-from frontier.keys import CrawlKeys
-from localredis.server import RedisServer
+from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.localredis.server import RedisServer
 
 CRAWL_ID = "bench-memory"
 

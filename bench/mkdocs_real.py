@@ -28,9 +28,9 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from common.inventory import parse_inventory
-from common.plan import plan_crawl
-from localredis.server import RedisServer
+from invcrawl.common.inventory import parse_inventory
+from invcrawl.common.plan import plan_crawl
+from invcrawl.localredis.server import RedisServer
 
 try:  # the tests' fixture sites and support (tests/sites/, tests/support/): tests/ on the path
     from sites.mkbuild import MK_COMBOS, ensure_env

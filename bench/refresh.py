@@ -36,8 +36,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bench.nginx import serve
-from frontier.keys import CrawlKeys
-from localredis.server import RedisServer
+from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.localredis.server import RedisServer
 
 REPO = Path(__file__).resolve().parents[1]
 

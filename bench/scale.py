@@ -12,7 +12,7 @@ top-level entries plus an ``objects.inv`` of its own: the entries of
 ``--pages-per-crawl`` pages drawn at random (seeded by the crawl's index, so every crawl
 gets a different mix of small and big pages; 0 keeps every page). One crawl per prefix:
 ``invcrawl crawl --sites FILE --consumers 4 --redis URL [--redis-cluster]
-[--retain-items R]``, against (a) one fresh ``redis-server`` (``localredis.server.RedisServer``:
+[--retain-items R]``, against (a) one fresh ``redis-server`` (``invcrawl.localredis.server.RedisServer``:
 AOF, ``appendfsync always``, as the embedded default) and (b) a fresh 3-master Redis
 Cluster of the same servers with the same settings (``--cluster-enabled yes``,
 ``redis-cli --cluster create``). Backends alternate run by run.
@@ -69,10 +69,10 @@ from bench.harness import (
 )
 from bench.memory import used_memory
 from bench.nginx import serve
-from common.inventory import parse_inventory
-from common.plan import plan_crawl
-from common.site import crawl_id_for
-from localredis.server import RedisServer, free_port
+from invcrawl.common.inventory import parse_inventory
+from invcrawl.common.plan import plan_crawl
+from invcrawl.common.site import crawl_id_for
+from invcrawl.localredis.server import RedisServer, free_port
 
 DEFAULT_SITE = Path("/usr/share/doc/python3.11/html")
 MIB = 1024 * 1024

@@ -10,7 +10,7 @@ crawl supervisor):
 
 1. starts ``--processes`` spider processes (``spider`` command, below);
 2. **feeds** them: fetches each site's ``objects.inv`` (``urllib``), plans it with the
-   project's ``common.inventory`` + ``common.plan`` and groups entries by page with the
+   project's ``invcrawl.common.inventory`` + ``invcrawl.common.plan`` and groups entries by page with the
    producer's own ``tasks_from_plan``; every page to fetch becomes one JSON message
    ``{"url", "meta": {"task", "crawl"}}`` pushed to the spider's start-URL list
    (``peer:start_urls``: scrapy-redis's ``RedisSpider`` convention); pages never fetched
@@ -36,7 +36,7 @@ components, configured as its README says for a shared crawl:
   of one element per item (the spider hands Scrapy one item per page, as the consumer and
   the baseline spider do).
 
-The Scrapy settings are the consumer's and the baseline's (``consumer.run.consumer_settings``:
+The Scrapy settings are the consumer's and the baseline's (``invcrawl.consumer.run.consumer_settings``:
 concurrency per process and per domain, robots.txt, no Scrapy retries, timeouts, size
 limits), with the Redis client scrapy-redis builds from ``REDIS_URL`` and its own defaults.
 
@@ -66,11 +66,11 @@ from urllib.parse import urlsplit
 import orjson
 import redis
 
-from common.inventory import parse_inventory
-from common.items import CrawlInfo, status_items
-from common.plan import Plan, plan_crawl
-from common.site import crawl_id_for, inventory_url, local_fetch_url
-from common.tasks import Task, decode_task, encode_task
+from invcrawl.common.inventory import parse_inventory
+from invcrawl.common.items import CrawlInfo, status_items
+from invcrawl.common.plan import Plan, plan_crawl
+from invcrawl.common.site import crawl_id_for, inventory_url, local_fetch_url
+from invcrawl.common.tasks import Task, decode_task, encode_task
 
 NAME = "peer"  # the spider's name: scrapy-redis names every key after it
 START_KEY = f"{NAME}:start_urls"  # REDIS_START_URLS_KEY's default, "%(name)s:start_urls"
@@ -94,7 +94,7 @@ def argv(
 
 
 def page_tasks(plan: Plan) -> list[Task]:
-    """One task per page: ``producer.enqueue.tasks_from_plan``, repeated here because that
+    """One task per page: ``invcrawl.producer.enqueue.tasks_from_plan``, repeated here because that
     module imports Scrapy (0.7 s of start-up the driver, a plain script, does not need)."""
     tasks = []
     for page in plan.pages:
@@ -211,8 +211,8 @@ def run_spider(args: argparse.Namespace) -> int:
     from twisted.python.failure import Failure
 
     from bench.baseline_spider import PageItems, page_items
-    from common.settings.config import load_config
-    from consumer.run import consumer_settings
+    from invcrawl.common.settings.config import load_config
+    from invcrawl.consumer.run import consumer_settings
 
     class PagePipeline(RedisPipeline):
         """scrapy-redis's pipeline, pushing a page's items in one ``RPUSH``."""

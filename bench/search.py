@@ -17,7 +17,7 @@ on one redis-server, and relevance on the query set of ``bench/search_queries.py
    crawl, per indexed item; ``OBJECT ENCODING`` of each record hash (listpack or not);
 4. latency: each query of the set run against every project's latest version (the
    default scope) and against ``--project Python``, timed around
-   ``frontier.search.search_symbols`` (client and server on this host), p50/p95/max;
+   ``invcrawl.frontier.search.search_symbols`` (client and server on this host), p50/p95/max;
 5. relevance: target first (names), MRR at 10 (phrases).
 """
 
@@ -41,18 +41,18 @@ import orjson
 import redis
 
 from bench.search_queries import BenchQuery, query_set
-from common.inventory import parse_inventory
-from common.items import PageOutcome, bucket_count, prepare
-from common.search.postings import term_logs_for
-from common.search.summary import first_sentence
-from common.search.terms import last_component
-from common.tasks import Task, TaskEntry
-from frontier import search as search_engine
-from frontier.connection import connect
-from frontier.keys import CrawlKeys
-from frontier.search import search_symbols
-from frontier.session import Frontier
-from localredis.server import RedisServer, find_redis_server
+from invcrawl.common.inventory import parse_inventory
+from invcrawl.common.items import PageOutcome, bucket_count, prepare
+from invcrawl.common.search.postings import term_logs_for
+from invcrawl.common.search.summary import first_sentence
+from invcrawl.common.search.terms import last_component
+from invcrawl.common.tasks import Task, TaskEntry
+from invcrawl.frontier import search as search_engine
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.frontier.search import search_symbols
+from invcrawl.frontier.session import Frontier
+from invcrawl.localredis.server import RedisServer, find_redis_server
 
 # Debian's redis-server (jemalloc, 7.x), not the older build a wheel may put on PATH
 SYSTEM_REDIS = ("/usr/bin/redis-server", "/usr/local/bin/redis-server")

@@ -25,11 +25,11 @@ import orjson
 import redis
 
 from bench.harness import default_redis_server, proc_cpu
-from common.items import PageOutcome, bucket_count, prepare
-from common.tasks import Task, TaskEntry
-from frontier.connection import connect
-from frontier.session import Frontier
-from localredis.server import RedisServer
+from invcrawl.common.items import PageOutcome, bucket_count, prepare
+from invcrawl.common.tasks import Task, TaskEntry
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.session import Frontier
+from invcrawl.localredis.server import RedisServer
 
 PER_PAGE = 40  # items a page: the CPython docs' average is 31
 

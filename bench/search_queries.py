@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from common.search.terms import last_component
+from invcrawl.common.search.terms import last_component
 
 
 @dataclass(frozen=True, slots=True)

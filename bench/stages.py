@@ -58,8 +58,8 @@ from bench.harness import (
     warm_page_cache,
 )
 from bench.nginx import serve
-from frontier.scripts import load, script_names
-from localredis.server import RedisServer
+from invcrawl.frontier.scripts import load, script_names
+from invcrawl.localredis.server import RedisServer
 
 SYSTEMS = {"b": "invcrawl, 1 consumer", "d": "scrapy-redis, 1 process"}
 

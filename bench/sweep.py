@@ -3,7 +3,7 @@ Debian documentation packages of ``../shared/corpus/debian-doc-packages.txt`` in
 (one without an ``objects.inv`` is skipped and named), served by nginx from
 ``/usr/share/doc`` (``gzip_static on``), crawled by ``invcrawl crawl`` against a private
 redis-server, and every item checked against its page's HTML by this script's own lxml
-code, independent of the extractor (it never imports ``common.extract``):
+code, independent of the extractor (it never imports ``invcrawl.common.extract``):
 
 * accounting: one item per unique inventory entry;
 * ``anchor_missing`` only where the page really has no element with that id;
@@ -64,7 +64,7 @@ from bench import fleet
 from bench.fleet import DOC, find_sites
 from bench.harness import REPO
 from bench.nginx import serve
-from localredis.server import RedisServer
+from invcrawl.localredis.server import RedisServer
 
 try:  # the tests' fixture sites and checks (tests/sites/, tests/support/): tests/ on the path
     from sites.generator_sites import generator_sites

@@ -33,7 +33,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from common.bounds import HEADER_FIELD_CHARS, clip
+from invcrawl.common.bounds import HEADER_FIELD_CHARS, clip
 
 DEFAULT_MAX_INFLATED = 64 * 1024 * 1024
 MAX_HEADER_LINES = 8

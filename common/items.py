@@ -17,11 +17,11 @@ from typing import Any, NotRequired, TypedDict, cast
 
 import orjson
 
-from common.codec import stored_item
-from common.search.postings import record_bucket, term_hash, term_tag
-from common.search.summary import first_sentence
-from common.search.terms import index_terms
-from common.tasks import Task, TaskEntry
+from invcrawl.common.codec import stored_item
+from invcrawl.common.search.postings import record_bucket, term_hash, term_tag
+from invcrawl.common.search.summary import first_sentence
+from invcrawl.common.search.terms import index_terms
+from invcrawl.common.tasks import Task, TaskEntry
 
 
 class ItemStatus(StrEnum):

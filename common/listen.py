@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipaddress
 from urllib.parse import unquote, urlsplit
 
-from common.settings.config import Config, ConfigError
+from invcrawl.common.settings.config import Config, ConfigError
 
 
 def is_loopback(bind: str) -> bool:

@@ -29,9 +29,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urljoin, urlsplit
 
-from common.inventory import Entry, Inventory
-from common.sharding import fetched_url, task_id_for
-from common.tasks import TaskEntry
+from invcrawl.common.inventory import Entry, Inventory
+from invcrawl.common.sharding import fetched_url, task_id_for
+from invcrawl.common.tasks import TaskEntry
 
 GENERATED_PAGE = re.compile(r"^(genindex(-.*)?|search|([a-z0-9]+-)?modindex)$")
 

@@ -23,7 +23,7 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from common.cadence import Bounds, adapt, initial, jitter, jittered
+from invcrawl.common.cadence import Bounds, adapt, initial, jitter, jittered
 
 POLL = 1.0  # produce --every auto: seconds between two looks at crawls whose round is under way
 IDLE = 3600.0  # ... and at most between two looks when no round is under way or due

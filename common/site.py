@@ -10,7 +10,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
-from process.secrets import mask_url, url_password
+from invcrawl.process.secrets import mask_url, url_password
 
 INVENTORY_NAME = "objects.inv"
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import orjson
 
-from common.inventory import Entry
-from common.validators import Validators, decode_validators, entries_digest
+from invcrawl.common.inventory import Entry
+from invcrawl.common.validators import Validators, decode_validators, entries_digest
 
 TASK_VERSION = 1
 

@@ -12,20 +12,26 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from common.items import CrawlInfo, ItemLayout, bucket_count
-from common.plan import base_of
-from common.search.postings import stored_term_logs
-from consumer.dead_pages import record_dead_pages
-from consumer.holdings import Holdings
-from consumer.leases import Leases
-from consumer.scheduling import CrawlRotation
-from consumer.slots import SlotPinning, SlotPolicy
-from frontier.forget import withdraw
-from frontier.hosts import origin_of
-from frontier.outages import Outages
-from frontier.session import COMPLETE, FAILED_INCOMPLETE, NOT_COMPLETE, CrawlSession, Frontier
-from frontier.states import CrawlState
-from frontier.values import CrawlNotFound
+from invcrawl.common.items import CrawlInfo, ItemLayout, bucket_count
+from invcrawl.common.plan import base_of
+from invcrawl.common.search.postings import stored_term_logs
+from invcrawl.consumer.dead_pages import record_dead_pages
+from invcrawl.consumer.holdings import Holdings
+from invcrawl.consumer.leases import Leases
+from invcrawl.consumer.scheduling import CrawlRotation
+from invcrawl.consumer.slots import SlotPinning, SlotPolicy
+from invcrawl.frontier.forget import withdraw
+from invcrawl.frontier.hosts import origin_of
+from invcrawl.frontier.outages import Outages
+from invcrawl.frontier.session import (
+    COMPLETE,
+    FAILED_INCOMPLETE,
+    NOT_COMPLETE,
+    CrawlSession,
+    Frontier,
+)
+from invcrawl.frontier.states import CrawlState
+from invcrawl.frontier.values import CrawlNotFound
 
 log = logging.getLogger("invcrawl.consumer")
 

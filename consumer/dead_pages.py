@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 import logging
 
-from common.items import CrawlInfo, ItemLayout, ItemStatus, prepare, status_items
-from common.tasks import TaskFormatError, decode_task
-from frontier.admin import dead_letters
-from frontier.session import CrawlSession
+from invcrawl.common.items import CrawlInfo, ItemLayout, ItemStatus, prepare, status_items
+from invcrawl.common.tasks import TaskFormatError, decode_task
+from invcrawl.frontier.admin import dead_letters
+from invcrawl.frontier.session import CrawlSession
 
 log = logging.getLogger("invcrawl.consumer")
 

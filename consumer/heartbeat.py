@@ -12,14 +12,14 @@ import socket
 import time
 from typing import Any
 
-from consumer.crawls import ServedCrawl, ServedCrawls
-from consumer.holdings import Holdings
-from consumer.leases import Leases
-from fetch.politeness import HostGate
-from frontier.connection import is_transient
-from frontier.outages import Outages, StatSink
-from frontier.session import Frontier
-from frontier.values import CrawlNotFound
+from invcrawl.consumer.crawls import ServedCrawl, ServedCrawls
+from invcrawl.consumer.holdings import Holdings
+from invcrawl.consumer.leases import Leases
+from invcrawl.fetch.politeness import HostGate
+from invcrawl.frontier.connection import is_transient
+from invcrawl.frontier.outages import Outages, StatSink
+from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.values import CrawlNotFound
 
 log = logging.getLogger("invcrawl.consumer")
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
-from consumer.metrics import Metrics
-from frontier.outages import StatSink
-from frontier.values import Claim
+from invcrawl.consumer.metrics import Metrics
+from invcrawl.frontier.outages import StatSink
+from invcrawl.frontier.values import Claim
 
 
 class Holdings:

@@ -3,7 +3,7 @@ in the text exposition format at ``http://BIND:PORT/metrics``, with the official
 ``prometheus_client``.
 
 :class:`Metrics` is the interface the delivery loop calls where it claims and settles
-things (one object, handed to the :class:`~consumer.worker.Worker`; the spider measures
+things (one object, handed to the :class:`~invcrawl.consumer.worker.Worker`; the spider measures
 fetch and extraction and the settle step, ``consumer/settling.py``, records them): it
 does nothing, so that a consumer without
 ``--metrics-port`` pays one method call per event. :class:`PrometheusMetrics` counts:
@@ -64,10 +64,10 @@ from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
-from common.bounds import METRIC_LABEL_CHARS, clip
-from consumer import metrics_server
-from frontier.hosts import origin_of
-from frontier.values import CommitResult
+from invcrawl.common.bounds import METRIC_LABEL_CHARS, clip
+from invcrawl.consumer import metrics_server
+from invcrawl.frontier.hosts import origin_of
+from invcrawl.frontier.values import CommitResult
 
 LOCAL = "local"  # the host label of pages that have none (file:// pages)
 OTHER = "other"  # the host label of hosts past HOST_SERIES

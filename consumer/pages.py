@@ -13,10 +13,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from common.items import CrawlInfo, Item, PageOutcome
-from fetch.failures import Outcome, OutcomeKind
-from fetch.shared import SharedKey
-from frontier.values import Claim
+from invcrawl.common.items import CrawlInfo, Item, PageOutcome
+from invcrawl.fetch.failures import Outcome, OutcomeKind
+from invcrawl.fetch.shared import SharedKey
+from invcrawl.frontier.values import Claim
 
 # request.meta of a page request (with fetch/meta.SITE and FOLLOW_WITHIN):
 CLAIM = "invcrawl_claim"  # the Claim the page settles

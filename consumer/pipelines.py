@@ -9,7 +9,7 @@ from typing import Any
 
 from scrapy.crawler import Crawler
 
-from consumer.pages import SETTLE, PageFailure, PagePostponed, PageResult, Settle
+from invcrawl.consumer.pages import SETTLE, PageFailure, PagePostponed, PageResult, Settle
 
 
 class SettlePipeline:

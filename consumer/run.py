@@ -1,5 +1,5 @@
 """Process entry of ``invcrawl consume``: the process's one Redis client, its
-:class:`~consumer.worker.Worker`, and one Scrapy crawler whose spider turns the worker's
+:class:`~invcrawl.consumer.worker.Worker`, and one Scrapy crawler whose spider turns the worker's
 claims into requests and whose item pipeline hands every page's outcome back to
 ``Worker.settle`` (the worker's host gate and settle step reach them through the
 settings: ``fetch/shared.py``); graceful SIGTERM (finish or release in-flight pages; the command
@@ -19,21 +19,21 @@ from scrapy.crawler import AsyncCrawlerProcess
 from scrapy.settings import Settings
 from scrapy_redis.connection import get_redis_from_settings
 
-from common.bounds import SizeLimits
-from common.listen import metrics_token
-from common.settings.config import Config
-from consumer.crawls import Serving
-from consumer.leases import Leases
-from consumer.metrics import Metrics, PrometheusMetrics
-from consumer.settings import consumer_settings
-from consumer.settling import Backoff
-from consumer.slots import SlotPinning
-from consumer.spider import PageBounds, PageSpider
-from consumer.worker import Upstream, Worker, WorkerSettings
-from frontier.connection import connect, scrapy_redis_settings
-from frontier.outages import new_stat_sink
-from frontier.session import Frontier
-from process import interrupts
+from invcrawl.common.bounds import SizeLimits
+from invcrawl.common.listen import metrics_token
+from invcrawl.common.settings.config import Config
+from invcrawl.consumer.crawls import Serving
+from invcrawl.consumer.leases import Leases
+from invcrawl.consumer.metrics import Metrics, PrometheusMetrics
+from invcrawl.consumer.settings import consumer_settings
+from invcrawl.consumer.settling import Backoff
+from invcrawl.consumer.slots import SlotPinning
+from invcrawl.consumer.spider import PageBounds, PageSpider
+from invcrawl.consumer.worker import Upstream, Worker, WorkerSettings
+from invcrawl.frontier.connection import connect, scrapy_redis_settings
+from invcrawl.frontier.outages import new_stat_sink
+from invcrawl.frontier.session import Frontier
+from invcrawl.process import interrupts
 
 log = logging.getLogger("invcrawl.consumer")
 

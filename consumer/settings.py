@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from common.settings.config import Config
-from consumer.pages import SETTLE, Settle
-from fetch.politeness import HostGate
-from fetch.settings import base_settings
+from invcrawl.common.settings.config import Config
+from invcrawl.consumer.pages import SETTLE, Settle
+from invcrawl.fetch.politeness import HostGate
+from invcrawl.fetch.settings import base_settings
 
 
 def consumer_settings(
@@ -25,13 +25,13 @@ def consumer_settings(
             # A callback returns exactly one settlement: Scrapy's default of 100 makes
             # it start 100 asyncio tasks per page (scraper._parallel_asyncio).
             "CONCURRENT_ITEMS": 1,
-            "ITEM_PIPELINES": {"consumer.pipelines.SettlePipeline": 100},
+            "ITEM_PIPELINES": {"invcrawl.consumer.pipelines.SettlePipeline": 100},
             # Page redirects within the site only (fetch/redirects.py), meta refreshes
             # included: Scrapy's own follows them anywhere.
             "DOWNLOADER_MIDDLEWARES": {
                 **settings["DOWNLOADER_MIDDLEWARES"],
                 "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
-                "fetch.redirects.SiteRedirectMiddleware": 585,  # after decompression
+                "invcrawl.fetch.redirects.SiteRedirectMiddleware": 585,  # after decompression
             },
         }
     )

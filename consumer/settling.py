@@ -11,15 +11,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from common.items import Item, PageOutcome, prepare
-from consumer.crawls import ServedCrawl, ServedCrawls
-from consumer.holdings import Holdings
-from consumer.leases import Leases
-from consumer.metrics import Metrics
-from consumer.pages import PageFailure, PagePostponed, PageResult, Settlement
-from fetch.failures import Outcome, OutcomeKind, backoff_delay
-from frontier.outages import Outages, StatSink
-from frontier.values import Claim, CommitResult
+from invcrawl.common.items import Item, PageOutcome, prepare
+from invcrawl.consumer.crawls import ServedCrawl, ServedCrawls
+from invcrawl.consumer.holdings import Holdings
+from invcrawl.consumer.leases import Leases
+from invcrawl.consumer.metrics import Metrics
+from invcrawl.consumer.pages import PageFailure, PagePostponed, PageResult, Settlement
+from invcrawl.fetch.failures import Outcome, OutcomeKind, backoff_delay
+from invcrawl.frontier.outages import Outages, StatSink
+from invcrawl.frontier.values import Claim, CommitResult
 
 log = logging.getLogger("invcrawl.consumer")
 

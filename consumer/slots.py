@@ -6,8 +6,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from consumer.leases import Leases
-from frontier.session import CrawlSession
+from invcrawl.consumer.leases import Leases
+from invcrawl.frontier.session import CrawlSession
 
 # Every this many heartbeats a consumer also reaps the slots it does not own: reaping is
 # idempotent, and this guarantees progress for slots whose owner vanished, or slots left

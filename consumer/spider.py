@@ -17,9 +17,9 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from common.bounds import SizeLimits, bound_items
-from common.extract import extract_page
-from common.items import (
+from invcrawl.common.bounds import SizeLimits, bound_items
+from invcrawl.common.extract import extract_page
+from invcrawl.common.items import (
     CrawlInfo,
     Item,
     ItemStatus,
@@ -28,9 +28,9 @@ from common.items import (
     checksum,
     status_items,
 )
-from common.plan import offsite_reason
-from common.validators import response_validators
-from consumer.pages import (
+from invcrawl.common.plan import offsite_reason
+from invcrawl.common.validators import response_validators
+from invcrawl.consumer.pages import (
     CLAIM,
     CRAWL,
     ClaimedPage,
@@ -41,12 +41,12 @@ from consumer.pages import (
     Settlement,
     internal_error,
 )
-from fetch.budget import ExtractionTimeout, budget
-from fetch.failures import Outcome, OutcomeKind, classify_exception, classify_status
-from fetch.meta import DEAD, FOLLOW_WITHIN, OFFSITE, SITE
-from fetch.politeness import HostBusy
-from fetch.responses import header
-from frontier.values import Claim
+from invcrawl.fetch.budget import ExtractionTimeout, budget
+from invcrawl.fetch.failures import Outcome, OutcomeKind, classify_exception, classify_status
+from invcrawl.fetch.meta import DEAD, FOLLOW_WITHIN, OFFSITE, SITE
+from invcrawl.fetch.politeness import HostBusy
+from invcrawl.fetch.responses import header
+from invcrawl.frontier.values import Claim
 
 DEFAULT_MAX_PAGE_BYTES = 64 * 1024 * 1024
 

@@ -2,7 +2,7 @@
 
 A :class:`Worker` serves a set of crawls (every open crawl in Redis, or the ones it is
 pinned to: ``consumer/crawls.py``): it claims tasks within its capacity, spread over the
-crawls by :class:`~consumer.scheduling.CrawlRotation`, holds them
+crawls by :class:`~invcrawl.consumer.scheduling.CrawlRotation`, holds them
 (``consumer/holdings.py``) while a heartbeat beside page work renews their leases and
 reaps expired ones (``consumer/heartbeat.py``), settles every task exactly once (commit,
 retry, dead-letter or release: ``consumer/settling.py``), and rides out Redis outages
@@ -23,18 +23,18 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Protocol
 
-from consumer.crawls import ServedCrawl, ServedCrawls, Serving
-from consumer.heartbeat import Heartbeat
-from consumer.holdings import Holdings
-from consumer.leases import Leases
-from consumer.metrics import Metrics
-from consumer.pages import ClaimedPage, Settlement
-from consumer.settling import Backoff, Settled, Settler
-from fetch.politeness import HostGate
-from frontier.claims import claim_many
-from frontier.outages import Outages, StatSink
-from frontier.session import Claim, Frontier
-from frontier.states import ProducerState
+from invcrawl.consumer.crawls import ServedCrawl, ServedCrawls, Serving
+from invcrawl.consumer.heartbeat import Heartbeat
+from invcrawl.consumer.holdings import Holdings
+from invcrawl.consumer.leases import Leases
+from invcrawl.consumer.metrics import Metrics
+from invcrawl.consumer.pages import ClaimedPage, Settlement
+from invcrawl.consumer.settling import Backoff, Settled, Settler
+from invcrawl.fetch.politeness import HostGate
+from invcrawl.frontier.claims import claim_many
+from invcrawl.frontier.outages import Outages, StatSink
+from invcrawl.frontier.session import Claim, Frontier
+from invcrawl.frontier.states import ProducerState
 
 log = logging.getLogger("invcrawl.consumer")
 
@@ -61,10 +61,10 @@ class WorkerSettings:
 
 
 class Worker:
-    """Composes the crawls it serves (:class:`~consumer.crawls.ServedCrawls`), the claims
-    it holds (:class:`~consumer.holdings.Holdings`), its heartbeat
-    (:class:`~consumer.heartbeat.Heartbeat`) and its side of host politeness
-    (:class:`~fetch.politeness.HostGate`); feeds claims and settles them."""
+    """Composes the crawls it serves (:class:`~invcrawl.consumer.crawls.ServedCrawls`), the claims
+    it holds (:class:`~invcrawl.consumer.holdings.Holdings`), its heartbeat
+    (:class:`~invcrawl.consumer.heartbeat.Heartbeat`) and its side of host politeness
+    (:class:`~invcrawl.fetch.politeness.HostGate`); feeds claims and settles them."""
 
     def __init__(
         self,

@@ -8,8 +8,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 
-from common.listen import HostCheck, host_name, is_loopback, listener_secret
-from common.settings.config import Config
+from invcrawl.common.listen import HostCheck, host_name, is_loopback, listener_secret
+from invcrawl.common.settings.config import Config
 
 __all__ = ["HostCheck", "access_secret", "host_name", "is_loopback", "session_value"]
 

@@ -52,7 +52,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from common.bounds import METRIC_LABEL_CHARS, clip
+from invcrawl.common.bounds import METRIC_LABEL_CHARS, clip
 
 Snapshot = Callable[[], Mapping[str, Any] | None]  # the latest fleet view (None: none yet)
 

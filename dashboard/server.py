@@ -2,7 +2,7 @@
 server-sent event stream, and an optional token the page asks for.
 
 One :class:`Sampler` per process reads the fleet view every ``interval`` seconds (the
-same :func:`frontier.status.status_view` as ``invcrawl status --json``) and serialises it
+same :func:`invcrawl.frontier.status.status_view` as ``invcrawl status --json``) and serialises it
 once; every open page gets that same snapshot, so the load on Redis does not grow with
 the number of viewers. The process only ever reads Redis (a test checks every command it
 sends), and its throughput history lives in its own memory. Through a Redis restart or a
@@ -35,15 +35,15 @@ from typing import Any
 from aiohttp import web
 from redis.exceptions import RedisError
 
-from common.settings.config import Config, ConfigError
-from dashboard.access import HostCheck, is_loopback, session_value
-from dashboard.metrics import CONTENT_TYPE_LATEST, exposition
-from dashboard.snapshot import Throughput, crawl_detail, take
-from frontier.connection import connect, is_transient
-from frontier.reconnect import Backoff, Note, Outage
-from frontier.session import CrawlNotFound, Frontier
-from process import interrupts
-from process.secrets import mask_secrets, mask_url
+from invcrawl.common.settings.config import Config, ConfigError
+from invcrawl.dashboard.access import HostCheck, is_loopback, session_value
+from invcrawl.dashboard.metrics import CONTENT_TYPE_LATEST, exposition
+from invcrawl.dashboard.snapshot import Throughput, crawl_detail, take
+from invcrawl.frontier.connection import connect, is_transient
+from invcrawl.frontier.reconnect import Backoff, Note, Outage
+from invcrawl.frontier.session import CrawlNotFound, Frontier
+from invcrawl.process import interrupts
+from invcrawl.process.secrets import mask_secrets, mask_url
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +150,11 @@ class Sampler:
 
 def load_page() -> tuple[bytes, str]:
     """The page, and the Content-Security-Policy that allows its one inline script."""
-    html = resources.files("dashboard").joinpath("static/index.html").read_bytes()
+    html = (
+        resources.files(__package__ or "invcrawl.dashboard")
+        .joinpath("static/index.html")
+        .read_bytes()
+    )
     scripts = re.findall(rb"<script>(.*?)</script>", html, re.S)
     hashes = " ".join(
         "'sha256-" + base64.b64encode(hashlib.sha256(s).digest()).decode() + "'" for s in scripts

@@ -1,10 +1,10 @@
 """What the dashboard page shows, built from the fleet view of ``invcrawl status --json``
-(:func:`frontier.status.fleet_status`, the one code path for both) plus a throughput
+(:func:`invcrawl.frontier.status.fleet_status`, the one code path for both) plus a throughput
 history kept in this process's memory: the dashboard never writes to Redis.
 
 Pure apart from :func:`take`, which reads the status. Nothing here shows a secret: the
 Redis URL, every site and page URL and every error text are masked
-(:mod:`process.secrets`).
+(:mod:`invcrawl.process.secrets`).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from frontier.admin import dead_tasks
-from frontier.session import Frontier
-from frontier.status import fleet_status, status_view
-from frontier.summary import CrawlSummary, FleetStatus
-from process.secrets import mask_secrets, mask_url
+from invcrawl.frontier.admin import dead_tasks
+from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.status import fleet_status, status_view
+from invcrawl.frontier.summary import CrawlSummary, FleetStatus
+from invcrawl.process.secrets import mask_secrets, mask_url
 
 
 class Throughput:

@@ -39,9 +39,9 @@ from twisted.internet import defer
 from twisted.internet.base import ReactorBase
 from twisted.internet.error import DNSLookupError
 
-from fetch.meta import SITE
-from fetch.politeness import HostBusy
-from fetch.shared import SharedKey
+from invcrawl.fetch.meta import SITE
+from invcrawl.fetch.politeness import HostBusy
+from invcrawl.fetch.shared import SharedKey
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 

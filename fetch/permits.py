@@ -1,5 +1,5 @@
 """The Scrapy side of fleet-wide host politeness: :class:`HostPermitMiddleware` takes a
-permit of the process's :class:`~fetch.politeness.HostGate` right before each download
+permit of the process's :class:`~invcrawl.fetch.politeness.HostGate` right before each download
 and gives it back when the response or the error is in; a 429/503 with ``Retry-After``
 blocks the host for the fleet."""
 
@@ -9,11 +9,11 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Request, Response
 
-from fetch.failures import parse_retry_after
-from fetch.meta import PERMIT
-from fetch.politeness import MAX_BLOCK, HostGate
-from fetch.shared import SharedKey
-from frontier.hosts import origin_of
+from invcrawl.fetch.failures import parse_retry_after
+from invcrawl.fetch.meta import PERMIT
+from invcrawl.fetch.politeness import MAX_BLOCK, HostGate
+from invcrawl.fetch.shared import SharedKey
+from invcrawl.frontier.hosts import origin_of
 
 # The process's gate (the consumer's Worker's, or the producer's), for its middlewares.
 HOST_GATE: SharedKey[HostGate] = SharedKey("INVCRAWL_HOST_GATE")

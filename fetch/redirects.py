@@ -11,7 +11,7 @@ another host (loopback, a private address, another port). More than
 
 Scrapy's own ``RedirectMiddleware`` never sees page requests (they carry
 ``handle_httpstatus_all``); it follows the producer's inventory request, whose targets
-the address policy of :mod:`fetch.addresses` guards. ``fetch/robots.py`` follows
+the address policy of :mod:`invcrawl.fetch.addresses` guards. ``fetch/robots.py`` follows
 robots.txt redirects itself, within the host's origin. A ``<meta http-equiv="refresh">``
 of a page (sphinx-reredirects' stubs) is a redirect too, under the same rules: Scrapy's
 ``MetaRefreshMiddleware`` is off (it followed one to any host, and decoded the page with
@@ -27,8 +27,8 @@ from scrapy.http import Request, Response
 from w3lib.html import get_meta_refresh
 from w3lib.url import safe_url_string
 
-from fetch.meta import DEAD, FOLLOW_WITHIN, HOPS, OFFSITE
-from frontier.hosts import origin_of
+from invcrawl.fetch.meta import DEAD, FOLLOW_WITHIN, HOPS, OFFSITE
+from invcrawl.frontier.hosts import origin_of
 
 MAX_REDIRECTS = 10
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})

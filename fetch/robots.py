@@ -44,11 +44,11 @@ from scrapy.http import Request
 from scrapy.http.request import NO_CALLBACK
 from w3lib.url import safe_url_string
 
-from fetch.budget import ExtractionTimeout, budget
-from fetch.permits import HOST_GATE
-from fetch.politeness import HostGate
-from fetch.redirects import MAX_REDIRECTS, REDIRECT_STATUSES, redirect_allowed
-from frontier.hosts import origin_of
+from invcrawl.fetch.budget import ExtractionTimeout, budget
+from invcrawl.fetch.permits import HOST_GATE
+from invcrawl.fetch.politeness import HostGate
+from invcrawl.fetch.redirects import MAX_REDIRECTS, REDIRECT_STATUSES, redirect_allowed
+from invcrawl.frontier.hosts import origin_of
 
 log = logging.getLogger("invcrawl.consumer")
 

@@ -16,11 +16,11 @@ from typing import Any
 import scrapy.core.downloader.handlers.http11  # noqa: F401
 from scrapy.settings import default_settings
 
-from common.settings.config import Config
-from fetch.addresses import ADDRESS_POLICY, AddressPolicy
-from fetch.permits import HOST_GATE
-from fetch.politeness import HostGate
-from frontier.connection import scrapy_redis_settings
+from invcrawl.common.settings.config import Config
+from invcrawl.fetch.addresses import ADDRESS_POLICY, AddressPolicy
+from invcrawl.fetch.permits import HOST_GATE
+from invcrawl.fetch.politeness import HostGate
+from invcrawl.frontier.connection import scrapy_redis_settings
 
 MIB = 1024 * 1024
 
@@ -61,15 +61,15 @@ def base_settings(config: Config, host_gate: HostGate | None = None) -> dict[str
         ),
         "EXTENSIONS_BASE": _without_never_run(default_settings.EXTENSIONS_BASE),
         "DOWNLOADER_MIDDLEWARES": {
-            "fetch.robots.SharedRobotsTxtMiddleware": 100,
+            "invcrawl.fetch.robots.SharedRobotsTxtMiddleware": 100,
             # a fleet-wide host permit right before each download, released as soon as
             # the response is in (fetch/permits.py)
-            "fetch.permits.HostPermitMiddleware": 950,
+            "invcrawl.fetch.permits.HostPermitMiddleware": 950,
             # no connection to loopback, private or metadata addresses unless the site
             # is there (fetch/addresses.py): pages, inventories and robots.txt alike
-            "fetch.addresses.AddressGuardMiddleware": 50,
+            "invcrawl.fetch.addresses.AddressGuardMiddleware": 50,
         },
-        "TWISTED_DNS_RESOLVER": "fetch.addresses.GuardedResolver",
+        "TWISTED_DNS_RESOLVER": "invcrawl.fetch.addresses.GuardedResolver",
         "INVCRAWL_ALLOW_HOSTS": list(config.allow_hosts),
         # robots.txt: its Crawl-delay capped, its parsing under the extract budget
         "INVCRAWL_MAX_CRAWL_DELAY": config.max_crawl_delay,

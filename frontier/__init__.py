@@ -1,7 +1,7 @@
 """The Redis frontier: every key (``keys``), the Lua scripts (``lua/``, run by
 ``scripts``), the crawl registry, the typed delivery API (``session``: a
-:class:`~frontier.session.Frontier` per process hands out one
-:class:`~frontier.session.CrawlSession` per crawl), the crawl state machine
+:class:`~invcrawl.frontier.session.Frontier` per process hands out one
+:class:`~invcrawl.frontier.session.CrawlSession` per crawl), the crawl state machine
 (``states``), operator actions (``admin``), read-side views (``status``, ``export``,
 ``report``), the Redis client (``connection``) and riding out its outages
 (``reconnect``, ``outages``). Only this package makes Redis calls; the other packages go

@@ -10,9 +10,9 @@ import json
 from collections.abc import Collection, Sequence
 from typing import Any, cast
 
-from common.tasks import decode_task
-from frontier.scripts import KeyIndex, StaleLayout
-from frontier.session import CrawlSession, Layout
+from invcrawl.common.tasks import decode_task
+from invcrawl.frontier.scripts import KeyIndex, StaleLayout
+from invcrawl.frontier.session import CrawlSession, Layout
 
 
 async def dead_tasks(session: CrawlSession, limit: int | None = None) -> list[dict[str, Any]]:

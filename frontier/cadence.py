@@ -18,15 +18,15 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from common.rounds import Adaptive, Mode, next_interval
-from frontier.keys import (
+from invcrawl.common.rounds import Adaptive, Mode, next_interval
+from invcrawl.frontier.keys import (
     META_NEXT_REFRESH,
     META_REFRESH_ADAPTIVE,
     META_REFRESH_BASE,
     META_REFRESH_CHANGED,
     META_REFRESH_INTERVAL,
 )
-from frontier.session import CrawlSession, Frontier
+from invcrawl.frontier.session import CrawlSession, Frontier
 
 CHANGE_COUNTERS = ("items_new", "items_updated", "items_removed")
 

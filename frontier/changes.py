@@ -25,13 +25,13 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
-from common.apidiff import item_changes
-from common.items import Item
-from frontier.export import CHUNK
-from frontier.reconnect import Calls, Note, Once, Reconnect, reconnect
-from frontier.retention import entry_before
-from frontier.session import CrawlSession
-from frontier.stream import StreamEntry, last_id, read_new, read_range, read_ranges
+from invcrawl.common.apidiff import item_changes
+from invcrawl.common.items import Item
+from invcrawl.frontier.export import CHUNK
+from invcrawl.frontier.reconnect import Calls, Note, Once, Reconnect, reconnect
+from invcrawl.frontier.retention import entry_before
+from invcrawl.frontier.session import CrawlSession
+from invcrawl.frontier.stream import StreamEntry, last_id, read_new, read_range, read_ranges
 
 EVENT_OF_KIND = {"new": "added", "update": "changed", "removed": "removed"}
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from frontier.session import CrawlSession
-from frontier.values import Claim
+from invcrawl.frontier.session import CrawlSession
+from invcrawl.frontier.values import Claim
 
 
 async def claim_many(

@@ -28,8 +28,8 @@ from redis.exceptions import (
     TimeoutError,
 )
 
-from frontier.session import Frontier
-from process.secrets import mask_secrets, mask_url
+from invcrawl.frontier.session import Frontier
+from invcrawl.process.secrets import mask_secrets, mask_url
 
 # Errors that mean "Redis is unreachable or restarting": back off and try again.
 TRANSIENT_REDIS_ERRORS: tuple[type[BaseException], ...] = (

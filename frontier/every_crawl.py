@@ -21,13 +21,13 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from frontier.admin import dead_tasks, redrive
-from frontier.changes import read_changes
-from frontier.export import HistoryTrimmed, iter_latest
-from frontier.reconnect import Note, reconnect
-from frontier.report import coverage
-from frontier.retention import entry_before, trimmed_before
-from frontier.session import Frontier
+from invcrawl.frontier.admin import dead_tasks, redrive
+from invcrawl.frontier.changes import read_changes
+from invcrawl.frontier.export import HistoryTrimmed, iter_latest
+from invcrawl.frontier.reconnect import Note, reconnect
+from invcrawl.frontier.report import coverage
+from invcrawl.frontier.retention import entry_before, trimmed_before
+from invcrawl.frontier.session import Frontier
 
 START = "0-0"
 DISCOVER_EVERY = 1.0  # seconds between two looks for new crawls while following

@@ -14,10 +14,10 @@ import json
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any, cast
 
-from common.codec import item_bytes
-from frontier.retention import trimmed_before
-from frontier.session import CrawlSession
-from frontier.stream import (
+from invcrawl.common.codec import item_bytes
+from invcrawl.frontier.retention import trimmed_before
+from invcrawl.frontier.session import CrawlSession
+from invcrawl.frontier.stream import (
     RAW,
     REMOVED,
     RawEntry,

@@ -36,10 +36,10 @@ import time
 
 from redis.exceptions import ResponseError
 
-from frontier.reconnect import Note, Reconnect, reconnect
-from frontier.retention import retains_all, trim_exported
-from frontier.session import CrawlSession
-from frontier.stream import (
+from invcrawl.frontier.reconnect import Note, Reconnect, reconnect
+from invcrawl.frontier.retention import retains_all, trim_exported
+from invcrawl.frontier.session import CrawlSession
+from invcrawl.frontier.stream import (
     StreamEntry,
     claim_idle,
     drop_consumer,

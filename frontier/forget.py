@@ -1,6 +1,6 @@
 """``invcrawl forget``: remove one crawl from Redis, its keys and its registry entries.
 
-Every key of the crawl is listed from :class:`frontier.keys.CrawlKeys` and the crawl's
+Every key of the crawl is listed from :class:`invcrawl.frontier.keys.CrawlKeys` and the crawl's
 layout (slots ever used, dedup buckets): never found by ``KEYS`` or ``SCAN``, which the
 Redis users of deploy/ may not run. ``forget.lua`` deletes them in one step on the
 crawl's shard, refusing while a consumer holds a page of the crawl or serves it; the
@@ -14,10 +14,10 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from common.search.postings import FIRST_TERM_LOGS_PER_BUCKET, stored_term_logs
-from frontier.keys import ACTIVE, CRAWLS, CrawlKeys
-from frontier.scripts import KeyIndex
-from frontier.session import CrawlSession
+from invcrawl.common.search.postings import FIRST_TERM_LOGS_PER_BUCKET, stored_term_logs
+from invcrawl.frontier.keys import ACTIVE, CRAWLS, CrawlKeys
+from invcrawl.frontier.scripts import KeyIndex
+from invcrawl.frontier.session import CrawlSession
 
 DEFAULT_LEASE_MS = 30_000  # a consumer that did not record its own (Config.lease)
 

@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 
 from redis.asyncio import Redis
 
-from frontier.keys import HOSTS, HostKeys
-from frontier.scripts import Scripts
+from invcrawl.frontier.keys import HOSTS, HostKeys
+from invcrawl.frontier.scripts import Scripts
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 STATE_TTL_MS = 2 * 3600 * 1000

@@ -129,7 +129,7 @@ META_REFRESH_BASE = "refresh_base"
 class _Bindable:
     """Keys by name for a Lua script: each key's property here bears the name the
     scripts bind it to (``local meta, stats = KEYS[1], KEYS[2]``), and
-    :meth:`frontier.scripts.Scripts.run` checks the names against the script's."""
+    :meth:`invcrawl.frontier.scripts.Scripts.run` checks the names against the script's."""
 
     __slots__ = ()
 

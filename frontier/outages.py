@@ -12,8 +12,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from frontier.connection import is_transient
-from frontier.reconnect import Backoff, Outage
+from invcrawl.frontier.connection import is_transient
+from invcrawl.frontier.reconnect import Backoff, Outage
 
 log = logging.getLogger("invcrawl.consumer")
 T = TypeVar("T")

@@ -16,7 +16,7 @@ import secrets
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
-from frontier.keys import PREFIX
+from invcrawl.frontier.keys import PREFIX
 
 # sha1 of the empty script: EVALSHA of it answers NOSCRIPT when allowed.
 _NO_SCRIPT = "da39a3ee5e6b4b0d3255bfef95601890afd80709"

@@ -15,7 +15,7 @@ network blip) or fails over a shard.
   The client reconnects by itself on the next call (redis-py drops a broken connection).
 
 The consumer's calls go through ``frontier/outages.Outages``, built on the same
-:class:`Backoff` and :func:`~frontier.connection.is_transient`: it gives up where its
+:class:`Backoff` and :func:`~invcrawl.frontier.connection.is_transient`: it gives up where its
 caller allows (a task past its deadline), which a reader never does.
 """
 
@@ -28,8 +28,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar
 
-from frontier.connection import is_transient
-from process.secrets import mask_secrets
+from invcrawl.frontier.connection import is_transient
+from invcrawl.process.secrets import mask_secrets
 
 log = logging.getLogger("invcrawl.reconnect")
 T = TypeVar("T")

@@ -18,13 +18,13 @@ from typing import Any
 
 from redis.client import NEVER_DECODE
 
-from common.items import key_digest
-from common.search.postings import record_bucket
-from common.tasks import Task
-from common.validators import conditional_headers, decode_validators
-from frontier.connection import fresh_frontier
-from frontier.scripts import KeyIndex
-from frontier.session import CrawlSession, Frontier
+from invcrawl.common.items import key_digest
+from invcrawl.common.search.postings import record_bucket
+from invcrawl.common.tasks import Task
+from invcrawl.common.validators import conditional_headers, decode_validators
+from invcrawl.frontier.connection import fresh_frontier
+from invcrawl.frontier.scripts import KeyIndex
+from invcrawl.frontier.session import CrawlSession, Frontier
 
 log = logging.getLogger("invcrawl.refresh")
 

@@ -29,8 +29,8 @@ from typing import Any, cast
 
 from redis.asyncio import Redis
 
-from frontier.keys import ACTIVE, CHANGED, CHANGES_SEQ, CRAWLS, FLEET, FLEET_INFO
-from frontier.scripts import Scripts
+from invcrawl.frontier.keys import ACTIVE, CHANGED, CHANGES_SEQ, CRAWLS, FLEET, FLEET_INFO
+from invcrawl.frontier.scripts import Scripts
 
 FLEET_KEEP_MS = 24 * 3600 * 1000  # a consumer silent for this long leaves the fleet list
 

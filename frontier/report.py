@@ -8,8 +8,8 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from frontier.export import iter_latest
-from frontier.session import CrawlSession
+from invcrawl.frontier.export import iter_latest
+from invcrawl.frontier.session import CrawlSession
 
 # Roles whose entries are not object descriptions: no signature is expected.
 NO_SIGNATURE = frozenset({"std:label", "std:doc", "py:module", "js:module", "std:term"})

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from redis.exceptions import ResponseError
 
-from frontier.session import CrawlSession
-from frontier.stream import first_id
+from invcrawl.frontier.session import CrawlSession
+from invcrawl.frontier.stream import first_id
 
 ALL = "all"
 EXPORTED = "exported"

@@ -25,15 +25,15 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import NoPermissionError, NoScriptError, ResponseError
 
-from common.items import key_digest
-from common.search.postings import (
+from invcrawl.common.items import key_digest
+from invcrawl.common.search.postings import (
     fields_of,
     postings_in,
     record_bucket,
     term_hash,
     term_tag,
 )
-from common.search.ranking import (
+from invcrawl.common.search.ranking import (
     NAME_WEIGHTS,
     LookupTerm,
     Query,
@@ -48,7 +48,7 @@ from common.search.ranking import (
     term_weight,
     word_terms,
 )
-from common.search.selection import (
+from invcrawl.common.search.selection import (
     SelectionError,
     UnknownProject,
     UnknownVersion,
@@ -56,13 +56,13 @@ from common.search.selection import (
     match_project,
     select_version,
 )
-from common.search.summary import first_sentence
-from common.search.terms import LAST
-from frontier.keys import CrawlKeys
-from frontier.scripts import KeyIndex, load
-from frontier.session import Frontier
-from frontier.stream import RAW, stream_entries
-from frontier.versions import CrawlVersion, by_project, crawl_versions, versions_only
+from invcrawl.common.search.summary import first_sentence
+from invcrawl.common.search.terms import LAST
+from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.frontier.scripts import KeyIndex, load
+from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.stream import RAW, stream_entries
+from invcrawl.frontier.versions import CrawlVersion, by_project, crawl_versions, versions_only
 
 __all__ = [
     "SearchInputError",

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from common.items import key_digest
-from common.search.postings import posting, record_bucket, term_log, term_tag
-from common.search.summary import first_sentence
-from common.search.terms import index_terms
-from frontier.export import all_entries, latest_entry_ids
-from frontier.retention import retains_all
-from frontier.scripts import KeyIndex
-from frontier.session import CrawlSession
+from invcrawl.common.items import key_digest
+from invcrawl.common.search.postings import posting, record_bucket, term_log, term_tag
+from invcrawl.common.search.summary import first_sentence
+from invcrawl.common.search.terms import index_terms
+from invcrawl.frontier.export import all_entries, latest_entry_ids
+from invcrawl.frontier.retention import retains_all
+from invcrawl.frontier.scripts import KeyIndex
+from invcrawl.frontier.session import CrawlSession
 
 BATCH = 200  # items a script call indexes
 

@@ -1,6 +1,6 @@
 """The delivery core: one crawl's page tasks in sharded Redis slots, leased, fenced and
 committed atomically with their items. Every state change is one Lua script
-(``frontier/lua``, run through :mod:`frontier.scripts`); this module builds their keys
+(``frontier/lua``, run through :mod:`invcrawl.frontier.scripts`); this module builds their keys
 and arguments and decodes their replies into typed values.
 
 Contract (docs/delivery.md): a task leaves its queue only in ``claim.lua`` (which records
@@ -20,18 +20,18 @@ from typing import Any, TypeVar, cast
 import orjson
 from redis.asyncio import Redis
 
-from common.items import PageOutcome, PreparedItem
-from common.search.postings import posting, stored_term_logs, term_logs_for
-from common.sharding import slot_for
-from common.tasks import Task, decode_task, encode_task
-from frontier import permissions
-from frontier.hosts import Hosts
-from frontier.keys import CrawlKeys
-from frontier.registry import Registry
-from frontier.scripts import KeyIndex, ScriptCall, Scripts, StaleLayout
-from frontier.states import CrawlState
-from frontier.values import Claim, CommitResult, CrawlNotFound, Layout
-from process.secrets import mask_secrets
+from invcrawl.common.items import PageOutcome, PreparedItem
+from invcrawl.common.search.postings import posting, stored_term_logs, term_logs_for
+from invcrawl.common.sharding import slot_for
+from invcrawl.common.tasks import Task, decode_task, encode_task
+from invcrawl.frontier import permissions
+from invcrawl.frontier.hosts import Hosts
+from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.frontier.registry import Registry
+from invcrawl.frontier.scripts import KeyIndex, ScriptCall, Scripts, StaleLayout
+from invcrawl.frontier.states import CrawlState
+from invcrawl.frontier.values import Claim, CommitResult, CrawlNotFound, Layout
+from invcrawl.process.secrets import mask_secrets
 
 ENQUEUE_BATCH = 500
 STALE_RETRIES = 5
@@ -55,7 +55,7 @@ class Frontier:
 
     async def write_allowed(self) -> str | None:
         """The first write command the client's Redis user may run (``"SET"``...), or
-        None: it may write nothing (:mod:`frontier.permissions`)."""
+        None: it may write nothing (:mod:`invcrawl.frontier.permissions`)."""
         return await permissions.write_allowed(self._redis)
 
     async def aclose(self) -> None:

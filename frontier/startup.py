@@ -23,9 +23,9 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from redis.exceptions import AuthenticationError, AuthorizationError, RedisError, ResponseError
 
-from common.settings.config import Config, ConfigError
-from frontier.connection import connect, is_transient
-from process.secrets import mask_secrets, mask_url
+from invcrawl.common.settings.config import Config, ConfigError
+from invcrawl.frontier.connection import connect, is_transient
+from invcrawl.process.secrets import mask_secrets, mask_url
 
 _TLS_PARAMS = (
     ("redis_ca", "ssl_ca_certs"),

@@ -18,14 +18,14 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from common.items import ItemLayout
-from common.search.postings import stored_term_logs
-from common.sharding import slot_for
-from frontier.admin import dead_tasks
-from frontier.keys import CrawlKeys
-from frontier.retention import history
-from frontier.session import CrawlNotFound, CrawlSession, Frontier
-from frontier.summary import CrawlStatus, CrawlSummary, FleetStatus
+from invcrawl.common.items import ItemLayout
+from invcrawl.common.search.postings import stored_term_logs
+from invcrawl.common.sharding import slot_for
+from invcrawl.frontier.admin import dead_tasks
+from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.frontier.retention import history
+from invcrawl.frontier.session import CrawlNotFound, CrawlSession, Frontier
+from invcrawl.frontier.summary import CrawlStatus, CrawlSummary, FleetStatus
 
 HOST_RECENT_MS = 60_000  # a host is shown while busy, blocked or used within this
 CONSUMER_RECENT_MS = 600_000  # the fleet view lists consumers that beat within this

@@ -17,8 +17,8 @@ import orjson
 from redis.client import NEVER_DECODE
 from redis.exceptions import NoPermissionError, ResponseError
 
-from common.codec import item_bytes, item_json
-from frontier.session import CrawlSession
+from invcrawl.common.codec import item_bytes, item_json
+from invcrawl.frontier.session import CrawlSession
 
 REMOVED = "removed"  # the ``kind`` of a tombstone (tombstone.lua)
 RAW = {NEVER_DECODE: True}

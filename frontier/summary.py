@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from common.items import GENERATORS, STATUSES
-from frontier.states import CrawlState, ProducerState
+from invcrawl.common.items import GENERATORS, STATUSES
+from invcrawl.frontier.states import CrawlState, ProducerState
 
 
 @dataclass(frozen=True)

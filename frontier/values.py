@@ -1,4 +1,4 @@
-"""The typed values a crawl session (:mod:`frontier.session`) hands out: a claimed task,
+"""The typed values a crawl session (:mod:`invcrawl.frontier.session`) hands out: a claimed task,
 a commit's result, the crawl's slot layout."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from common.items import ItemLayout
-from common.tasks import Task
+from invcrawl.common.items import ItemLayout
+from invcrawl.common.tasks import Task
 
 
 class CrawlNotFound(LookupError):

@@ -21,14 +21,14 @@ from typing import Any, cast
 
 import orjson
 
-from common.apidiff.versions import matches, parse_ref, version_key
-from common.items import Item, key_digest
-from common.search.postings import stored_term_logs
-from common.search.selection import listing
-from frontier.export import HistoryTrimmed, all_entries, iter_latest
-from frontier.retention import trimmed_before
-from frontier.session import CrawlNotFound, CrawlSession, Frontier
-from frontier.stream import StreamEntry
+from invcrawl.common.apidiff.versions import matches, parse_ref, version_key
+from invcrawl.common.items import Item, key_digest
+from invcrawl.common.search.postings import stored_term_logs
+from invcrawl.common.search.selection import listing
+from invcrawl.frontier.export import HistoryTrimmed, all_entries, iter_latest
+from invcrawl.frontier.retention import trimmed_before
+from invcrawl.frontier.session import CrawlNotFound, CrawlSession, Frontier
+from invcrawl.frontier.stream import StreamEntry
 
 _FIELDS = (
     "project",

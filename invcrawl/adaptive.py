@@ -20,18 +20,18 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
-from common import rounds
-from common.cadence import Bounds
-from common.settings.config import Config
-from frontier import cadence
-from frontier.cadence import Next
-from frontier.connection import fresh_frontier
-from frontier.refresh import clear_next_refresh, record_next_refresh
-from frontier.session import Frontier
 from invcrawl import terminal
+from invcrawl.common import rounds
+from invcrawl.common.cadence import Bounds
+from invcrawl.common.settings.config import Config
 from invcrawl.errors import EXIT_INTERRUPTED
+from invcrawl.frontier import cadence
+from invcrawl.frontier.cadence import Next
+from invcrawl.frontier.connection import fresh_frontier
+from invcrawl.frontier.refresh import clear_next_refresh, record_next_refresh
+from invcrawl.frontier.session import Frontier
+from invcrawl.process import interrupts
 from invcrawl.render import duration
-from process import interrupts
 
 T = TypeVar("T")
 Sites = Sequence[tuple[str, str]]

@@ -19,9 +19,9 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from common.settings.config import SETTINGS_VARIABLE, Config, settings_json
-from common.settings.options import OPTIONS
-from common.site import parse_sites_file
+from invcrawl.common.settings.config import SETTINGS_VARIABLE, Config, settings_json
+from invcrawl.common.settings.options import OPTIONS
+from invcrawl.common.site import parse_sites_file
 
 TAIL_BYTES = 64 * 1024  # the end of a log read for its last error
 READ_BYTES = 256 * 1024  # read of one log per tick, at most (a chatty child cannot stall us)

@@ -1,7 +1,9 @@
-"""``invcrawl`` command line: the parser (built from :data:`common.settings.commands.COMMANDS`
-and :data:`common.settings.options.OPTIONS`, so every flag has an ``INVCRAWL_*`` variable and
-the documented table cannot drift from it), configuration, dispatch to the command's handler
-(``invcrawl/commands/__init__.py``: ``HANDLERS``), one-line errors and the exit codes of the README
+"""``invcrawl`` command line: the parser (built from
+:data:`invcrawl.common.settings.commands.COMMANDS` and
+:data:`invcrawl.common.settings.options.OPTIONS`, so every flag has an ``INVCRAWL_*``
+variable and the documented table cannot drift from it), configuration, dispatch to the
+command's handler (``invcrawl/commands/__init__.py``: ``HANDLERS``), one-line errors and
+the exit codes of the README
 (usage 2; stopped by SIGINT 130, by SIGTERM 143, after a graceful stop). A user mistake
 (bad URL, unreachable site or Redis, not an inventory...) prints one line and exits
 non-zero; a traceback means a bug in invcrawl.
@@ -20,10 +22,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import FrameType
 from typing import Any, NoReturn
 
-from common.settings.commands import COMMANDS, COMMANDS_BY_NAME
-from common.settings.config import ConfigError, default_of, is_given, load_config
-from common.settings.options import OPTIONS, OPTIONS_BY_NAME, Option
 from invcrawl import terminal
+from invcrawl.common.settings.commands import COMMANDS, COMMANDS_BY_NAME
+from invcrawl.common.settings.config import ConfigError, default_of, is_given, load_config
+from invcrawl.common.settings.options import OPTIONS, OPTIONS_BY_NAME, Option
 from invcrawl.errors import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
@@ -32,8 +34,8 @@ from invcrawl.errors import (
     Terminated,
     fail,
 )
-from process import interrupts
-from process.secrets import install_log_masking
+from invcrawl.process import interrupts
+from invcrawl.process.secrets import install_log_masking
 
 # A signal handler as signal.getsignal() gives it.
 Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
@@ -180,7 +182,7 @@ def _typed(option: Option) -> Any:
 
 
 def cli_values(args: argparse.Namespace) -> dict[str, Any]:
-    """The parsed flags as :func:`common.settings.config.load_config` takes them."""
+    """The parsed flags as :func:`invcrawl.common.settings.config.load_config` takes them."""
     values = vars(args)
     for option in OPTIONS:
         parts = values.get(option.name) if option.many else None

@@ -6,8 +6,8 @@ from __future__ import annotations
 import signal
 import sys
 
+from invcrawl.process.secrets import mask_secrets
 from invcrawl.render import terminal_safe
-from process.secrets import mask_secrets
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the job ran and failed (e.g. the inventory could not be fetched)

@@ -9,16 +9,16 @@ import contextlib
 import dataclasses
 from collections.abc import Callable, Iterator
 
-from common.settings.config import Config, ConfigError
-from frontier.session import Frontier
-from frontier.startup import RedisUnavailable, redis_url, wait_for_redis
-from frontier.versions import resolve_ref
 from invcrawl import terminal
+from invcrawl.common.settings.config import Config, ConfigError
 from invcrawl.errors import UserError
+from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.startup import RedisUnavailable, redis_url, wait_for_redis
+from invcrawl.frontier.versions import resolve_ref
+from invcrawl.localredis.embedded import embedded_redis
+from invcrawl.process import interrupts
+from invcrawl.process.secrets import mask_secrets
 from invcrawl.scope import with_frontier
-from localredis.embedded import embedded_redis
-from process import interrupts
-from process.secrets import mask_secrets
 
 
 @contextlib.contextmanager
@@ -50,7 +50,7 @@ def resolved(config: Config) -> Config:
     """``--crawl-id`` with ``PROJECT@VERSION`` parts turned into crawl ids, for the
     commands that hand the config on (crawl, produce, consume); the others resolve it
     where they pick their crawl (``resolve_crawl``, status, diff), all through
-    ``frontier.versions.resolve_ref``."""
+    ``invcrawl.frontier.versions.resolve_ref``."""
     if "@" not in (config.crawl_id or ""):
         return config
 

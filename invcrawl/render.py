@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import wraps
 from typing import Any
 
-from frontier.summary import CrawlSummary, FleetTotals
+from invcrawl.frontier.summary import CrawlSummary, FleetTotals
 
 SOFT_WIDTH = 80  # where lists wrap when the output is not a terminal
 

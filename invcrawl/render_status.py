@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from frontier.summary import CrawlStatus, CrawlSummary, FleetStatus
+from invcrawl.frontier.summary import CrawlStatus, CrawlSummary, FleetStatus
 from invcrawl.render import SOFT_WIDTH, bar, duration, fit, safe, terminal_text, wrap
 
 

@@ -9,12 +9,12 @@ import signal
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from common.settings.config import Config
-from frontier.connection import fresh_frontier
-from frontier.session import CrawlNotFound, CrawlSession, Frontier
-from frontier.versions import resolve_ref
+from invcrawl.common.settings.config import Config
 from invcrawl.errors import Terminated, UsageError, UserError
-from process import interrupts
+from invcrawl.frontier.connection import fresh_frontier
+from invcrawl.frontier.session import CrawlNotFound, CrawlSession, Frontier
+from invcrawl.frontier.versions import resolve_ref
+from invcrawl.process import interrupts
 
 T = TypeVar("T")
 

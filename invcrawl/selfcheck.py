@@ -10,33 +10,35 @@ import importlib
 import pkgutil
 import sys
 
-# The top-level packages of pyproject.toml's [tool.setuptools.packages.find] include.
+# The packages pyproject.toml installs, all under ``invcrawl``: the CLI's own folder and
+# the subpackages its [tool.setuptools.package-dir] maps from the repository's top-level
+# folders (in an editable install they are not below ``invcrawl/``, so each is walked).
 PACKAGES = (
-    "process",
-    "common",
-    "fetch",
-    "frontier",
-    "localredis",
-    "producer",
-    "consumer",
-    "dashboard",
-    "mcpserver",
     "invcrawl",
+    "invcrawl.process",
+    "invcrawl.common",
+    "invcrawl.fetch",
+    "invcrawl.frontier",
+    "invcrawl.localredis",
+    "invcrawl.producer",
+    "invcrawl.consumer",
+    "invcrawl.dashboard",
+    "invcrawl.mcpserver",
 )
 
 
 def modules() -> list[str]:
     """Every module of :data:`PACKAGES`, imported; raises on the first that fails."""
-    names: list[str] = []
+    names: dict[str, None] = {}
     for name in PACKAGES:
         package = importlib.import_module(name)
-        names.append(name)
+        names[name] = None
         for info in pkgutil.walk_packages(package.__path__, prefix=f"{name}."):
             if info.name.endswith("__main__"):
                 continue  # running it is not importing it
             importlib.import_module(info.name)
-            names.append(info.name)
-    return names
+            names[info.name] = None
+    return list(names)
 
 
 def main() -> int:

@@ -23,13 +23,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from common.settings.config import Config
-from frontier.connection import connect
-from frontier.refresh import Refresh
-from frontier.session import CrawlSession, Frontier
-from frontier.states import CrawlState, ProducerState
-from frontier.status import crawl_summaries, crawl_summary
-from frontier.summary import CrawlSummary, FleetTotals
 from invcrawl import terminal
 from invcrawl.adaptive import Sites, run_every
 from invcrawl.children import (
@@ -41,6 +34,7 @@ from invcrawl.children import (
     last_error,
     sites_args,
 )
+from invcrawl.common.settings.config import Config
 from invcrawl.errors import (
     EXIT_DEAD_PAGES,
     EXIT_FAILED,
@@ -49,7 +43,15 @@ from invcrawl.errors import (
     EXIT_USAGE,
     UserError,
 )
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.refresh import Refresh
+from invcrawl.frontier.session import CrawlSession, Frontier
+from invcrawl.frontier.states import CrawlState, ProducerState
+from invcrawl.frontier.status import crawl_summaries, crawl_summary
+from invcrawl.frontier.summary import CrawlSummary, FleetTotals
+from invcrawl.localredis.server import on_parent_death
 from invcrawl.output.crawl_files import CrawlOutputs
+from invcrawl.process import interrupts
 from invcrawl.render import (
     crawl_json,
     duration,
@@ -60,8 +62,6 @@ from invcrawl.render import (
     progress_line,
     terminal_safe,
 )
-from localredis.server import on_parent_death
-from process import interrupts
 
 MAX_RESPAWNS = 20
 log = logging.getLogger("invcrawl.crawl")

@@ -12,15 +12,15 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from common.search.ranking import SearchInputError
-from common.search.selection import SelectionError
-from common.settings.config import Config, ConfigError
-from frontier.search import SymbolHit, SymbolLookup, lookup_in, search_in
-from frontier.search_index import reindex
-from frontier.session import Frontier
-from frontier.versions import crawl_versions
 from invcrawl import terminal
+from invcrawl.common.search.ranking import SearchInputError
+from invcrawl.common.search.selection import SelectionError
+from invcrawl.common.settings.config import Config, ConfigError
 from invcrawl.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, fail
+from invcrawl.frontier.search import SymbolHit, SymbolLookup, lookup_in, search_in
+from invcrawl.frontier.search_index import reindex
+from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.versions import crawl_versions
 from invcrawl.live_redis import redis_for
 from invcrawl.render import fit, json_safe, safe, terminal_safe
 from invcrawl.scope import with_frontier

@@ -6,7 +6,7 @@ without ``--redis``, and open to its owner only.
 shared ``flock`` on ``users.lock``. The kernel drops that lock when the process exits,
 however it exits (SIGKILL included), and a forked child (the producer of
 ``produce --consume``) holds it with its parent. The server is started and stopped by a
-small *service* process (``python -P -m localredis.embedded``, in its own session, so no
+small *service* process (``python -P -m invcrawl.localredis.embedded``, in its own session, so no
 signal for the terminal reaches it): it starts ``redis-server``, then checks every
 0.2 s whether any user is left (an exclusive lock on ``users.lock`` is free only when
 none is), and once none has been for ``IDLE_GRACE`` seconds it stops Redis (SIGTERM: the
@@ -49,7 +49,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from localredis.server import (
+from invcrawl.localredis.server import (
     RedisServer,
     RedisServerError,
     find_redis_server,
@@ -203,7 +203,7 @@ def _start(data_dir: Path, secret: str, fsync: str) -> int:
     where = str(data_dir.resolve())
     # -P: the working directory is not put on the import path (a folder holding a
     # `frontier/` of its own must not replace this one)
-    argv = [sys.executable, "-P", "-m", "localredis.embedded", where, fsync, binary]
+    argv = [sys.executable, "-P", "-m", "invcrawl.localredis.embedded", where, fsync, binary]
     with open(data_dir / "service.log", "ab") as log:
         service = subprocess.Popen(
             argv,

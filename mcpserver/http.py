@@ -19,11 +19,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from common.listen import HostCheck, is_loopback
-from common.settings.config import Config, ConfigError
-from mcpserver.server import Connection, build_server
-from process import interrupts
-from process.secrets import mask_url
+from invcrawl.common.listen import HostCheck, is_loopback
+from invcrawl.common.settings.config import Config, ConfigError
+from invcrawl.mcpserver.server import Connection, build_server
+from invcrawl.process import interrupts
+from invcrawl.process.secrets import mask_url
 
 OPEN_PATHS = frozenset({"/healthz"})
 

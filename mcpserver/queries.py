@@ -12,21 +12,21 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from common.apidiff import diff_all
-from common.apidiff.versions import history_steps, summary_of
-from common.search.selection import SelectionError, match_project, select_version
-from frontier import search
-from frontier.changes import read_changes
-from frontier.connection import Client
-from frontier.every_crawl import (
+from invcrawl.common.apidiff import diff_all
+from invcrawl.common.apidiff.versions import history_steps, summary_of
+from invcrawl.common.search.selection import SelectionError, match_project, select_version
+from invcrawl.frontier import search
+from invcrawl.frontier.changes import read_changes
+from invcrawl.frontier.connection import Client
+from invcrawl.frontier.every_crawl import (
     CursorTrimmed,
     check_not_trimmed,
     format_cursor,
     parse_cursor,
 )
-from frontier.export import HistoryTrimmed
-from frontier.session import Frontier
-from frontier.versions import (
+from invcrawl.frontier.export import HistoryTrimmed
+from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.versions import (
     CrawlRefError,
     CrawlVersion,
     by_project,
@@ -35,7 +35,7 @@ from frontier.versions import (
     symbol_versions,
     versions_only,
 )
-from mcpserver.checks import ToolInputError, plural, shown
+from invcrawl.mcpserver.checks import ToolInputError, plural, shown
 
 Answer = tuple[dict[str, Any], str]  # (structured content, short text)
 

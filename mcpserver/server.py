@@ -18,11 +18,18 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 from redis.exceptions import NoPermissionError, RedisError
 
-from frontier.connection import Client, connect, is_transient
-from frontier.session import Frontier
-from mcpserver import queries
-from mcpserver.checks import LIMITS, ToolInputError, cursor_arg, limit_arg, one_line, text_arg
-from process.secrets import mask_secrets
+from invcrawl.frontier.connection import Client, connect, is_transient
+from invcrawl.frontier.session import Frontier
+from invcrawl.mcpserver import queries
+from invcrawl.mcpserver.checks import (
+    LIMITS,
+    ToolInputError,
+    cursor_arg,
+    limit_arg,
+    one_line,
+    text_arg,
+)
+from invcrawl.process.secrets import mask_secrets
 
 INSTRUCTIONS = (
     "API documentation of the projects crawled into this invcrawl Redis: every symbol of "

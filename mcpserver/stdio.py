@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
-from common.settings.config import Config
-from mcpserver.server import Connection, build_server
+from invcrawl.common.settings.config import Config
+from invcrawl.mcpserver.server import Connection, build_server
 
 
 def run_stdio(config: Config) -> int:

@@ -10,15 +10,15 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from common.inventory import InventoryError, parse_inventory
-from common.items import bucket_count
-from common.plan import Plan, plan_crawl
-from common.site import local_fetch_url
-from common.tasks import Task
-from frontier.refresh import Refresh, StoredInventory
-from frontier.session import ENQUEUE_BATCH, Frontier
-from frontier.versions import given_names
-from producer.spider import Fetched
+from invcrawl.common.inventory import InventoryError, parse_inventory
+from invcrawl.common.items import bucket_count
+from invcrawl.common.plan import Plan, plan_crawl
+from invcrawl.common.site import local_fetch_url
+from invcrawl.common.tasks import Task
+from invcrawl.frontier.refresh import Refresh, StoredInventory
+from invcrawl.frontier.session import ENQUEUE_BATCH, Frontier
+from invcrawl.frontier.versions import given_names
+from invcrawl.producer.spider import Fetched
 
 log = logging.getLogger("invcrawl.producer")
 

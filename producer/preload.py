@@ -1,5 +1,5 @@
 """Scrapy's crawler components imported before the producer is forked
-(:class:`producer.run.ForkedProducer`).
+(:class:`invcrawl.producer.run.ForkedProducer`).
 
 A Scrapy crawler imports its middlewares, extensions, download handlers, scheduler,
 queues and stats collector only when it is built. The forked producer builds its crawler

@@ -18,18 +18,18 @@ from collections.abc import Callable, Sequence
 
 from scrapy.crawler import AsyncCrawlerProcess, Crawler
 
-from common.plan import PlanCache
-from common.settings.config import Config
-from common.site import SiteError, inventory_url
-from fetch.politeness import HostGate
-from fetch.settings import base_settings
-from frontier.connection import connect
-from frontier.outages import Outages
-from frontier.session import Frontier
-from process import interrupts
-from producer.enqueue import RedisSink, SinkSettings
-from producer.preload import preload
-from producer.spider import Fetched, InventoryJob, InventorySpider, Sink
+from invcrawl.common.plan import PlanCache
+from invcrawl.common.settings.config import Config
+from invcrawl.common.site import SiteError, inventory_url
+from invcrawl.fetch.politeness import HostGate
+from invcrawl.fetch.settings import base_settings
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.outages import Outages
+from invcrawl.frontier.session import Frontier
+from invcrawl.process import interrupts
+from invcrawl.producer.enqueue import RedisSink, SinkSettings
+from invcrawl.producer.preload import preload
+from invcrawl.producer.spider import Fetched, InventoryJob, InventorySpider, Sink
 
 log = logging.getLogger("invcrawl.producer")
 # How long the inventory request waits for its host's turn (consumers may hold every

@@ -37,18 +37,18 @@ from collections.abc import Callable, Sequence
 
 from scrapy.crawler import AsyncCrawlerProcess
 
-from common import rounds
-from common.cadence import Bounds
-from common.plan import PlanCache
-from common.settings.config import Config
-from fetch.settings import base_settings
-from frontier import cadence
-from frontier.cadence import Next
-from frontier.refresh import clear_next_refresh, record_next_refresh
-from frontier.session import Frontier
-from frontier.status import crawl_summaries
-from producer.enqueue import SinkSettings
-from producer.run import (
+from invcrawl.common import rounds
+from invcrawl.common.cadence import Bounds
+from invcrawl.common.plan import PlanCache
+from invcrawl.common.settings.config import Config
+from invcrawl.fetch.settings import base_settings
+from invcrawl.frontier import cadence
+from invcrawl.frontier.cadence import Next
+from invcrawl.frontier.refresh import clear_next_refresh, record_next_refresh
+from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.status import crawl_summaries
+from invcrawl.producer.enqueue import SinkSettings
+from invcrawl.producer.run import (
     Produced,
     job_errors,
     produced,

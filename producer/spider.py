@@ -16,12 +16,12 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from common.inventory import Inventory, InventoryError, parse_inventory
-from common.plan import Plan, PlanCache, plan_crawl
-from fetch.addresses import AddressRefused
-from fetch.failures import refused_by_robots, too_large
-from fetch.meta import SITE
-from fetch.responses import header
+from invcrawl.common.inventory import Inventory, InventoryError, parse_inventory
+from invcrawl.common.plan import Plan, PlanCache, plan_crawl
+from invcrawl.fetch.addresses import AddressRefused
+from invcrawl.fetch.failures import refused_by_robots, too_large
+from invcrawl.fetch.meta import SITE
+from invcrawl.fetch.responses import header
 
 
 @dataclass(frozen=True, slots=True)

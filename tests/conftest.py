@@ -4,7 +4,9 @@ session starts on a free port (never the machine's own Redis)."""
 from __future__ import annotations
 
 import asyncio
+import importlib.abc
 import signal
+import sys
 from collections.abc import Awaitable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -12,7 +14,37 @@ from typing import Any, TypeVar
 import pytest
 import redis
 
-from localredis.server import RedisServer
+import invcrawl.common
+from invcrawl.localredis.server import RedisServer
+
+
+class _OneNamespace(importlib.abc.MetaPathFinder):
+    """invcrawl's layers are ``invcrawl.common``, ``invcrawl.frontier``...: ``python -m
+    pytest`` puts this checkout's root on sys.path, where a bare ``common`` or
+    ``dashboard`` would still import (and pass here, then fail in a wheel: a
+    ``resources.files("dashboard")`` once did). Refused here as it fails installed."""
+
+    BARE = frozenset(
+        {"process", "common", "frontier", "localredis", "fetch", "producer", "consumer",
+         "dashboard", "mcpserver"}
+    )  # fmt: skip
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name in self.BARE:
+            raise ModuleNotFoundError(f"No module named {name!r} (invcrawl's is invcrawl.{name})")
+
+
+sys.meta_path.insert(0, _OneNamespace())
+
+# invcrawl's layers are mapped from this checkout's folders by the editable install
+# (pyproject.toml's package-dir): a venv installed from another clone would test that
+# clone's common/ beside this one's invcrawl/. Say so once instead of testing a mixture.
+_REPO = Path(__file__).resolve().parents[1]
+if Path(invcrawl.common.__file__).resolve().parent != _REPO / "common":
+    raise pytest.UsageError(
+        f"invcrawl.common is imported from {Path(invcrawl.common.__file__).parent}, not this "
+        f"checkout ({_REPO}): run `pip install -e '.[test]'` here"
+    )
 
 T = TypeVar("T")
 
@@ -20,7 +52,7 @@ T = TypeVar("T")
 # test run started in the background of a script (SIGINT ignored) or under nohup (SIGHUP
 # ignored) would hand those down to every command, and a command keeps a signal that was
 # ignored when it started ignored (process/interrupts.IGNORED_AT_START): the commands start
-# from the defaults a terminal gives. (Before anything imports process.interrupts here.)
+# from the defaults a terminal gives. (Before anything imports invcrawl.process.interrupts here.)
 signal.signal(signal.SIGINT, signal.default_int_handler)
 signal.signal(signal.SIGHUP, signal.SIG_DFL)
 

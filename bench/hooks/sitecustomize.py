@@ -130,7 +130,7 @@ if os.environ.get("INVCRAWL_BENCH_ROUNDTRIPS") and _out:
 
     # The exact CPU time of extract_page per process (thread CPU time around each call):
     # the same code in every system, so a difference is the process around it, not the
-    # extractor. Wrapped when common.extract is first imported, before any module takes
+    # extractor. Wrapped when invcrawl.common.extract is first imported, before any module takes
     # a reference to the function.
     import importlib.abc
     import importlib.machinery
@@ -140,7 +140,7 @@ if os.environ.get("INVCRAWL_BENCH_ROUNDTRIPS") and _out:
 
     class _InvcrawlExtractFinder(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path=None, target=None):
-            if name != "common.extract":
+            if name != "invcrawl.common.extract":
                 return None
             spec = importlib.machinery.PathFinder.find_spec(name, path)
             if spec is None or spec.loader is None:

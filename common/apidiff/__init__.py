@@ -2,9 +2,9 @@
 and whether it can break a caller: the change kinds and the breaking rule), ``render``
 (the terminal summary and release-notes Markdown), ``versions`` (a project's versions in
 order, ``PROJECT@VERSION``, a symbol's history). The names of ``diff`` are exported here:
-``from common.apidiff import diff_all``."""
+``from invcrawl.common.apidiff import diff_all``."""
 
-from common.apidiff.diff import (
+from invcrawl.common.apidiff.diff import (
     ADDED,
     BREAKING_LABEL_ADDED,
     BREAKING_LABEL_REMOVED,

@@ -47,8 +47,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from common.items import Item
-from common.params import (
+from invcrawl.common.items import Item
+from invcrawl.common.params import (
     KEYWORD_ONLY,
     POSITIONAL_ONLY,
     POSITIONAL_OR_KEYWORD,

@@ -20,7 +20,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from common.apidiff.diff import ADDED, CHANGE_KINDS, CHANGED, REMOVED, ChangeKind, SymbolDiff
+from invcrawl.common.apidiff.diff import (
+    ADDED,
+    CHANGE_KINDS,
+    CHANGED,
+    REMOVED,
+    ChangeKind,
+    SymbolDiff,
+)
 
 _LINE_BREAKS = re.compile(r"\r\n?|\n")
 _TICKS = re.compile(r"`+")

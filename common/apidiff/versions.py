@@ -14,8 +14,8 @@ from typing import Any
 
 from packaging.version import Version
 
-from common.apidiff.diff import REMOVED, SymbolChange, diff_items, live
-from common.items import Item
+from invcrawl.common.apidiff.diff import REMOVED, SymbolChange, diff_items, live
+from invcrawl.common.items import Item
 
 _RUNS = re.compile(r"(\d+)")
 

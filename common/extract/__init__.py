@@ -12,8 +12,8 @@ import gc
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from common.items import empty_content
-from common.tasks import TaskEntry
+from invcrawl.common.items import empty_content
+from invcrawl.common.tasks import TaskEntry
 
 from .generators import Generator, detect_generator
 from .generic import extract_generic

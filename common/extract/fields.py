@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from common.params import field_names, param
+from invcrawl.common.params import field_names, param
 
 from .text import Element, has_class, norm, text
 

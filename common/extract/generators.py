@@ -10,7 +10,7 @@ is visible rather than silently extracted badly.
 
 from __future__ import annotations
 
-from common.items import GENERATORS, Generator
+from invcrawl.common.items import GENERATORS, Generator
 
 from .text import Element
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from common.params import parse_py_arglist, with_kinds
-from common.tasks import TaskEntry
+from invcrawl.common.params import parse_py_arglist, with_kinds
+from invcrawl.common.tasks import TaskEntry
 
 from .anchors import children_items
 from .brackets import paren_span

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from common.params import (
+from invcrawl.common.params import (
     MARKERS,
     Slot,
     balanced,

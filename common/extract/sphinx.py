@@ -11,9 +11,9 @@ from typing import Any
 
 from lxml import etree
 
-from common.bounds import truncate
-from common.items import empty_content
-from common.tasks import TaskEntry
+from invcrawl.common.bounds import truncate
+from invcrawl.common.items import empty_content
+from invcrawl.common.tasks import TaskEntry
 
 from .anchors import Located, children_items, locate, section_title
 from .doctext import DocText

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
-from common.search import terms as t
-from common.search.postings import MAX_POSTINGS
+from invcrawl.common.search import terms as t
+from invcrawl.common.search.postings import MAX_POSTINGS
 
 MAX_QUERY_CHARS = 1000
 MAX_QUERY_WORDS = 16

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
-from common.apidiff.versions import version_key
+from invcrawl.common.apidiff.versions import version_key
 
 _LISTED = 20  # names listed in an error message, at most
 
@@ -30,7 +30,7 @@ class UnknownVersion(SelectionError):
 
 
 class VersionChoice(Protocol):
-    """A version of a project (``frontier.versions.CrawlVersion`` is one)."""
+    """A version of a project (``invcrawl.frontier.versions.CrawlVersion`` is one)."""
 
     @property
     def version(self) -> str: ...

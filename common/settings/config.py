@@ -24,8 +24,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
-from common.settings.options import OPTIONS, OPTIONS_BY_NAME
-from process.secrets import register_secret, register_url
+from invcrawl.common.settings.options import OPTIONS, OPTIONS_BY_NAME
+from invcrawl.process.secrets import register_secret, register_url
 
 
 class ConfigError(ValueError):
@@ -291,7 +291,7 @@ def update_configuration_doc(text: str) -> str:
     return text[:start] + configuration_table() + (text[end + 1 :] if end != -1 else "")
 
 
-if __name__ == "__main__":  # python -m common.settings.config docs/configuration.md
+if __name__ == "__main__":  # python -m invcrawl.common.settings.config docs/configuration.md
     import sys
 
     doc = Path(sys.argv[1])

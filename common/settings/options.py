@@ -2,7 +2,7 @@
 the commands (of ``common/settings/commands.py``) that take it. The CLI builds its parser
 from it, ``common/settings/config.py`` resolves values with it, and
 ``docs/configuration.md`` is generated from it. Each option's default is its
-:class:`common.settings.config.Config` field's (written only there)."""
+:class:`invcrawl.common.settings.config.Config` field's (written only there)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common.settings import parsers as values
-from common.settings.commands import COMMAND_NAMES, COMMANDS
+from invcrawl.common.settings import parsers as values
+from invcrawl.common.settings.commands import COMMAND_NAMES, COMMANDS
 
 # The commands that talk to Redis, that run Scrapy, that deliver pages (leases, retries),
 # and that read every crawl or --crawl-id's: the groups most options are taken by.

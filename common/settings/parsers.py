@@ -8,7 +8,7 @@ import math
 import re
 from collections.abc import Callable
 
-from process.secrets import encode_userinfo, mask_url
+from invcrawl.process.secrets import encode_userinfo, mask_url
 
 CRAWL_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 

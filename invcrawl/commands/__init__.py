@@ -12,16 +12,16 @@ from collections.abc import Callable
 
 from redis.exceptions import NoPermissionError
 
-from common.inventory import InventoryError
-from common.settings.config import Config, ConfigError
-from common.site import SiteError
-from frontier.scripts import StaleLayout
-from frontier.session import CrawlNotFound
-from frontier.versions import CrawlRefError
 from invcrawl import symbol_cmds
 from invcrawl.commands import administration, crawling, reading, serving, versions
+from invcrawl.common.inventory import InventoryError
+from invcrawl.common.settings.config import Config, ConfigError
+from invcrawl.common.site import SiteError
 from invcrawl.errors import EXIT_FAILED, EXIT_USAGE, UsageError, UserError, fail
-from localredis.server import RedisServerError
+from invcrawl.frontier.scripts import StaleLayout
+from invcrawl.frontier.session import CrawlNotFound
+from invcrawl.frontier.versions import CrawlRefError
+from invcrawl.localredis.server import RedisServerError
 
 USER_ERRORS: tuple[type[BaseException], ...] = (
     UserError,

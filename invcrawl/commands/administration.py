@@ -11,19 +11,19 @@ import sys
 import time
 from typing import Any
 
-from common.settings.config import Config, ConfigError
-from dashboard.access import access_secret
-from frontier import admin
-from frontier.every_crawl import dead_letters_all, redrive_all
-from frontier.forget import Forgotten, forget, forget_in_use, is_known
-from frontier.session import CrawlNotFound, Frontier
 from invcrawl import terminal
+from invcrawl.common.settings.config import Config, ConfigError
+from invcrawl.dashboard.access import access_secret
 from invcrawl.errors import EXIT_FAILED, EXIT_OK, UsageError, fail
+from invcrawl.frontier import admin
+from invcrawl.frontier.every_crawl import dead_letters_all, redrive_all
+from invcrawl.frontier.forget import Forgotten, forget, forget_in_use, is_known
+from invcrawl.frontier.session import CrawlNotFound, Frontier
 from invcrawl.live_redis import redis_for, serve_until_stopped
+from invcrawl.process import interrupts
 from invcrawl.render import duration
 from invcrawl.render_status import render_dlq
 from invcrawl.scope import crawls_in_scope, resolve_crawl, with_frontier
-from process import interrupts
 
 # -- redis ------------------------------------------------------------------------------------
 
@@ -51,7 +51,7 @@ def cmd_redis(config: Config) -> int:
 
 def cmd_dashboard(config: Config) -> int:
     """Serve the read-only web dashboard of the fleet (dashboard/)."""
-    from dashboard.server import run_dashboard  # noqa: PLC0415 - aiohttp
+    from invcrawl.dashboard.server import run_dashboard  # noqa: PLC0415 - aiohttp
 
     secret = access_secret(config)  # a bind beyond loopback without a token: refused
     return serve_until_stopped(

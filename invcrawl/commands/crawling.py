@@ -1,10 +1,10 @@
 """The handlers of the commands that crawl: ``inventory``, ``produce``, ``consume`` and
 ``crawl`` (``invcrawl/commands/__init__.py`` dispatches to them).
 
-The modules that load Scrapy (``producer.run``, ``producer.schedule``, ``consumer.run``:
-~0.3 s and ~400 modules) are imported by the handlers that run them, so that loading
-this module (every command does) costs the readers nothing (measured with every other
-import of the CLI loaded first)."""
+The modules that load Scrapy (``invcrawl.producer.run``, ``invcrawl.producer.schedule``,
+``invcrawl.consumer.run``: ~0.3 s and ~400 modules) are imported by the handlers that
+run them, so that loading this module (every command does) costs the readers nothing
+(measured with every other import of the CLI loaded first)."""
 
 from __future__ import annotations
 
@@ -14,23 +14,23 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from common.inventory import inventory_to_dict
-from common.listen import metrics_token
-from common.settings.config import Config, ConfigError
-from common.settings.parsers import crawl_ids
-from common.site import inventory_url, parse_sites_file, plan_sites
 from invcrawl import terminal
 from invcrawl.adaptive import report_next
+from invcrawl.common.inventory import inventory_to_dict
+from invcrawl.common.listen import metrics_token
+from invcrawl.common.settings.config import Config, ConfigError
+from invcrawl.common.settings.parsers import crawl_ids
+from invcrawl.common.site import inventory_url, parse_sites_file, plan_sites
 from invcrawl.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError, UserError, fail
 from invcrawl.live_redis import redis_for
 from invcrawl.output.paths import check_crawl_outputs
+from invcrawl.process import interrupts
 from invcrawl.render import duration
 from invcrawl.render_status import render_inventory
 from invcrawl.supervisor import run_crawl
-from process import interrupts
 
 if TYPE_CHECKING:
-    from producer.run import Produced
+    from invcrawl.producer.run import Produced
 
 
 def _site(config: Config) -> str:
@@ -58,7 +58,7 @@ def _sites(config: Config) -> list[tuple[str, str]]:
 
 
 def cmd_inventory(config: Config) -> int:
-    from producer.run import Capture, fetch_inventory  # noqa: PLC0415 - Scrapy: see the module's docstring
+    from invcrawl.producer.run import Capture, fetch_inventory  # noqa: PLC0415 - Scrapy: see the module's docstring
 
     capture = Capture()
     error = fetch_inventory(config, inventory_url(_site(config)), capture)
@@ -98,8 +98,8 @@ def cmd_produce(config: Config) -> int:
                     "platform lacks: run `invcrawl produce` and `invcrawl consume` instead"
                 )
             # Imported before the fork: the forked producer starts with Scrapy loaded.
-            from consumer.run import run_consumer  # noqa: PLC0415 - Scrapy: see the module's docstring
-            from producer.run import produce_and_consume  # noqa: PLC0415 - Scrapy: see the module's docstring
+            from invcrawl.consumer.run import run_consumer  # noqa: PLC0415 - Scrapy: see the module's docstring
+            from invcrawl.producer.run import produce_and_consume  # noqa: PLC0415 - Scrapy: see the module's docstring
 
             if live.crawl_id != config.crawl_id:  # PROJECT@VERSION named the crawl
                 sites = _sites(live)
@@ -108,13 +108,13 @@ def cmd_produce(config: Config) -> int:
                 fail(error)
             return EXIT_FAILED if errors else code
         if live.every is not None:
-            from producer.schedule import produce_every  # noqa: PLC0415 - Scrapy: see the module's docstring
+            from invcrawl.producer.schedule import produce_every  # noqa: PLC0415 - Scrapy: see the module's docstring
 
             if live.crawl_id != config.crawl_id:  # PROJECT@VERSION named the crawl
                 sites = _sites(live)
             produce_every(live, sites, _report_round, report_next)
             return interrupts.exit_code() or EXIT_INTERRUPTED
-        from producer.run import produce  # noqa: PLC0415 - Scrapy: see the module's docstring
+        from invcrawl.producer.run import produce  # noqa: PLC0415 - Scrapy: see the module's docstring
 
         results = produce(live, _sites(live) if live.crawl_id != config.crawl_id else sites)
     _report_produced(results)
@@ -139,8 +139,8 @@ def _report_round(results: Sequence[Produced], next_in: float | None) -> None:
 
 def cmd_consume(config: Config) -> int:
     # (prometheus_client too: 25 ms of start-up every other command need not pay)
-    from consumer.metrics import MetricsError  # noqa: PLC0415
-    from consumer.run import run_consumer  # noqa: PLC0415 - Scrapy: see the module's docstring
+    from invcrawl.consumer.metrics import MetricsError  # noqa: PLC0415
+    from invcrawl.consumer.run import run_consumer  # noqa: PLC0415 - Scrapy: see the module's docstring
 
     metrics_token(config)  # a bind beyond loopback without a token: refused before any work
     if config.crawl_ids_file is not None:

@@ -9,23 +9,28 @@ import json
 import sys
 from typing import Any
 
-from common.settings.config import Config, ConfigError
-from frontier.changes import read_changes
-from frontier.every_crawl import CursorTrimmed, check_not_trimmed, coverage_all, read_all_changes
-from frontier.export import HistoryTrimmed
-from frontier.reconnect import Calls, Once, reconnect
-from frontier.session import Frontier
-from frontier.status import FLEET_PAGE, status_view
-from frontier.versions import resolve_ref
 from invcrawl import terminal
+from invcrawl.common.settings.config import Config, ConfigError
 from invcrawl.errors import EXIT_OK, UsageError, UserError
+from invcrawl.frontier.changes import read_changes
+from invcrawl.frontier.every_crawl import (
+    CursorTrimmed,
+    check_not_trimmed,
+    coverage_all,
+    read_all_changes,
+)
+from invcrawl.frontier.export import HistoryTrimmed
+from invcrawl.frontier.reconnect import Calls, Once, reconnect
+from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.status import FLEET_PAGE, status_view
+from invcrawl.frontier.versions import resolve_ref
 from invcrawl.live_redis import redis_for
 from invcrawl.output.export import export_all_to, export_to, follow_all_to, follow_to
 from invcrawl.output.files import appending
 from invcrawl.output.paths import check_output_file, write_failed
+from invcrawl.process import interrupts
 from invcrawl.render_status import render_reports, render_status_view
 from invcrawl.scope import crawls_in_scope, with_frontier
-from process import interrupts
 
 
 def cmd_status(config: Config) -> int:

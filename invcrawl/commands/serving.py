@@ -5,15 +5,15 @@ access rules."""
 
 from __future__ import annotations
 
-from common.listen import listener_secret
-from common.settings.config import Config
+from invcrawl.common.listen import listener_secret
+from invcrawl.common.settings.config import Config
 from invcrawl.live_redis import redis_for, serve_until_stopped
 
 
 def cmd_mcp(config: Config) -> int:
     # Imported here: the SDK takes more than a second to import (`invcrawl --help` need not).
     if not config.http:
-        from mcpserver.stdio import run_stdio  # noqa: PLC0415
+        from invcrawl.mcpserver.stdio import run_stdio  # noqa: PLC0415
 
         with redis_for(config, create=False) as live:
             return run_stdio(live)
@@ -25,7 +25,7 @@ def cmd_mcp(config: Config) -> int:
         "the MCP server",
         "INVCRAWL_MCP_TOKEN or --token",
     )
-    from mcpserver.http import run_http  # noqa: PLC0415
+    from invcrawl.mcpserver.http import run_http  # noqa: PLC0415
 
     return serve_until_stopped(
         config, lambda live: run_http(live, secret), lambda live: live.mcp_port

@@ -22,14 +22,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from common.apidiff import SymbolDiff, diff_all
-from common.apidiff.render import Style, describe, markdown, summary
-from common.apidiff.versions import Step, history_steps, summary_of
-from common.items import Item
-from common.settings.config import Config, ConfigError
-from frontier.export import HistoryTrimmed
-from frontier.session import Frontier
-from frontier.versions import (
+from invcrawl import terminal
+from invcrawl.common.apidiff import SymbolDiff, diff_all
+from invcrawl.common.apidiff.render import Style, describe, markdown, summary
+from invcrawl.common.apidiff.versions import Step, history_steps, summary_of
+from invcrawl.common.items import Item
+from invcrawl.common.settings.config import Config, ConfigError
+from invcrawl.errors import EXIT_OK, UsageError, UserError
+from invcrawl.frontier.export import HistoryTrimmed
+from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.versions import (
     CrawlVersion,
     by_project,
     crawl_versions,
@@ -38,8 +40,6 @@ from frontier.versions import (
     resolve_ref,
     symbol_versions,
 )
-from invcrawl import terminal
-from invcrawl.errors import EXIT_OK, UsageError, UserError
 from invcrawl.live_redis import redis_for
 from invcrawl.render import json_safe, safe, terminal_safe
 from invcrawl.scope import with_frontier

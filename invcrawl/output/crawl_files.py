@@ -21,11 +21,11 @@ import resource
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from frontier.export import HistoryTrimmed, pull_tails
-from frontier.session import CrawlSession
-from frontier.states import CrawlState, ProducerState
-from frontier.summary import CrawlSummary
 from invcrawl.errors import UserError
+from invcrawl.frontier.export import HistoryTrimmed, pull_tails
+from invcrawl.frontier.session import CrawlSession
+from invcrawl.frontier.states import CrawlState, ProducerState
+from invcrawl.frontier.summary import CrawlSummary
 from invcrawl.output.export import IncrementalExport, export_to
 from invcrawl.output.files import PartFileLost, is_stdout
 from invcrawl.output.paths import write_failed

@@ -21,18 +21,18 @@ from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from frontier.every_crawl import DISCOVER_EVERY, check_exportable, iter_latest_all
-from frontier.export import (
+from invcrawl.frontier.every_crawl import DISCOVER_EVERY, check_exportable, iter_latest_all
+from invcrawl.frontier.export import (
     StreamTail,
     check_history,
     iter_latest,
     merged_with,
 )
-from frontier.follow import CrawlGone, GroupReader
-from frontier.reconnect import Note, Reconnect, reconnect
-from frontier.retention import acknowledge_output, retains_all, trimmed_before
-from frontier.session import CrawlSession, Frontier
-from frontier.stream import StreamEntry
+from invcrawl.frontier.follow import CrawlGone, GroupReader
+from invcrawl.frontier.reconnect import Note, Reconnect, reconnect
+from invcrawl.frontier.retention import acknowledge_output, retains_all, trimmed_before
+from invcrawl.frontier.session import CrawlSession, Frontier
+from invcrawl.frontier.stream import StreamEntry
 from invcrawl.output.files import (
     PartFile,
     appending,
@@ -78,7 +78,7 @@ class IncrementalExport:
         return self.write(await self.tail.pull())
 
     def write(self, lines: list[bytes]) -> int:
-        """Append lines its tail pulled (:func:`~frontier.export.pull_tails`); how many.
+        """Append lines its tail pulled (:func:`~invcrawl.frontier.export.pull_tails`); how many.
         :class:`~invcrawl.output.files.PartFileLost` if the ``.part`` file is gone."""
         self.part.check()
         self.part.write_lines(lines)

@@ -19,7 +19,7 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from common.settings.config import Config, ConfigError
+from invcrawl.common.settings.config import Config, ConfigError
 from invcrawl.errors import UserError
 from invcrawl.output.files import PartFileLost, is_stdout
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from frontier.keys import CrawlKeys
-from localredis.server import RedisServer
+from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.localredis.server import RedisServer
 from support.cli import clean_env, invcrawl
 from support.crawl import build_site, wait_for
 from support.httpserver import StaticServer, serve

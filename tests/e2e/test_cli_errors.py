@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from localredis.server import RedisServer, free_port
+from invcrawl.localredis.server import RedisServer, free_port
 from support.cli import REPO, invcrawl, run
 from support.httpserver import serve
 

@@ -38,11 +38,11 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from common.inventory import parse_inventory
-from common.plan import plan_crawl
-from common.site import crawl_id_for
-from frontier.keys import CrawlKeys
-from localredis.server import free_port
+from invcrawl.common.inventory import parse_inventory
+from invcrawl.common.plan import plan_crawl
+from invcrawl.common.site import crawl_id_for
+from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.localredis.server import free_port
 from support.docker import REQUIRE, Compose, base_images, unavailable
 
 pytestmark = [pytest.mark.compose, pytest.mark.timeout(2400)]
@@ -295,7 +295,7 @@ def test_compose_deployment(compose: Compose, tmp_path: Path) -> None:
         except OSError:
             assert compose.containers("dashboard"), "the dashboard container exited"
             time.sleep(0.5)
-    assert status is not None, "the dashboard never answered"
+    assert status is not None, "the dashboard never answered:\n" + compose.logs("dashboard")
     shown = {c["crawl_id"]: c["state"] for c in status["crawls"]}
     assert shown == dict.fromkeys(crawls.ids, "finished")
 
@@ -311,7 +311,7 @@ def test_compose_deployment(compose: Compose, tmp_path: Path) -> None:
         except Exception:  # connection refused while it starts (wrapped by the SDK)
             assert compose.containers("mcp"), "the mcp container exited"
             time.sleep(0.5)
-    assert listed is not None, "the MCP server never answered"
+    assert listed is not None, "the MCP server never answered:\n" + compose.logs("mcp")
     crawled = {v["crawl_id"]: v["state"] for p in listed["projects"] for v in p["versions"]}
     assert crawled == dict.fromkeys(crawls.ids, "finished")
     anonymous = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})

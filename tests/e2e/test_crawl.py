@@ -24,10 +24,10 @@ from sites.build import BuiltSite
 from sites.expected import EXPECTED, norm_sig, norm_ws
 from sites.fixtures import built_sites_or_skip
 
-from common.inventory import parse_inventory
-from common.plan import plan_crawl
-from frontier.keys import CrawlKeys
-from localredis.server import RedisServer
+from invcrawl.common.inventory import parse_inventory
+from invcrawl.common.plan import plan_crawl
+from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.localredis.server import RedisServer
 from support.accounting import stream_range
 from support.cli import clean_env, invcrawl
 from support.crawl import wait_for

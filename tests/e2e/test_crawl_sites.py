@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from common.site import crawl_id_for
-from localredis.server import RedisServer
+from invcrawl.common.site import crawl_id_for
+from invcrawl.localredis.server import RedisServer
 from support.cli import invcrawl
 from support.crawl import build_site, check_accounting
 from support.httpserver import serve

@@ -34,9 +34,9 @@ from typing import Any
 import pytest
 import yaml
 
-from common.settings.options import OPTIONS
+from invcrawl.common.settings.options import OPTIONS
+from invcrawl.localredis.server import RedisServer
 from invcrawl.selfcheck import PACKAGES
-from localredis.server import RedisServer
 from support.crawl import (
     REPO,
     Harness,
@@ -399,45 +399,52 @@ def test_build_context_and_package(tmp_path: Path) -> None:
     for rel in context:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / rel, root / rel)
-    # What `pip install .` builds, without the network or the `wheel` package: the
-    # setuptools build of the packages with their package data, and the metadata.
-    build, meta = tmp_path / "build", tmp_path / "meta"
-    meta.mkdir()
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import setuptools; setuptools.setup()",
-            "-q",
-            "egg_info",
-            "--egg-base",
-            str(meta),
-            "build_py",
-            "--build-lib",
-            str(build),
-        ],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    # What `pip install .` builds: the wheel of exactly that context, installed into a
+    # fresh venv. One install namespace (issue 45): its only top-level name is invcrawl.
+    wheels, venv = tmp_path / "wheels", tmp_path / "venv"
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+         "-w", str(wheels), str(root)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+    (wheel,) = wheels.glob("invcrawl-*.whl")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    installed = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+         "--no-index", str(wheel)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stdout[-2000:] + installed.stderr[-2000:]
+    (site,) = venv.glob("lib/python3*/site-packages")
+    top_level = sorted(
+        p.name
+        for p in site.iterdir()
+        if not p.name.endswith(".dist-info") and p.name != "__pycache__"
     )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    lua = {p.name for p in (build / "frontier" / "lua").glob("*.lua")}
+    assert top_level == ["invcrawl"]
+    package = site / "invcrawl"
+    lua = {p.name for p in (package / "frontier" / "lua").glob("*.lua")}
     assert lua and lua == {p.name for p in (REPO / "frontier" / "lua").glob("*.lua")}
-    assert (build / "dashboard" / "static" / "index.html").is_file(), "the dashboard's page"
-    (entry_points,) = meta.glob("*.egg-info/entry_points.txt")
+    assert (package / "dashboard" / "static" / "index.html").is_file(), "the dashboard's page"
+    (entry_points,) = site.glob("invcrawl-*.dist-info/entry_points.txt")
     assert "invcrawl = invcrawl.cli:main" in entry_points.read_text()
-    # The built tree alone runs the CLI (the image's `invcrawl --help`).
-    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(build)}
+    # The installed package alone runs the CLI (the image's `invcrawl --help`): no site
+    # (-S: neither this checkout's editable hook nor its folders), invcrawl from the fresh
+    # venv, its dependencies from this one.
+    ours = next(Path(p) for p in sys.path if p.endswith("site-packages"))
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": f"{site}{os.pathsep}{ours}"}
     help_run = subprocess.run(
         [
             sys.executable,
+            "-S",
             "-c",
-            "import sys, invcrawl.cli; "
+            "import sys, invcrawl.cli, invcrawl.common; "
             "assert invcrawl.cli.__file__.startswith(sys.argv[1]); "
+            "assert invcrawl.common.__file__.startswith(sys.argv[1]); "
             "sys.argv = ['invcrawl', '--help']; invcrawl.cli.main()",
-            str(build),
+            str(package),
         ],
         env=env,
         cwd=tmp_path,
@@ -450,20 +457,22 @@ def test_build_context_and_package(tmp_path: Path) -> None:
     # ...and every module of every package imports from it (the image's selfcheck): a
     # package left out of the context once built an image whose consumers all exited.
     check = subprocess.run(
-        [sys.executable, "-m", "invcrawl.selfcheck"],
+        [sys.executable, "-S", "-m", "invcrawl.selfcheck"],
         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert check.returncode == 0, check.stderr
+    modules = int(check.stdout.split()[2])
+    assert modules == len([p for p in package.rglob("*.py") if p.name != "__main__.py"])
 
 
 def test_selfcheck_names_every_package() -> None:
     """invcrawl.selfcheck imports the packages pyproject.toml installs, all of them."""
     found = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
-    include = found["packages"]["find"]["include"]
-    assert sorted(p.rstrip("*") for p in include) == sorted(PACKAGES)
+    assert sorted(found["package-dir"]) == sorted(PACKAGES)
     copied = {w.rstrip("/") for word, rest in dockerfile_instructions() if word == "COPY"
               for w in rest.split()[:-1]}  # fmt: skip
-    assert set(PACKAGES) <= copied, set(PACKAGES) - copied
+    folders = set(found["package-dir"].values())
+    assert folders <= copied, folders - copied
 
 
 # -- the rehearsal ---------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from localredis.server import RedisServer
+from invcrawl.localredis.server import RedisServer
 from support.cli import invcrawl
 from support.httpserver import serve
 from support.synthsite import generate, module_name

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from common.settings.commands import COMMANDS
-from localredis.server import free_port
+from invcrawl.common.settings.commands import COMMANDS
+from invcrawl.localredis.server import free_port
 from support.cli import clean_env, invcrawl
 from support.crawl import build_site, wait_for
 from support.httpserver import serve

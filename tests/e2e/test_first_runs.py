@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from common.settings.config import load_config
-from common.site import crawl_id_for
 from invcrawl import supervisor as crawl_module
+from invcrawl.common.settings.config import load_config
+from invcrawl.common.site import crawl_id_for
 from invcrawl.errors import UserError
+from invcrawl.localredis.server import RedisServer, free_port
 from invcrawl.supervisor import CrawlRun
-from localredis.server import RedisServer, free_port
 from support.cli import invcrawl
 from support.crawl import Site, Throttle, build_site
 from support.httpserver import serve

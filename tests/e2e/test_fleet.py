@@ -27,9 +27,9 @@ from typing import Any
 
 import pytest
 
-from common.site import crawl_id_for
-from frontier.keys import HostKeys
-from localredis.server import RedisServer
+from invcrawl.common.site import crawl_id_for
+from invcrawl.frontier.keys import HostKeys
+from invcrawl.localredis.server import RedisServer
 from support.aof import hset_values
 from support.crawl import Harness, Site, build_site, check_accounting, consumer_pid, wait_for
 from support.httpserver import Request, StaticServer

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from common.extract import extract_page
-from common.inventory import parse_inventory
-from common.plan import plan_crawl
+from invcrawl.common.extract import extract_page
+from invcrawl.common.inventory import parse_inventory
+from invcrawl.common.plan import plan_crawl
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from common.site import crawl_id_for
-from localredis.server import RedisServer, free_port
+from invcrawl.common.site import crawl_id_for
+from invcrawl.localredis.server import RedisServer, free_port
 from support.cli import Result, clean_env, invcrawl
 from support.crawl import Throttle, build_site, wait_for
 from support.httpserver import serve

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from common.site import crawl_id_for
-from localredis.server import free_port
+from invcrawl.common.site import crawl_id_for
+from invcrawl.localredis.server import free_port
 from support.cli import clean_env
 from support.crawl import Proc, Site, Throttle, build_site, wait_for
 from support.embedded import client, password, redis_pid, server_processes, wait_stopped

@@ -1,9 +1,9 @@
 """Extraction against the fixture site built with several Sphinx versions and themes.
 
 For each combo of ``sites.build.COMBOS`` this reads the built ``objects.inv``, groups the
-entries by page, runs ``common.extract.extract_page`` on every content page and compares the
-result with the hand-written ground truth in ``sites.expected``. All mismatches of a combo are
-collected and reported in one assertion.
+entries by page, runs ``invcrawl.common.extract.extract_page`` on every content page and
+compares the result with the hand-written ground truth in ``sites.expected``. All
+mismatches of a combo are collected and reported in one assertion.
 """
 
 from __future__ import annotations
@@ -86,10 +86,10 @@ def load_entries(site: BuiltSite) -> list[Entry]:
 
 def _extract_api() -> tuple[Any, Any]:
     try:
-        from common.extract import extract_page
+        from invcrawl.common.extract import extract_page
     except ModuleNotFoundError as exc:
-        if exc.name in ("common.extract", "common"):
-            pytest.skip("common.extract is not available yet")
+        if exc.name in ("invcrawl.common.extract", "invcrawl.common"):
+            pytest.skip("invcrawl.common.extract is not available yet")
         raise
     return target, extract_page
 

@@ -26,9 +26,9 @@ from sites.build import BuildError, PipUnreachable
 from sites.mkbuild import MK_COMBOS, BuiltMkSite, MkCombo, build_all
 from sites.mkexpected import CONSTANTS, ROLES, Symbol, symbols
 
-from common.inventory import parse_inventory
-from common.plan import plan_crawl
-from localredis.server import RedisServer
+from invcrawl.common.inventory import parse_inventory
+from invcrawl.common.plan import plan_crawl
+from invcrawl.localredis.server import RedisServer
 from support.cli import invcrawl
 from support.httpserver import serve
 from support.markdown_check import stray_markers

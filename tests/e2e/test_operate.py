@@ -21,11 +21,11 @@ import pytest
 import redis
 from redis.client import NEVER_DECODE
 
-from common.sharding import slot_for
-from frontier.keys import CRAWLS, REGISTRY_KEYS, CrawlKeys, HostKeys
-from frontier.summary import CrawlStatus, FleetStatus
+from invcrawl.common.sharding import slot_for
+from invcrawl.frontier.keys import CRAWLS, REGISTRY_KEYS, CrawlKeys, HostKeys
+from invcrawl.frontier.summary import CrawlStatus, FleetStatus
+from invcrawl.localredis.server import RedisServer
 from invcrawl.render_status import render_fleet, render_status
-from localredis.server import RedisServer
 from support.crawl import (
     REPO,
     Harness,

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import redis
 
-from common.bounds import CLIPPED, HEADER_FIELD_CHARS, PAGE_FACTOR, marker
+from invcrawl.common.bounds import CLIPPED, HEADER_FIELD_CHARS, PAGE_FACTOR, marker
 from support.accounting import check_accounting
 from support.cli import invcrawl
 from support.crawl import build_site

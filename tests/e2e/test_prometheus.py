@@ -24,8 +24,8 @@ import pytest
 import redis
 import yaml
 
-from frontier.keys import CrawlKeys
-from localredis.server import free_port
+from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.localredis.server import free_port
 from support.cli import REPO, clean_env
 from support.crawl import build_site, wait_for
 from support.httpserver import serve

@@ -17,7 +17,7 @@ from sites.build import BuildError, PipUnreachable
 from sites.pydoctor_build import SITES_BY_ID, BuiltPydoctor, build_site
 from sites.pydoctor_oracle import Symbol, expected_versions, read_sources
 
-from localredis.server import RedisServer
+from invcrawl.localredis.server import RedisServer
 from support.cli import invcrawl
 from support.doc_targets import count_targets
 from support.httpserver import serve

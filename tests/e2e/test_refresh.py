@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import redis
 
-from frontier.keys import CrawlKeys
-from localredis.server import RedisServer
+from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.localredis.server import RedisServer
 from support.accounting import check_accounting, read_items
 from support.cli import clean_env, invcrawl
 from support.crawl import wait_for

@@ -17,8 +17,8 @@ import pytest
 import redis
 from test_refresh import FUNCS, build, build_site, write_sources
 
-from frontier.keys import CrawlKeys
-from localredis.server import RedisServer
+from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.localredis.server import RedisServer
 from support.cli import clean_env, invcrawl
 from support.httpserver import StaticServer, serve
 

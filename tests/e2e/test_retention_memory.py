@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from frontier.keys import CrawlKeys
-from localredis.server import RedisServer
+from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.localredis.server import RedisServer
 from support.cli import invcrawl
 
 ROOT = Path("/usr/share/doc/python3.11/html")

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import redis
 
-from frontier.hosts import STATE_TTL_MS, origin_of
-from frontier.keys import HostKeys
+from invcrawl.frontier.hosts import STATE_TTL_MS, origin_of
+from invcrawl.frontier.keys import HostKeys
 from support.accounting import check_accounting
 from support.cli import invcrawl
 from support.crawl import build_site

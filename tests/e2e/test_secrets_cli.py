@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from localredis.server import RedisServer, free_port
+from invcrawl.localredis.server import RedisServer, free_port
 from support.cli import clean_env, invcrawl
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from localredis.server import RedisServer
+from invcrawl.localredis.server import RedisServer
 from support.cli import Result, invcrawl
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 import redis
 
-from common.items import key_digest
-from frontier.keys import CRAWLS, CrawlKeys
+from invcrawl.common.items import key_digest
+from invcrawl.frontier.keys import CRAWLS, CrawlKeys
 from support.cli import Result, invcrawl
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]

@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 import redis
 
-from frontier.keys import CRAWLS, CrawlKeys
-from localredis.server import RedisServer, free_port
+from invcrawl.frontier.keys import CRAWLS, CrawlKeys
+from invcrawl.localredis.server import RedisServer, free_port
 from support.cli import clean_env, invcrawl
 from support.crawl import Proc, wait_for
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from localredis.server import free_port
+from invcrawl.localredis.server import free_port
 from support.acl import INSPECTOR, PASSWORDS, render_acl, role_url
 from support.aof import command_name, read_aof
 from support.cli import clean_env, invcrawl

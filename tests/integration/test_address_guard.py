@@ -19,8 +19,8 @@ PROGRAM = """
 import sys
 from scrapy import Request, Spider
 from scrapy.crawler import AsyncCrawlerProcess
-from common.settings.config import load_config
-from consumer.settings import consumer_settings
+from invcrawl.common.settings.config import load_config
+from invcrawl.consumer.settings import consumer_settings
 
 URL = sys.argv[1]
 seen = []
@@ -37,7 +37,7 @@ class Probe(Spider):
 settings = consumer_settings(load_config({"redis": "redis://127.0.0.1:1/0"}, {}))
 # only the guard (the robots.txt middleware would fetch the site's robots.txt first)
 settings["DOWNLOADER_MIDDLEWARES"] = {
-    "fetch.addresses.AddressGuardMiddleware": 50,
+    "invcrawl.fetch.addresses.AddressGuardMiddleware": 50,
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
 }
 settings.update(ROBOTSTXT_OBEY=False, ITEM_PIPELINES={}, LOG_LEVEL="ERROR")

@@ -10,10 +10,10 @@ import pytest
 from conftest import run
 from test_store import make_task
 
-from frontier.claims import claim_many
-from frontier.connection import connect
-from frontier.scripts import StaleLayout
-from frontier.session import Frontier
+from invcrawl.frontier.claims import claim_many
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.scripts import StaleLayout
+from invcrawl.frontier.session import Frontier
 
 
 def test_claims_of_several_crawls_together(redis_url: str, sync_redis: Any) -> None:

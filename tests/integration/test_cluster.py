@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from frontier.export import CHUNK
-from frontier.keys import CrawlKeys
+from invcrawl.frontier.export import CHUNK
+from invcrawl.frontier.keys import CrawlKeys
 from support.accounting import check_accounting
 from support.cli import clean_env, invcrawl
 from support.cluster import Cluster, running_cluster

@@ -18,12 +18,12 @@ from aiohttp.test_utils import TestClient, TestServer
 from conftest import run
 from redis.asyncio.connection import Connection
 
-from dashboard.server import SAMPLER, Sampler, build_app
-from dashboard.snapshot import DASHBOARD_CRAWLS
-from frontier.connection import connect
-from frontier.keys import HOSTS, HostKeys
-from frontier.session import Frontier
-from frontier.status import status_view
+from invcrawl.dashboard.server import SAMPLER, Sampler, build_app
+from invcrawl.dashboard.snapshot import DASHBOARD_CRAWLS
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.keys import HOSTS, HostKeys
+from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.status import status_view
 from support.cli import REPO
 from support.fleetdata import add_crawl, now_ms
 

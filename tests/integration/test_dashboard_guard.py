@@ -15,11 +15,11 @@ import redis
 from aiohttp.test_utils import TestClient, TestServer
 from conftest import run
 
-from dashboard.access import HostCheck
-from dashboard.server import Sampler, build_app
-from frontier.connection import connect
-from frontier.session import Frontier
-from localredis.server import free_port
+from invcrawl.dashboard.access import HostCheck
+from invcrawl.dashboard.server import Sampler, build_app
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.session import Frontier
+from invcrawl.localredis.server import free_port
 from support.cli import REPO, invcrawl
 
 PASSWORD = "role-password-0123456789"

@@ -9,9 +9,9 @@ from typing import Any
 
 from conftest import run
 
-from frontier.connection import connect
-from frontier.export import CHUNK
-from frontier.session import CrawlSession, Frontier
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.export import CHUNK
+from invcrawl.frontier.session import CrawlSession, Frontier
 from invcrawl.output.export import IncrementalExport, export_to
 from support.tails import pulled_together
 

@@ -16,16 +16,16 @@ import pytest
 import redis
 from conftest import run
 
-from common.items import CrawlInfo, ItemStatus, PageOutcome, status_items
-from common.settings.config import Config
-from common.tasks import Task, TaskEntry
-from consumer.crawls import BEAT_OTHERS
-from consumer.pages import PageResult
-from consumer.run import worker_settings
-from consumer.worker import Worker
-from frontier.connection import connect
-from frontier.keys import ACTIVE, CRAWLS
-from frontier.session import Frontier
+from invcrawl.common.items import CrawlInfo, ItemStatus, PageOutcome, status_items
+from invcrawl.common.settings.config import Config
+from invcrawl.common.tasks import Task, TaskEntry
+from invcrawl.consumer.crawls import BEAT_OTHERS
+from invcrawl.consumer.pages import PageResult
+from invcrawl.consumer.run import worker_settings
+from invcrawl.consumer.worker import Worker
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.keys import ACTIVE, CRAWLS
+from invcrawl.frontier.session import Frontier
 from invcrawl.supervisor import CrawlRun
 
 SIZES = (10, 1_000)
@@ -200,8 +200,8 @@ def test_status_and_the_dashboard_show_a_page_of_ten_thousand_crawls(redis_url: 
     """``status`` reads and shows a page of crawls, and the dashboard's snapshot a bounded
     number (open ones first), with counts of every crawl; what a page costs in Redis
     commands is the same at 100 and at 10,000 crawls."""
-    from dashboard.snapshot import DASHBOARD_CRAWLS, Throughput, take
-    from frontier.status import FLEET_PAGE, fleet_status
+    from invcrawl.dashboard.snapshot import DASHBOARD_CRAWLS, Throughput, take
+    from invcrawl.frontier.status import FLEET_PAGE, fleet_status
     from invcrawl.render_status import render_fleet
 
     async def job(size: int) -> tuple[int, Any, Any, dict[str, Any]]:
@@ -237,8 +237,8 @@ def test_versions_shows_a_page_of_ten_thousand_projects(
     """``versions`` prints a page of 50 projects by name (``--page N``, ``--all``), and its
     JSON says which; an unknown project is a one-line error of bounded length, not a list
     of every project."""
-    from frontier.versions import CrawlRefError, crawl_versions
     from invcrawl.commands.versions import PROJECTS_PAGE, versions
+    from invcrawl.frontier.versions import CrawlRefError, crawl_versions
 
     size = 10_000
     fresh(redis_url)

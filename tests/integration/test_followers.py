@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import redis
 
-from frontier.follow import LOOK_AGAIN_S
-from frontier.keys import CRAWLS, CrawlKeys
-from frontier.reconnect import reconnect
+from invcrawl.frontier.follow import LOOK_AGAIN_S
+from invcrawl.frontier.keys import CRAWLS, CrawlKeys
+from invcrawl.frontier.reconnect import reconnect
 from support.cli import clean_env
 from support.crawl import Proc, wait_for
 
@@ -114,9 +114,9 @@ def test_a_follower_stopped_after_writing_acknowledges_the_batch(
     run to write twice, and ``--retain-items exported`` trims the batch."""
     from conftest import run
 
-    import frontier.follow
-    from frontier.connection import connect
-    from frontier.session import Frontier
+    from invcrawl.frontier import follow
+    from invcrawl.frontier.connection import connect
+    from invcrawl.frontier.session import Frontier
     from invcrawl.output.export import Follower
     from invcrawl.output.files import appending
 
@@ -129,7 +129,7 @@ def test_a_follower_stopped_after_writing_acknowledges_the_batch(
         fields = {"key": item["key"], "sum": item["checksum"], "kind": "new", "task": "t"}
         client.xadd(keys.items, {**fields, "data": json.dumps(item)})
 
-    trim = frontier.follow.trim_exported
+    trim = follow.trim_exported
     stops: list[int] = []
 
     async def stopped_before_trimming(session: Any) -> Any:
@@ -147,7 +147,7 @@ def test_a_follower_stopped_after_writing_acknowledges_the_batch(
             await asyncio.sleep(0)
         return await trim(session)
 
-    monkeypatch.setattr(frontier.follow, "trim_exported", stopped_before_trimming)
+    monkeypatch.setattr(follow, "trim_exported", stopped_before_trimming)
 
     async def job() -> int:
         connection = connect(redis_url)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from frontier.forget import crawl_key_names
-from frontier.keys import ACTIVE, CRAWLS, CrawlKeys
+from invcrawl.frontier.forget import crawl_key_names
+from invcrawl.frontier.keys import ACTIVE, CRAWLS, CrawlKeys
 from support.cli import clean_env, invcrawl
 from support.cluster import running_cluster
 from support.crawl import build_site, wait_for

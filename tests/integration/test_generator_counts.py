@@ -11,10 +11,10 @@ import orjson
 from redis.asyncio import Redis
 from test_store import CRAWL, FETCHED, claim_all, make_task, with_store
 
-from common.codec import item_json
-from common.items import LETTERS, ItemLayout, build_item, prepare
-from frontier.refresh import Refresh
-from frontier.session import CrawlSession
+from invcrawl.common.codec import item_json
+from invcrawl.common.items import LETTERS, ItemLayout, build_item, prepare
+from invcrawl.frontier.refresh import Refresh
+from invcrawl.frontier.session import CrawlSession
 from support.accounting import stream_range
 
 STATS = "invcrawl:{t}:stats"

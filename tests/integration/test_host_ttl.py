@@ -10,10 +10,10 @@ from typing import Any
 import redis
 from conftest import run
 
-from frontier.connection import connect
-from frontier.hosts import STATE_TTL_MS, Hosts
-from frontier.keys import HostKeys
-from frontier.session import Frontier
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.hosts import STATE_TTL_MS, Hosts
+from invcrawl.frontier.keys import HostKeys
+from invcrawl.frontier.session import Frontier
 
 HOST = "http://127.0.0.1:8000"
 KEYS = HostKeys(HOST)

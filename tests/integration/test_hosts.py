@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from conftest import run
 
-from fetch import politeness
-from fetch.politeness import HostGate
-from frontier.connection import connect
-from frontier.hosts import Hosts
-from frontier.keys import HostKeys
-from frontier.outages import Outages
-from frontier.session import Frontier
+from invcrawl.fetch import politeness
+from invcrawl.fetch.politeness import HostGate
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.hosts import Hosts
+from invcrawl.frontier.keys import HostKeys
+from invcrawl.frontier.outages import Outages
+from invcrawl.frontier.session import Frontier
 
 HOST = "http://127.0.0.1:8000"
 LEASE = 30_000

@@ -22,11 +22,11 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
-from frontier.connection import connect
-from frontier.keys import CrawlKeys
-from frontier.session import Frontier
-from localredis.server import RedisServer
-from mcpserver.server import Connection, build_server
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.frontier.session import Frontier
+from invcrawl.localredis.server import RedisServer
+from invcrawl.mcpserver.server import Connection, build_server
 from support.agentsite import PROJECT, write_site
 from support.cli import clean_env, invcrawl
 from support.symbols import V1, V2, build_crawl

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from localredis import embedded
-from localredis.embedded import embedded_redis
-from localredis.server import RedisServer, find_redis_server
+from invcrawl.localredis import embedded
+from invcrawl.localredis.embedded import embedded_redis
+from invcrawl.localredis.server import RedisServer, find_redis_server
 from support.embedded import comm, server_processes, wait_stopped
 
 

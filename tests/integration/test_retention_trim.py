@@ -9,9 +9,9 @@ import pytest
 import redis
 from conftest import run
 
-from frontier.connection import connect
-from frontier.retention import acknowledge_output, trim_exported
-from frontier.session import Frontier
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.retention import acknowledge_output, trim_exported
+from invcrawl.frontier.session import Frontier
 
 pytestmark = pytest.mark.integration
 

@@ -14,8 +14,8 @@ import pytest
 import redis
 from conftest import run
 
-from common.items import ItemLayout, PageOutcome, PreparedItem, prepare
-from common.search.postings import (
+from invcrawl.common.items import ItemLayout, PageOutcome, PreparedItem, prepare
+from invcrawl.common.search.postings import (
     ENTRY_BYTES,
     MAX_POSTINGS,
     fields_of,
@@ -25,12 +25,12 @@ from common.search.postings import (
     term_logs_for,
     term_tag,
 )
-from common.tasks import Task, TaskEntry
-from frontier.connection import connect
-from frontier.keys import CrawlKeys
-from frontier.scripts import KeyIndex
-from frontier.search import _looked_up
-from frontier.session import Frontier
+from invcrawl.common.tasks import Task, TaskEntry
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.frontier.scripts import KeyIndex
+from invcrawl.frontier.search import _looked_up
+from invcrawl.frontier.session import Frontier
 
 BUCKETS = 16
 LAYOUT = ItemLayout(BUCKETS, term_logs_for(BUCKETS))  # 4 term logs

@@ -9,12 +9,12 @@ from typing import Any
 
 from conftest import run
 
-from common.settings.config import Config
-from consumer.run import worker_settings
-from consumer.worker import Worker
-from frontier.connection import connect
-from frontier.session import Frontier
-from frontier.status import crawl_status, fleet_status
+from invcrawl.common.settings.config import Config
+from invcrawl.consumer.run import worker_settings
+from invcrawl.consumer.worker import Worker
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.status import crawl_status, fleet_status
 
 
 def test_consumers_alive_by_their_own_lease(redis_url: str, sync_redis: Any) -> None:

@@ -15,15 +15,15 @@ import pytest
 from conftest import run
 from redis.asyncio import Redis
 
-from common.codec import item_json
-from common.items import CrawlInfo, ItemLayout, PageOutcome, build_item, prepare
-from common.sharding import slot_for
-from common.tasks import Task, TaskEntry
-from frontier import admin
-from frontier.connection import connect
-from frontier.keys import CrawlKeys
-from frontier.session import Claim, CrawlSession, Frontier
-from frontier.states import CrawlState
+from invcrawl.common.codec import item_json
+from invcrawl.common.items import CrawlInfo, ItemLayout, PageOutcome, build_item, prepare
+from invcrawl.common.sharding import slot_for
+from invcrawl.common.tasks import Task, TaskEntry
+from invcrawl.frontier import admin
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.frontier.session import Claim, CrawlSession, Frontier
+from invcrawl.frontier.states import CrawlState
 from support.accounting import stream_range
 
 FETCHED = PageOutcome.FETCHED

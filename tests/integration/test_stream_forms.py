@@ -15,13 +15,13 @@ import orjson
 import zstandard
 from conftest import run
 
-from common.codec import MAGIC, stored_item
-from frontier.changes import read_changes
-from frontier.connection import connect
-from frontier.follow import GroupReader
-from frontier.session import CrawlSession, Frontier
-from frontier.stream import read_group, read_new
-from frontier.versions import latest_item, latest_items
+from invcrawl.common.codec import MAGIC, stored_item
+from invcrawl.frontier.changes import read_changes
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.follow import GroupReader
+from invcrawl.frontier.session import CrawlSession, Frontier
+from invcrawl.frontier.stream import read_group, read_new
+from invcrawl.frontier.versions import latest_item, latest_items
 from invcrawl.output.export import IncrementalExport, export_to
 from support.cluster import running_cluster
 

@@ -14,14 +14,14 @@ import redis
 from conftest import run
 from redis.asyncio import Redis
 
-from common.search.ranking import SearchInputError
-from common.search.selection import UnknownProject, UnknownVersion
-from frontier.connection import connect
-from frontier.forget import forget
-from frontier.refresh import Refresh
-from frontier.search import SymbolHit, get_symbol, search_symbols
-from frontier.search_index import reindex
-from frontier.session import Frontier
+from invcrawl.common.search.ranking import SearchInputError
+from invcrawl.common.search.selection import UnknownProject, UnknownVersion
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.forget import forget
+from invcrawl.frontier.refresh import Refresh
+from invcrawl.frontier.search import SymbolHit, get_symbol, search_symbols
+from invcrawl.frontier.search_index import reindex
+from invcrawl.frontier.session import Frontier
 from support.cli import invcrawl
 from support.symbols import V1, V2, build_crawl
 
@@ -256,7 +256,7 @@ def test_reindex_a_crawl_committed_before_the_index(crawled: str) -> None:
 def test_without_scripts_the_same_answers(crawled: str) -> None:
     """A Redis user that may not run scripts (deploy's reader) looks terms up with
     plain HGETs: the same results."""
-    import frontier.search as engine
+    import invcrawl.frontier.search as engine
 
     async def main() -> tuple[list[SymbolHit], list[SymbolHit]]:
         client = connect(crawled)
@@ -274,7 +274,7 @@ def test_without_scripts_the_same_answers(crawled: str) -> None:
 
 def test_the_reader_user_searches(tmp_path: Path) -> None:
     """deploy's `reader` (no scripts, no writes) searches and shows: plain HGETs."""
-    from localredis.server import free_port
+    from invcrawl.localredis.server import free_port
     from support.acl import render_acl, role_url
     from support.redisproc import LoggedRedisServer, system_redis_server
 

@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 from conftest import run
 
-from common.items import bucket_count
-from common.search.postings import FIRST_TERM_LOGS_PER_BUCKET, term_logs_for
-from frontier.connection import connect
-from frontier.forget import forget
-from frontier.search import search_symbols
-from frontier.search_index import reindex
-from frontier.session import Frontier
-from frontier.status import crawl_status
+from invcrawl.common.items import bucket_count
+from invcrawl.common.search.postings import FIRST_TERM_LOGS_PER_BUCKET, term_logs_for
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.forget import forget
+from invcrawl.frontier.search import search_symbols
+from invcrawl.frontier.search_index import reindex
+from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.status import crawl_status
 from support.symbols import build_crawl
 
 pytestmark = pytest.mark.integration

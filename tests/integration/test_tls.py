@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from localredis.server import free_port
+from invcrawl.localredis.server import free_port
 from support.cli import clean_env, invcrawl
 from support.crawl import build_site
 from support.redisproc import LoggedRedisServer, system_redis_server

@@ -12,14 +12,14 @@ import pytest
 import redis
 from conftest import run
 
-from common.apidiff.versions import history_steps, summary_of, version_key
-from common.params import param
-from frontier.changes import read_changes
-from frontier.connection import connect
-from frontier.export import HistoryTrimmed
-from frontier.keys import CRAWLS, CrawlKeys
-from frontier.session import CrawlNotFound, Frontier
-from frontier.versions import (
+from invcrawl.common.apidiff.versions import history_steps, summary_of, version_key
+from invcrawl.common.params import param
+from invcrawl.frontier.changes import read_changes
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.export import HistoryTrimmed
+from invcrawl.frontier.keys import CRAWLS, CrawlKeys
+from invcrawl.frontier.session import CrawlNotFound, Frontier
+from invcrawl.frontier.versions import (
     CrawlRefError,
     by_project,
     crawl_versions,

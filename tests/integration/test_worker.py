@@ -14,15 +14,15 @@ from typing import Any
 
 from conftest import run
 
-from common.items import CrawlInfo, ItemStatus, PageOutcome, status_items
-from common.settings.config import Config
-from common.tasks import Task, TaskEntry
-from consumer.pages import PageFailure, PageResult
-from consumer.run import worker_settings
-from consumer.worker import Worker, WorkerSettings
-from fetch.failures import Outcome
-from frontier.connection import connect
-from frontier.session import Claim, Frontier
+from invcrawl.common.items import CrawlInfo, ItemStatus, PageOutcome, status_items
+from invcrawl.common.settings.config import Config
+from invcrawl.common.tasks import Task, TaskEntry
+from invcrawl.consumer.pages import PageFailure, PageResult
+from invcrawl.consumer.run import worker_settings
+from invcrawl.consumer.worker import Worker, WorkerSettings
+from invcrawl.fetch.failures import Outcome
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.session import Claim, Frontier
 
 OK = ItemStatus.OK
 

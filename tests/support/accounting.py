@@ -21,8 +21,8 @@ from typing import Any
 import redis
 from redis.client import NEVER_DECODE
 
-from common.codec import item_json
-from frontier.keys import CrawlKeys
+from invcrawl.common.codec import item_json
+from invcrawl.frontier.keys import CrawlKeys
 
 
 @dataclass(frozen=True)

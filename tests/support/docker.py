@@ -156,6 +156,10 @@ class Compose:
             raise AssertionError(f"docker {' '.join(args)}: {done.stderr[-2000:]}")
         return done
 
+    def logs(self, service: str) -> str:
+        """The last lines a service's containers wrote, for a failure's message."""
+        return self.run("logs", "--no-color", "--tail", "60", service, check=False).stdout[-4000:]
+
     def containers(self, service: str) -> list[str]:
         """Ids of the service's containers that are running."""
         out = self.run("ps", "-q", service).stdout.split()

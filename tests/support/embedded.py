@@ -1,5 +1,5 @@
 """The processes of an embedded Redis (localredis/embedded.py), found from outside as an
-operator would: the service (``python -P -m localredis.embedded DATA_DIR ...``) and its
+operator would: the service (``python -P -m invcrawl.localredis.embedded DATA_DIR ...``) and its
 ``redis-server`` (working directory: the data dir). Tests wait for none to be left."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def server_processes(data_dir: Path) -> list[int]:
             comm = (entry / "comm").read_text().strip()
         except OSError:
             continue
-        service = b"localredis.embedded" in cmdline and where.encode() in cmdline
+        service = b"invcrawl.localredis.embedded" in cmdline and where.encode() in cmdline
         if service or (comm == "redis-server" and cwd == where):
             found.append(int(entry.name))
     return found

@@ -11,7 +11,7 @@ import time
 
 import redis
 
-from frontier.keys import CrawlKeys
+from invcrawl.frontier.keys import CrawlKeys
 from support.fault_report import Report
 
 

@@ -36,10 +36,10 @@ from typing import Any
 
 import redis
 
-from common.inventory import parse_inventory
-from common.plan import plan_crawl
-from frontier.keys import CrawlKeys
-from localredis.server import RedisServer
+from invcrawl.common.inventory import parse_inventory
+from invcrawl.common.plan import plan_crawl
+from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.localredis.server import RedisServer
 from support.accounting import check_accounting
 from support.acl import render_acl, role_url
 from support.chaos_consumer import CRASH_MARK

@@ -7,7 +7,7 @@ from typing import Any
 
 import redis
 
-from frontier.keys import ACTIVE, CRAWLS, CrawlKeys
+from invcrawl.frontier.keys import ACTIVE, CRAWLS, CrawlKeys
 
 
 def now_ms(client: redis.Redis) -> int:

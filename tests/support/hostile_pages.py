@@ -69,9 +69,9 @@ def measure(kind: str, argument: int, entries: int) -> dict[str, Any]:
     size and the process's peak RSS."""
     import orjson
 
-    from common.bounds import SizeLimits, bound_items
-    from common.extract import extract_page
-    from common.items import checksum
+    from invcrawl.common.bounds import SizeLimits, bound_items
+    from invcrawl.common.extract import extract_page
+    from invcrawl.common.items import checksum
     from support.targets import target
 
     if kind == "missing":  # `entries` entries pointing at missing anchors of a big page

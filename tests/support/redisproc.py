@@ -1,5 +1,5 @@
 """A redis-server for the hardening tests: ACL files, passwords and TLS, where the
-plain-text PING that ``localredis.server.RedisServer`` waits for is refused (NOAUTH) or
+plain-text PING that ``invcrawl.localredis.server.RedisServer`` waits for is refused (NOAUTH) or
 impossible (TLS only). Ready when its log says so."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from localredis.server import RedisServer
+from invcrawl.localredis.server import RedisServer
 
 READY = "Ready to accept connections"
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 
-from common.items import CrawlInfo, PageOutcome, bucket_count, build_item, prepare
-from common.tasks import Task, TaskEntry
-from frontier.session import Frontier
+from invcrawl.common.items import CrawlInfo, PageOutcome, bucket_count, build_item, prepare
+from invcrawl.common.tasks import Task, TaskEntry
+from invcrawl.frontier.session import Frontier
 
 # name -> (role, doc) of each version of the fixture project "Reqs"
 V1: dict[str, tuple[str, str]] = {

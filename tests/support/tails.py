@@ -7,9 +7,9 @@ import asyncio
 import json
 from typing import Any
 
-from frontier.connection import connect
-from frontier.export import CHUNK, StreamTail, pull_tails
-from frontier.session import CrawlSession, Frontier
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.export import CHUNK, StreamTail, pull_tails
+from invcrawl.frontier.session import CrawlSession, Frontier
 
 
 async def fill(client: Any, store: CrawlSession, first: int, last: int) -> None:

@@ -3,7 +3,7 @@ shape from the plan to extraction), priority 1 unless it matters."""
 
 from __future__ import annotations
 
-from common.tasks import TaskEntry
+from invcrawl.common.tasks import TaskEntry
 
 
 def target(name: str, domain: str, role: str, anchor: str, dispname: str = "-") -> TaskEntry:

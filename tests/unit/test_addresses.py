@@ -6,10 +6,10 @@ import pytest
 from twisted.internet import defer
 from twisted.python.failure import Failure
 
-from fetch import addresses
-from fetch.addresses import AddressPolicy, AddressRefused, address_kind, parse_ip
-from fetch.failures import classify_exception
-from fetch.redirects import redirect_allowed
+from invcrawl.fetch import addresses
+from invcrawl.fetch.addresses import AddressPolicy, AddressRefused, address_kind, parse_ip
+from invcrawl.fetch.failures import classify_exception
+from invcrawl.fetch.redirects import redirect_allowed
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from common.apidiff import diff_all, diff_items, item_changes, param_changes
-from common.apidiff.render import counts, describe, markdown, module_of, summary
-from common.params import param
+from invcrawl.common.apidiff import diff_all, diff_items, item_changes, param_changes
+from invcrawl.common.apidiff.render import counts, describe, markdown, module_of, summary
+from invcrawl.common.params import param
 
 PK, KW, PO = "positional-or-keyword", "keyword-only", "positional-only"
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from common.apidiff import diff as apidiff
-from common.apidiff import diff_all, item_changes
-from common.apidiff.render import markdown, summary
-from common.apidiff.versions import history_steps
-from common.params import POSITIONAL_OR_KEYWORD
+from invcrawl.common.apidiff import diff as apidiff
+from invcrawl.common.apidiff import diff_all, item_changes
+from invcrawl.common.apidiff.render import markdown, summary
+from invcrawl.common.apidiff.versions import history_steps
+from invcrawl.common.params import POSITIONAL_OR_KEYWORD
 from support.growth import CountedStr, growth
 
 LINEAR = 2.5  # doubling the size: 2 when linear, 4 when quadratic

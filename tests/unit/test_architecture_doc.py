@@ -8,13 +8,14 @@ folder (`` `extract/` ``)."""
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
+
+from support.layout import FOLDERS
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "architecture.md"
-# The runtime packages: those mypy checks (pyproject.toml says so).
-PACKAGES = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]["files"]
+# The runtime packages' folders: those pyproject.toml maps onto invcrawl's packages.
+PACKAGES = FOLDERS
 
 
 def named_in_row(inside: str, row: str) -> bool:

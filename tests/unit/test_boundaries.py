@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from support.layout import FOLDERS, folder_of, module_of
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -30,10 +32,16 @@ def imports(package: str) -> dict[str, set[str]]:
     return out
 
 
+def owner(name: str) -> str:
+    """The folder of invcrawl's that an imported name is from (``invcrawl.common.items``
+    -> ``common``, ``invcrawl.cli`` -> ``invcrawl``), else its top-level name (``redis``)."""
+    return folder_of(name) or name.split(".", maxsplit=1)[0]
+
+
 def offenders(package: str, forbidden: set[str]) -> dict[str, set[str]]:
     bad = {}
     for module, names in imports(package).items():
-        hits = {n for n in names if n.split(".")[0] in forbidden}
+        hits = {n for n in names if owner(n) in forbidden}
         if hits:
             bad[module] = hits
     return bad
@@ -41,10 +49,7 @@ def offenders(package: str, forbidden: set[str]) -> dict[str, set[str]]:
 
 # Which of invcrawl's packages each package may import (itself included): every other
 # direction is refused, deferred and TYPE_CHECKING imports included.
-PACKAGES = {
-    "process", "common", "frontier", "localredis", "fetch", "producer", "consumer", "dashboard",
-    "mcpserver", "invcrawl"
-}  # fmt: skip
+PACKAGES = set(FOLDERS)
 ALLOWED = {
     "process": {"process"},
     "common": {"process", "common"},
@@ -59,9 +64,29 @@ ALLOWED = {
 }
 
 
+def test_every_package_is_in_the_table() -> None:
+    assert set(ALLOWED) == PACKAGES
+
+
 @pytest.mark.parametrize("package", sorted(ALLOWED))
 def test_each_package_imports_only_the_packages_below_it(package: str) -> None:
     assert offenders(package, PACKAGES - ALLOWED[package]) == {}
+
+
+@pytest.mark.parametrize("package", [*sorted(PACKAGES), "tests", "bench"])
+def test_everything_is_imported_under_the_one_namespace(package: str) -> None:
+    """invcrawl installs one top-level package: its layers are ``invcrawl.common``,
+    ``invcrawl.frontier``..., never a top-level ``common`` or ``frontier`` (which a user's
+    own ``common/`` would shadow). Only the folder names are checked, not the
+    repository's test and bench helpers (``support``, ``bench``)."""
+    bare = {folder for folder in PACKAGES if folder != "invcrawl"}
+    bad = {}
+    for module, names in imports(package).items():
+        if module.startswith(("tests/sites/src/", "tests/sites/pysrc/")):
+            continue  # the fixture sites' own sources
+        if hits := {n for n in names if n.split(".")[0] in bare}:
+            bad[module] = hits
+    assert bad == {}
 
 
 def test_the_frontier_does_no_file_or_process_work() -> None:
@@ -114,8 +139,7 @@ def module_graph() -> dict[str, set[str]]:
     found = {}
     for package in sorted(PACKAGES):
         for path, names in imports(package).items():
-            module = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
-            found[module] = names
+            found[module_of(REPO / path)] = names
     return {m: {n for n in names if n in found and n != m} for m, names in found.items()}
 
 
@@ -155,13 +179,13 @@ def test_no_import_cycle_in_any_package() -> None:
     graph = module_graph()
     # the check sees deferred and TYPE_CHECKING imports
     assert graph["invcrawl.cli"] >= {"invcrawl.commands"}
-    assert "consumer.worker" in graph["consumer.run"]
+    assert "invcrawl.consumer.worker" in graph["invcrawl.consumer.run"]
     assert cycles(graph) == []
 
 
 def test_the_worker_is_imported_by_its_runner_only() -> None:
-    importers = {m for m, names in module_graph().items() if "consumer.worker" in names}
-    assert importers == {"consumer.run"}
+    importers = {m for m, names in module_graph().items() if "invcrawl.consumer.worker" in names}
+    assert importers == {"invcrawl.consumer.run"}
 
 
 # The assembly points, which build each component's small settings from the process's
@@ -175,7 +199,7 @@ ASSEMBLY = {
 }
 
 
-CONFIG = "common.settings.config"
+CONFIG = "invcrawl.common.settings.config"
 
 
 def test_only_the_assembly_points_see_the_config() -> None:
@@ -185,9 +209,7 @@ def test_only_the_assembly_points_see_the_config() -> None:
         module
         for package in ("consumer", "fetch", "producer")
         for module, names in imports(package).items()
-        if any(
-            n == "common.settings.config" or n.startswith("common.settings.config.") for n in names
-        )
+        if any(n == CONFIG or n.startswith(f"{CONFIG}.") for n in names)
     }
     assert readers == ASSEMBLY
 

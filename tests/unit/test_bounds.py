@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from common.bounds import (
+from invcrawl.common.bounds import (
     PAGE_FACTOR,
     PAGE_ITEMS,
     SizeLimits,
@@ -26,8 +26,8 @@ from common.bounds import (
     page_budget,
     truncate,
 )
-from common.extract import extract_page
-from common.items import checksum
+from invcrawl.common.extract import extract_page
+from invcrawl.common.items import checksum
 from support.cli import clean_env
 from support.hostile_pages import NESTS, big_page, nested, page_with
 from support.targets import target

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from fetch.budget import ExtractionTimeout, budget
+from invcrawl.fetch.budget import ExtractionTimeout, budget
 
 
 def test_waiting_spends_no_budget() -> None:

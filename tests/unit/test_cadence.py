@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from common.cadence import LENGTHEN, SHORTEN, Bounds, adapt, initial, jittered
-from common.settings.parsers import cursor, every
-from frontier.every_crawl import format_cursor, parse_cursor
+from invcrawl.common.cadence import LENGTHEN, SHORTEN, Bounds, adapt, initial, jittered
+from invcrawl.common.settings.parsers import cursor, every
+from invcrawl.frontier.every_crawl import format_cursor, parse_cursor
 
 HOUR, WEEK = 3600.0, 7 * 86400.0
 

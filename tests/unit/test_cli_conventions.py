@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from common.settings import parsers as values
-from common.settings.commands import COMMANDS
-from common.settings.options import OPTIONS
 from invcrawl.cli import build_parser, main, program_version
+from invcrawl.common.settings import parsers as values
+from invcrawl.common.settings.commands import COMMANDS
+from invcrawl.common.settings.options import OPTIONS
 
 NUMBERS = {
     values.positive_int,

@@ -13,8 +13,8 @@ import zstandard
 from hypothesis import given
 from hypothesis import strategies as st
 
-from common.codec import LEVEL, MAGIC, MIN_BYTES, item_bytes, item_json, stored_item
-from common.items import ItemLayout, prepare
+from invcrawl.common.codec import LEVEL, MAGIC, MIN_BYTES, item_bytes, item_json, stored_item
+from invcrawl.common.items import ItemLayout, prepare
 
 if sys.version_info >= (3, 14):
     from compression import zstd

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from common.settings.config import Config, ConfigError, configuration_table, load_config
-from common.settings.options import OPTIONS
-from consumer.run import worker_settings
 from invcrawl.cli import build_parser, cli_values
+from invcrawl.common.settings.config import Config, ConfigError, configuration_table, load_config
+from invcrawl.common.settings.options import OPTIONS
+from invcrawl.consumer.run import worker_settings
 
 
 def test_cli_beats_env_beats_default() -> None:

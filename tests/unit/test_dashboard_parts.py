@@ -9,12 +9,12 @@ import re
 
 import pytest
 
-from common.settings.config import ConfigError, load_config
-from dashboard.access import access_secret, is_loopback
-from dashboard.server import load_page
-from dashboard.snapshot import Throughput, page_data
-from frontier.summary import CrawlSummary, FleetStatus
 from invcrawl.cli import main
+from invcrawl.common.settings.config import ConfigError, load_config
+from invcrawl.dashboard.access import access_secret, is_loopback
+from invcrawl.dashboard.server import load_page
+from invcrawl.dashboard.snapshot import Throughput, page_data
+from invcrawl.frontier.summary import CrawlSummary, FleetStatus
 
 
 def test_the_page_data_masks_every_password() -> None:

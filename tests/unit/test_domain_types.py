@@ -8,11 +8,11 @@ import json
 
 import orjson
 
-from common.apidiff import CHANGE_KINDS, ChangeKind, SymbolChange
-from common.apidiff.render import MARKDOWN, describe
-from common.items import ITEM_FIELDS, Item
-from common.params import KINDS, ParamKind, with_kinds
-from fetch.failures import OutcomeKind, classify_status
+from invcrawl.common.apidiff import CHANGE_KINDS, ChangeKind, SymbolChange
+from invcrawl.common.apidiff.render import MARKDOWN, describe
+from invcrawl.common.items import ITEM_FIELDS, Item
+from invcrawl.common.params import KINDS, ParamKind, with_kinds
+from invcrawl.fetch.failures import OutcomeKind, classify_status
 
 
 def test_the_enums_hold_the_strings_of_the_json() -> None:

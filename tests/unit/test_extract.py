@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (the HTML snippets are verbatim Sphinx output, one line per element)
-"""Unit tests for common.extract on HTML snippets shaped like each Sphinx version's output
+"""Unit tests for invcrawl.common.extract on HTML snippets shaped like each Sphinx version's output
 and each theme's main node (docs/extraction.md, "How an entry is found")."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from common.extract import extract_page
+from invcrawl.common.extract import extract_page
 from support.targets import target
 
 URL = "https://docs.example.org/en/latest/api/mod.html"

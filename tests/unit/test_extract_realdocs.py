@@ -1,4 +1,4 @@
-"""common.extract against the Debian CPython 3.11 docs (python3.11-doc: Sphinx 5.3 markup,
+"""invcrawl.common.extract against the Debian CPython 3.11 docs (python3.11-doc: Sphinx 5.3 markup,
 python-docs-theme). Skipped when the package is not installed."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from common.extract import extract_page
-from common.items import CrawlInfo, build_item
-from common.tasks import Task, TaskEntry
+from invcrawl.common.extract import extract_page
+from invcrawl.common.items import CrawlInfo, build_item
+from invcrawl.common.tasks import Task, TaskEntry
 from support.cli import REPO
 from support.targets import target
 

@@ -1,4 +1,4 @@
-"""common.extract against Debian's mkdocs documentation (mkdocs-doc: MkDocs 1.4 with
+"""invcrawl.common.extract against Debian's mkdocs documentation (mkdocs-doc: MkDocs 1.4 with
 mkdocstrings, the mkdocs theme, 83 inventory entries): the site issue 35 was found on. Every
 page extracted offline, every item checked against its HTML by ``support.mkcheck``."""
 
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from common.extract import extract_page
-from common.inventory import parse_inventory
+from invcrawl.common.extract import extract_page
+from invcrawl.common.inventory import parse_inventory
 from support.mkcheck import CHECKS, check_items
 from support.targets import target
 

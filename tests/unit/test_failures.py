@@ -9,7 +9,12 @@ from scrapy import exceptions as scrapy_exceptions
 from scrapy.exceptions import IgnoreRequest
 from twisted.internet.error import ConnectionRefusedError, DNSLookupError, TimeoutError
 
-from fetch.failures import backoff_delay, classify_exception, classify_status, parse_retry_after
+from invcrawl.fetch.failures import (
+    backoff_delay,
+    classify_exception,
+    classify_status,
+    parse_retry_after,
+)
 
 
 @pytest.mark.parametrize(

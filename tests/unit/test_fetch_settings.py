@@ -9,8 +9,8 @@ import sys
 import pytest
 from scrapy.settings import default_settings
 
-from common.settings.config import Config
-from fetch.settings import NEVER_RUN, base_settings
+from invcrawl.common.settings.config import Config
+from invcrawl.fetch.settings import NEVER_RUN, base_settings
 
 
 @pytest.mark.parametrize(
@@ -31,8 +31,8 @@ CHECK_IMPORTS = """
 import json
 import sys
 from scrapy.settings import Settings
-from common.settings.config import Config
-from fetch.settings import NEVER_RUN, base_settings
+from invcrawl.common.settings.config import Config
+from invcrawl.fetch.settings import NEVER_RUN, base_settings
 
 settings = base_settings(Config())
 if sys.argv[1] == "none":  # the control: disabled with None, as before
@@ -66,7 +66,7 @@ def test_components_never_run_are_never_imported(disabled: str, imported: bool) 
     extensions, middlewares = lists
     assert extensions == sorted(set(default_settings.EXTENSIONS_BASE) - NEVER_RUN)
     assert set(middlewares) == (set(default_settings.DOWNLOADER_MIDDLEWARES_BASE) - NEVER_RUN) | {
-        "fetch.robots.SharedRobotsTxtMiddleware",
-        "fetch.permits.HostPermitMiddleware",
-        "fetch.addresses.AddressGuardMiddleware",
+        "invcrawl.fetch.robots.SharedRobotsTxtMiddleware",
+        "invcrawl.fetch.permits.HostPermitMiddleware",
+        "invcrawl.fetch.addresses.AddressGuardMiddleware",
     }

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from common.extract import extract_page
-from common.extract.page import build
-from common.extract.parsing import parse
+from invcrawl.common.extract import extract_page
+from invcrawl.common.extract.page import build
+from invcrawl.common.extract.parsing import parse
 from support.targets import target
 
 URL = "https://docs.example.org/api/page.html"

@@ -14,15 +14,15 @@ import fakeredis
 import pytest
 from conftest import run
 
-from common.extract.generators import GENERATORS
-from common.items import LETTERS, STATUS_LETTER, ItemStatus
-from common.tasks import Task, TaskEntry
-from frontier import admin
-from frontier.keys import CrawlKeys, HostKeys
-from frontier.refresh import Refresh
-from frontier.scripts import LUA_DIR, Scripts, StaleLayout, key_names, load, script_names
-from frontier.session import CrawlSession, Frontier
-from frontier.states import TRANSITIONS, CrawlState
+from invcrawl.common.extract.generators import GENERATORS
+from invcrawl.common.items import LETTERS, STATUS_LETTER, ItemStatus
+from invcrawl.common.tasks import Task, TaskEntry
+from invcrawl.frontier import admin
+from invcrawl.frontier.keys import CrawlKeys, HostKeys
+from invcrawl.frontier.refresh import Refresh
+from invcrawl.frontier.scripts import LUA_DIR, Scripts, StaleLayout, key_names, load, script_names
+from invcrawl.frontier.session import CrawlSession, Frontier
+from invcrawl.frontier.states import TRANSITIONS, CrawlState
 
 TASK = Task(
     "0123456789abcdef", "http://x.test/p.html", (TaskEntry("f", "py", "function", 1, "f", "-"),)

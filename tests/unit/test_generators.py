@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from common.extract.generators import Generator, detect_generator
-from common.extract.parsing import parse
+from invcrawl.common.extract.generators import Generator, detect_generator
+from invcrawl.common.extract.parsing import parse
 
 
 def page(head: str, body: str) -> bytes:

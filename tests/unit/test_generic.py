@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from common.extract import extract_page
+from invcrawl.common.extract import extract_page
 from support.targets import target
 
 URL = "https://docs.example.org/lib.html"

@@ -10,9 +10,9 @@ import zlib
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from common.extract import extract_page
-from common.inventory import InventoryError, parse_inventory
-from common.tasks import TaskEntry
+from invcrawl.common.extract import extract_page
+from invcrawl.common.inventory import InventoryError, parse_inventory
+from invcrawl.common.tasks import TaskEntry
 from support.synthsite import FUNCTION
 from support.targets import target
 

@@ -2,8 +2,8 @@
 has no "</a>" after it (a theme's prev/next link wrapping block elements put 3.6 s per page
 into one dask page); the per-test timeout catches a pattern that backtracks again."""
 
-from common.extract.inline import convert
-from common.extract.links import Linker
+from invcrawl.common.extract.inline import convert
+from invcrawl.common.extract.links import Linker
 
 
 def test_unclosed_link_with_long_text_converts_without_backtracking() -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from invcrawl import cli, live_redis
-from process import interrupts
+from invcrawl.process import interrupts
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
@@ -104,7 +104,7 @@ IGNORED_AT_START_CHECK = """
 import asyncio, signal
 signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a process started so finds them
 signal.signal(signal.SIGHUP, signal.SIG_IGN)
-from process import interrupts
+from invcrawl.process import interrupts
 SIGINT, SIGTERM, SIGHUP = signal.SIGINT, signal.SIGTERM, signal.SIGHUP
 assert interrupts.IGNORED_AT_START == {SIGINT, SIGHUP}, interrupts.IGNORED_AT_START
 with interrupts.interruptible():

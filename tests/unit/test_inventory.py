@@ -14,8 +14,8 @@ import sphobjinv.re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from common.bounds import CLIPPED, HEADER_FIELD_CHARS
-from common.inventory import (
+from invcrawl.common.bounds import CLIPPED, HEADER_FIELD_CHARS
+from invcrawl.common.inventory import (
     LINE_PATTERN,
     Entry,
     InventoryError,
@@ -103,7 +103,7 @@ def test_lines_are_the_same_whatever_the_split_chunk(monkeypatch: pytest.MonkeyP
     for data in datas:
         whole = parse_inventory(data)
         for chunk in (1, 7, 64):
-            monkeypatch.setattr("common.inventory._CHUNK", chunk)
+            monkeypatch.setattr("invcrawl.common.inventory._CHUNK", chunk)
             split = parse_inventory(data)
             assert (split.entries, split.malformed) == (whole.entries, whole.malformed)
             assert split.body_lines == whole.body_lines
@@ -324,7 +324,7 @@ def test_the_line_pattern_is_sphobjinvs() -> None:
 def test_parsing_does_not_import_sphobjinv() -> None:
     """What the pattern was written out for: a producer parses without sphobjinv."""
     code = (
-        "import sys, zlib; from common.inventory import parse_inventory; "
+        "import sys, zlib; from invcrawl.common.inventory import parse_inventory; "
         "parse_inventory(b'# Sphinx inventory version 2\\n# Project: P\\n# Version: 1\\n"
         "# The remainder of this file is compressed using zlib.\\n' + "
         "zlib.compress(b'a b py:function 1 x.html -\\n')); "

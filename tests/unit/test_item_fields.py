@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from common.extract import extract_page
-from common.items import (
+from invcrawl.common.extract import extract_page
+from invcrawl.common.items import (
     CONTENT_DEFAULTS,
     ITEM_FIELDS,
     CrawlInfo,
@@ -18,7 +18,7 @@ from common.items import (
     build_item,
     status_items,
 )
-from common.tasks import Task, TaskEntry
+from invcrawl.common.tasks import Task, TaskEntry
 from support.targets import target
 
 ENTRY = TaskEntry("mod.f", "py", "function", 1, "mod.f", "mod.f")

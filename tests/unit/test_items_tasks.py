@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from common.items import (
+from invcrawl.common.items import (
     CrawlInfo,
     ItemLayout,
     bucket_count,
@@ -14,7 +14,7 @@ from common.items import (
     prepare,
     status_items,
 )
-from common.tasks import Task, TaskEntry, TaskFormatError, decode_task, encode_task
+from invcrawl.common.tasks import Task, TaskEntry, TaskFormatError, decode_task, encode_task
 
 TASK = Task(
     id="0123456789abcdef",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from common.extract import extract_page
+from invcrawl.common.extract import extract_page
 from support.markdown_check import rendered_text, stray_markers
 from support.targets import target
 
@@ -87,7 +87,7 @@ def test_a_control_character_of_the_page_stays_itself() -> None:
 
 
 def test_a_code_span_is_fenced_past_the_longest_backtick_run_in_one_pass() -> None:
-    from common.extract.inline import code_span
+    from invcrawl.common.extract.inline import code_span
 
     assert code_span("a``b`c") == "```a``b`c```"
     assert code_span("`x`") == "`` `x` ``"

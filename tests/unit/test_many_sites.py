@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from common.settings.config import Config
-from common.site import plan_sites
 from invcrawl.children import crawl_ids_args, sites_args
 from invcrawl.commands.crawling import _crawl_ids_file, _sites
+from invcrawl.common.settings.config import Config
+from invcrawl.common.site import plan_sites
 
 COUNT = 50_000
 
@@ -44,8 +44,8 @@ def test_the_output_files_of_many_sites_fit_under_a_low_soft_limit(tmp_path: Pat
     on open files for them (up to the hard one), so 2,000 sites fit under a soft 1,024."""
     import resource
 
-    from frontier.connection import connect
-    from frontier.session import Frontier
+    from invcrawl.frontier.connection import connect
+    from invcrawl.frontier.session import Frontier
     from invcrawl.output.crawl_files import CrawlOutputs
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)

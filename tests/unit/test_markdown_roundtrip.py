@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from common.extract import extract_page
-from common.extract.inline import EM_CLOSE, EM_OPEN, STRONG_CLOSE, STRONG_OPEN, emphasis
+from invcrawl.common.extract import extract_page
+from invcrawl.common.extract.inline import EM_CLOSE, EM_OPEN, STRONG_CLOSE, STRONG_OPEN, emphasis
 from support.markdown_check import COMMONMARK, stray_markers
 from support.targets import target
 

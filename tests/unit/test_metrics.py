@@ -8,14 +8,21 @@ from __future__ import annotations
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from common.tasks import Task
-from consumer.holdings import Holdings
-from consumer.metrics import HOST_SERIES, LABEL_CHARS, LOCAL, OTHER, PrometheusMetrics, host_of
-from dashboard.metrics import HOST_SERIES as DASHBOARD_HOSTS
-from dashboard.metrics import exposition
-from dashboard.snapshot import Throughput, page_data
-from frontier.summary import FleetStatus
-from frontier.values import Claim, CommitResult
+from invcrawl.common.tasks import Task
+from invcrawl.consumer.holdings import Holdings
+from invcrawl.consumer.metrics import (
+    HOST_SERIES,
+    LABEL_CHARS,
+    LOCAL,
+    OTHER,
+    PrometheusMetrics,
+    host_of,
+)
+from invcrawl.dashboard.metrics import HOST_SERIES as DASHBOARD_HOSTS
+from invcrawl.dashboard.metrics import exposition
+from invcrawl.dashboard.snapshot import Throughput, page_data
+from invcrawl.frontier.summary import FleetStatus
+from invcrawl.frontier.values import Claim, CommitResult
 
 
 def samples(text: bytes) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from common.extract import extract_page
-from common.extract.generators import Generator, detect_generator
-from common.extract.parsing import parse
+from invcrawl.common.extract import extract_page
+from invcrawl.common.extract.generators import Generator, detect_generator
+from invcrawl.common.extract.parsing import parse
 from support.markdown_check import stray_markers
 from support.targets import target
 
@@ -373,7 +373,7 @@ def test_two_versions_give_typed_changes() -> None:
     """``params`` are typed as Sphinx items' are, so the typed diff reads an mkdocstrings
     site's versions alike: a parameter added with a default, a required keyword-only one
     (breaking), a new deprecation."""
-    from common.apidiff import item_changes
+    from invcrawl.common.apidiff import item_changes
 
     def version(heading: str, extra: str) -> dict[str, Any]:
         content = one(obj("m.f", f'<code class="highlight">{heading}</code>',

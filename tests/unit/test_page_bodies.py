@@ -7,7 +7,7 @@ import gzip
 import pytest
 from scrapy.http import HtmlResponse
 
-from consumer.spider import declared_charset, inflate_gzip
+from invcrawl.consumer.spider import declared_charset, inflate_gzip
 
 PAGE = '<html><head><meta charset="utf-8"></head><body><p id="x">café</p></body></html>'
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from common.extract import extract_page
-from common.params import (
+from invcrawl.common.extract import extract_page
+from invcrawl.common.params import (
     balanced,
     c_slot,
     drop_optional_brackets,

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scrapy import Request
 
-from common.inventory import parse_inventory
-from common.plan import PlanCache, base_of, contained, page_name, plan_crawl, split_uri
-from common.sharding import fetched_url, page_fingerprint, slot_for, task_id_for
+from invcrawl.common.inventory import parse_inventory
+from invcrawl.common.plan import PlanCache, base_of, contained, page_name, plan_crawl, split_uri
+from invcrawl.common.sharding import fetched_url, page_fingerprint, slot_for, task_id_for
 
 HEADER = (
     b"# Sphinx inventory version 2\n# Project: P\n# Version: 1\n"

@@ -10,7 +10,7 @@ import zlib
 
 from scrapy.http import Response
 
-from producer.spider import Fetched, InventoryJob, InventorySpider
+from invcrawl.producer.spider import Fetched, InventoryJob, InventorySpider
 
 INVENTORY = (
     b"# Sphinx inventory version 2\n# Project: p\n# Version: 1\n"

@@ -7,15 +7,15 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from common.settings.config import Config
-from fetch.settings import base_settings
-from producer.preload import component_paths
+from invcrawl.common.settings.config import Config
+from invcrawl.fetch.settings import base_settings
+from invcrawl.producer.preload import component_paths
 
 CHECK = """
 import sys
-from common.settings.config import Config
-from fetch.settings import base_settings
-from producer.preload import preload
+from invcrawl.common.settings.config import Config
+from invcrawl.fetch.settings import base_settings
+from invcrawl.producer.preload import preload
 preload(base_settings(Config()))
 print("twisted.internet.reactor" in sys.modules,
       "scrapy.downloadermiddlewares.httpcompression" in sys.modules,
@@ -36,5 +36,5 @@ def test_the_components_are_those_the_crawler_loads() -> None:
     paths = component_paths(base_settings(Config()))
     assert "scrapy.downloadermiddlewares.cookies.CookiesMiddleware" not in paths
     assert "scrapy.extensions.remote_control.RemoteControl" not in paths
-    assert "fetch.permits.HostPermitMiddleware" in paths
+    assert "invcrawl.fetch.permits.HostPermitMiddleware" in paths
     assert "scrapy.core.scheduler.Scheduler" in paths

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from common.extract import extract_page
+from invcrawl.common.extract import extract_page
 from support.targets import target
 
 URL = "https://docs.example.org/api/pkg.mod.Thing.html"

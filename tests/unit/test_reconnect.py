@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from redis.exceptions import BusyLoadingError, ConnectionError, NoPermissionError, ResponseError
 
-from frontier.reconnect import MAX_WAIT_S, Backoff, Outage, Reconnect, reason
+from invcrawl.frontier.reconnect import MAX_WAIT_S, Backoff, Outage, Reconnect, reason
 
 
 def test_backoff_doubles_to_its_cap_within_its_jitter() -> None:
@@ -52,7 +52,7 @@ def test_an_outage_is_said_once() -> None:
 
 
 def test_reasons_are_one_line_without_password() -> None:
-    from process.secrets import register_secret
+    from invcrawl.process.secrets import register_secret
 
     register_secret("s3cret-pass")
     text = reason(ConnectionError("Error connecting to\nredis://u:s3cret-pass@host:1"))

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from lxml import html as lxml_html
 from markdown_it import MarkdownIt
 
-from common.apidiff import diff_all
-from common.apidiff.render import markdown, markdown_code, markdown_text
-from common.params import POSITIONAL_OR_KEYWORD
+from invcrawl.common.apidiff import diff_all
+from invcrawl.common.apidiff.render import markdown, markdown_code, markdown_text
+from invcrawl.common.params import POSITIONAL_OR_KEYWORD
 
 RENDERERS = [
     MarkdownIt("commonmark"),

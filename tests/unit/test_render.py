@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from frontier.summary import CrawlStatus, CrawlSummary, FleetStatus, FleetTotals
+from invcrawl.frontier.summary import CrawlStatus, CrawlSummary, FleetStatus, FleetTotals
 from invcrawl.render import crawl_json, duration, first_line, fleet_progress_line, interrupted_note
 from invcrawl.render import progress_line as _progress_line
 from invcrawl.render_status import render_dlq, render_reports

@@ -10,7 +10,7 @@ import pytest
 from scrapy.crawler import Crawler
 from scrapy.utils.test import get_crawler
 
-from fetch.robots import ROBOTS_MAX_BYTES, SharedRobotsTxtMiddleware, crawl_delay, head
+from invcrawl.fetch.robots import ROBOTS_MAX_BYTES, SharedRobotsTxtMiddleware, crawl_delay, head
 
 # ~40 bytes a rule: about 13,000 wildcard rules in the 500 KiB that are read.
 HEAVY = "User-agent: *\n" + "".join(f"Disallow: /n/*x{i}*y*z.html$\n" for i in range(13_000))

@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from common import rounds
-from common.cadence import LENGTHEN, SHORTEN, Bounds, initial
+from invcrawl.common import rounds
+from invcrawl.common.cadence import LENGTHEN, SHORTEN, Bounds, initial
 
 HOUR, WEEK = 3600.0, 7 * 86400.0
 BOUNDS = Bounds(HOUR, WEEK)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from consumer.scheduling import (
+from invcrawl.consumer.scheduling import (
     IDLE_MAX,
     IDLE_MAX_BEFORE_START,
     IDLE_MIN,

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from common.settings.config import load_config
+from invcrawl.common.settings.config import load_config
 from invcrawl.errors import Terminated
+from invcrawl.process import interrupts
 from invcrawl.scope import with_frontier
-from process import interrupts
 from support.cli import clean_env
 
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from common.search import terms as t
-from common.search.ranking import (
+from invcrawl.common.search import terms as t
+from invcrawl.common.search.ranking import (
     MAX_QUERY_CHARS,
     SearchInputError,
     Tier,
@@ -21,14 +21,14 @@ from common.search.ranking import (
     parse_query,
     rank,
 )
-from common.search.selection import (
+from invcrawl.common.search.selection import (
     SelectionError,
     UnknownProject,
     UnknownVersion,
     match_project,
     select_version,
 )
-from common.search.summary import SUMMARY_CHARS, first_sentence
+from invcrawl.common.search.summary import SUMMARY_CHARS, first_sentence
 
 
 def test_name_tokens_split_dots_camel_and_underscores() -> None:

@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from common.settings.config import SETTINGS_VARIABLE, ConfigError, load_config
-from process.secrets import MaskingRecordFactory, has_password, mask_secrets, mask_url
+from invcrawl.common.settings.config import SETTINGS_VARIABLE, ConfigError, load_config
+from invcrawl.process.secrets import MaskingRecordFactory, has_password, mask_secrets, mask_url
 
 
 @pytest.mark.parametrize(

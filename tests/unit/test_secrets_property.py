@@ -17,14 +17,14 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from common.settings.config import load_config
-from dashboard.snapshot import Throughput, page_data
-from frontier.connection import connect
-from frontier.startup import RedisUnavailable, display_url, wait_for_redis
-from frontier.summary import FleetStatus
 from invcrawl.cli import build_parser, cli_values
+from invcrawl.common.settings.config import load_config
+from invcrawl.dashboard.snapshot import Throughput, page_data
 from invcrawl.errors import fail
-from process.secrets import MaskingRecordFactory, has_password, mask_secrets, mask_url
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.startup import RedisUnavailable, display_url, wait_for_redis
+from invcrawl.frontier.summary import FleetStatus
+from invcrawl.process.secrets import MaskingRecordFactory, has_password, mask_secrets, mask_url
 
 # Every character a URL parser treats specially, quotes and spaces, and some text.
 SPECIAL = list("'\" /#?@:&=+;,!$*()[]{}\\^`|~-._<>")

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from common.site import SiteError, crawl_id_for, inventory_url, parse_sites_file
+from invcrawl.common.site import SiteError, crawl_id_for, inventory_url, parse_sites_file
 
 
 @pytest.mark.parametrize(
@@ -52,7 +52,7 @@ def test_crawl_ids_are_readable_and_stable(tmp_path: Path) -> None:
 
 
 def test_origin_of_spells_out_the_default_port() -> None:
-    from frontier.hosts import origin_of
+    from invcrawl.frontier.hosts import origin_of
 
     assert origin_of("https://docs.python.org/3/library/json.html#x") == (
         "https://docs.python.org:443"

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from common.extract import extract_page
+from invcrawl.common.extract import extract_page
 from support.targets import target
 
 URL = "https://docs.example.org/lib.html"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from frontier.summary import CrawlStatus, CrawlSummary, FleetStatus
+from invcrawl.frontier.summary import CrawlStatus, CrawlSummary, FleetStatus
 
 KEYS = [
     "crawl_id",

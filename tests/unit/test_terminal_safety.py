@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from frontier.summary import CrawlStatus, FleetStatus
+from invcrawl.frontier.summary import CrawlStatus, FleetStatus
 from invcrawl.render import safe, terminal_safe
 from invcrawl.render_status import (
     render_dlq,

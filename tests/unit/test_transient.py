@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from redis.exceptions import BusyLoadingError, ConnectionError, NoScriptError, ResponseError
 
-from frontier.connection import is_transient
+from invcrawl.frontier.connection import is_transient
 
 
 @pytest.mark.parametrize(

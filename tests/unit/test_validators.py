@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from common.tasks import Task, TaskEntry, decode_task, encode_task
-from common.validators import (
+from invcrawl.common.tasks import Task, TaskEntry, decode_task, encode_task
+from invcrawl.common.validators import (
     MAX_VALIDATOR,
     Validators,
     body_hash,

@@ -15,10 +15,10 @@ from typing import Any
 
 from lxml import etree
 
-from common.bounds import truncate
-from common.items import empty_content
-from common.params import param
-from common.tasks import TaskEntry
+from invcrawl.common.bounds import truncate
+from invcrawl.common.items import empty_content
+from invcrawl.common.params import param
+from invcrawl.common.tasks import TaskEntry
 
 from ..anchors import children_items
 from ..doctext import DocText

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from common.params import VAR_KEYWORD, VAR_POSITIONAL, field_names, param
+from invcrawl.common.params import VAR_KEYWORD, VAR_POSITIONAL, field_names, param
 
 from ..fields import field_kind
 from ..text import Element, has_class, norm, raw_text, text

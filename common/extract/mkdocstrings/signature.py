@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from common.params import parse_py_arglist, with_kinds
+from invcrawl.common.params import parse_py_arglist, with_kinds
 
 from ..brackets import closing
 from ..labels import labels

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from common.bounds import truncate
-from common.items import empty_content
-from common.tasks import TaskEntry
+from invcrawl.common.bounds import truncate
+from invcrawl.common.items import empty_content
+from invcrawl.common.tasks import TaskEntry
 
 from ..anchors import children_items
 from ..doctext import DocText

@@ -18,7 +18,7 @@ from typing import Any
 
 from lxml import etree
 
-from common.params import field_names, param
+from invcrawl.common.params import field_names, param
 
 from ..text import Element, class_tokens, has_class, norm, raw_text
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from common.params import KEYWORD_ONLY, parse_py_arglist, py_slot, with_kinds
+from invcrawl.common.params import KEYWORD_ONLY, parse_py_arglist, py_slot, with_kinds
 
 from ..brackets import paren_span
 from ..labels import label
