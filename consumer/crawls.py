@@ -18,6 +18,7 @@ from invcrawl.common.search.postings import stored_term_logs
 from invcrawl.consumer.dead_pages import record_dead_pages
 from invcrawl.consumer.holdings import Holdings
 from invcrawl.consumer.leases import Leases
+from invcrawl.consumer.pages import Ending
 from invcrawl.consumer.scheduling import CrawlRotation
 from invcrawl.consumer.slots import SlotPinning, SlotPolicy
 from invcrawl.frontier.forget import withdraw
@@ -391,7 +392,7 @@ class ServedCrawls:
         self._rotation.remove(crawl_id)
         self._completed.add(crawl_id)
         for claim in self._held.of_crawl(crawl_id):
-            self._held.settled(claim, "forgotten")
+            self._held.settled(claim, Ending.FORGOTTEN)
         log.warning(
             "crawl %s was forgotten: consumer %s no longer serves it", crawl_id, self._consumer_id
         )

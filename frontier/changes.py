@@ -25,20 +25,31 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
-from invcrawl.common.apidiff import item_changes
+from invcrawl.common.apidiff import SymbolChange, item_changes
 from invcrawl.common.items import Item
 from invcrawl.frontier.export import CHUNK
 from invcrawl.frontier.reconnect import Calls, Note, Once, Reconnect, reconnect
 from invcrawl.frontier.retention import entry_before
 from invcrawl.frontier.session import CrawlSession
-from invcrawl.frontier.stream import StreamEntry, last_id, read_new, read_range, read_ranges
+from invcrawl.frontier.stream import (
+    StreamEntry,
+    StreamKind,
+    last_id,
+    read_new,
+    read_range,
+    read_ranges,
+)
 
-EVENT_OF_KIND = {"new": "added", "update": "changed", "removed": "removed"}
+EVENT_OF_KIND = {
+    StreamKind.NEW: SymbolChange.ADDED,
+    StreamKind.UPDATE: SymbolChange.CHANGED,
+    StreamKind.REMOVED: SymbolChange.REMOVED,
+}
 
 
 def change_event(entry: StreamEntry) -> dict[str, Any]:
     return {
-        "event": EVENT_OF_KIND.get(entry.kind, "changed"),
+        "event": (EVENT_OF_KIND[entry.kind] if entry.kind else SymbolChange.CHANGED).value,
         "key": entry.key,
         "cursor": entry.id,
         "item": entry.item(),
@@ -78,7 +89,7 @@ class Previous:
         wanted: list[str | None] = []
         read: dict[str, str] = {}  # this batch's keys -> their entry ids
         for entry in batch:
-            update = entry.kind == "update"
+            update = entry.kind is StreamKind.UPDATE
             known = entry.key in read or entry.key in self.latest
             if update and not known and not self.prefix_read:
                 await self._read_prefix()

@@ -30,7 +30,7 @@ from invcrawl.frontier.keys import CrawlKeys
 from invcrawl.frontier.registry import Registry
 from invcrawl.frontier.scripts import KeyIndex, ScriptCall, Scripts, StaleLayout
 from invcrawl.frontier.states import CrawlState
-from invcrawl.frontier.values import Claim, CommitResult, CrawlNotFound, Layout
+from invcrawl.frontier.values import Claim, CommitResult, CrawlNotFound, FailResult, Layout
 from invcrawl.process.secrets import mask_secrets
 
 ENQUEUE_BATCH = 500
@@ -274,10 +274,10 @@ class CrawlSession:
         delay_ms: int,
         max_tries: int,
         dead_now: bool = False,
-    ) -> str:
-        """Retry later or dead-letter. Returns "retry", "dead" or "fenced"."""
+    ) -> FailResult:
+        """Retry later or dead-letter (or neither: the lease was not ours)."""
 
-        async def call(layout: Layout) -> str:
+        async def call(layout: Layout) -> FailResult:
             k = self.keys
             fixed = k.bind(
                 "meta", "stats", "lease", "tries", "reaped", "errors", "dlq", "dlq_why",
@@ -294,7 +294,7 @@ class CrawlSession:
                 layout.slots,
             ]
             _, outcome, _ = await self._scripts.run("fail", fixed, args)
-            return str(outcome)
+            return FailResult(str(outcome))
 
         return await self.with_layout(call)
 

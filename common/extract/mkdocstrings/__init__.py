@@ -16,7 +16,7 @@ from typing import Any
 from lxml import etree
 
 from invcrawl.common.bounds import truncate
-from invcrawl.common.items import empty_content
+from invcrawl.common.items import ItemStatus, empty_content
 from invcrawl.common.params import param
 from invcrawl.common.tasks import TaskEntry
 
@@ -108,7 +108,7 @@ class _PageExtractor:
         else:
             content = self._block(el)
         if reason is not None:
-            content = dict(content, status="anchor_missing", reason=reason)
+            content = dict(content, status=ItemStatus.ANCHOR_MISSING, reason=reason)
         return content
 
     # -- documented objects ---------------------------------------------------------------
@@ -125,7 +125,7 @@ class _PageExtractor:
         return content
 
     def _render(self, obj: DocObject) -> dict[str, Any]:
-        content = empty_content("ok")
+        content = empty_content(ItemStatus.OK)
         content["labels"] = list(self.labels.get(obj.element, ()))
         sig = signature_text(obj)
         content["signature"] = sig
@@ -173,7 +173,7 @@ class _PageExtractor:
         """A parameter's own entry (``parameter_headings: true``): its section item's
         description, the parameter as its function's params give it, the function as its
         parent."""
-        content = empty_content("ok")
+        content = empty_content(ItemStatus.OK)
         item = next((a for a in el.iterancestors() if a.tag in ("li", "tr")), None)
         if item is None:
             return content
@@ -214,7 +214,7 @@ class _PageExtractor:
         """A Markdown heading (a ``std:label`` of the inventory): its section's text without
         the heading, which is the title; documented objects inside are left out."""
         items = section_items(heading)
-        content = empty_content("ok")
+        content = empty_content(ItemStatus.OK)
         content["doc"] = self.text.doc(items, True)
         content["doc_markdown"] = self.md.items(items, True)
         content["title"] = text(heading) or None
@@ -222,7 +222,7 @@ class _PageExtractor:
 
     def _block(self, el: Element) -> dict[str, Any]:
         """Any other element with the anchor: itself, under the heading it sits below."""
-        content = empty_content("ok")
+        content = empty_content(ItemStatus.OK)
         content["doc"] = self.text.doc([el], True)
         content["doc_markdown"] = self.md.items([el], True)
         heading = page_heading(el, self.main)
@@ -244,7 +244,7 @@ class _PageExtractor:
 
     def _whole_page(self) -> dict[str, Any]:
         items = children_items(self.main)
-        content = empty_content("ok")
+        content = empty_content(ItemStatus.OK)
         content["doc"] = self.text.doc(items, False)
         content["doc_markdown"] = self.md.items(items, False)
         first = _FIRST_H1(self.main)
@@ -268,7 +268,7 @@ class _PageExtractor:
             if item in layout.objects or item in layout.has_members:
                 break
             intro.append(item)
-        content = empty_content("anchor_missing")
+        content = empty_content(ItemStatus.ANCHOR_MISSING)
         content["doc"] = truncate(self.text.doc(intro, True), INTRO_CHARS)
         content["doc_markdown"] = truncate(self.md.items(intro, True), INTRO_CHARS, markdown=True)
         return content

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from invcrawl.common.bounds import truncate
-from invcrawl.common.items import empty_content
+from invcrawl.common.items import ItemStatus, empty_content
 from invcrawl.common.tasks import TaskEntry
 
 from ..anchors import children_items
@@ -115,7 +115,7 @@ class _Page:
             return out
         member = _member_of(el)
         if member is None:  # a target outside the member list: what follows it
-            out = empty_content("ok")
+            out = empty_content(ItemStatus.OK)
             items = _following(el)
             out["doc"] = self.text.doc(items, False)
             out["doc_markdown"] = self.md.items(items, False)
@@ -142,7 +142,7 @@ class _Page:
         return _prefix(t.name)
 
     def _member(self, div: Element) -> dict[str, Any]:
-        out = empty_content("ok")
+        out = empty_content(ItemStatus.OK)
         header = next((c for c in div if has_class(c, "functionHeader")), None)
         body = next((c for c in div if has_class(c, "functionBody")), None)
         items: list[Element | str] = []
@@ -199,7 +199,7 @@ class _Page:
     def _docstring_content(self) -> dict[str, Any]:
         """The page's docstring (``div.moduleDocstring``) as content, rendered once."""
         if self._page_content is None:
-            out = empty_content("ok")
+            out = empty_content(ItemStatus.OK)
             doc = self.docstring
             items = children_items(doc) if doc is not None else []
             tables = (
@@ -242,7 +242,7 @@ class _Page:
 
     def _intro(self, reason: str) -> dict[str, Any]:
         out = self._docstring_content()
-        out["status"] = "anchor_missing"
+        out["status"] = ItemStatus.ANCHOR_MISSING
         out["reason"] = reason + "; content is the page's docstring"
         out["doc"] = truncate(out["doc"], INTRO_CHARS)
         out["doc_markdown"] = truncate(out["doc_markdown"], INTRO_CHARS, markdown=True)
