@@ -32,7 +32,8 @@ key                                 type    holds
                                             ``refresh_interval`` (s),
                                             ``refresh_adaptive`` (1: ``--every auto``),
                                             ``refresh_changed`` (1/0: the last round's),
-                                            ``refresh_base`` (changes before the round)
+                                            ``refresh_base`` (changes before the round);
+                                            decoded by ``frontier/meta.CrawlMeta`` only
 ``invcrawl:{C}:task``               HASH    task id -> task JSON (``docs/delivery.md``); deleted
                                             when the task is committed, kept while dead
 ``invcrawl:{C}:seen``               SET     task ids ever enqueued (idempotent enqueue, resume)
