@@ -23,7 +23,7 @@ from invcrawl.consumer.slots import SlotPinning, SlotPolicy
 from invcrawl.frontier.forget import withdraw
 from invcrawl.frontier.hosts import origin_of
 from invcrawl.frontier.meta import CrawlMeta
-from invcrawl.frontier.outages import Outages
+from invcrawl.frontier.retry import Outages
 from invcrawl.frontier.session import (
     COMPLETE,
     FAILED_INCOMPLETE,

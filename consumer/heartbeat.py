@@ -18,7 +18,7 @@ from invcrawl.consumer.leases import Leases
 from invcrawl.consumer.pages import Ending
 from invcrawl.fetch.politeness import HostGate
 from invcrawl.frontier.connection import is_transient
-from invcrawl.frontier.outages import Outages, StatSink
+from invcrawl.frontier.retry import Outages, StatSink
 from invcrawl.frontier.session import Frontier
 from invcrawl.frontier.values import CrawlNotFound
 

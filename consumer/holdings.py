@@ -14,7 +14,7 @@ from invcrawl.common.items import PageOutcome
 from invcrawl.common.tasks import TaskStatus
 from invcrawl.consumer.metrics import Metrics
 from invcrawl.consumer.pages import Ending
-from invcrawl.frontier.outages import StatSink
+from invcrawl.frontier.retry import StatSink
 from invcrawl.frontier.values import Claim
 
 

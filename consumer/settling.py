@@ -17,7 +17,7 @@ from invcrawl.consumer.leases import Leases
 from invcrawl.consumer.metrics import Metrics
 from invcrawl.consumer.pages import Ending, PageFailure, PagePostponed, PageResult, Settlement
 from invcrawl.fetch.failures import Outcome, OutcomeKind, backoff_delay
-from invcrawl.frontier.outages import Outages, StatSink
+from invcrawl.frontier.retry import Outages, StatSink
 from invcrawl.frontier.values import Claim, CommitResult
 
 log = logging.getLogger("invcrawl.consumer")
@@ -37,7 +37,7 @@ class Settled:
 
 
 @dataclass(frozen=True, slots=True)
-class Backoff:
+class PageBackoff:
     """The retry backoff of a failed page (``fetch/failures.backoff_delay``): ``base``
     seconds, doubled per delivery, capped at ``maximum``."""
 
@@ -49,7 +49,7 @@ class Settler:
     def __init__(
         self,
         leases: Leases,
-        backoff: Backoff,
+        backoff: PageBackoff,
         consumer_id: str,
         *,
         crawls: ServedCrawls,

@@ -15,7 +15,7 @@ event whose previous item is no longer in the stream (``--retain-items exported`
 trimmed it) has no ``changes``.
 
 Following (``changes --follow``) rides out Redis restarts and dropped connections
-(``frontier/reconnect.py``): a batch whose reads failed is read again from the same
+(``frontier/retry.py``): a batch whose reads failed is read again from the same
 cursor, so no event is lost or emitted twice.
 """
 
@@ -28,8 +28,8 @@ from typing import Any, cast
 from invcrawl.common.apidiff import SymbolChange, item_changes
 from invcrawl.common.items import Item
 from invcrawl.frontier.export import CHUNK
-from invcrawl.frontier.reconnect import Calls, Note, Once, Reconnect, reconnect
 from invcrawl.frontier.retention import entry_before
+from invcrawl.frontier.retry import Calls, Note, Once, Retry, reconnect
 from invcrawl.frontier.session import CrawlSession
 from invcrawl.frontier.stream import (
     StreamEntry,
@@ -125,7 +125,7 @@ async def read_changes(
     follow: bool = False,
     block_ms: int = 1000,
     *,
-    reconnect_with: Reconnect | None = None,
+    reconnect_with: Retry | None = None,
     note: Note | None = None,
 ) -> tuple[int, str]:
     """Emit every event after ``since`` (None or "0": from the start); with ``follow``,
