@@ -70,7 +70,7 @@ class CrawlMeta:
     failed_at: int = 0
     last_commit_at: int = 0
     trimmed_before: str | None = None  # stream entry id (frontier/retention.py)
-    # refreshes (frontier/refresh.py, refresh.lua) and their schedule (frontier/cadence.py)
+    # refreshes (frontier/refresh.py, refresh.lua) and their schedule (frontier/refresh_schedule.py)
     round: int = 0
     refreshes: int = 0
     inv_etag: str | None = None

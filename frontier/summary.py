@@ -53,7 +53,7 @@ class CrawlSummary:
     refresh_round: int = 0
     last_refresh_at: int | None = None
     next_refresh_at: int | None = None
-    # the refresh schedule (frontier/cadence.py): its interval, adaptive or fixed
+    # the refresh schedule (frontier/refresh_schedule.py): its interval, adaptive or fixed
     refresh_interval_s: float | None = None
     refresh_adaptive: bool = False
     refresh_changed: bool | None = None

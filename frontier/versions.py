@@ -21,7 +21,7 @@ from typing import Any, cast
 
 import orjson
 
-from invcrawl.common.apidiff.versions import matches, parse_ref, version_key
+from invcrawl.common.apidiff.order import matches, parse_ref, version_key
 from invcrawl.common.items import Item, key_digest
 from invcrawl.common.search.selection import listing
 from invcrawl.frontier.export import HistoryTrimmed, all_entries, iter_latest

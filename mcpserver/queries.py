@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from invcrawl.common.apidiff import diff_all
-from invcrawl.common.apidiff.versions import history_steps, summary_of
+from invcrawl.common.apidiff.order import history_steps, summary_of
 from invcrawl.common.search.selection import SelectionError, match_project, select_version
 from invcrawl.frontier import search
 from invcrawl.frontier.changes import read_changes

@@ -23,7 +23,7 @@ from .page import Page, build
 from .signature import dt_text, params, return_annotation
 from .sphinx_labels import sphinx_labels
 from .text import HEADINGS, Element, has_class, is_section, norm, raw_text, text
-from .versions import versions
+from .version_notes import versions
 
 __all__ = ["INTRO_CHARS", "extract_sphinx"]
 

@@ -6,7 +6,7 @@ and ``Note: Added in version 1.2``, rendered as ``div.admonition`` or ``<details
 ``locate.clean`` turned into the same shape). An admonition is a version note when its
 class (``deprecated``, ``versionadded``...) or its title says which kind; the version is the
 first version number of its title, else of its text. The result has the shape of Sphinx's
-``versions`` (``common/extract/versions.py``): ``{kind, version, text}``.
+``versions`` (``common/extract/version_notes.py``): ``{kind, version, text}``.
 """
 
 from __future__ import annotations
