@@ -36,7 +36,8 @@ from .locate import (
     page_heading,
     section_items,
 )
-from .sections import item_entry, merge, read_sections
+from .merge import merge
+from .sections import Section, item_entry, read_sections
 from .signature import bases_only, params_and_return, signature_text, take_labels
 
 __all__ = ["extract_mkdocstrings"]
@@ -70,6 +71,15 @@ class _PageExtractor:
         # a page is mostly its objects' docstrings, each a few short fragments.
         self.md.prepare(_leaves(main))
         self.text = DocText(main, members, has_members)
+        # Each object's sections, read before any text: their tables' column headings
+        # are no text of the page's (the plain doc reads as the page, not its chrome).
+        self.sections: dict[Element, list[Section]] = {}
+        for el, obj in self.layout.objects.items():
+            if obj.contents is not None:
+                found = self.sections[el] = read_sections(obj.contents)
+                for section in found:
+                    for cell in section.headings:
+                        self.text.leave_out(cell)
         # an object's anchor -> its inventory name, to name the parent of its members: the
         # entry named as the anchor (mkdocstrings' ids are the objects' paths) over an alias
         # pointing at the same object (``copier.TaskError`` at ``#copier.errors.TaskError``)
@@ -122,7 +132,33 @@ class _PageExtractor:
             content = {k: _copy(v) for k, v in rendered.items()}
         content["title"] = self._title(obj)
         content["parent"] = self._parent(obj, t)
+        content.pop("inherited_from", None)  # another entry's, of the rendering shared
+        content.pop("alias_of", None)
+        self._relate(obj, t, content)
         return content
+
+    def _relate(self, obj: DocObject, t: TaskEntry, content: dict[str, Any]) -> None:
+        """An entry named otherwise than the object its anchor points at: an inherited
+        member (``Sub.method`` at ``#Base.method``: under the class asked for, from the
+        class that defines it) or an alias (a re-export, ``pkg.Shape`` at
+        ``#pkg.shapes.Shape``, and its members: the target's name). mkdocstrings' ids
+        are the objects' paths."""
+        ident = obj.ident
+        if ident is None or t.domain != "py" or t.name == ident or "." not in t.name:
+            return
+        prefix, _, last = t.name.rpartition(".")
+        content["parent"] = prefix
+        owner = obj.parent
+        ident_prefix, _, ident_last = ident.rpartition(".")
+        if (
+            last == ident_last
+            and owner is not None
+            and owner.kind == "class"
+            and prefix.rpartition(".")[2] != ident_prefix.rpartition(".")[2]
+        ):
+            content["inherited_from"] = self._parent_name(owner) or ident_prefix
+        else:
+            content["alias_of"] = ident
 
     def _render(self, obj: DocObject) -> dict[str, Any]:
         content = empty_content(ItemStatus.OK)
@@ -130,16 +166,18 @@ class _PageExtractor:
         sig = signature_text(obj)
         content["signature"] = sig
         contents = obj.contents
+        sig_params, hint = params_and_return(sig, bases_only(obj))
         if contents is None:
-            sig_params, hint = params_and_return(sig, bases_only(obj))
-            content["params"], content["returns"], _ = merge([], sig_params, hint)
+            merged = merge([], sig_params, hint)
+            content["params"], content["returns"] = merged.params, merged.returns
             return content
         items = children_items(contents)
         content["doc"] = self.text.doc(items, True)
         content["doc_markdown"] = self.md.items(items, True)
-        sig_params, hint = params_and_return(sig, bases_only(obj))
-        params, returns, raises = merge(read_sections(contents), sig_params, hint)
-        content.update(params=params, returns=returns, raises=raises)
+        merged = merge(self.sections.get(obj.element, []), sig_params, hint)
+        content.update(params=merged.params, returns=merged.returns, raises=merged.raises)
+        if merged.doc_only:
+            content["doc_only_params"] = merged.doc_only
         content["versions"] = versions(contents)
         return content
 
