@@ -123,7 +123,7 @@ class SearchAnswer:
 
     hits: list[SymbolHit]
     rankers: list[str]  # ``lexical``, and ``semantic`` when the model is there
-    no_good_match: bool  # candidates were found, none above the relevance floor
+    no_good_match: bool  # nothing cleared the relevance floor (or nothing was found)
     note: str = ""  # why a ranker is off ('' when both run)
 
     def to_json(self, query: str) -> dict[str, Any]:
@@ -276,9 +276,7 @@ async def search_answer(
     crawls = choose_crawls(await _crawl_list(redis), project, version)
     ranked = await _search(redis, parsed, crawls, kind)
     hits = [_hit(crawl, result) for crawl, result in ranked.results[:limit]]
-    return SearchAnswer(
-        hits, semantic.rankers(), not hits and ranked.candidates > 0, semantic.unavailable()
-    )
+    return SearchAnswer(hits, semantic.rankers(), not hits, semantic.unavailable())
 
 
 async def search_symbols(redis: Redis, query: str, **options: Any) -> list[SymbolHit]:

@@ -31,8 +31,8 @@ from invcrawl.common.search.ranking import Query, Tier
 from invcrawl.common.search.semantic import StaticModel
 
 RRF_K = 10
-MIN_COVERAGE = 0.5
-MIN_SIMILARITY = 0.55
+MIN_COVERAGE = 0.3
+MIN_SIMILARITY = 0.45
 SPREAD = 0.3
 # priors of what a query finds by its words (a name tier orders by the name's own)
 LABEL_PRIOR = 0.6  # std:label, std:doc, std:term, ...: a page or a section, not an API
