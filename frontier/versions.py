@@ -64,6 +64,7 @@ class CrawlVersion:
     error: str = ""  # why its producer failed (a failed crawl)
     buckets: int = 1  # of its dedup hashes (frontier/keys.py: isum; frontier/meta.py)
     term_logs: int = 1  # of its search index (common/search/postings.py)
+    created_at: int = 0  # ms: when this Redis first opened it (not a value the site chose)
 
     @property
     def failed(self) -> bool:
@@ -110,6 +111,7 @@ async def crawl_versions(frontier: Frontier) -> list[CrawlVersion]:
                 meta.error or "",
                 meta.buckets,
                 meta.term_logs,
+                meta.created_at,
             )
         )
     return out
