@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import orjson
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -39,6 +39,7 @@ INSTRUCTIONS = (
     "one whole (signature, parameters, docs), api_diff and symbol_history compare "
     "versions, changes_since follows the change feed."
 )
+ToolFunction = TypeVar("ToolFunction", bound=Callable[..., Awaitable[CallToolResult]])
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
 
 
@@ -148,23 +149,45 @@ Version = Annotated[
 ]
 
 
+def package_version() -> str:
+    """invcrawl's version, for ``serverInfo.version`` (looked up when a server is built,
+    not at import: the lookup reads the installed distributions)."""
+    from importlib import metadata  # noqa: PLC0415
+
+    try:
+        return metadata.version("invcrawl")
+    except metadata.PackageNotFoundError:  # a source tree that was not installed
+        return "unknown"
+
+
+def flat(text: str | None) -> str:
+    """A docstring as a tool's description: one line, single spaces (a client shows the
+    description as it comes, its indentation included)."""
+    return " ".join((text or "").split())
+
+
 def build_server(connection: Connection) -> MCPServer[Any]:
     """The server and its six tools, reading through ``connection``."""
     server: MCPServer[Any] = MCPServer(
         "invcrawl",
+        version=package_version(),
         instructions=INSTRUCTIONS,
         log_level="WARNING",
         subscriptions=False,
         middleware=[one_line_errors],
     )
 
-    @server.tool(annotations=READ_ONLY)
+    def tool(function: ToolFunction) -> ToolFunction:
+        """Register ``function`` as a read-only tool described by its docstring."""
+        return server.tool(annotations=READ_ONLY, description=flat(function.__doc__))(function)
+
+    @tool
     async def list_projects() -> CallToolResult:
         """Every project in this Redis with its versions in version order: version, crawl
         id, state, entries, crawled at (ms); failed crawls last, marked."""
         return await _answer(lambda: queries.list_projects(connection.frontier()))
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     async def search_symbols(
         query: Text,
         project: Project = None,
@@ -191,7 +214,7 @@ def build_server(connection: Connection) -> MCPServer[Any]:
 
         return await _answer(job)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     async def get_symbol(
         name: Annotated[
             str,
@@ -213,7 +236,7 @@ def build_server(connection: Connection) -> MCPServer[Any]:
 
         return await _answer(job)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     async def api_diff(
         project: Annotated[str, Field(description="a project's name, any case")],
         old: Annotated[str, Field(description="the older version (exact, or 2.x)")],
@@ -237,7 +260,7 @@ def build_server(connection: Connection) -> MCPServer[Any]:
 
         return await _answer(job)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     async def symbol_history(
         key: Annotated[str, Field(description="an item key, domain:role:name")],
         project: Annotated[
@@ -257,7 +280,7 @@ def build_server(connection: Connection) -> MCPServer[Any]:
 
         return await _answer(job)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     async def changes_since(
         project: Project = None,
         cursor: Annotated[
