@@ -10,7 +10,8 @@ network blip) or fails over a shard.
   once more, which is the same outage); that it is back goes to the log (``-v``).
 * :class:`Reconnect`: runs a Redis call again through an outage, with both, until it
   succeeds; the calls a long reader makes (``export --follow``, ``changes --follow``,
-  ``status --watch``, the dashboard, an MCP server) go through one per process. A call
+  ``status --watch``, the dashboard) go through one per process; an MCP server's tool
+  calls through one that gives up after a few ``tries`` (a tool answers its error). A call
   retried must be safe to run again: a read, or a write that is idempotent (``XACK``).
   The client reconnects by itself on the next call (redis-py drops a broken connection).
 
@@ -123,14 +124,23 @@ class Reconnect:
     """Runs a reader's Redis calls through outages (:meth:`call`): share one per process,
     so that an outage is said once, however many calls it cut."""
 
-    def __init__(self, outage: Outage, backoff: Callable[[], Backoff] = Backoff) -> None:
+    def __init__(
+        self,
+        outage: Outage,
+        backoff: Callable[[], Backoff] = Backoff,
+        tries: int | None = None,
+    ) -> None:
         self.outage = outage
         self._backoff = backoff
+        self.tries = tries  # None: until it succeeds; N: the Nth transient error is raised
 
     async def call(self, call: Callable[[], Awaitable[T]]) -> T:
         """``call()``'s result, trying again after each transient error (after a wait of
-        :class:`Backoff`) until it succeeds; any other error is raised."""
+        :class:`Backoff`) until it succeeds, or at most ``tries`` times in all (the last
+        error raised: an MCP tool call answers, a long reader waits); any other error is
+        raised."""
         backoff = self._backoff()
+        tried = 0
         while True:
             try:
                 result = await call()
@@ -138,6 +148,9 @@ class Reconnect:
                 if not is_transient(exc):
                     raise
                 self.outage.lost(exc)
+                tried += 1
+                if self.tries is not None and tried >= self.tries:
+                    raise
                 await backoff.sleep()
                 continue
             self.outage.over()

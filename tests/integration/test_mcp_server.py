@@ -366,7 +366,7 @@ def test_http_token_and_host(http_server: str) -> None:
             # of its first request, initialize, raised out of its task group: no tool runs.
             refused = pytest.RaisesExc(
                 MCPError,
-                match="^Server returned an error response$",
+                match=r"^Server returned an error response$",
                 check=lambda exc: exc.code == INTERNAL_ERROR,
             )
             with pytest.RaisesGroup(refused, flatten_subgroups=True):

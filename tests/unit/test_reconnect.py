@@ -84,3 +84,27 @@ def test_reconnect_rides_out_transient_errors_only() -> None:
         asyncio.run(quick.call(calls(NoPermissionError("NOPERM"))))
     with pytest.raises(ResponseError):
         asyncio.run(quick.call(calls(ResponseError("NOGROUP No such key"))))
+
+
+def test_reconnect_with_tries_raises_the_last_transient_error() -> None:
+    """A tool call's policy (mcpserver/server.py): at most ``tries`` calls, the last
+    transient error raised; a success within them returns as before."""
+    made: list[int] = []
+
+    def counted(*outcomes: Any) -> Callable[[], Awaitable[Any]]:
+        inner = calls(*outcomes)
+
+        def call() -> Awaitable[Any]:
+            made.append(1)
+            return inner()
+
+        return call
+
+    bounded = Reconnect(Outage("r", lambda _: None), lambda: Backoff(first=0.001), tries=3)
+    down = [ConnectionError(f"down {n}") for n in range(5)]
+    with pytest.raises(ConnectionError, match=r"^down 2$"):
+        asyncio.run(bounded.call(counted(*down)))
+    assert len(made) == 3 and bounded.outage.down
+    made.clear()
+    assert asyncio.run(bounded.call(counted(ConnectionError("x"), ConnectionError("y"), 7))) == 7
+    assert len(made) == 3 and not bounded.outage.down
