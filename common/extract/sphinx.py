@@ -97,9 +97,8 @@ class _PageExtractor:
         content = self._content.get(key)
         if content is None:  # first entry with this body: it gets the rendered dict itself
             out = self._content[key] = self._render(loc, t, exclude)
-        else:  # entries sharing an anchor must not share their params dicts
+        else:  # shared values: an entry's own copy is made of its bounded item (pageitems.py)
             out = dict(content)
-            out["params"] = [dict(p) for p in content["params"]]
         out["status"], out["reason"] = status, reason
         out["title"] = self._title(loc, t)
         out["parent"] = self._parent(loc, t)

@@ -128,8 +128,8 @@ class _PageExtractor:
         if rendered is None:
             rendered = self._rendered[obj.element] = self._render(obj)
             content = rendered
-        else:  # entries sharing an object must not share its lists' dicts
-            content = {k: _copy(v) for k, v in rendered.items()}
+        else:  # shared values: an entry's own copy is of its bounded item (pageitems.py)
+            content = dict(rendered)
         content["title"] = self._title(obj)
         content["parent"] = self._parent(obj, t)
         content.pop("inherited_from", None)  # another entry's, of the rendering shared
@@ -275,7 +275,7 @@ class _PageExtractor:
         found = self._shared.get(key)
         if found is None:
             found = self._shared[key] = render()
-        content = {k: _copy(v) for k, v in found.items()}
+        content = dict(found)  # shared values, as _object's
         if reason is not None:
             content["reason"] = reason
         return content
@@ -324,9 +324,3 @@ def _leaves(main: Element) -> list[Element]:
             continue
         out.append(el)
     return out
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, list):
-        return [dict(x) if isinstance(x, dict) else x for x in value]
-    return value

@@ -126,12 +126,7 @@ class _Page:
         content = self._members.get(div)
         if content is None:
             content = self._members[div] = self._member(div)
-        out = dict(content)
-        for key in ("params", "returns", "raises", "versions", "doc_only_params"):
-            if key in content:
-                out[key] = [dict(x) for x in content[key]]
-        out["labels"] = list(content["labels"])
-        return out
+        return dict(content)  # shared values: each entry's copy is made bounded (pageitems.py)
 
     def _parent(self, t: TaskEntry) -> str | None:
         if self.qualname and t.name.startswith(self.qualname + "."):
@@ -223,9 +218,7 @@ class _Page:
             out["doc"] = self.text.doc(items, False)
             out["doc_markdown"] = self.md.items(items, False)
             self._page_content = out
-        out = dict(self._page_content)
-        out["versions"] = [dict(v) for v in out["versions"]]
-        return out
+        return dict(self._page_content)  # shared values, as _member_copy's
 
     def _class_line(self) -> Element | None:
         """25: ``p.class-signature``; 22: the first ``p`` whose ``code`` starts with the
