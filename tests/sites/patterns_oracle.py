@@ -94,6 +94,17 @@ MK: dict[str, Truth] = {
         returns=(("bytes", None),),
         doc="Fetch a shape's description",
     ),
+    # overloads: the implementation's signature is the one shown in every version (1.x
+    # shows the overloads' above it); the name no signature has is doc-only
+    "mkpat.shapes.pick": Truth(
+        (
+            ("value", PK, "int | str", None, "The value to pick."),
+            ("strict", PK, "bool", "False", "Refuse values of another type."),
+        ),
+        (("fallback", "Picked instead; documented, in no signature."),),
+        returns=(("int | str", None),),
+        doc="Pick a value.",
+    ),
     "mkpat.shapes.noted": Truth(
         returns=(("None", None),),
         versions=(("added", "1.0"), ("changed", "1.1"), ("changed", "1.2"), ("deprecated", "2.0")),
