@@ -143,6 +143,30 @@ def mk_truth(name: str, anchor: str) -> tuple[Truth, dict[str, Any]] | None:
     return None if truth is None else (truth, relation)
 
 
+# -- MATLAB (mkdocstrings-matlab) ---------------------------------------------------------
+
+# The sources in patterns_src/matlab: a function shown without a heading (mkdocstrings'
+# root object: no signature, so its documented arguments are its params, kind null) and a
+# class with its constructor and a method (the page hides ``obj``).
+MAT: dict[str, Truth] = {
+    "addtwo": Truth(
+        (
+            ("a", None, None, None, "The first number."),
+            ("b", None, None, None, "The second number."),
+        ),
+        returns=((None, "The sum."),),
+        doc="ADDTWO Add two numbers.",
+    ),
+    "Counter": Truth(doc="COUNTER A counter that counts up."),
+    "Counter.Counter": Truth(
+        (("start", PK, None, None, "The first count."),), doc="COUNTER Make a counter."
+    ),
+    "Counter.increment": Truth(
+        (("by", PK, None, None, "How much to add."),), doc="INCREMENT Count up."
+    ),
+}
+
+
 # -- pdpat (pydoctor) ---------------------------------------------------------------------
 
 

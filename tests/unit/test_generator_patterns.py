@@ -180,3 +180,22 @@ def test_show_says_inherited_from_alias_of_and_doc_only_names() -> None:
     assert "  inherited from pkg.Shape" in text.splitlines()
     assert "  documented, not in the signature: b" in text.splitlines()
     assert "alias of" not in text
+
+
+def test_matlab_handler_sections() -> None:
+    """mkdocstrings-matlab: "Input arguments:" and "Output arguments:" sections; a root
+    object shown without a heading has no signature, so its arguments are its params."""
+    contents = """<p>ADDTWO Add two numbers.</p>
+      <p><span class="doc-section-title">Input arguments:</span></p><table><thead><tr><th>Name</th> <th>Type</th> <th>Description</th> <th>Default</th></tr></thead>
+      <tbody><tr class="doc-section-item"><td><code>a</code></td> <td></td> <td><div class="doc-md-description"><p>The first.</p></div></td> <td><em>required</em></td></tr></tbody></table>
+      <p><span class="doc-section-title">Output arguments:</span></p><table><thead><tr><th>Name</th> <th>Type</th> <th>Description</th></tr></thead>
+      <tbody><tr class="doc-section-item"><td><code>c</code></td> <td></td> <td><div class="doc-md-description"><p>The sum.</p></div></td></tr></tbody></table>"""
+    body = f'<div class="doc doc-object doc-function"><a id="addtwo"></a><div class="doc doc-contents first">{contents}</div></div>'
+    content = one(body, "addtwo")
+    assert [(p["name"], p["kind"], p["description"]) for p in content["params"]] == [
+        ("a", None, "The first.")
+    ]
+    assert content["returns"] == [{"name": "c", "type": None, "description": "The sum."}]
+    assert content["doc"] == (
+        "ADDTWO Add two numbers. Input arguments: a The first. required Output arguments: c The sum."
+    )
