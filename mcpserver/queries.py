@@ -261,6 +261,9 @@ async def get_symbol(
             f"{shown(item.get('key'))} in {shown(found.project)} {shown(found.version)}: "
             f"{shown(item.get('signature') or item.get('name'), 200)}"
         )
+        for field, words in (("inherited_from", "inherited from"), ("alias_of", "alias of")):
+            if item.get(field):
+                text += f" ({words} {shown(item[field])})"
         return {**where, "item": item}, text
     if found.candidates:  # several symbols by that name, or none: the nearest
         text = (

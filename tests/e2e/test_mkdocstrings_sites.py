@@ -379,3 +379,26 @@ def test_pattern_sites_match_the_oracle(site_id: str) -> None:
     if site_id not in {"pat022-list", "pat022-sep"}:
         assert inherited == 4  # Circle.describe and .scale, under mkpat and mkpat.shapes
     assert not mismatches, "\n".join(mismatches)
+
+
+def test_the_matlab_handler_site_matches_the_oracle() -> None:
+    """mkdocstrings-matlab (the one other handler on the package index that writes
+    objects.inv): its "Input arguments"/"Output arguments" sections read as Parameters and
+    Returns, no column headings in the doc, the generator mkdocstrings."""
+    from sites.patterns_oracle import MAT, MK_CHROME, compare
+
+    out: list[str] = []
+    seen = set()
+    for entry, item in pattern_items(pattern_site("mat-rtd")):
+        truth = MAT.get(entry.name)
+        if truth is None:
+            out.append(f"{entry.name}: not in the oracle")
+            continue
+        seen.add(entry.name)
+        bad = compare(truth, item)
+        parent = entry.name.rsplit(".", 1)[0] if "." in entry.name else None
+        if (item["parent"], item["generator"], entry.domain) != (parent, "mkdocstrings", "mat"):
+            bad.append(f"parent, generator, domain: {item['parent']}, {item['generator']}")
+        bad += [f"doc holds the template's {c!r}" for c in MK_CHROME if c in item["doc"]]
+        out.extend(f"{entry.name}: {b}" for b in bad)
+    assert seen == set(MAT) and not out, "\n".join(out)

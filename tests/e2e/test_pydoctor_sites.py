@@ -21,6 +21,7 @@ from invcrawl.localredis.server import RedisServer
 from support.cli import invcrawl
 from support.doc_targets import count_targets
 from support.httpserver import serve
+from support.markdown_check import stray_markers
 from support.pattern_sites import pattern_items, pattern_site
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
@@ -191,6 +192,9 @@ def pattern_mismatches(site_id: str) -> tuple[list[str], int]:
         markdown = item["doc_markdown"]
         if "`[" in markdown or "](" in "".join(re.findall(r"`[^`]*`", markdown)):
             out.append(f"{entry.name}: a link inside a code span: {markdown!r}")
+        stray = stray_markers(item["doc"], markdown)
+        if stray:
+            out.append(f"{entry.name}: doc_markdown renders stray markers {stray}")
         sym = truth.get(entry.name)
         if sym is None:
             continue

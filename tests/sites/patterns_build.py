@@ -91,6 +91,7 @@ class PatCombo:
     theme: str
     options: dict[str, Any] = field(default_factory=dict)
     note: str = ""
+    handler: str = "python"  # mkdocstrings' handler: python, matlab
 
     @property
     def env(self) -> str:
@@ -101,11 +102,29 @@ class PatCombo:
     def spec(self) -> str:
         return json.dumps(
             {"id": self.id, "packages": list(self.packages), "theme": self.theme,
-             "options": self.options},
+             "options": self.options, "handler": self.handler},
             sort_keys=True,
         )  # fmt: skip
 
     def config(self, site_dir: Path) -> dict[str, Any]:
+        if self.handler != "python":  # its sources and pages apart: src/<handler>, docs-<handler>
+            handler = {"paths": [str(SRC / self.handler)], "options": self.options}
+            return {
+                "site_name": f"{self.handler} fixture",
+                "site_url": "https://fixture.invcrawl.test/",
+                "docs_dir": str(SRC / f"docs-{self.handler}"),
+                "site_dir": str(site_dir),
+                "theme": {"name": self.theme},
+                "plugins": [
+                    "search",
+                    {
+                        "mkdocstrings": {
+                            "default_handler": self.handler,
+                            "handlers": {self.handler: handler},
+                        }
+                    },
+                ],
+            }
         options = {
             "show_source": False,
             "heading_level": 2,
@@ -141,6 +160,12 @@ PAT_COMBOS: tuple[PatCombo, ...] = (
     PatCombo("pat1-cat", (*_CURRENT, *_MATERIAL), "material",
              {"group_by_category": True, "show_category_heading": True},
              "1.x tables (column headings) and category headings"),
+    # mkdocstrings' other handlers: of those on the package index, MATLAB's is the one that
+    # writes objects.inv (shell, C and TypeScript set enable_inventory False) and builds
+    # offline (TypeScript needs TypeDoc from npm)
+    PatCombo("mat-rtd", ("mkdocs==1.6.1", "mkdocstrings==1.0.8", "mkdocstrings-matlab==2.1.3"),
+             "readthedocs", {}, "mkdocstrings-matlab: Input/Output arguments sections",
+             handler="matlab"),
 )  # fmt: skip
 
 

@@ -94,6 +94,17 @@ MK: dict[str, Truth] = {
         returns=(("bytes", None),),
         doc="Fetch a shape's description",
     ),
+    # overloads: the implementation's signature is the one shown in every version (1.x
+    # shows the overloads' above it); the name no signature has is doc-only
+    "mkpat.shapes.pick": Truth(
+        (
+            ("value", PK, "int | str", None, "The value to pick."),
+            ("strict", PK, "bool", "False", "Refuse values of another type."),
+        ),
+        (("fallback", "Picked instead; documented, in no signature."),),
+        returns=(("int | str", None),),
+        doc="Pick a value.",
+    ),
     "mkpat.shapes.noted": Truth(
         returns=(("None", None),),
         versions=(("added", "1.0"), ("changed", "1.1"), ("changed", "1.2"), ("deprecated", "2.0")),
@@ -130,6 +141,30 @@ def mk_truth(name: str, anchor: str) -> tuple[Truth, dict[str, Any]] | None:
         relation["inherited_from"] = anchor.rsplit(".", 1)[0]
     truth = MK.get(canonical)
     return None if truth is None else (truth, relation)
+
+
+# -- MATLAB (mkdocstrings-matlab) ---------------------------------------------------------
+
+# The sources in patterns_src/matlab: a function shown without a heading (mkdocstrings'
+# root object: no signature, so its documented arguments are its params, kind null) and a
+# class with its constructor and a method (the page hides ``obj``).
+MAT: dict[str, Truth] = {
+    "addtwo": Truth(
+        (
+            ("a", None, None, None, "The first number."),
+            ("b", None, None, None, "The second number."),
+        ),
+        returns=((None, "The sum."),),
+        doc="ADDTWO Add two numbers.",
+    ),
+    "Counter": Truth(doc="COUNTER A counter that counts up."),
+    "Counter.Counter": Truth(
+        (("start", PK, None, None, "The first count."),), doc="COUNTER Make a counter."
+    ),
+    "Counter.increment": Truth(
+        (("by", PK, None, None, "How much to add."),), doc="INCREMENT Count up."
+    ),
+}
 
 
 # -- pdpat (pydoctor) ---------------------------------------------------------------------

@@ -77,7 +77,7 @@ def _spacy_title(table: Element) -> str | None:
             if has_class(span, "doc-section-title"):
                 return text(span)
         title = text(th)
-        if title.isupper() and field_kind(title) is not None:
+        if title.isupper() and section_kind(title) is not None:
             return title
         return None
     return None
@@ -102,7 +102,7 @@ def read_sections(contents: Element) -> list[Section]:
         elif tag == "dl":
             title = _dl_title(child)
         pending = None
-        kind = field_kind(title) if title else None
+        kind = section_kind(title) if title else None
         if kind is None:
             continue
         headings: list[Element] = []
@@ -115,6 +115,24 @@ def read_sections(contents: Element) -> list[Section]:
             entries = [_list_item(li) for li in child if li.tag == "li"]
         out.append(Section(kind, entries, headings))
     return out
+
+
+# Section titles of mkdocstrings' other handlers (MATLAB's "Input arguments:", its spacy
+# layout's "INPUT ARGUMENT"), beside the Python handler's that ``fields.field_kind`` knows.
+_HANDLER_KINDS = {
+    "input arguments": "params",
+    "input argument": "params",
+    "name-value arguments": "params",
+    "name-value argument": "params",
+    "output arguments": "returns",
+    "output argument": "returns",
+}
+
+
+def section_kind(title: str) -> str | None:
+    """What a section's title says it holds (``params``, ``returns``, ``rtype``,
+    ``raises``), None for another section."""
+    return field_kind(title) or _HANDLER_KINDS.get(norm(title).rstrip(":").strip().lower())
 
 
 def _dl_title(dl: Element) -> str | None:

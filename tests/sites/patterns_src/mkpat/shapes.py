@@ -5,6 +5,8 @@ Every docstring is Google style; the sections are written by each layout of the 
 
 from __future__ import annotations
 
+from typing import overload
+
 #: The unit of every length.
 UNIT = "cm"
 
@@ -103,6 +105,25 @@ def fetch(url: str, *, verify) -> bytes:
       the check.
     """
     return b""
+
+
+@overload
+def pick(value: int) -> int: ...
+
+
+@overload
+def pick(value: str, strict: bool = ...) -> str: ...
+
+
+def pick(value: int | str, strict: bool = False) -> int | str:
+    """Pick a value.
+
+    Args:
+        value: The value to pick.
+        strict: Refuse values of another type.
+        fallback: Picked instead; documented, in no signature.
+    """
+    return value
 
 
 def noted() -> None:
