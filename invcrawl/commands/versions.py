@@ -27,10 +27,13 @@ from invcrawl.common.apidiff import SymbolDiff, diff_all
 from invcrawl.common.apidiff.render import Style, describe, markdown, summary
 from invcrawl.common.apidiff.versions import Step, history_steps, summary_of
 from invcrawl.common.items import Item
+from invcrawl.common.search.ranking import SearchInputError
+from invcrawl.common.search.selection import SelectionError
 from invcrawl.common.settings.config import Config, ConfigError
 from invcrawl.errors import EXIT_OK, UsageError, UserError
 from invcrawl.frontier.export import HistoryTrimmed
 from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.symbol_names import symbol_key
 from invcrawl.frontier.versions import (
     CrawlVersion,
     by_project,
@@ -204,20 +207,27 @@ def note_other_project(old: CrawlVersion | None, new: CrawlVersion | None) -> No
         )
 
 
-def history(config: Config, read: Read[tuple[str, list[tuple[CrawlVersion, Item | None]]]]) -> int:
-    key = config.symbol
-    if not key:
-        raise ConfigError("history needs KEY: an item key, e.g. py:function:json.dumps")
+History = tuple[str, str, list[tuple[CrawlVersion, Item | None]]]
 
-    async def job(
-        frontier: Frontier,
-    ) -> tuple[str, list[tuple[CrawlVersion, Item | None]]]:
-        return await symbol_versions(frontier, key, config.project)
+
+def history(config: Config, read: Read[History]) -> int:
+    name = config.symbol
+    if not name:
+        raise ConfigError(
+            "history needs NAME: an item key, e.g. py:function:json.dumps, or a qualified name"
+        )
+
+    async def job(frontier: Frontier) -> History:
+        # a name as `show` takes it (requests.get), turned into its key first
+        key = await symbol_key(frontier, name, config.project)
+        return (key, *await symbol_versions(frontier, key, config.project))
 
     try:
-        project, rows = read(job)
+        key, project, rows = read(job)
     except HistoryTrimmed as exc:
         raise UserError(str(exc)) from None
+    except (SearchInputError, SelectionError) as exc:
+        raise UsageError(str(exc)) from None
     steps = history_steps([(c.version or c.crawl_id, c.crawl_id, item) for c, item in rows])
     facts = summary_of(steps)
     if not facts["exists_in"]:

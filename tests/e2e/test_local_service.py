@@ -58,11 +58,13 @@ def sites(tmp_path: Path) -> Iterator[Sites]:
 
 
 class Cli:
-    """``invcrawl`` subprocesses in one working directory (so one embedded Redis)."""
+    """``invcrawl`` subprocesses in one working directory, on one per-user data dir (so one
+    embedded Redis): an XDG_DATA_HOME of its own, as a module's fixture outlives a test's."""
 
     def __init__(self, work: Path) -> None:
         self.work = work
-        self.data = work / ".invcrawl"
+        self.data_home = work.parent / "xdg-data"
+        self.data = self.data_home / "invcrawl"
         self.procs: list[Proc] = []
         work.mkdir(parents=True, exist_ok=True)
 
@@ -70,7 +72,8 @@ class Cli:
         # the installed entry point, as a user runs it (`python -m` would import an
         # invcrawl.py of the working directory: the user's choice, not a child's)
         argv = [str(Path(sys.executable).parent / "invcrawl"), *args]
-        proc = Proc(name, argv, self.work / f"{name}.log", clean_env(), self.work)
+        env = clean_env(XDG_DATA_HOME=str(self.data_home))
+        proc = Proc(name, argv, self.work / f"{name}.log", env, self.work)
         self.procs.append(proc)
         return proc
 
@@ -403,8 +406,10 @@ def test_the_cookbook_works_against_the_embedded_redis(sites: Sites, cli: Cli) -
     wait_for(lambda: "Ctrl-C to release it" in holder.output(), 60, "invcrawl redis")
     client(cli.data).xgroup_create("invcrawl:{cook}:items", "export", id="0")
     connect, setup, *recipes = cookbook_blocks()
-    assert ".invcrawl" in connect
-    env = {"PATH": os.environ["PATH"], "C": "", "LC_ALL": "C"}
+    assert connect.startswith('D="${D:-'), connect
+    # (the per-user data dir the block names: the test's XDG_DATA_HOME)
+    env = {"PATH": os.environ["PATH"], "C": "", "LC_ALL": "C", "HOME": str(cli.work)}
+    env["XDG_DATA_HOME"] = str(cli.data_home)
     outputs = []
     for block in recipes:
         proc = subprocess.run(
