@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from invcrawl.frontier.summary import CrawlStatus, CrawlSummary, FleetStatus
+from invcrawl.frontier.versions import same_as
 from invcrawl.render import SOFT_WIDTH, bar, duration, fit, safe, terminal_text, wrap
 
 
@@ -156,6 +157,7 @@ def render_fleet(fleet: FleetStatus, width: int | None = None) -> str:
                 width,
             )
         ]
+    twins = same_as(crawls)
     for c in crawls:
         pages = f"{c.pages_done}/{c.pages_total}"
         state = shown_state(c, fleet.consumers_alive.get(c.crawl_id, 0))
@@ -172,6 +174,14 @@ def render_fleet(fleet: FleetStatus, width: int | None = None) -> str:
             lines.append(fit("  refresh " + ", ".join(schedule), width))
         if c.error:
             lines.append(fit(f"  error: {safe(c.error)}", width))
+        if c.crawl_id in twins:
+            lines.append(
+                fit(
+                    f"  same as {twins[c.crawl_id]} ({safe(c.project)} {safe(c.version)}): give "
+                    "a crawl id where PROJECT@VERSION would name both",
+                    width,
+                )
+            )
     failed = [c.crawl_id for c in crawls if c.state == "failed"]
     if failed:
         lines += ["", fit(f"{len(failed)} failed, {clear_failed(failed)}", width)]

@@ -41,6 +41,7 @@ from invcrawl.frontier.versions import (
     latest_items,
     pick_project,
     resolve_ref,
+    same_as,
     symbol_versions,
 )
 from invcrawl.live_redis import redis_for
@@ -102,6 +103,7 @@ def render_versions(grouped: dict[str, list[CrawlVersion]]) -> str:
     """Each project and its versions in order; its failed crawls (an inventory that
     could not be read: no version) after them, marked, with their error."""
     lines = []
+    twins = same_as([c for rows in grouped.values() for c in rows])
     for project, rows in grouped.items():
         real = [c for c in rows if not c.failed]
         failed = [c for c in rows if c.failed]
@@ -116,6 +118,8 @@ def render_versions(grouped: dict[str, list[CrawlVersion]]) -> str:
                 row += f"not a version: {safe(c.error) or 'its inventory could not be read'}"
             else:
                 row += f"{c.entries:>7} entries  {_when(c.crawled_at)}"
+                if c.crawl_id in twins:  # PROJECT@VERSION names both: give a crawl id
+                    row += f"  same as {safe(twins[c.crawl_id])}"
             lines.append(row)
         if failed:
             lines.append("  (a failed crawl holds nothing: `invcrawl forget ID` removes it)")
