@@ -76,6 +76,11 @@ def test_a_crawl_cannot_be_relabelled_or_doubled_silently(tmp_path: Path) -> Non
         assert "same as" not in next(r for r in rows if f"  {named}  " in r), rows
         fleet = cli("status").stdout
         assert f"  same as {named} ({PROJECT} 2.0)" in fleet, fleet
+        detail = cli("status", "--crawl-id", twin).stdout.splitlines()
+        assert detail[1].startswith(f"same as  {named}: give a crawl id"), detail
+        assert not any(
+            "same as" in line for line in cli("status", "--crawl-id", named).stdout.splitlines()
+        )
 
         # PROJECT@VERSION names both: an error everywhere, never one picked
         for args in (("show", "Pool", "--project", PROJECT, "--version", "2.0"),

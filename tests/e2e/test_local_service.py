@@ -24,7 +24,14 @@ from invcrawl.common.site import crawl_id_for
 from invcrawl.localredis.server import free_port
 from support.cli import clean_env
 from support.crawl import Proc, Site, Throttle, build_site, wait_for
-from support.embedded import client, password, redis_pid, server_processes, wait_stopped
+from support.embedded import (
+    client,
+    password,
+    raw_client,
+    redis_pid,
+    server_processes,
+    wait_stopped,
+)
 from support.httpserver import StaticServer, serve
 
 pytestmark = pytest.mark.e2e
@@ -347,7 +354,9 @@ def test_a_finished_site_file_is_final_at_once_and_kept_on_interrupt(
     # file was in place (the stream may be trimmed already)
     stream = f"invcrawl:{{{small_id}}}:items"
     groups = {g["name"]: g["last-delivered-id"] for g in redis.xinfo_groups(stream)}
-    assert groups.get("crawl-output") == redis.xinfo_stream(stream)["last-generated-id"]
+    # (not decoded: the stream's last entry, in the reply, is a binary frame)
+    last = raw_client(cli.data).xinfo_stream(stream)["last-generated-id"].decode()
+    assert groups.get("crawl-output") == last
     slow_stream = f"invcrawl:{{{slow_id}}}:items"
     slow_groups = redis.xinfo_groups(slow_stream) if redis.exists(slow_stream) else []
     assert {g["last-delivered-id"] for g in slow_groups if g["name"] == "crawl-output"} <= {"0-0"}
