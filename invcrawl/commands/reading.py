@@ -43,7 +43,8 @@ def cmd_status(config: Config) -> int:
         redis: Calls = reconnect("status --watch", terminal.note) if config.watch else Once()
         crawl_id = await resolve_ref(frontier, config.crawl_id) if config.crawl_id else None
         # the same project@version as another crawl: said under its title (issue 47.3)
-        twin = same_as(await crawl_versions(frontier)).get(crawl_id or "")
+        # (one crawl's view only: the fleet's table reads its page's crawls, not every one)
+        twin = same_as(await crawl_versions(frontier)).get(crawl_id) if crawl_id else None
         limit = None if config.show_all else FLEET_PAGE
         offset = (config.page - 1) * FLEET_PAGE
         while True:
