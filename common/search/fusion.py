@@ -30,9 +30,9 @@ from invcrawl.common.search import terms as t
 from invcrawl.common.search.ranking import Query, Tier
 from invcrawl.common.search.semantic import StaticModel
 
-RRF_K = 10
-MIN_COVERAGE = 0.3
-MIN_SIMILARITY = 0.45
+RRF_K = 30
+MIN_COVERAGE = 0.25
+MIN_SIMILARITY = 0.4
 SPREAD = 0.3
 # priors of what a query finds by its words (a name tier orders by the name's own)
 LABEL_PRIOR = 0.6  # std:label, std:doc, std:term, ...: a page or a section, not an API
