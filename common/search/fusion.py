@@ -7,8 +7,9 @@ semantic rankers fused, the priors users expect, aliases once, projects spread.
   query's (``semantic.py``); the two ranks are fused by reciprocal rank fusion
   (RRF_K), then multiplied by its priors: a label, a document or a glossary term below
   an API object, a deprecated symbol below a current one, CPython's C API below Python
-  unless the query is about C, an exception below the rest unless it is about errors. It must clear the relevance floor: at least
-  MIN_COVERAGE of the query's rarity among its words, or a cosine of MIN_SIMILARITY;
+  unless the query is about C, an exception below the rest unless it is about errors.
+  It must clear the relevance floor: at least MIN_COVERAGE of the query's rarity among
+  its words, or a cosine of MIN_SIMILARITY;
   the rest is no good match, said as such.
 * The same symbol under several names (aliases, re-exports: one page anchor in one
   crawl) is one result, its other names listed.
