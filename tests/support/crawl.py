@@ -548,6 +548,10 @@ class Sample:
     t: float  # time.monotonic()
     owners: tuple[str | None, ...]  # owner of slot 0..S-1
     members: tuple[str, ...]  # consumers with a heartbeat within the liveness window
+    # Every member's last heartbeat (Redis ms), as the membership records it: counting
+    # the distinct values between two samples counts heartbeats, the unit the handover
+    # bounds are stated in (a loaded machine stretches seconds, not heartbeats).
+    beats: tuple[tuple[str, int], ...] = ()
 
 
 class OwnerSampler:
@@ -583,7 +587,8 @@ class OwnerSampler:
                 (sec, usec), owners, members = pipe.execute()
                 now = int(sec) * 1000 + int(usec) // 1000
                 live = tuple(sorted(m for m, hb in members if hb >= now - self.window_ms))
-                self.samples.append(Sample(time.monotonic(), tuple(owners), live))
+                beats = tuple((m, int(hb)) for m, hb in members)
+                self.samples.append(Sample(time.monotonic(), tuple(owners), live, beats))
             except redis.RedisError as exc:  # keep sampling; report at the end
                 self.errors.append(str(exc))
             self._stop.wait(self.interval)
@@ -637,6 +642,43 @@ class OwnerSampler:
             diagnose=lambda: f"last sample: {self.latest()}",
         )
         return sample
+
+    def heartbeats(self, member: str, start: float, end: float) -> int:
+        """How many heartbeats ``member`` recorded after the sample at ``start`` up to the
+        one at ``end``: the distinct heartbeat times seen, less the one already there."""
+        seen = {dict(s.beats).get(member) for s in self.window(start, end)}
+        seen.discard(None)
+        before = self.first(lambda s: True, start)
+        had = dict(before.beats).get(member) if before else None
+        return len(seen - {had})
+
+    def slowest_heartbeats(self, members: Sequence[str], start: float, end: float) -> int:
+        """The fewest heartbeats any of ``members`` recorded between the two samples: a
+        step that needs a beat of each of them takes at least this many rounds."""
+        return min(self.heartbeats(m, start, end) for m in members)
+
+    def unowned_spans(
+        self, start: float = 0.0, end: float = float("inf")
+    ) -> list[tuple[int, float, float, str | None]]:
+        """Every span in which a slot had no owner: (slot, last sample owned, next sample
+        owned or ``end``, the consumer that owned it next or None)."""
+        samples = self.window(start, end)
+        spans: list[tuple[int, float, float, str | None]] = []
+        for slot in range(self.slots):
+            last_owned = samples[0].t if samples else start
+            unowned = False
+            for sample in samples:
+                owner = sample.owners[slot]
+                if owner is None:
+                    unowned = True
+                    continue
+                if unowned:
+                    spans.append((slot, last_owned, sample.t, owner))
+                unowned = False
+                last_owned = sample.t
+            if unowned and samples:
+                spans.append((slot, last_owned, samples[-1].t, None))
+        return spans
 
     def gaps(self, start: float = 0.0, end: float = float("inf")) -> dict[int, float]:
         """Per slot, the longest time it had no owner within [start, end]: from the last
