@@ -64,6 +64,7 @@ class CrawlVersion:
     error: str = ""  # why its producer failed (a failed crawl)
     buckets: int = 0  # of its dedup hashes (frontier/keys.py: isum)
     term_logs: int = 1  # of its search index (common/search/postings.py)
+    created_at: int = 0  # ms: when this Redis first opened it (not a value the site chose)
 
     @property
     def failed(self) -> bool:
@@ -110,6 +111,7 @@ async def crawl_versions(frontier: Frontier) -> list[CrawlVersion]:
                 meta["error"] or "",
                 int(meta["buckets"] or 0),
                 stored_term_logs(meta["term_logs"], int(meta["buckets"] or 0)),
+                int(meta["created_at"] or 0),
             )
         )
     return out

@@ -229,18 +229,22 @@ async def search_symbols(
     limit: int,
 ) -> Answer:
     try:
-        hits = await search.search_symbols(
+        answer = await search.search_answer(
             redis, query, project=project, version=version, kind=kind, limit=limit
         )
     except ValueError as exc:  # SelectionError included
         raise ToolInputError(str(exc)) from None
-    results = [h.to_json() for h in hits]
+    hits = answer.hits
     top = ", ".join(
         f"{shown(h.name, 60)} ({shown(h.role, 20)}, {shown(h.project, 30)} {shown(h.version, 20)})"
         for h in hits[:5]
     )
     text = f"{plural(len(hits), 'result')} for {shown(query)}" + (f": {top}" if top else "")
-    return {"query": query, "results": results}, text
+    if answer.no_good_match:
+        text = f"no good match for {shown(query)}: nothing clears the relevance floor"
+    if answer.note:
+        text += f" ({answer.note})"
+    return answer.to_json(query), text
 
 
 async def get_symbol(

@@ -59,6 +59,7 @@ class Config:
     kind: str | None = None
     limit: int = 10
     reindex: bool = False
+    explain: bool = False
     project: str | None = None  # None: the inventory's (or what an earlier run was given)
     version: str | None = None
     markdown: bool = False

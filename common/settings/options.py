@@ -249,6 +249,14 @@ OPTIONS: tuple[Option, ...] = (
         switch=True,
     ),
     Option(
+        "explain",
+        values.boolean,
+        "say under each result why it matched: its name tier, or the words it has, its "
+        "lexical and semantic ranks and its priors",
+        frozenset({"search"}),
+        switch=True,
+    ),
+    Option(
         "limit",
         values.positive_int,
         "how many results at most (1 to 100)",
