@@ -28,11 +28,18 @@ SYSTEMS = ("invcrawl", "fts5")
 Searcher = Callable[[str, str | None], Awaitable[list[Hit]]]
 
 
-def invcrawl_searcher(redis: Redis, corpus: Corpus) -> Searcher:
+def invcrawl_searcher(redis: Redis, corpus: Corpus, errors: list[str]) -> Searcher:
+    """invcrawl's search; an exception the engine raises is no answer, and is kept in
+    ``errors`` (the run goes on and says how many: an engine under work may crash on
+    some queries, and the others still tell)."""
+
     async def search(query: str, project: str | None) -> list[Hit]:
         try:
             hits = await search_symbols(redis, query, project=project, limit=LIMIT)
         except ValueError:  # a query the engine refuses (too long, no term): no answer
+            return []
+        except Exception as exc:
+            errors.append(f"{query!r} ({project or 'every project'}): {type(exc).__name__}: {exc}")
             return []
         return [Hit(h.project, h.key, corpus.page(h.project, h.url)) for h in hits]
 
@@ -95,6 +102,7 @@ class Run:
     scores: list[Score] = field(default_factory=list)
     # (set, scope, system) -> every answer, for the misses report
     answers: dict[tuple[str, str, str], list[Answer]] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)  # invcrawl's exceptions, one a search
 
 
 async def evaluate(qs: QuerySet, searchers: dict[str, Searcher], run: Run) -> None:

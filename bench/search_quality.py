@@ -83,7 +83,7 @@ async def _run(args: argparse.Namespace, url: str, corpus: Corpus) -> dict[str, 
     started = time.monotonic()
     try:
         searchers = {
-            "invcrawl": quality_eval.invcrawl_searcher(redis, corpus),
+            "invcrawl": quality_eval.invcrawl_searcher(redis, corpus, run.errors),
             "fts5": quality_eval.fts_searcher(baseline),
         }
         for qs in sets:
@@ -105,6 +105,7 @@ async def _run(args: argparse.Namespace, url: str, corpus: Corpus) -> dict[str, 
         "sets": {qs.name: {"questions": len(qs.questions), "source": qs.source} for qs in sets},
         "scores": [s.to_json() for s in run.scores],
         "tokens": [s.to_json() for s in sizes],
+        "errors": run.errors,
         "seconds": round(time.monotonic() - started, 1),
         "_run": run,
         "_sizes": sizes,
@@ -119,6 +120,12 @@ def render(result: dict[str, Any]) -> str:
         "",
         quality_eval.table(run.scores),
     ]
+    if run.errors:
+        lines += [
+            f"invcrawl raised on {len(run.errors)} search(es), counted as no answer; "
+            f"first: {run.errors[0]}",
+            "",
+        ]
     if result["_sizes"]:
         lines += [
             "Tokens per MCP answer (UTF-8 bytes / 4), own set:",
