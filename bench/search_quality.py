@@ -119,6 +119,9 @@ def render(result: dict[str, Any]) -> str:
         f"({', '.join(result['projects'])}); top {quality_eval.LIMIT}",
         "",
         quality_eval.table(run.scores),
+        "Targets of issue 48:",
+        "",
+        quality_eval.targets(run.scores),
     ]
     if run.errors:
         lines += [

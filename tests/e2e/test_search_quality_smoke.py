@@ -58,6 +58,9 @@ def test_search_quality_bench_prints_its_tables(tmp_path: Path) -> None:
     for tool in ("search_symbols", "get_symbol"):
         assert any(re.search(rf"^\| {tool} \| 4 \| \d+ \| \d+ \| \d+ \|$", x) for x in lines)
     assert "## own, within: " in (tmp_path / "misses.md").read_text()
+    assert re.search(
+        r"^- own, within: MRR@10 >= 0.60: \d\.\d{3} \((met|not met)", first.stdout, re.M
+    )
 
     again = bench(
         tmp_path, "--json", str(tmp_path / "q.out.json"), "--no-tokens"
