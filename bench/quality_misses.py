@@ -5,17 +5,20 @@ read as classes of misses moving, never as one query fixed."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from bench.quality_eval import Answer, Run
 from bench.quality_sets import Level
 
 PROSE_ROLES = ("label", "doc", "term")
+WORD = re.compile(r"[a-z_][a-z0-9_]*")
 CLASSES = {
     "nothing": "no result at all",
     "c-api": "a C API item (domain c) took rank 1",
     "prose": "a label, doc page or glossary term took rank 1",
     "other-project": "another project's item took rank 1 (across projects)",
+    "name-word": "an object named by one word of the question took rank 1 (list, set, Counter...)",
     "sibling": "a neighbour of the answer (same module or class) took rank 1",
     "other": "an unrelated API object took rank 1",
 }
@@ -39,6 +42,9 @@ def miss_class(answer: Answer) -> str:
         return "c-api"
     if domain == "std" and role in PROSE_ROLES and not any(a.startswith("std:") for a in q.answers):
         return "prose"
+    last = first.key.split(":", 2)[-1].rsplit(".", 1)[-1].lower()
+    if last in WORD.findall(q.text.lower()):
+        return "name-word"
     if q.level is Level.SYMBOL and _parent(first.key) in {_parent(a) for a in q.answers} - {""}:
         return "sibling"
     return "other"
