@@ -14,6 +14,7 @@ from typing import Any
 
 from invcrawl.common.apidiff import diff_all
 from invcrawl.common.apidiff.order import history_steps, summary_of
+from invcrawl.common.search import semantic
 from invcrawl.common.search.selection import SelectionError, match_project, select_version
 from invcrawl.frontier import search
 from invcrawl.frontier.changes import read_changes
@@ -64,7 +65,10 @@ def _version(project: str, requested: str | None, crawls: Sequence[CrawlVersion]
 async def list_projects(frontier: Frontier) -> Answer:
     grouped = by_project(await crawl_versions(frontier))
     projects = [
-        {"project": project, "versions": [c.to_json() for c in rows]}
+        {
+            "project": project,
+            "versions": [{**c.to_json(), "rankers": search.crawl_rankers(c)} for c in rows],
+        }
         for project, rows in grouped.items()
     ]
     text = "; ".join(
@@ -73,6 +77,7 @@ async def list_projects(frontier: Frontier) -> Answer:
         for project, rows in list(grouped.items())[:20]
     )
     head = f"{plural(len(projects), 'project')}" + (f": {text}" if text else " (nothing crawled)")
+    head += f"; search ranks by {' and '.join(semantic.shipped_rankers())}"
     return {"projects": projects}, head
 
 
