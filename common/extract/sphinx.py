@@ -276,9 +276,15 @@ def _after_notes(body: list[Element | str]) -> list[Element | str]:
         if isinstance(item, str):
             if item.strip():
                 return body[i:]
-        elif (len(item) or (item.text or "").strip()) and not versions([item]):
-            return body[i:]  # (empty targets before a module's notes are skipped too)
+        elif not _blank(item) and not versions([item]):
+            return body[i:]
     return []
+
+
+def _blank(el: Element) -> bool:
+    """An empty target (``span``, ``a``) or a rule: nothing a reader reads before a module's
+    prose (CPython puts an ``hr`` under its "Source code:" line, or alone)."""
+    return el.tag in ("span", "a", "hr") and not len(el) and not (el.text or "").strip()
 
 
 def _prefix(name: str, domain: str) -> str | None:
