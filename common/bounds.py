@@ -41,6 +41,7 @@ SHRINKABLE = (
     "doc",
     "signature",
     "params",
+    "doc_only_params",
     "versions",
     "raises",
     "returns",

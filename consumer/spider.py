@@ -28,6 +28,7 @@ from invcrawl.common.items import (
 )
 from invcrawl.common.pageitems import page_items
 from invcrawl.common.plan import offsite_reason
+from invcrawl.common.tasks import TaskStatus
 from invcrawl.common.validators import response_validators
 from invcrawl.consumer.pages import (
     CLAIM,
@@ -81,7 +82,7 @@ class PageSpider(Spider):
     async def start(self) -> AsyncIterator[Request | Settlement]:
         async for page in self.pages.feed():
             claim, task = page.claim, page.claim.task
-            if task.status != "fetch":  # a generated or offsite page: never fetched
+            if task.status != TaskStatus.FETCH:  # a generated or offsite page: never fetched
                 status = ItemStatus(task.status)
                 items = status_items(page.crawl, task, status, task.reason)
                 yield PageResult(claim, PageOutcome(task.status), items)

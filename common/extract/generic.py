@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from invcrawl.common.items import ItemStatus
 from invcrawl.common.params import parse_py_arglist, with_kinds
 from invcrawl.common.tasks import TaskEntry
 
@@ -81,7 +82,7 @@ def extract_generic(
         el = found.get(t.anchor) if t.anchor else None
         # (std entries, labels and pages, keep Sphinx's rule: a section with its heading)
         heading = _heading_for(el) if el is not None and t.domain != "std" else None
-        if heading is None or content["status"] != "ok":
+        if heading is None or content["status"] != ItemStatus.OK:
             if content["signature"] and not content["params"] and t.domain != "std":
                 content["params"] = _params(content["signature"], t.domain)
             continue

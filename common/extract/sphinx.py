@@ -12,7 +12,7 @@ from typing import Any
 from lxml import etree
 
 from invcrawl.common.bounds import truncate
-from invcrawl.common.items import empty_content
+from invcrawl.common.items import ItemStatus, empty_content
 from invcrawl.common.tasks import TaskEntry
 
 from .anchors import Located, children_items, locate, section_title
@@ -24,7 +24,7 @@ from .signature import dt_text, params, return_annotation
 from .sphinx_capi import take_annotations
 from .sphinx_labels import sphinx_labels
 from .text import HEADINGS, Element, has_class, is_section, norm, raw_text, text
-from .versions import versions
+from .version_notes import versions
 
 __all__ = ["INTRO_CHARS", "extract_sphinx"]
 
@@ -78,13 +78,13 @@ class _PageExtractor:
 
     def locate(self, t: TaskEntry) -> tuple[Located, str, str | None]:
         page = self.page
-        status, reason = "ok", None
+        status, reason = ItemStatus.OK, None
         if not t.anchor:
             return Located("page", page.main, body=[page.main]), status, reason
         el = page.fragment(t.anchor)
         if el is None:
             el, reason = self._fallback(t)
-            status = "anchor_missing"
+            status = ItemStatus.ANCHOR_MISSING
         loc = locate(el, page.main) if el is not None else self._intro()
         return loc, status, reason
 
@@ -97,7 +97,7 @@ class _PageExtractor:
         if loc.kind == "intro":  # every missing anchor without a fallback: one rendering
             key = (_INTRO, False, "intro")
         else:
-            key = (t.anchor if status == "ok" else "\x00" + t.anchor, exclude, loc.kind)
+            key = (t.anchor if status == ItemStatus.OK else "\x00" + t.anchor, exclude, loc.kind)
         content = self._content.get(key)
         if content is None:  # the first entry with this body renders it
             content = self._content[key] = self._render(loc, t, exclude)
@@ -168,7 +168,7 @@ class _PageExtractor:
         return None, why + "; content is the page's introduction"
 
     def _render(self, loc: Located, t: TaskEntry, exclude: bool) -> dict[str, Any]:
-        content = empty_content("ok")
+        content = empty_content(ItemStatus.OK)
         body = loc.body
         if loc.kind == "token":
             line = _production(loc.element)

@@ -135,7 +135,10 @@ def test_separate_signature_over_several_lines_and_the_list_layout() -> None:
         ("*extra", "var-positional"),
         ("strict", "keyword-only"),
         ("**options", "var-keyword"),
-        ("undocumented_in_signature", None),
+    ]
+    # a documented name the signature lacks is no parameter of the call (issue 49, 7)
+    assert content["doc_only_params"] == [
+        {"name": "undocumented_in_signature", "description": "Extra."}
     ]
     by_name = {p["name"]: p for p in content["params"]}
     assert by_name["*extra"]["default"] is None  # griffe's "()" is no default
