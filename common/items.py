@@ -292,6 +292,17 @@ def build_sized_item(
     """``build_item`` and the size of the item's JSON, but for its crawl, project,
     version and checksum (the same on every item of a page): the checksum's own
     serialisation measures it, for the size bounds (``common/bounds.py``)."""
+    item = assemble_item(crawl, task, entry, content)
+    data = _content_json(item)
+    item["checksum"] = hashlib.sha1(data).hexdigest()[:16]
+    return cast(Item, item), len(data)  # every field of Item, in its order
+
+
+def assemble_item(
+    crawl: CrawlInfo, task: Task, entry: TaskEntry, content: Mapping[str, Any]
+) -> dict[str, Any]:
+    """An item's fields in their order but its checksum, the values those of ``content``
+    (its lists not copied: ``common/pageitems.py`` copies them once bounded)."""
     item: dict[str, Any] = {
         "key": entry.key,
         "crawl": crawl.crawl_id,
@@ -315,9 +326,7 @@ def build_sized_item(
         value = content.get(name, CONTENT_DEFAULTS[name])
         item[name] = list(value) if isinstance(value, tuple) else value
     item["status"] = content["status"]
-    data = _content_json(item)
-    item["checksum"] = hashlib.sha1(data).hexdigest()[:16]
-    return cast(Item, item), len(data)  # every field of Item, in its order
+    return item
 
 
 def status_items(crawl: CrawlInfo, task: Task, status: str, reason: str | None) -> list[Item]:
