@@ -19,14 +19,24 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from invcrawl.common.bounds import PAGE_FIELDS, SizeLimits, Sizer, apply_bounds
-from invcrawl.common.items import CrawlInfo, Item, assemble_item, build_sized_item, checksum
+from invcrawl.common.items import CrawlInfo, Item, build_sized_item, checksum, item_fields
 from invcrawl.common.tasks import Task, TaskEntry
 
 __all__ = ["page_items"]
 
 # The fields that can be large (strings over 256 characters, non-empty lists): those whose
 # sharing between entries matters.
-_LARGE = ("doc_markdown", "doc", "signature", "params", "returns", "raises", "versions", "title")
+_LARGE = (
+    "doc_markdown",
+    "doc",
+    "signature",
+    "params",
+    "doc_only_params",
+    "returns",
+    "raises",
+    "versions",
+    "title",
+)
 # Shared values of at most this many bytes of JSON are serialised with each entry holding
 # them (as before: one serialisation gives an item's checksum and size); larger ones once.
 SHARED_BYTES = 64 * 1024
@@ -90,6 +100,6 @@ def _shallow(
 ) -> dict[str, Any]:
     """``items.build_sized_item``'s item, its values those of ``content`` (shared, not
     copied) and its checksum a stand-in."""
-    item = assemble_item(crawl, task, entry, content)
+    item = item_fields(crawl, task, entry, content)
     item["checksum"] = _CHECKSUM
     return item
