@@ -82,8 +82,10 @@ class QuietDisconnects(logging.Filter):
         return not (record.exc_info and isinstance(record.exc_info[1], ClientDisconnect))
 
 
-def build_app(connection: Connection, hosts: HostCheck, secret: str | None) -> ASGIApp:
-    app = build_server(connection).streamable_http_app(
+def build_app(
+    connection: Connection, hosts: HostCheck, secret: str | None, max_chars: int
+) -> ASGIApp:
+    app = build_server(connection, max_chars).streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,
         json_response=True,
@@ -119,7 +121,8 @@ async def serve(config: Config, secret: str | None) -> None:
                 f"but the Redis user of --redis may write (it may run {writer}): connect as "
                 "a read-only user (docs/deploy.md, invcrawl-reader)"
             )
-    app = build_app(connection, HostCheck(config.bind, config.allow_hosts), secret)
+    hosts = HostCheck(config.bind, config.allow_hosts)
+    app = build_app(connection, hosts, secret, config.mcp_max_chars)
     sock = listen(config.bind, config.mcp_port)  # an OSError: the command says why
     limits = Limits(total=connection_cap())
     server = uvicorn.Server(

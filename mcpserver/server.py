@@ -23,11 +23,13 @@ from invcrawl.frontier.connection import Client, connect, is_transient
 from invcrawl.frontier.reconnect import Outage, Reconnect
 from invcrawl.frontier.session import Frontier
 from invcrawl.mcpserver import queries
+from invcrawl.mcpserver.bounded import DEFAULT_MAX_CHARS, LEAST_MAX_CHARS, MOST_MAX_CHARS
 from invcrawl.mcpserver.checks import (
     LIMITS,
     ToolInputError,
     cursor_arg,
     limit_arg,
+    number_arg,
     one_line,
     text_arg,
 )
@@ -171,8 +173,19 @@ def flat(text: str | None) -> str:
     return " ".join((text or "").split())
 
 
-def build_server(connection: Connection) -> MCPServer[Any]:
-    """The server and its six tools, reading through ``connection``."""
+MaxChars = Annotated[
+    int | None,
+    Field(
+        description=f"characters of the answer's JSON at most, {LEAST_MAX_CHARS:,} to "
+        f"{MOST_MAX_CHARS:,}; default: the server's --max-chars ({DEFAULT_MAX_CHARS:,} "
+        "unless set)"
+    ),
+]
+
+
+def build_server(connection: Connection, max_chars: int = DEFAULT_MAX_CHARS) -> MCPServer[Any]:
+    """The server and its six tools, reading through ``connection``, each answer's JSON
+    within ``max_chars`` characters (mcpserver/bounded.py)."""
     server: MCPServer[Any] = MCPServer(
         "invcrawl",
         version=package_version(),
@@ -183,6 +196,7 @@ def build_server(connection: Connection) -> MCPServer[Any]:
     )
 
     calls = tool_calls()
+    default_chars = max_chars
 
     def tool(function: ToolFunction) -> ToolFunction:
         """Register ``function`` as a read-only tool described by its docstring."""
@@ -192,7 +206,7 @@ def build_server(connection: Connection) -> MCPServer[Any]:
     async def list_projects() -> CallToolResult:
         """Every project in this Redis with its versions in version order: version, crawl
         id, state, entries, crawled at (ms); failed crawls last, marked."""
-        return await _answer(calls, lambda: queries.list_projects(connection.frontier()))
+        return await _answer(calls, lambda: queries.list_projects(connection.frontier(), max_chars))
 
     @tool
     async def search_symbols(
@@ -217,21 +231,36 @@ def build_server(connection: Connection) -> MCPServer[Any]:
                 version=text_arg("version", version),
                 kind=text_arg("kind", kind),
                 limit=limit_arg("search_symbols", limit),
+                max_chars=max_chars,
             )
 
         return await _answer(calls, job)
 
     @tool
-    async def get_symbol(
+    async def get_symbol(  # noqa: PLR0917 - the tool's arguments
         name: Annotated[
             str,
             Field(description="an item key, a qualified name or an unambiguous last component"),
         ],
         project: Project = None,
         version: Version = None,
+        field: Annotated[
+            str | None,
+            Field(
+                description="a field that was cut (doc_markdown, doc, params...): its part "
+                "from offset instead of the item"
+            ),
+        ] = None,
+        offset: Annotated[
+            int, Field(description="where the part of field begins (a cut's next_offset)")
+        ] = 0,
+        max_chars: MaxChars = None,
     ) -> CallToolResult:
         """One symbol whole: signature, params, returns, raises, versions, parent,
-        doc_markdown, url. An ambiguous name answers its candidates instead."""
+        doc_markdown, url. A name that is no symbol is an error (with the close names);
+        several symbols by that name answer their candidates instead. A long answer is
+        cut at a block boundary: cut names each field cut (shown, total, next_offset),
+        and field with offset reads on, part by part (next_offset until null)."""
 
         def job() -> Awaitable[queries.Answer]:
             return queries.get_symbol(
@@ -239,17 +268,23 @@ def build_server(connection: Connection) -> MCPServer[Any]:
                 text_arg("name", name, required=True) or "",
                 project=text_arg("project", project),
                 version=text_arg("version", version),
+                field=text_arg("field", field),
+                offset=number_arg("offset", offset, 0, 10**9),
+                max_chars=number_arg(
+                    "max_chars", max_chars or default_chars, LEAST_MAX_CHARS, MOST_MAX_CHARS
+                ),
             )
 
         return await _answer(calls, job)
 
     @tool
-    async def api_diff(
+    async def api_diff(  # noqa: PLR0917 - the tool's arguments
         project: Annotated[str, Field(description="a project's name, any case")],
         old: Annotated[str, Field(description="the older version (exact, or 2.x)")],
         new: Annotated[str, Field(description="the newer version (exact, or 2.x)")],
         breaking_only: bool = False,
         limit: Annotated[int, _limit("api_diff")] = 200,
+        offset: Annotated[int, Field(description="changes skipped: the first shown")] = 0,
     ) -> CallToolResult:
         """The typed API changes between two versions of a project, as `invcrawl diff`:
         each symbol added, removed or changed (parameters, defaults, kinds, returns,
@@ -263,6 +298,8 @@ def build_server(connection: Connection) -> MCPServer[Any]:
                 text_arg("new", new, required=True) or "",
                 breaking_only=breaking_only,
                 limit=limit_arg("api_diff", limit),
+                offset=number_arg("offset", offset, 0, 10**9),
+                max_chars=max_chars,
             )
 
         return await _answer(calls, job)
@@ -283,6 +320,7 @@ def build_server(connection: Connection) -> MCPServer[Any]:
                 connection.frontier(),
                 text_arg("key", key, required=True) or "",
                 text_arg("project", project),
+                max_chars,
             )
 
         return await _answer(calls, job)
@@ -306,6 +344,7 @@ def build_server(connection: Connection) -> MCPServer[Any]:
                 text_arg("project", project),
                 cursor_arg(cursor),
                 limit_arg("changes_since", limit),
+                max_chars,
             )
 
         return await _answer(calls, job)

@@ -17,7 +17,7 @@ def run_stdio(config: Config) -> int:
 
     async def main() -> None:
         try:
-            await build_server(connection).run_stdio_async()
+            await build_server(connection, config.mcp_max_chars).run_stdio_async()
         finally:
             await connection.aclose()
 
