@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from invcrawl.common.listen import HostCheck, is_loopback
 from invcrawl.common.settings.config import Config, ConfigError
 from invcrawl.mcpserver.server import Connection, build_server
-from invcrawl.mcpserver.shedding import Limits, connection_cap, shedding_protocol
+from invcrawl.mcpserver.shedding import ACCEPT_BATCH, server_limits, shedding_protocol
 from invcrawl.process import interrupts
 from invcrawl.process.secrets import mask_url
 
@@ -124,7 +124,7 @@ async def serve(config: Config, secret: str | None) -> None:
     hosts = HostCheck(config.bind, config.allow_hosts)
     app = build_app(connection, hosts, secret, config.mcp_max_chars)
     sock = listen(config.bind, config.mcp_port)  # an OSError: the command says why
-    limits = Limits(total=connection_cap())
+    limits = server_limits()
     server = uvicorn.Server(
         uvicorn.Config(
             app,
@@ -132,6 +132,9 @@ async def serve(config: Config, secret: str | None) -> None:
             access_log=False,
             http=shedding_protocol(limits),
             timeout_keep_alive=limits.keep_alive_s,
+            backlog=ACCEPT_BATCH,
+            # a stop waits this long at most for the answers under way
+            timeout_graceful_shutdown=limits.keep_alive_s,
         )
     )
     loop = asyncio.get_running_loop()
@@ -157,12 +160,15 @@ async def serve(config: Config, secret: str | None) -> None:
 
 
 def listen(bind: str, port: int) -> socket.socket:
-    """The listening socket of ``bind``:``port`` (0: any free port)."""
+    """The socket listening on ``bind``:``port`` (0: any free port)."""
     family = socket.AF_INET6 if ":" in bind else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((bind.strip("[]"), port))
+        # listening now: a client that reads the address line and connects at once is
+        # answered, not refused (uvicorn would only listen once it serves)
+        sock.listen(ACCEPT_BATCH)
     except OSError:
         sock.close()
         raise
