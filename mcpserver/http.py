@@ -22,7 +22,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from invcrawl.common.listen import HostCheck, is_loopback
+from invcrawl.common.listen import HostCheck, bearer_token, is_loopback
 from invcrawl.common.settings.config import Config, ConfigError
 from invcrawl.mcpserver.server import Connection, build_server
 from invcrawl.mcpserver.shedding import ACCEPT_BATCH, server_limits, shedding_protocol
@@ -43,10 +43,8 @@ class Guard:
     def authorised(self, headers: Headers) -> bool:
         if self.secret is None:
             return True
-        bearer = headers.get("authorization", "")
-        return bearer.startswith("Bearer ") and hmac.compare_digest(
-            bearer[7:].encode(), self.secret.encode()
-        )
+        token = bearer_token(headers.get("authorization"))
+        return token is not None and hmac.compare_digest(token.encode(), self.secret.encode())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
