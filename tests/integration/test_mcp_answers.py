@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,6 +24,7 @@ from invcrawl.localredis.server import RedisServer
 from invcrawl.mcpserver.bounded import DEFAULT_MAX_CHARS
 from invcrawl.mcpserver.server import Connection, build_server
 from invcrawl.mcpserver.untrusted import HIDDEN, IMITATIONS
+from support.cli import clean_env
 from support.symbols import build_crawl
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -240,3 +243,24 @@ def test_site_text_is_marked_and_imitated_markup_neutralised(redis_url: str) -> 
             assert "<|im_start|>" not in refused
 
     asyncio.run(main())
+
+
+def test_a_stdio_line_that_is_not_json_rpc_gets_json_rpc_s_error(redis_url: str) -> None:
+    """Over stdio (issue 46.7): garbage is answered -32700 and JSON that is no message
+    -32600, both with a null id, and the server goes on answering."""
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+    lines = ["garbage {", json.dumps({"hello": 1}), json.dumps(init)]
+    done = subprocess.run(
+        [sys.executable, "-m", "invcrawl", "mcp", "--redis", redis_url],
+        input="".join(line + "\n" for line in lines), capture_output=True, text=True,
+        timeout=120, env=clean_env(), check=False,
+    )  # fmt: skip
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(a.get("id"), (a.get("error") or {}).get("code")) for a in answers] == [
+        (None, -32700),
+        (None, -32600),
+        (1, None),
+    ], done.stderr[-2000:]
+    assert answers[2]["result"]["serverInfo"]["name"] == "invcrawl"
