@@ -129,18 +129,23 @@ class Reconnect:
         outage: Outage,
         backoff: Callable[[], Backoff] = Backoff,
         tries: int | None = None,
+        deadline_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.outage = outage
         self._backoff = backoff
         self.tries = tries  # None: until it succeeds; N: the Nth transient error is raised
+        # None: no deadline; S: no try begins S seconds or more after the first began
+        self.deadline_s = deadline_s
+        self._clock = clock
 
     async def call(self, call: Callable[[], Awaitable[T]]) -> T:
         """``call()``'s result, trying again after each transient error (after a wait of
-        :class:`Backoff`) until it succeeds, or at most ``tries`` times in all (the last
-        error raised: an MCP tool call answers, a long reader waits); any other error is
-        raised."""
+        :class:`Backoff`) until it succeeds, or at most ``tries`` times in all, none
+        begun ``deadline_s`` after the first (the last error raised: an MCP tool call
+        answers, a long reader waits); any other error is raised."""
         backoff = self._backoff()
-        tried = 0
+        tried, started = 0, self._clock()
         while True:
             try:
                 result = await call()
@@ -150,6 +155,8 @@ class Reconnect:
                 self.outage.lost(exc)
                 tried += 1
                 if self.tries is not None and tried >= self.tries:
+                    raise
+                if self.deadline_s is not None and self._clock() - started >= self.deadline_s:
                     raise
                 await backoff.sleep()
                 continue

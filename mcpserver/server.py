@@ -103,12 +103,18 @@ def _refused(text: str) -> CallToolResult:
 # restart, CLIENT KILL, a timeout) fails its next command once, and every tool only
 # reads, so trying it again is safe; a Redis that stays away is the tool's error.
 TOOL_TRIES = 3
+# No try begins this long after a tool call's first: a Redis that is frozen (SIGSTOP, a
+# full disk) times each try out (the client's socket timeout, 10 s), and three of them
+# made an agent wait 30 s for the one line.
+TOOL_RETRY_DEADLINE_S = 2.0
 
 
 def tool_calls() -> Reconnect:
     """How one server makes its tool calls: through an outage, :data:`TOOL_TRIES` at most;
     the outage goes to the log (``-v``), its one line being each tool's error."""
-    return Reconnect(Outage("invcrawl mcp", log.info), tries=TOOL_TRIES)
+    return Reconnect(
+        Outage("invcrawl mcp", log.info), tries=TOOL_TRIES, deadline_s=TOOL_RETRY_DEADLINE_S
+    )
 
 
 async def _answer(

@@ -108,3 +108,23 @@ def test_reconnect_with_tries_raises_the_last_transient_error() -> None:
     made.clear()
     assert asyncio.run(bounded.call(counted(ConnectionError("x"), ConnectionError("y"), 7))) == 7
     assert len(made) == 3 and not bounded.outage.down
+
+
+def test_reconnect_with_a_deadline_begins_no_try_after_it() -> None:
+    """A frozen Redis times each try out: past ``deadline_s`` from the first try's start,
+    the error is raised instead of a further try (mcpserver/server.py: 10 s, not 30)."""
+    now = [0.0]
+    made: list[float] = []
+
+    async def frozen() -> Any:
+        made.append(now[0])
+        now[0] += 10.0  # the client's socket timeout
+        raise TimeoutError("Timeout reading from socket")
+
+    bounded = Reconnect(Outage("r", lambda _: None), lambda: Backoff(first=0.001), tries=3,
+                        deadline_s=2.0, clock=lambda: now[0])  # fmt: skip
+    with pytest.raises(TimeoutError):
+        asyncio.run(bounded.call(frozen))
+    assert made == [0.0]
+    quick = calls(ConnectionError("dropped"), 5)  # a dropped connection: tried again
+    assert asyncio.run(bounded.call(quick)) == 5
