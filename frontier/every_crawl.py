@@ -24,9 +24,9 @@ from typing import Any
 from invcrawl.frontier.admin import dead_tasks, redrive
 from invcrawl.frontier.changes import read_changes
 from invcrawl.frontier.export import HistoryTrimmed, iter_latest
-from invcrawl.frontier.reconnect import Note, reconnect
 from invcrawl.frontier.report import coverage
 from invcrawl.frontier.retention import entry_before, trimmed_before
+from invcrawl.frontier.retry import Note, reconnect
 from invcrawl.frontier.session import Frontier
 
 START = "0-0"

@@ -6,7 +6,7 @@ acknowledged (at-least-once across a killed follower: deduplicate by ``key`` +
 
 A running follower loses and repeats nothing whatever Redis does meanwhile:
 
-* **Redis restarts or drops the connection** (``frontier/reconnect.py``): every call is
+* **Redis restarts or drops the connection** (``frontier/retry.py``): every call is
   tried again with backoff. A read whose reply was lost may have delivered its entries
   to this follower all the same, so after any error the follower reads its own pending
   entries first (``XREADGROUP ... 0``), then new ones; an acknowledgement is tried again
@@ -36,8 +36,8 @@ import time
 
 from redis.exceptions import ResponseError
 
-from invcrawl.frontier.reconnect import Note, Reconnect, reconnect
 from invcrawl.frontier.retention import retains_all, trim_exported
+from invcrawl.frontier.retry import Note, Retry, reconnect
 from invcrawl.frontier.session import CrawlSession
 from invcrawl.frontier.stream import (
     StreamEntry,
@@ -79,7 +79,7 @@ class GroupReader:
         group: str,
         block_ms: int = 1000,
         *,
-        reconnect_with: Reconnect | None = None,
+        reconnect_with: Retry | None = None,
         note: Note | None = None,
     ) -> None:
         self.session = session

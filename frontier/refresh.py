@@ -20,7 +20,7 @@ from redis.client import NEVER_DECODE
 
 from invcrawl.common.items import key_digest
 from invcrawl.common.search.postings import record_bucket
-from invcrawl.common.tasks import Task
+from invcrawl.common.tasks import Task, TaskStatus
 from invcrawl.common.validators import conditional_headers, decode_validators
 from invcrawl.frontier.connection import fresh_frontier
 from invcrawl.frontier.scripts import KeyIndex
@@ -104,7 +104,7 @@ class Refresh:
             batch = tasks[start : start + VALIDATOR_BATCH]
             stored = await self._redis.hmget(self.keys.pages, [t.id for t in batch])
             for task, value in zip(batch, stored, strict=True):
-                v = decode_validators(value) if task.status == "fetch" else None
+                v = decode_validators(value) if task.status == TaskStatus.FETCH else None
                 out.append(
                     replace(task, validators=v) if v and v.entries == task.entries_digest else task
                 )

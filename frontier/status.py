@@ -15,14 +15,14 @@ Each returns its typed model (``frontier/summary.py``: :class:`CrawlSummary`,
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from invcrawl.common.items import ItemLayout
-from invcrawl.common.search.postings import stored_term_logs
 from invcrawl.common.sharding import slot_for
 from invcrawl.frontier.admin import dead_tasks
 from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.frontier.meta import CrawlMeta
 from invcrawl.frontier.retention import history
 from invcrawl.frontier.session import CrawlNotFound, CrawlSession, Frontier
 from invcrawl.frontier.summary import CrawlStatus, CrawlSummary, FleetStatus
@@ -105,8 +105,7 @@ async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> CrawlSt
     now = await session.server_ms()
     summary = await crawl_summary(session, now)
     meta = await session.meta()
-    slots = int(meta.get("slots") or 0)
-    max_slots = int(meta.get("max_slots") or slots)
+    slots, max_slots = meta.slots, meta.max_slots
     pipe = session._redis.pipeline(transaction=False)
     pipe.xlen(k.items)
     pipe.zrange(k.consumers, 0, -1, withscores=True)
@@ -152,10 +151,10 @@ async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> CrawlSt
     )
 
 
-def layout_of(meta: Mapping[str, str]) -> ItemLayout:
-    """A crawl's dedup buckets and term logs from its meta (0 buckets: none yet)."""
-    buckets = int(meta.get("buckets") or 0)
-    return ItemLayout(buckets, stored_term_logs(meta.get("term_logs"), buckets))
+def layout_of(meta: CrawlMeta) -> ItemLayout:
+    """A crawl's dedup buckets and term logs from its meta (0 buckets: not opened, no
+    keys to measure)."""
+    return ItemLayout(meta.buckets if meta.opened else 0, meta.term_logs)
 
 
 SAMPLED_KEYS = 8  # of each family of many keys: their mean, times their count

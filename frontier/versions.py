@@ -21,11 +21,11 @@ from typing import Any, cast
 
 import orjson
 
-from invcrawl.common.apidiff.versions import matches, parse_ref, version_key
+from invcrawl.common.apidiff.order import matches, parse_ref, version_key
 from invcrawl.common.items import Item, key_digest
-from invcrawl.common.search.postings import stored_term_logs
 from invcrawl.common.search.selection import listing
 from invcrawl.frontier.export import HistoryTrimmed, all_entries, iter_latest
+from invcrawl.frontier.meta import CrawlMeta
 from invcrawl.frontier.retention import trimmed_before
 from invcrawl.frontier.session import CrawlNotFound, CrawlSession, Frontier
 from invcrawl.frontier.stream import StreamEntry
@@ -62,8 +62,9 @@ class CrawlVersion:
     crawled_at: int | None  # ms: the last refresh, else the end of the first crawl
     site: str
     error: str = ""  # why its producer failed (a failed crawl)
-    buckets: int = 0  # of its dedup hashes (frontier/keys.py: isum)
+    buckets: int = 1  # of its dedup hashes (frontier/keys.py: isum; frontier/meta.py)
     term_logs: int = 1  # of its search index (common/search/postings.py)
+    created_at: int = 0  # ms: when this Redis first opened it (not a value the site chose)
 
     @property
     def failed(self) -> bool:
@@ -94,22 +95,23 @@ async def crawl_versions(frontier: Frontier) -> list[CrawlVersion]:
     rows = await pipe.execute()
     out = []
     for crawl_id, row in zip(crawls, rows, strict=True):
-        meta = dict(zip(_FIELDS, row, strict=True))
-        if meta["state"] is None and meta["site"] is None:
+        meta = CrawlMeta.decode(dict(zip(_FIELDS, row, strict=True)))
+        if meta.state is None and meta.site is None:
             continue  # listed, but its meta is gone
-        crawled = int(meta["refreshed_at"] or 0) or int(meta["finished_at"] or 0)
+        crawled = meta.refreshed_at or meta.finished_at
         out.append(
             CrawlVersion(
                 crawl_id,
-                meta["project"] or "",
-                meta["version"] or "",
-                meta["state"] or "",
-                int(meta["entries"] or 0),
+                meta.project or "",
+                meta.version or "",
+                meta.state.value if meta.state else "",
+                meta.entries,
                 crawled or None,
-                meta["site"] or "",
-                meta["error"] or "",
-                int(meta["buckets"] or 0),
-                stored_term_logs(meta["term_logs"], int(meta["buckets"] or 0)),
+                meta.site or "",
+                meta.error or "",
+                meta.buckets,
+                meta.term_logs,
+                meta.created_at,
             )
         )
     return out
@@ -222,7 +224,7 @@ async def projects_holding(
     pipelined ``HEXISTS`` per crawl on the dedup hash of the key's bucket (its 48-bit
     digest, ``common/items.key_digest``; a tombstone removes it), no stream read.
     ``crawls``: those of :func:`crawl_versions`, if already read."""
-    candidates = [c for c in versions_only(crawls or await crawl_versions(frontier)) if c.buckets]
+    candidates = versions_only(crawls or await crawl_versions(frontier))
     if not candidates:
         return []
     pipe = frontier._redis.pipeline(transaction=False)

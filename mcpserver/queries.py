@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from invcrawl.common.apidiff import diff_all
-from invcrawl.common.apidiff.versions import history_steps, summary_of
+from invcrawl.common.apidiff.order import history_steps, summary_of
 from invcrawl.common.search.selection import SelectionError, match_project, select_version
 from invcrawl.frontier import search
 from invcrawl.frontier.changes import read_changes
@@ -267,18 +267,22 @@ async def search_symbols(
     max_chars: int = DEFAULT_MAX_CHARS,
 ) -> Answer:
     try:
-        hits = await search.search_symbols(
+        answer = await search.search_answer(
             redis, query, project=project, version=version, kind=kind, limit=limit
         )
     except ValueError as exc:  # SelectionError included
         raise ToolInputError(str(exc)) from None
-    results = [h.to_json() for h in hits]
+    hits = answer.hits
     top = ", ".join(
         f"{shown(h.name, 60)} ({shown(h.role, 20)}, {shown(h.project, 30)} {shown(h.version, 20)})"
         for h in hits[:5]
     )
     text = f"{plural(len(hits), 'result')} for {shown(query)}" + (f": {top}" if top else "")
-    return fit_list({"query": query, "results": results}, "results", max_chars), text
+    if answer.no_good_match:
+        text = f"no good match for {shown(query)}: nothing clears the relevance floor"
+    if answer.note:
+        text += f" ({answer.note})"
+    return fit_list(answer.to_json(query), "results", max_chars), text
 
 
 async def get_symbol(
@@ -312,6 +316,9 @@ async def get_symbol(
             + (f"; cut to {max_chars:,} characters: {', '.join(cut)} (read on with field and "
                "offset)" if cut else "")
         )  # fmt: skip
+        for field_name, words in (("inherited_from", "inherited from"), ("alias_of", "alias of")):
+            if item.get(field_name):
+                text += f" ({words} {shown(item[field_name])})"
         return answer, text
     named = [c for c in found.candidates if _names(name, c)]
     if named:  # several symbols by that name: which one is meant

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
@@ -20,7 +21,7 @@ from pydantic import Field
 from redis.exceptions import NoPermissionError, RedisError
 
 from invcrawl.frontier.connection import Client, connect, is_transient
-from invcrawl.frontier.reconnect import Outage, Reconnect
+from invcrawl.frontier.retry import GaveUp, Outage, Retry
 from invcrawl.frontier.session import Frontier
 from invcrawl.mcpserver import queries
 from invcrawl.mcpserver.bounded import DEFAULT_MAX_CHARS, LEAST_MAX_CHARS, MOST_MAX_CHARS, size
@@ -98,7 +99,7 @@ def _refused(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=neutralise(text))], is_error=True)
 
 
-# Tries of a tool call whose Redis call failed on an outage (frontier/reconnect.py's
+# Tries of a tool call whose Redis call failed on an outage (frontier/retry.py's
 # policy: 0.1 s, then 0.2 s between them, jittered): a connection Redis dropped (a
 # restart, CLIENT KILL, a timeout) fails its next command once, and every tool only
 # reads, so trying it again is safe; a Redis that stays away is the tool's error.
@@ -109,30 +110,39 @@ TOOL_TRIES = 3
 TOOL_RETRY_DEADLINE_S = 2.0
 
 
-def tool_calls() -> Reconnect:
+def tool_calls() -> Retry:
     """How one server makes its tool calls: through an outage, :data:`TOOL_TRIES` at most;
     the outage goes to the log (``-v``), its one line being each tool's error."""
-    return Reconnect(
-        Outage("invcrawl mcp", log.info), tries=TOOL_TRIES, deadline_s=TOOL_RETRY_DEADLINE_S
-    )
+    return Retry(Outage("invcrawl mcp", log.info), tries=TOOL_TRIES)
 
 
 async def _answer(
-    calls: Reconnect, tool: str, job: Callable[[], Awaitable[queries.Answer]]
+    calls: Retry, tool: str, job: Callable[[], Awaitable[queries.Answer]]
 ) -> CallToolResult:
-    """Check a tool's arguments and run its query (``job`` does both) through ``calls``:
-    a refusal, and Redis's, is the tool's error, one line."""
+    """Check a tool's arguments and run its query (``job`` does both) through ``calls``,
+    no try begun :data:`TOOL_RETRY_DEADLINE_S` after the first: a refusal, and Redis's,
+    is the tool's error, one line."""
     try:
-        return _result(tool, await calls.call(job))
+        policy = calls.but(deadline=time.monotonic() + TOOL_RETRY_DEADLINE_S)
+        return _result(tool, await policy.call(job))
     except ToolInputError as exc:
         return _refused(str(exc))
-    except NoPermissionError as exc:
-        return _refused(f"Redis refused a command to this user: {mask_secrets(str(exc))}")
+    except GaveUp as exc:  # past the deadline: the last error says why
+        cause = exc.__cause__
+        if isinstance(cause, (RedisError, OSError)):
+            return _redis_refusal(cause)
+        return _refused(f"Redis did not answer: {exc}; try again")
     except (RedisError, OSError) as exc:
-        if isinstance(exc, RedisError):
-            what = "did not answer" if is_transient(exc) else "failed"
-            return _refused(f"Redis {what}: {one_line(mask_secrets(str(exc)))}; try again")
-        return _refused(f"Redis did not answer: {exc.strerror or exc}; try again")
+        return _redis_refusal(exc)
+
+
+def _redis_refusal(exc: RedisError | OSError) -> CallToolResult:
+    if isinstance(exc, NoPermissionError):
+        return _refused(f"Redis refused a command to this user: {mask_secrets(str(exc))}")
+    if isinstance(exc, RedisError):
+        what = "did not answer" if is_transient(exc) else "failed"
+        return _refused(f"Redis {what}: {one_line(mask_secrets(str(exc)))}; try again")
+    return _refused(f"Redis did not answer: {exc.strerror or exc}; try again")
 
 
 async def one_line_errors(

@@ -59,6 +59,7 @@ class Config:
     kind: str | None = None
     limit: int = 10
     reindex: bool = False
+    explain: bool = False
     project: str | None = None  # None: the inventory's (or what an earlier run was given)
     version: str | None = None
     markdown: bool = False
@@ -113,7 +114,7 @@ class Config:
     mcp_max_chars: int = 40_000  # mcpserver/bounded.DEFAULT_MAX_CHARS
     refresh: bool = False
     force: bool = False
-    every: float | str | None = None  # seconds, or "auto" (common/cadence.py)
+    every: float | str | None = None  # seconds, or "auto" (common/refresh_interval.py)
     refresh_min: float = 3600.0
     refresh_max: float = 7 * 86400.0
     since: str | None = None

@@ -20,6 +20,7 @@ _REDIS = frozenset(c.name for c in COMMANDS if c.redis)
 _CRAWLERS = frozenset(c.name for c in COMMANDS if c.crawls)
 _RUNNERS = frozenset({"crawl", "produce", "consume"})  # deliver pages: leases, retries
 _FLEET_READERS = ("export", "changes", "report", "dlq")  # every crawl, or --crawl-id
+_WRITERS = _RUNNERS | {"redis"}  # write crawls to Redis (the others read, or edit a little)
 
 
 # -- the options -----------------------------------------------------------------------
@@ -249,6 +250,14 @@ OPTIONS: tuple[Option, ...] = (
         switch=True,
     ),
     Option(
+        "explain",
+        values.boolean,
+        "say under each result why it matched: its name tier, or the words it has, its "
+        "lexical and semantic ranks and its priors",
+        frozenset({"search"}),
+        switch=True,
+    ),
+    Option(
         "limit",
         values.positive_int,
         "how many results at most (1 to 100)",
@@ -465,8 +474,9 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "fsync",
         values.choice("always", "everysec"),
-        "embedded Redis appendfsync policy",
-        _REDIS,
+        "embedded Redis appendfsync policy, when this command starts it (a command "
+        "without this flag starts it with always)",
+        _WRITERS,
         metavar="always|everysec",
     ),
     Option(
@@ -739,7 +749,7 @@ OPTIONS: tuple[Option, ...] = (
         values.choice("DEBUG", "INFO", "WARNING", "ERROR"),
         "log level of the Scrapy processes (crawl: their files under DATA_DIR/logs/; -v and "
         "-q set what the terminal shows)",
-        COMMAND_NAMES,
+        _CRAWLERS | {"inventory"},
         metavar="LEVEL",
         inherited=True,
     ),
@@ -857,3 +867,9 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 OPTIONS_BY_NAME = {o.name: o for o in OPTIONS}
+# Where the crawls are: ``--help`` shows these under a group of their own, apart from
+# what the command does.
+REDIS_CONNECTION = frozenset(
+    {"redis", "redis_cluster", "redis_wait", "redis_ca", "redis_cert", "redis_key", "data_dir"}
+    | {"fsync"}
+)

@@ -20,7 +20,7 @@ from invcrawl.frontier.every_crawl import (
     read_all_changes,
 )
 from invcrawl.frontier.export import HistoryTrimmed
-from invcrawl.frontier.reconnect import Calls, Once, reconnect
+from invcrawl.frontier.retry import Calls, Once, reconnect
 from invcrawl.frontier.session import Frontier
 from invcrawl.frontier.status import FLEET_PAGE, status_view
 from invcrawl.frontier.versions import resolve_ref

@@ -24,8 +24,8 @@ from typing import Any, TypeVar
 
 from invcrawl import terminal
 from invcrawl.common.apidiff import SymbolDiff, diff_all
+from invcrawl.common.apidiff.order import Step, history_steps, summary_of
 from invcrawl.common.apidiff.render import Style, describe, markdown, summary
-from invcrawl.common.apidiff.versions import Step, history_steps, summary_of
 from invcrawl.common.items import Item
 from invcrawl.common.settings.config import Config, ConfigError
 from invcrawl.errors import EXIT_OK, UsageError, UserError

@@ -156,7 +156,7 @@ def test_any_characters_parse_or_refuse_cleanly(text: str) -> None:
 def test_pattern_characters_are_plain_text(query: str) -> None:
     ranked = rank(parse_query(query), "json.dumps", "Serialize obj.", "function")
     # "json.*" is no glob: it finds json.dumps by its token json only
-    assert ranked is None or ranked.tier is Tier.TOKENS
+    assert ranked is None or ranked.tier is Tier.TEXT
 
 
 @pytest.mark.parametrize("limit", [0, -1, 101, 10**9, True, "5", 2.5])
@@ -181,10 +181,16 @@ def test_tiers() -> None:
     assert _tier("sessions.Session", "requests.sessions.Session") is Tier.LAST
     assert _tier("Sess", "requests.Session") is Tier.PREFIX
     assert _tier("requests.Sess", "requests.Session") is Tier.PREFIX
-    assert _tier("setting", "requests.sessions.merge_setting") is Tier.TOKENS
-    assert _tier("serialize json", "json.dumps", "Serialize obj to JSON.") is Tier.TOKENS
-    assert _tier("serialize object", "json.dumps", "Serialize obj to JSON.") is Tier.SUMMARY
+    assert _tier("setting", "requests.sessions.merge_setting") is Tier.TEXT
+    assert _tier("serialize json", "json.dumps", "Serialize obj to JSON.") is Tier.TEXT
+    assert _tier("serialize object", "json.dumps", "Serialize obj to JSON.") is Tier.TEXT
     assert _tier("nothing", "json.dumps", "Serialize obj to JSON.") is None
+    # a typo of a last component (one edit, two from 8 letters on; none under 4)
+    assert _tier("Sesion", "requests.Session") is Tier.FUZZY
+    assert _tier("Sesison", "requests.Session") is Tier.FUZZY  # a swap is one edit
+    assert _tier("Sessoinx", "requests.Session") is Tier.FUZZY
+    assert _tier("Sxsxon", "requests.Session") is None
+    assert _tier("Sesn", "requests.Session") is None
 
 
 def test_exact_case_and_current_symbols_first_within_a_tier() -> None:

@@ -9,7 +9,7 @@ Whether a round found changes is read from the crawl's item counters (``items_ne
 noted in ``refresh_base`` before the round starts (:func:`begin_round`) and compared
 once it is over (:func:`schedule_next`). The note survives the scheduler: one that was
 stopped mid-round measures the round when it runs again. The interval logic itself is
-pure, in ``common/rounds.py`` and ``common/cadence.py``.
+pure, in ``common/rounds.py`` and ``common/refresh_interval.py``.
 """
 
 from __future__ import annotations

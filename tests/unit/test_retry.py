@@ -1,6 +1,7 @@
-"""The reconnecting mechanism every long-running reader shares (frontier/reconnect.py):
-its waits are bounded and jittered, an outage is said in one line however many calls it
-cuts, and only the errors that mean "Redis is unreachable" are ridden out."""
+"""The one retry policy every process shares (frontier/retry.py): its waits are bounded
+and jittered, an outage is said in one line however many calls it cuts, only the errors
+that mean "Redis is unreachable" are ridden out, and each option (tries, deadline, give
+up when stopping) stops where it says."""
 
 from __future__ import annotations
 
@@ -11,21 +12,31 @@ from typing import Any
 import pytest
 from redis.exceptions import BusyLoadingError, ConnectionError, NoPermissionError, ResponseError
 
-from invcrawl.frontier.reconnect import MAX_WAIT_S, Backoff, Outage, Reconnect, reason
+from invcrawl.frontier.retry import (
+    MAX_WAIT_S,
+    PAST_DEADLINE,
+    STOPPING,
+    GaveUp,
+    Outage,
+    Outages,
+    Retry,
+    RetryWaits,
+    reason,
+)
 
 
 def test_backoff_doubles_to_its_cap_within_its_jitter() -> None:
     for draw in (0.0, 0.5, 1.0):
-        backoff = Backoff(first=0.1, cap=5.0, jitter=0.25, rng=lambda draw=draw: draw)
+        backoff = RetryWaits(first=0.1, cap=5.0, jitter=0.25, rng=lambda draw=draw: draw)
         waits = [backoff.next() for _ in range(12)]
         nominal = [min(0.1 * 2**i, 5.0) for i in range(12)]
         for wait, base in zip(waits, nominal, strict=True):
             assert base * 0.75 - 1e-9 <= wait <= min(base * 1.25, 5.0) + 1e-9
         assert max(waits) <= MAX_WAIT_S
     # jittered: two processes cut off together do not come back in lockstep
-    low, high = Backoff(rng=lambda: 0.0).next(), Backoff(rng=lambda: 1.0).next()
+    low, high = RetryWaits(rng=lambda: 0.0).next(), RetryWaits(rng=lambda: 1.0).next()
     assert (low, high) == (pytest.approx(0.075), pytest.approx(0.125))
-    backoff = Backoff(rng=lambda: 0.5)
+    backoff = RetryWaits(rng=lambda: 0.5)
     for _ in range(10):
         backoff.next()
     backoff.reset()
@@ -75,7 +86,7 @@ def calls(*outcomes: Any) -> Callable[[], Awaitable[Any]]:
 
 def test_reconnect_rides_out_transient_errors_only() -> None:
     said: list[str] = []
-    quick = Reconnect(Outage("r", said.append), lambda: Backoff(first=0.001, cap=0.002))
+    quick = Retry(Outage("r", said.append), waits=lambda: RetryWaits(first=0.001, cap=0.002))
     loading = ResponseError("LOADING Redis is loading the dataset in memory")
     flaky = calls(ConnectionError("down"), BusyLoadingError("loading"), loading, 42)
     assert asyncio.run(quick.call(flaky)) == 42
@@ -86,45 +97,44 @@ def test_reconnect_rides_out_transient_errors_only() -> None:
         asyncio.run(quick.call(calls(ResponseError("NOGROUP No such key"))))
 
 
-def test_reconnect_with_tries_raises_the_last_transient_error() -> None:
-    """A tool call's policy (mcpserver/server.py): at most ``tries`` calls, the last
-    transient error raised; a success within them returns as before."""
-    made: list[int] = []
-
-    def counted(*outcomes: Any) -> Callable[[], Awaitable[Any]]:
-        inner = calls(*outcomes)
-
-        def call() -> Awaitable[Any]:
-            made.append(1)
-            return inner()
-
-        return call
-
-    bounded = Reconnect(Outage("r", lambda _: None), lambda: Backoff(first=0.001), tries=3)
-    down = [ConnectionError(f"down {n}") for n in range(5)]
-    with pytest.raises(ConnectionError, match=r"^down 2$"):
-        asyncio.run(bounded.call(counted(*down)))
-    assert len(made) == 3 and bounded.outage.down
-    made.clear()
-    assert asyncio.run(bounded.call(counted(ConnectionError("x"), ConnectionError("y"), 7))) == 7
-    assert len(made) == 3 and not bounded.outage.down
+QUICK = {"waits": lambda: RetryWaits(first=0.001, cap=0.002)}
 
 
-def test_reconnect_with_a_deadline_begins_no_try_after_it() -> None:
-    """A frozen Redis times each try out: past ``deadline_s`` from the first try's start,
-    the error is raised instead of a further try (mcpserver/server.py: 10 s, not 30)."""
-    now = [0.0]
-    made: list[float] = []
+def test_bounded_tries_raise_the_last_error() -> None:
+    tool = Retry(tries=3, **QUICK)
+    errors: list[BaseException] = []
+    third = ConnectionError("third")
+    with pytest.raises(ConnectionError) as raised:
+        asyncio.run(
+            tool.but(on_error=errors.append).call(
+                calls(ConnectionError("1"), ConnectionError("2"), third, 42)
+            )
+        )
+    assert raised.value is third and len(errors) == 3
+    assert asyncio.run(tool.call(calls(ConnectionError("1"), 42))) == 42
 
-    async def frozen() -> Any:
-        made.append(now[0])
-        now[0] += 10.0  # the client's socket timeout
-        raise TimeoutError("Timeout reading from socket")
 
-    bounded = Reconnect(Outage("r", lambda _: None), lambda: Backoff(first=0.001), tries=3,
-                        deadline_s=2.0, clock=lambda: now[0])  # fmt: skip
-    with pytest.raises(TimeoutError):
-        asyncio.run(bounded.call(frozen))
-    assert made == [0.0]
-    quick = calls(ConnectionError("dropped"), 5)  # a dropped connection: tried again
-    assert asyncio.run(bounded.call(quick)) == 5
+def test_a_deadline_or_a_stop_gives_up_and_says_why() -> None:
+    past = Retry(deadline=0.0, **QUICK)  # time.monotonic() is past it already
+    down = ConnectionError("down")
+    with pytest.raises(GaveUp, match=PAST_DEADLINE) as gave_up:
+        asyncio.run(past.call(calls(down, 42)))
+    assert gave_up.value.__cause__ is down
+    stops = iter([False, True])
+    stopping = Retry(give_up=lambda: next(stops), **QUICK)
+    with pytest.raises(GaveUp, match=STOPPING):
+        asyncio.run(stopping.call(calls(down, down, down, 42)))
+    # a policy never told to give up rides the errors out
+    assert asyncio.run(Retry(**QUICK).call(calls(down, down, 42))) == 42
+
+
+def test_the_consumers_calls_give_up_only_where_allowed() -> None:
+    stats: list[tuple[str, int]] = []
+    stopping = [True]
+    outages = Outages(lambda name, n: stats.append((name, n)), lambda: stopping[0])
+    outages._retry = outages._retry.but(**QUICK)
+    down = ConnectionError("down")
+    assert asyncio.run(outages.call(calls(down, 42), give_up_when_stopping=True)) is None
+    assert asyncio.run(outages.call(calls(down, 42))) == 42  # stopping, but not allowed
+    assert asyncio.run(outages.call(calls(down, 42), deadline=0.0)) is None
+    assert stats == [("invcrawl/redis_outages", 1)]  # one outage, said and counted once
