@@ -329,6 +329,15 @@ async def get_symbol(
         answer = {**where, "candidates": [c.to_json() for c in named]}
         return fit_list(answer, "candidates", max_chars), text
     close = _close(name, found.candidates)
+    tail = name.strip().rpartition(".")[2].rpartition(":")[2]
+    if not close and tail:  # the name's last component alone finds a misspelt one
+        try:
+            nearby = await search.search_answer(
+                redis, tail, project=project, version=version, limit=20
+            )
+        except ValueError:
+            nearby = None
+        close = _close(name, nearby.hits) if nearby else []
     scope = f"{shown(found.project)} {shown(found.version)}" if found.project else "any project"
     raise ToolInputError(
         f"no symbol {shown(name)} in {scope}"

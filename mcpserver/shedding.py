@@ -85,24 +85,28 @@ class SheddingProtocol(H11Protocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._address: str | None = None  # counted in open_by_client
+        self._address: str | None = None  # admitted: counted in open_by_client
         self._headers_due: asyncio.TimerHandle | None = None
         self._body_due: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._address = self.client[0] if self.client else ""
-        self.open_by_client[self._address] += 1
-        if self.open_by_client[self._address] > self.limits.per_client:
+        address = self.client[0] if self.client else ""
+        # Only admitted connections count: one being shed is gone a moment later, and a
+        # batch of them must not make the caps shed another address's (len(connections)
+        # counted them).
+        if self.open_by_client[address] >= self.limits.per_client:
             self._shed(503, "Service Unavailable", "too many open connections from this address")
-        elif len(self.connections) > self.limits.total:
+        elif self.open_by_client.total() >= self.limits.total:
             self._shed(503, "Service Unavailable", "too many open connections")
         else:
+            self._address = address
+            self.open_by_client[address] += 1
             self._watch()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel()
-        if self._address is not None:
+        if self._address is not None:  # admitted
             self.open_by_client[self._address] -= 1
             if self.open_by_client[self._address] <= 0:
                 del self.open_by_client[self._address]

@@ -91,7 +91,7 @@ class StaticModel:
             for word in words:
                 found = self._rows(word)
                 rows.extend(found)
-                scale.extend([1.0 / len(found)] * len(found))
+                scale.extend([1.0 / len(found)] * len(found) if found else ())  # no piece known
         if not rows:
             return [None] * len(texts)
         weighted = self.vectors[rows] * np.asarray(scale, dtype=np.float32)[:, None]
