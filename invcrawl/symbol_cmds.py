@@ -88,9 +88,13 @@ def cmd_search(config: Config) -> int:
 
 
 def _item_text(item: dict[str, Any], where: str) -> str:
+    """A symbol for the terminal: its signature and URL, each parameter with its type,
+    default and description, returns and raises with theirs, then its doc as written
+    (``doc_markdown``: paragraphs, lists and code blocks kept; ``doc``, one paragraph,
+    where an older item has none)."""
     lines = [f"{safe(item.get('name'))}  ({safe(item.get('key'))}, {where})"]
     if item.get("signature"):
-        lines.append(f"  {safe(item['signature'])}")
+        lines += [f"  {safe(line)}" for line in str(item["signature"]).splitlines()]
     if item.get("url"):
         lines.append(f"  {safe(item['url'])}")
     for param in item.get("params") or []:
@@ -98,15 +102,20 @@ def _item_text(item: dict[str, Any], where: str) -> str:
         type_ = f": {safe(param.get('type'))}" if param.get("type") else ""
         default = f" = {safe(param.get('default'))}" if param.get("default") else ""
         lines.append(f"  param {safe(param.get('name'))}{type_}{default}{kind}")
+        if param.get("description"):
+            lines.append(f"      {safe(param['description'])}")
     for name in ("returns", "raises"):
         for value in item.get(name) or []:
-            text = (
-                value.get("type") or value.get("description") if isinstance(value, dict) else value
-            )
-            lines.append(f"  {name} {safe(text)}")
-    doc = str(item.get("doc") or "")
+            if not isinstance(value, dict):
+                lines.append(f"  {name} {safe(value)}")
+                continue
+            head = " ".join(safe(value[k]) for k in ("name", "type") if value.get(k))
+            described = safe(value.get("description")) if value.get("description") else ""
+            lines.append(f"  {name} {head}: {described}" if head and described else
+                         f"  {name} {head or described}")  # fmt: skip
+    doc = str(item.get("doc_markdown") or item.get("doc") or "")
     if doc:
-        lines += ["", terminal_safe(doc)]
+        lines += ["", terminal_safe(doc.strip("\n"))]
     return "\n".join(lines)
 
 
