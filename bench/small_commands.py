@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
             used = int(client.info("memory")["used_memory"])
             client.close()
         finally:
-            keeper.send_signal(signal.SIGINT)
+            keeper.send_signal(signal.SIGTERM)  # (SIGINT: ignored under a background shell)
             keeper.wait(60)
         wait_gone(data)
         print(f"2. cold ({used / 1e6:.0f} MB in Redis)")
