@@ -17,13 +17,14 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 SITE = Path("/usr/share/doc/sphinx-doc/html")
 NUMBER = r"\d+\.\d+"
 ROWS = [
-    rf"^  search toctree\s+{NUMBER} s median\s+{NUMBER} s max$",
+    rf"^  search toctree\s+{NUMBER} s median\s+{NUMBER} s max\s+{NUMBER} s CPU$",
     rf"^  show toctree\s+{NUMBER} s median",
     rf"^  versions\s+{NUMBER} s median",
     r"^  AOF has an RDB preamble after the service stopped\s+True$",
     rf"^  versions, the embedded Redis starting\s+{NUMBER} s median",
     rf"^  load\s+{NUMBER} MB AOF of commands\s+{NUMBER} s$",
     rf"^  load\s+{NUMBER} MB AOF with an RDB preamble\s+{NUMBER} s$",
+    r"^  dead-lettered pages before the redrive\s+1$",
     rf"^  one redriven page \(dlq redrive \+ crawl\)\s+{NUMBER} s$",
 ]
 
