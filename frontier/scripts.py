@@ -7,7 +7,8 @@ Each script in ``frontier/lua`` binds its fixed ``KEYS`` to named locals at its 
 That line is the script's key contract: :class:`Scripts` reads the names from it, and
 callers pass the fixed keys *by name* (a missing or unknown name is a bug, raised at
 once), then any variable keys (per-slot queues, dedup buckets) in order. Every script is
-prepended with ``_prelude.lua`` (server time, the layout check). A caller whose slot
+prepended with ``_prelude.lua`` (server time, the layout check), itself after the
+``META_FIELDS`` table generated from ``frontier/meta.py``. A caller whose slot
 layout is stale gets one answer from every script, an error reply starting with
 ``STALE``, turned here into :class:`StaleLayout`.
 
@@ -25,8 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.client import NEVER_DECODE
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError, ResponseError
+
+from invcrawl.frontier.meta import lua_field_table
 
 LUA_DIR = Path(__file__).with_name("lua")
 PRELUDE = "_prelude"
@@ -63,7 +67,7 @@ def key_names(source: str) -> tuple[str, ...]:
 @cache
 def load(name: str) -> ScriptSource:
     body = (LUA_DIR / f"{name}.lua").read_text(encoding="utf-8")
-    prelude = (LUA_DIR / f"{PRELUDE}.lua").read_text(encoding="utf-8")
+    prelude = lua_field_table() + (LUA_DIR / f"{PRELUDE}.lua").read_text(encoding="utf-8")
     return ScriptSource(name, prelude + "\n" + body, key_names(body))
 
 
@@ -92,26 +96,40 @@ class Scripts:
         except ResponseError as exc:
             raise _error(exc) from None
 
-    async def run_many(self, calls: Sequence[ScriptCall]) -> list[Any]:
+    async def run_many(self, calls: Sequence[ScriptCall], *, raw: bool = False) -> list[Any]:
         """Several :meth:`run` calls in one pipelined round trip, not a transaction (each
         script is atomic on its own; on a Redis Cluster, one pipeline per shard); their
         replies in order. A script the server did not have yet (NOSCRIPT: not run) is
         then run alone, which loads it. An error reply is raised once every reply is
-        read (:class:`StaleLayout` for a stale layout)."""
-        if len(calls) == 1:
+        read (:class:`StaleLayout` for a stale layout). ``raw``: the replies' strings
+        as bytes, never decoded (a search's binary postings)."""
+        if len(calls) == 1 and not raw:
             return [await self.run(*calls[0])]
+        options = {NEVER_DECODE: True} if raw else {}
         pipe = self._redis.pipeline(transaction=False)
         for name, keys, args, more_keys in calls:
             registered, all_keys = self._prepare(name, keys, more_keys)
             # (redis-py's cluster pipeline refuses its evalsha method, not the command:
             # each call's keys are of one hash slot, which routes it)
-            pipe.execute_command("EVALSHA", registered.sha, len(all_keys), *all_keys, *args)
+            pipe.execute_command(
+                "EVALSHA", registered.sha, len(all_keys), *all_keys, *args, **options
+            )
         replies = await pipe.execute(raise_on_error=False) if calls else []
         out, error = [], None
         for call, sent in zip(calls, replies, strict=True):
             reply = sent
             if isinstance(sent, NoScriptError):
-                reply = await self.run(*call)
+                name, keys, args, more_keys = call
+                registered, all_keys = self._prepare(name, keys, more_keys)
+                source = registered.script
+                try:
+                    reply = await self._redis.execute_command(  # type: ignore[no-untyped-call]
+                        "EVAL", source, len(all_keys), *all_keys, *args, **options
+                    )
+                except ResponseError as exc:
+                    reply = exc
+                if isinstance(reply, ResponseError):
+                    error = error or _error(reply)
             elif isinstance(sent, ResponseError):
                 error = error or _error(sent)
             out.append(reply)

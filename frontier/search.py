@@ -4,49 +4,36 @@ server's ``search_symbols`` and ``get_symbol``). Reads only.
 Each crawl keeps a search index beside its items (``common/search/postings.py``,
 written by ``commit.lua``, its records dropped by ``tombstone.lua``). A search picks the
 crawls (each project's latest finished version unless a project or version is named:
-``common/search/selection.py``), then makes three pipelined round trips, whatever the
-number of crawls: the query's terms' postings (one ``search_lookup.lua`` call per crawl,
-or one ``GET`` per term log and crawl for a user without scripts), the
-records of the best candidates (``HGET``), their items (``XRANGE`` of one entry each).
-Every candidate is ranked again from its item (``common/search/ranking.py``), so a
-posting left by a changed or removed item never ranks it. No key is scanned.
+``common/search/selection.py``), asks each crawl's index for its best candidates under
+the query's terms and their neighbours in meaning (``frontier/search_pool.py``: one
+pipelined round trip whatever the number of crawls), reads the pool's items, and orders
+them (``common/search/fusion.py``: name tiers, then BM25F and the semantic ranker fused,
+priors, aliases once, projects spread). Every candidate is ranked again from its item, so
+a posting left by a changed or removed item never ranks it. No key is scanned.
 """
 
 from __future__ import annotations
 
-import hashlib
-import heapq
 import time
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import NoPermissionError, NoScriptError, ResponseError
 
 from invcrawl.common.items import key_digest
-from invcrawl.common.search.postings import (
-    fields_of,
-    postings_in,
-    record_bucket,
-    term_hash,
-    term_tag,
-)
+from invcrawl.common.search import fusion, semantic
+from invcrawl.common.search.fusion import Candidate, Result
 from invcrawl.common.search.ranking import (
-    NAME_WEIGHTS,
     LookupTerm,
     Query,
-    Ranked,
     SearchInputError,
     Tier,
     check_limit,
-    is_deprecated,
-    name_terms,
+    expansion_terms,
+    lookup_terms,
     parse_query,
-    rank,
-    term_weight,
-    word_terms,
 )
 from invcrawl.common.search.selection import (
     SelectionError,
@@ -57,28 +44,26 @@ from invcrawl.common.search.selection import (
     select_version,
 )
 from invcrawl.common.search.summary import first_sentence
-from invcrawl.common.search.terms import LAST
-from invcrawl.frontier.keys import CrawlKeys
-from invcrawl.frontier.scripts import KeyIndex, load
+from invcrawl.common.search.terms import stem
+from invcrawl.frontier.search_pool import pool, read_items
 from invcrawl.frontier.session import Frontier
-from invcrawl.frontier.stream import RAW, stream_entries
 from invcrawl.frontier.versions import CrawlVersion, by_project, crawl_versions, versions_only
 
 __all__ = [
+    "SearchAnswer",
     "SearchInputError",
     "SelectionError",
     "SymbolHit",
     "SymbolLookup",
     "get_symbol",
+    "search_answer",
     "search_symbols",
 ]
 
-CANDIDATES = 20  # candidates read and ranked from their items, at least
-PHRASE_CANDIDATES = 40  # for a phrase, whose rough scores tell less
-CANDIDATES_PER_RESULT = 2
+POOL = 80  # candidates read and ranked, whatever the limit (ranks never depend on it)
 KIND_FACTOR = 4  # more candidates when a kind filters them after reading
-MAX_CANDIDATES = 400
 CANDIDATES_SHOWN = 10  # of an ambiguous get_symbol
+EXPANDED_WORDS = 6  # query words whose neighbours in meaning are looked up, at most
 
 
 # The crawls' projects and versions (one HMGET per crawl: 660 crawls take ~20 ms) are
@@ -112,6 +97,9 @@ class SymbolHit:
     url: str
     summary: str
     score: float
+    signature: str = ""
+    also: tuple[str, ...] = ()  # the same symbol's other names (aliases, re-exports)
+    why: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -123,6 +111,27 @@ class SymbolHit:
             "url": self.url,
             "summary": self.summary,
             "score": round(self.score, 4),
+            "signature": self.signature,
+            "also": list(self.also),
+            "why": self.why,
+        }
+
+
+@dataclass(frozen=True)
+class SearchAnswer:
+    """A search's results, and what the caller should say about them."""
+
+    hits: list[SymbolHit]
+    rankers: list[str]  # ``lexical``, and ``semantic`` when the model is there
+    no_good_match: bool  # nothing cleared the relevance floor (or nothing was found)
+    note: str = ""  # why a ranker is off ('' when both run)
+
+    def to_json(self, query: str) -> dict[str, Any]:
+        return {
+            "query": query,
+            "results": [h.to_json() for h in self.hits],
+            "no_good_match": self.no_good_match,
+            "rankers": self.rankers,
         }
 
 
@@ -132,14 +141,6 @@ class SymbolLookup:
     candidates: list[SymbolHit]  # when it named several (or none: the nearest)
     project: str
     version: str
-
-
-@dataclass(frozen=True, slots=True)
-class _Found:
-    hit: SymbolHit
-    tier: Tier
-    item: dict[str, Any]
-    crawl: CrawlVersion
 
 
 def _split_key(key: str) -> tuple[str, str]:
@@ -182,140 +183,8 @@ def choose_crawls(
     return chosen
 
 
-async def _postings(redis: Redis, requests: Sequence[tuple[str, bytes]]) -> list[list[str]]:
-    """The item digests of each (term log, tag): every log read once, in one round trip."""
-    if not requests:
-        return []
-    logs = list(dict.fromkeys(log for log, _ in requests))
-    pipe = redis.pipeline(transaction=False)
-    for log in logs:
-        pipe.execute_command("GET", log, **RAW)
-    read = dict(zip(logs, await pipe.execute(), strict=True))
-    return [fields_of(postings_in(read[log] or b"", tag)) for log, tag in requests]
-
-
-# Clients whose Redis user may not run scripts (the ``reader`` of deploy/redis: no
-# EVALSHA): their lookups are plain GETs.
-_no_scripts: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
-_LOOKUP = load("search_lookup")
-_LOOKUP_SHA = hashlib.sha1(_LOOKUP.source.encode("utf-8")).hexdigest()
-
-
-async def _looked_up(
-    redis: Redis, calls: Sequence[tuple[list[str], list[Any]]]
-) -> list[list[bytes]] | None:
-    """``search_lookup.lua`` once per crawl (keys, args), pipelined: each crawl's
-    postings per term; None when this Redis user may not run scripts."""
-    pipe = redis.pipeline(transaction=False)
-    for keys, args in calls:
-        pipe.execute_command("EVALSHA", _LOOKUP_SHA, len(keys), *keys, *args, **RAW)
-    replies = await pipe.execute(raise_on_error=False)
-    out: list[list[bytes]] = []
-    for (keys, args), sent in zip(calls, replies, strict=True):
-        reply = sent
-        if isinstance(sent, NoScriptError):  # not loaded yet: EVAL loads it
-            reply = await redis.execute_command(  # type: ignore[no-untyped-call]
-                "EVAL", _LOOKUP.source, len(keys), *keys, *args, **RAW
-            )
-        if isinstance(reply, NoPermissionError) or (
-            isinstance(reply, ResponseError) and "NOPERM" in str(reply)
-        ):
-            _no_scripts[redis] = True
-            return None
-        if isinstance(reply, Exception):
-            raise reply
-        out.append(list(reply))
-    return out
-
-
-async def _scored(
-    redis: Redis,
-    terms: Sequence[LookupTerm],
-    crawls: Sequence[CrawlVersion],
-    scores: dict[tuple[int, str], float],
-) -> None:
-    """Adds each candidate's rough score under ``terms`` to ``scores``."""
-    if not terms:
-        return
-    hashes = [term_hash(term.term) for term in terms]
-    tags = [term_tag(term.term) for term in terms]
-    found: list[list[str]] | None = None
-    if not _no_scripts.get(redis):
-        calls = []
-        for crawl in crawls:
-            keys = CrawlKeys(crawl.crawl_id)
-            index = KeyIndex(1)
-            args: list[Any] = []
-            for digest, tag in zip(hashes, tags, strict=True):
-                args += [index.add(keys.search_log(digest % crawl.term_logs)), tag]
-            calls.append(([keys.meta, *index.keys], args))
-        replies = await _looked_up(redis, calls)
-        if replies is not None:
-            found = [
-                fields_of(postings) if postings else []
-                for per_crawl in replies
-                for postings in (per_crawl or [b""] * len(terms))
-            ]
-    if found is None:
-        requests = [
-            (CrawlKeys(crawl.crawl_id).search_log(digest % crawl.term_logs), tag)
-            for crawl in crawls
-            for digest, tag in zip(hashes, tags, strict=True)
-        ]
-        found = await _postings(redis, requests)
-    postings_of = iter(found)
-    for index_, crawl in enumerate(crawls):
-        for term in terms:
-            fields = next(postings_of)
-            if not fields:
-                continue
-            weight = term_weight(term.weight, len(fields), max(crawl.entries, 1))
-            for field in fields:
-                scores[(index_, field)] = scores.get((index_, field), 0.0) + weight
-
-
-async def _candidates(
-    redis: Redis, query: Query, crawls: Sequence[CrawlVersion], wanted: int, limit: int
-) -> list[tuple[CrawlVersion, str]]:
-    """The best ``wanted`` (crawl, item digest) pairs by their terms' rough weights: the
-    name tiers' terms first; the words' only when those found fewer than ``limit``
-    whole names or last components."""
-    scores: dict[tuple[int, str], float] = {}
-    await _scored(redis, name_terms(query), crawls, scores)
-    names = sum(1 for score in scores.values() if score >= NAME_WEIGHTS[LAST])
-    if names < limit:
-        await _scored(redis, word_terms(query), crawls, scores)
-    best = heapq.nsmallest(wanted, scores, key=lambda k: (-scores[k], k))
-    return [(crawls[index], field) for index, field in best]
-
-
-async def _items(
-    redis: Redis, candidates: Sequence[tuple[CrawlVersion, str]]
-) -> list[tuple[CrawlVersion, dict[str, Any]]]:
-    """The latest items of candidates (those still recorded and in their stream)."""
-    if not candidates:
-        return []
-    pipe = redis.pipeline(transaction=False)
-    for crawl, field in candidates:
-        keys = CrawlKeys(crawl.crawl_id)
-        pipe.hget(keys.search_record(record_bucket(field, crawl.buckets)), field)
-    entry_ids = await pipe.execute()
-    pipe = redis.pipeline(transaction=False)
-    wanted = []
-    for (crawl, _), entry_id in zip(candidates, entry_ids, strict=True):
-        if entry_id:
-            items = CrawlKeys(crawl.crawl_id).items
-            pipe.execute_command("XRANGE", items, entry_id, entry_id, **RAW)
-            wanted.append(crawl)
-    out = []
-    for crawl, reply in zip(wanted, await pipe.execute() if wanted else [], strict=True):
-        entries = stream_entries(reply)
-        if entries and not entries[0].removed:
-            out.append((crawl, entries[0].item()))
-    return out
-
-
-def _hit(crawl: CrawlVersion, item: dict[str, Any], ranked: Ranked, summary: str) -> SymbolHit:
+def _hit(crawl: CrawlVersion, result: Result) -> SymbolHit:
+    item = result.candidate.item
     return SymbolHit(
         key=str(item.get("key", "")),
         name=str(item.get("name", "")),
@@ -323,8 +192,11 @@ def _hit(crawl: CrawlVersion, item: dict[str, Any], ranked: Ranked, summary: str
         project=crawl.project,
         version=crawl.version,
         url=str(item.get("url") or ""),
-        summary=summary,
-        score=ranked.score,
+        summary=result.candidate.summary,
+        score=result.score,
+        signature=str(item.get("signature") or ""),
+        also=tuple(result.also),
+        why=result.why,
     )
 
 
@@ -336,37 +208,45 @@ def _kind_matches(kind: str | None, item: dict[str, Any]) -> bool:
     return wanted in (role, f"{str(item.get('domain', '')).lower()}:{role}")
 
 
+def _terms(query: Query, model: semantic.StaticModel | None) -> list[LookupTerm]:
+    """The query's index terms, and its words' neighbours in meaning (not for a dotted
+    name: a qualified name means itself)."""
+    found = lookup_terms(query)
+    if model is None or (query.name_like and "." in query.text.strip(".")):
+        return found
+    neighbours: dict[str, float] = {}
+    for word in query.words[:EXPANDED_WORDS]:
+        for near, similarity in model.neighbours(word).items():
+            neighbours[near] = max(similarity, neighbours.get(near, 0.0))
+    known = {w for w in query.words} | {stem(w) for w in query.words}
+    have = {term.term for term in found}
+    return found + [e for e in expansion_terms(neighbours, known) if e.term not in have]
+
+
+@dataclass(frozen=True, slots=True)
+class _Ranked:
+    results: list[tuple[CrawlVersion, Result]]
+    candidates: int  # items read and ranked
+
+
 async def _search(
-    redis: Redis,
-    query: Query,
-    crawls: Sequence[CrawlVersion],
-    kind: str | None,
-    limit: int,
-) -> list[_Found]:
-    wanted = max(
-        CANDIDATES if query.name_like else PHRASE_CANDIDATES, CANDIDATES_PER_RESULT * limit
-    )
-    if kind is not None:
-        wanted *= KIND_FACTOR
-    candidates = await _candidates(redis, query, crawls, min(wanted, MAX_CANDIDATES), limit)
-    found: dict[tuple[str, str], _Found] = {}
-    for crawl, item in await _items(redis, candidates):
-        if not _kind_matches(kind, item):
-            continue
-        summary = first_sentence(item.get("doc"))
-        ranked = rank(
-            query,
-            str(item.get("name", "")),
-            summary,
-            str(item.get("role", "")),
-            str(item.get("domain", "")),
-            deprecated=is_deprecated(item),
-        )
-        if ranked is not None:
-            hit = _hit(crawl, item, ranked, summary)
-            found[(crawl.crawl_id, hit.key)] = _Found(hit, ranked.tier, item, crawl)
-    ordered = sorted(found.values(), key=lambda f: (-f.hit.score, f.hit.key, f.crawl.crawl_id))
-    return ordered[:limit]
+    redis: Redis, query: Query, crawls: Sequence[CrawlVersion], kind: str | None
+) -> _Ranked:
+    model = semantic.load()
+    wanted = POOL * (KIND_FACTOR if kind is not None else 1)
+    found = await pool(redis, _terms(query, model), crawls, wanted)
+    index = {crawl.crawl_id: n for n, crawl in enumerate(crawls)}
+    candidates = []
+    for crawl, item in await read_items(redis, found.candidates):
+        if _kind_matches(kind, item):
+            summary = first_sentence(item.get("doc"))
+            n = index[crawl.crawl_id]
+            candidates.append(
+                Candidate(item, summary, crawl.project, n, crawl.created_at, crawl.crawl_id)
+            )
+    projects = {crawl.project for crawl in crawls}
+    ordered = fusion.order(query, candidates, found.rarity, model, spread=len(projects) > 1)
+    return _Ranked([(crawls[r.candidate.crawl], r) for r in ordered], len(candidates))
 
 
 def _check_kind(kind: str | None) -> str | None:
@@ -377,7 +257,7 @@ def _check_kind(kind: str | None) -> str | None:
     return kind
 
 
-async def search_symbols(
+async def search_answer(
     redis: Redis,
     query: str,
     *,
@@ -385,15 +265,23 @@ async def search_symbols(
     version: str | None = None,
     kind: str | None = None,
     limit: int = 10,
-) -> list[SymbolHit]:
-    """The symbols best matching ``query``, best first (at most ``limit``). Raises
+) -> SearchAnswer:
+    """The symbols best matching ``query``, best first (at most ``limit``: a result's
+    rank never depends on it), and whether there was no good match. Raises
     :class:`SearchInputError` (a ValueError) for a bad query, limit or kind and
     :class:`SelectionError` for a project or version that names nothing."""
     parsed = parse_query(query)
     check_limit(limit)
     kind = _check_kind(kind)
     crawls = choose_crawls(await _crawl_list(redis), project, version)
-    return [f.hit for f in await _search(redis, parsed, crawls, kind, limit)]
+    ranked = await _search(redis, parsed, crawls, kind)
+    hits = [_hit(crawl, result) for crawl, result in ranked.results[:limit]]
+    return SearchAnswer(hits, semantic.rankers(), not hits, semantic.unavailable())
+
+
+async def search_symbols(redis: Redis, query: str, **options: Any) -> list[SymbolHit]:
+    """:func:`search_answer`'s results alone."""
+    return (await search_answer(redis, query, **options)).hits
 
 
 async def _by_key(
@@ -401,7 +289,7 @@ async def _by_key(
 ) -> list[tuple[CrawlVersion, dict[str, Any]]]:
     """The items of ``key`` in ``crawls`` (a key is ``domain:role:name``)."""
     candidates = [(crawl, key_digest(key, max(crawl.buckets, 1))[1]) for crawl in crawls]
-    return [(c, item) for c, item in await _items(redis, candidates) if item.get("key") == key]
+    return [(c, item) for c, item in await read_items(redis, candidates) if item.get("key") == key]
 
 
 async def get_symbol(
@@ -424,22 +312,22 @@ async def get_symbol(
         if len(held) == 1:
             crawl, item = held[0]
             return SymbolLookup(item, [], crawl.project, crawl.version)
-    found = await _search(redis, query, crawls, None, CANDIDATES_SHOWN * 2)
+    found = (await _search(redis, query, crawls, None)).results
     for tier in (Tier.EXACT, Tier.LAST):
-        matched = [f for f in found if f.tier is tier]
+        matched = [(c, r) for c, r in found if r.tier is tier]
         if len(matched) == 1:
-            only = matched[0]
-            return SymbolLookup(only.item, [], only.crawl.project, only.crawl.version)
+            crawl, only = matched[0]
+            return SymbolLookup(only.candidate.item, [], crawl.project, crawl.version)
         if matched:
-            hits = [f.hit for f in matched[:CANDIDATES_SHOWN]]
+            hits = [_hit(c, r) for c, r in matched[:CANDIDATES_SHOWN]]
             return SymbolLookup(None, hits, scope_project, scope_version)
-    hits = [f.hit for f in found[:CANDIDATES_SHOWN]]
+    hits = [_hit(c, r) for c, r in found[:CANDIDATES_SHOWN]]
     return SymbolLookup(None, hits, scope_project, scope_version)
 
 
-async def search_in(frontier: Frontier, query: str, **options: Any) -> list[SymbolHit]:
-    """:func:`search_symbols` on a :class:`Frontier`'s client (the CLI's)."""
-    return await search_symbols(frontier._redis, query, **options)
+async def search_in(frontier: Frontier, query: str, **options: Any) -> SearchAnswer:
+    """:func:`search_answer` on a :class:`Frontier`'s client (the CLI's)."""
+    return await search_answer(frontier._redis, query, **options)
 
 
 async def lookup_in(frontier: Frontier, name: str, **options: Any) -> SymbolLookup:

@@ -17,7 +17,13 @@ from invcrawl.common.search.ranking import SearchInputError
 from invcrawl.common.search.selection import SelectionError
 from invcrawl.common.settings.config import Config, ConfigError
 from invcrawl.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UsageError, fail
-from invcrawl.frontier.search import SymbolHit, SymbolLookup, lookup_in, search_in
+from invcrawl.frontier.search import (
+    SearchAnswer,
+    SymbolHit,
+    SymbolLookup,
+    lookup_in,
+    search_in,
+)
 from invcrawl.frontier.search_index import reindex
 from invcrawl.frontier.session import Frontier
 from invcrawl.frontier.versions import crawl_versions
@@ -36,7 +42,7 @@ def _read(config: Config, job: Callable[[Frontier], Awaitable[Any]]) -> Any:
         raise UsageError(str(exc)) from None
 
 
-def _hit_lines(hits: list[SymbolHit], width: int | None) -> list[str]:
+def _hit_lines(hits: list[SymbolHit], width: int | None, *, explain: bool = False) -> list[str]:
     lines = []
     for hit in hits:
         where = f"{safe(hit.project) or '(no project)'} {safe(hit.version)}".strip()
@@ -44,6 +50,8 @@ def _hit_lines(hits: list[SymbolHit], width: int | None) -> list[str]:
         if hit.summary:
             lines.append(fit(f"    {safe(hit.summary)}", width))
         lines.append(f"    {safe(hit.url)}" if hit.url else f"    {safe(hit.key)}")
+        if explain:
+            lines.append(fit(f"    why: {safe(explanation(hit))}", width))
     return lines
 
 
@@ -65,7 +73,7 @@ def cmd_search(config: Config) -> int:
     if query is None:
         raise ConfigError("search needs QUERY: a name or a few words, e.g. json.loads")
 
-    async def job(frontier: Frontier) -> list[SymbolHit]:
+    async def job(frontier: Frontier) -> SearchAnswer:
         return await search_in(
             frontier,
             query,
@@ -75,16 +83,41 @@ def cmd_search(config: Config) -> int:
             limit=config.limit,
         )
 
-    hits: list[SymbolHit] = _read(config, job)
+    answer: SearchAnswer = _read(config, job)
+    if answer.note:
+        terminal.note(answer.note)
     if config.json:
-        data = {"query": query, "results": [h.to_json() for h in hits]}
+        data = answer.to_json(query)
         print(json_safe(json.dumps(data, indent=2, ensure_ascii=False)))
         return EXIT_OK
-    if not hits:
+    if answer.no_good_match:
+        terminal.note(f"no good match for {safe(query)!s}: nothing clears the relevance floor")
+        return EXIT_OK
+    if not answer.hits:
         terminal.note(f"no symbol matches {safe(query)!s}")
         return EXIT_OK
-    print("\n".join(_hit_lines(hits, terminal.width())))
+    print("\n".join(_hit_lines(answer.hits, terminal.width(), explain=config.explain)))
     return EXIT_OK
+
+
+def explanation(hit: SymbolHit) -> str:
+    """One line: why a result matched (its ``why``)."""
+    why = hit.why
+    parts = [str(why.get("matched", ""))]
+    if why.get("words"):
+        parts.append("words " + ", ".join(str(w) for w in why["words"]))
+    lexical = why.get("lexical")
+    if isinstance(lexical, dict):
+        parts.append(f"lexical #{lexical.get('rank')} (BM25F {lexical.get('bm25f')})")
+    meaning = why.get("semantic")
+    if isinstance(meaning, dict):
+        parts.append(f"semantic #{meaning.get('rank')} (cosine {meaning.get('cosine')})")
+    priors = why.get("priors")
+    if isinstance(priors, dict) and priors:
+        parts.append("priors " + ", ".join(f"{k} x{v}" for k, v in priors.items()))
+    if hit.also:
+        parts.append("also " + ", ".join(hit.also))
+    return "; ".join(p for p in parts if p)
 
 
 def _item_text(item: dict[str, Any], where: str) -> str:
@@ -97,6 +130,9 @@ def _item_text(item: dict[str, Any], where: str) -> str:
         lines += [f"  {safe(line)}" for line in str(item["signature"]).splitlines()]
     if item.get("url"):
         lines.append(f"  {safe(item['url'])}")
+    for field, words in (("inherited_from", "inherited from"), ("alias_of", "alias of")):
+        if item.get(field):
+            lines.append(f"  {words} {safe(item[field])}")
     for param in item.get("params") or []:
         kind = f" [{safe(param.get('kind'))}]" if param.get("kind") else ""
         type_ = f": {safe(param.get('type'))}" if param.get("type") else ""
@@ -113,6 +149,9 @@ def _item_text(item: dict[str, Any], where: str) -> str:
             described = safe(value.get("description")) if value.get("description") else ""
             lines.append(f"  {name} {head}: {described}" if head and described else
                          f"  {name} {head or described}")  # fmt: skip
+    extra = [safe(p.get("name")) for p in item.get("doc_only_params") or []]
+    if extra:  # documented names the signature does not take (docs/items.md)
+        lines.append(f"  documented, not in the signature: {', '.join(map(str, extra))}")
     doc = str(item.get("doc_markdown") or item.get("doc") or "")
     if doc:
         lines += ["", terminal_safe(doc.strip("\n"))]
@@ -122,6 +161,9 @@ def _item_text(item: dict[str, Any], where: str) -> str:
 def _item_markdown(item: dict[str, Any], where: str) -> str:
     name = str(item.get("name") or "").replace("`", "")
     lines = [f"# `{name}`", "", f"{item.get('role', '')} in {where}", ""]
+    for field, words in (("inherited_from", "inherited from"), ("alias_of", "alias of")):
+        if item.get(field):
+            lines += [f"{words} `{str(item[field]).replace('`', '')}`", ""]
     if item.get("signature"):
         lines += ["```python", str(item["signature"]).replace("```", "'''"), "```", ""]
     lines.append(str(item.get("doc_markdown") or item.get("doc") or ""))

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from invcrawl.common.apidiff import diff_all
-from invcrawl.common.apidiff.versions import history_steps, summary_of
+from invcrawl.common.apidiff.order import history_steps, summary_of
 from invcrawl.common.search.selection import SelectionError, match_project, select_version
 from invcrawl.frontier import search
 from invcrawl.frontier.changes import read_changes
@@ -229,18 +229,22 @@ async def search_symbols(
     limit: int,
 ) -> Answer:
     try:
-        hits = await search.search_symbols(
+        answer = await search.search_answer(
             redis, query, project=project, version=version, kind=kind, limit=limit
         )
     except ValueError as exc:  # SelectionError included
         raise ToolInputError(str(exc)) from None
-    results = [h.to_json() for h in hits]
+    hits = answer.hits
     top = ", ".join(
         f"{shown(h.name, 60)} ({shown(h.role, 20)}, {shown(h.project, 30)} {shown(h.version, 20)})"
         for h in hits[:5]
     )
     text = f"{plural(len(hits), 'result')} for {shown(query)}" + (f": {top}" if top else "")
-    return {"query": query, "results": results}, text
+    if answer.no_good_match:
+        text = f"no good match for {shown(query)}: nothing clears the relevance floor"
+    if answer.note:
+        text += f" ({answer.note})"
+    return answer.to_json(query), text
 
 
 async def get_symbol(
@@ -257,6 +261,9 @@ async def get_symbol(
             f"{shown(item.get('key'))} in {shown(found.project)} {shown(found.version)}: "
             f"{shown(item.get('signature') or item.get('name'), 200)}"
         )
+        for field, words in (("inherited_from", "inherited from"), ("alias_of", "alias of")):
+            if item.get(field):
+                text += f" ({words} {shown(item[field])})"
         return {**where, "item": item}, text
     if found.candidates:  # several symbols by that name, or none: the nearest
         text = (

@@ -22,6 +22,10 @@ average: ``common/items.ITEMS_PER_BUCKET``):
 from __future__ import annotations
 
 import hashlib
+import heapq
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 POSTING_BYTES = 6
@@ -87,13 +91,13 @@ def term_tag(term: str) -> bytes:
     return term_hash(term).to_bytes(TAG_BYTES, "big")
 
 
-def postings_in(log: bytes, tag: bytes) -> bytes:
-    """The postings of the term tagged ``tag`` in a log, each item once, the first
-    MAX_POSTINGS, joined (``search_lookup.lua`` does the same in Redis)."""
+def postings_in(log: bytes, tag: bytes, most: int | None = MAX_POSTINGS) -> bytes:
+    """The postings of the term tagged ``tag`` in a log, each item once, in the log's
+    order, the first ``most`` (None: all), joined."""
     seen: set[bytes] = set()
     out: list[bytes] = []
     at = log.find(tag)
-    while at >= 0 and len(out) < MAX_POSTINGS:
+    while at >= 0 and (most is None or len(out) < most):
         if at % ENTRY_BYTES == 0:  # an entry's start: not bytes inside a posting
             mine = log[at + TAG_BYTES : at + ENTRY_BYTES]
             if len(mine) == POSTING_BYTES and mine not in seen:
@@ -111,3 +115,45 @@ def fields_of(postings: bytes) -> list[str]:
         postings[i : i + POSTING_BYTES].hex()
         for i in range(0, len(postings) - POSTING_BYTES + 1, POSTING_BYTES)
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """The candidates of one crawl (:func:`score_postings`)."""
+
+    counts: list[int]  # per term, the items it was found in
+    fields: list[str]  # item digests (12 hex), best first
+    scores: list[float]
+
+
+def score_postings(
+    found: Sequence[bytes], weights: Sequence[int], wanted: int, items: int, spread: int
+) -> Scored:
+    """The best ``wanted`` candidates of a crawl from every posting of each term
+    (``found``, joined, as :func:`postings_in` with ``most=None``) and the terms'
+    weights (times 1000): ``search_lookup.lua``'s rule, for a Redis user without
+    scripts. A term adds its weight times its rarity among the crawl's ``items`` to each
+    item it was found in; terms rarest first, and one found in more than ``spread``
+    items only adds to items a rarer one found (unless none did): a word on every page
+    proposes nothing. Ties fall to the posting's bytes, never to the commit order."""
+    terms = [
+        (len(postings) // POSTING_BYTES, n, postings, weight / 1000)
+        for n, (postings, weight) in enumerate(zip(found, weights, strict=True))
+    ]
+    scores: dict[bytes, float] = {}
+    for count, _, postings, weight in sorted(terms, key=lambda t: (t[0], t[1])):
+        value = weight * (1 + math.log((1 + items) / (1 + count)))
+        opens = count <= spread or not scores
+        for at in range(0, len(postings), POSTING_BYTES):
+            posting = postings[at : at + POSTING_BYTES]
+            had = scores.get(posting)
+            if had is not None:
+                scores[posting] = had + value
+            elif opens:
+                scores[posting] = value
+    best = heapq.nsmallest(wanted, scores, key=lambda p: (-scores[p], p))
+    return Scored(
+        [t[0] for t in terms],
+        [p.hex() for p in best],
+        [math.floor(scores[p] * 1000 + 0.5) / 1000 for p in best],
+    )

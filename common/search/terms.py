@@ -24,6 +24,11 @@ PREFIX_CHARS = 3
 TERM_BYTES = 48  # a term longer than this is cut (Redis keeps a hash listpack-encoded
 # while its fields are at most hash-max-listpack-value, 64 bytes)
 SUMMARY_WORDS = 8  # words of a summary indexed, at most
+# Tokens of a name indexed, at most (issue 46.6: a 16,000-character name cost 41,943 B of
+# index; a real name has a dozen at most: http.server.BaseHTTPRequestHandler.send_error
+# has 9), and the characters of a name looked at for them.
+NAME_TOKENS = 16
+NAME_CHARS = 256
 MIN_WORD = 2
 
 _SPLIT = re.compile(r"[^0-9A-Za-z]+")
@@ -37,6 +42,12 @@ _STOPWORDS_TEXT = """a an and are as at be been but by can for from has have if 
 its of on or that the their then there these this those to was were which will with not no
 may also such than when where whether"""
 STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
+# Words of a question that name no API ("how do I ...", "what is the way to ..."): left
+# out of a phrase query only (a summary keeps them: an item's doc says "you", rarely).
+_QUESTION_TEXT = """how do does did doing done i me my we our you your what why who which way
+ways want wanted need needs someone something anything using use used python pythonic
+possible best correct proper properly simple simply easy easily just"""
+QUESTION_WORDS = frozenset(_QUESTION_TEXT.split())
 
 
 def last_component(name: str) -> str:
@@ -56,9 +67,11 @@ def name_tokens(name: str) -> list[str]:
     request, handler, send, error (and ``basehttprequesthandler``, ``send_error``: each
     whole component too, so a query of a component finds it)."""
     out: dict[str, None] = {}
-    for component in name.split("."):
+    for component in name[:NAME_CHARS].split("."):
         for token in _component_tokens(component):
             out.setdefault(token, None)
+            if len(out) >= NAME_TOKENS:
+                return list(out)
     return list(out)
 
 
@@ -73,6 +86,8 @@ def _component_tokens(component: str) -> tuple[str, ...]:
         for piece in _CAMEL.findall(part):
             if len(piece) >= MIN_WORD:
                 out.setdefault(piece.lower(), None)
+                if len(out) >= NAME_TOKENS:
+                    return tuple(out)
     return tuple(out)
 
 
@@ -86,6 +101,12 @@ def words(text: str, limit: int | None = None) -> list[str]:
             if limit is not None and len(out) >= limit:
                 break
     return list(out)
+
+
+def words_all(text: str) -> list[str]:
+    """The lower-cased words of ``text`` as :func:`words`, repeats kept (a word's count
+    in a field is what BM25 weighs)."""
+    return [w for w in _WORD.findall(text.lower()) if len(w) >= MIN_WORD and w not in STOPWORDS]
 
 
 @lru_cache(maxsize=WORD_CACHE)
@@ -179,9 +200,11 @@ def index_terms(name: str, summary: str) -> list[str]:
     if prefix is not None and len(last) > PREFIX_CHARS:
         out[prefix] = None
     last_lower = last.lower()
-    for component in name.split("."):
+    parts = 0
+    for component in name[:NAME_CHARS].split("."):
         for token, term in _name_part_terms(component):
-            if token != last_lower:
+            if token != last_lower and parts < NAME_TOKENS:
+                parts += 1
                 out[term] = None
     for stemmed in summary_words(summary, SUMMARY_WORDS):
         out[_word_term(stemmed)] = None

@@ -14,6 +14,7 @@ from typing import Any
 from invcrawl.common import itemfilter
 from invcrawl.common.settings import parsers as values
 from invcrawl.common.settings.commands import COMMAND_NAMES, COMMANDS
+from invcrawl.common.settings.datadir import DEFAULT_TEXT as DATA_DIR_DEFAULT
 
 # The commands that talk to Redis, that run Scrapy, that deliver pages (leases, retries),
 # and that read every crawl or --crawl-id's: the groups most options are taken by.
@@ -145,6 +146,14 @@ OPTIONS: tuple[Option, ...] = (
         metavar="CRAWL_ID",
     ),
     Option(
+        "forget_failed",
+        values.boolean,
+        "also every failed crawl (an inventory that could not be read: a mistyped site)",
+        frozenset({"forget"}),
+        ("--failed",),
+        switch=True,
+    ),
+    Option(
         "yes",
         values.boolean,
         "do not ask for confirmation (needed when standard input is not a terminal)",
@@ -179,10 +188,11 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "symbol",
         str,
-        "the item key of the symbol, domain:role:name (e.g. py:function:json.dumps)",
+        "the symbol, as show takes it: an item key (py:function:json.dumps), a qualified "
+        "name or an unambiguous last component",
         frozenset({"history"}),
         positional=True,
-        metavar="KEY",
+        metavar="NAME",
     ),
     Option(
         "query",
@@ -249,6 +259,14 @@ OPTIONS: tuple[Option, ...] = (
         values.boolean,
         "first index the items of every crawl (those committed before the search index "
         "existed have none; idempotent), then search QUERY if given",
+        frozenset({"search"}),
+        switch=True,
+    ),
+    Option(
+        "explain",
+        values.boolean,
+        "say under each result why it matched: its name tier, or the words it has, its "
+        "lexical and semantic ranks and its priors",
         frozenset({"search"}),
         switch=True,
     ),
@@ -462,9 +480,11 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "data_dir",
         Path,
-        "directory of the embedded Redis (AOF) and run files",
+        "directory of the embedded Redis (AOF) and run files: one per user by default, "
+        "shared by every command run from any folder",
         _REDIS,
         metavar="DIR",
+        default_text=DATA_DIR_DEFAULT,
     ),
     Option(
         "fsync",

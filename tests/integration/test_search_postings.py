@@ -1,9 +1,9 @@
 """The term logs commit.lua writes (the consumer groups a page's entries by log;
 index_items in frontier/lua/_prelude.lua appends each log once): the logs end exactly as
 one entry at a time would leave them, in commit order, an item committed unchanged adding
-nothing; a lookup (search_lookup.lua, and postings_in for a user without scripts) finds
-each term's items once, the first 100, on entry boundaries only (on a real
-redis-server)."""
+nothing; a lookup (search_lookup.lua, and score_postings for a user without scripts)
+reads every item of each term once, on entry boundaries only, and proposes the same
+best candidates whatever the commit order (on a real redis-server)."""
 
 from __future__ import annotations
 
@@ -17,20 +17,21 @@ from conftest import run
 from invcrawl.common.items import ItemLayout, PageOutcome, PreparedItem, prepare
 from invcrawl.common.search.postings import (
     ENTRY_BYTES,
-    MAX_POSTINGS,
     fields_of,
     posting,
     postings_in,
+    score_postings,
     term_log,
     term_logs_for,
     term_tag,
 )
+from invcrawl.common.search.ranking import LookupTerm
 from invcrawl.common.tasks import Task, TaskEntry
 from invcrawl.frontier.connection import connect
 from invcrawl.frontier.keys import CrawlKeys
-from invcrawl.frontier.scripts import KeyIndex
-from invcrawl.frontier.search import _looked_up
+from invcrawl.frontier.search_pool import _by_gets, _by_script
 from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.versions import CrawlVersion
 
 BUCKETS = 16
 LAYOUT = ItemLayout(BUCKETS, term_logs_for(BUCKETS))  # 4 term logs
@@ -109,29 +110,33 @@ def test_logs_end_as_one_append_per_entry_would_leave_them(redis_url: str) -> No
     mod = want[k.search_log(term_log("~mod", LAYOUT.term_logs))]
     assert len(mod) % ENTRY_BYTES == 0 and mod.count(term_tag("~mod")) >= 131
 
-    # a lookup: each item once (page 2's changed keys are in the log twice), the first
-    # MAX_POSTINGS, the same from the script and from the plain reads
+    # a lookup: each item once (page 2's changed keys are in the log twice), every one
+    # of a term read (not the first 100 committed), ties by the posting's bytes: the
+    # script and the plain reads alike
     first_ids = [prepare(i, LAYOUT).field for page in pages_items for i in page]
     distinct = list(dict.fromkeys(first_ids))
-    looked = lookup(redis_url, k, ["~mod", "+frobnicat", "=nothing"])
-    assert looked[0] == distinct[:MAX_POSTINGS]
-    assert looked[1] == looked[0] and looked[2] == []
-    for term, found in zip(["~mod", "+frobnicat"], looked[:2], strict=True):
-        log = want[k.search_log(term_log(term, LAYOUT.term_logs))]
-        assert fields_of(postings_in(log, term_tag(term))) == found
+    terms = [LookupTerm("~mod", 2.0, "mod"), LookupTerm("=nothing", 1000.0)]
+    by_script, by_gets = lookup(redis_url, crawl, terms, len(distinct))
+    assert by_script == by_gets
+    assert by_script.counts == [len(distinct), 0]
+    assert by_script.fields == sorted(distinct)  # equal scores: by bytes
+    log = want[k.search_log(term_log("~mod", LAYOUT.term_logs))]
+    found = postings_in(log, term_tag("~mod"), None)
+    assert sorted(fields_of(found)) == sorted(distinct)
+    assert (
+        score_postings([found, b""], [2000, 1000000], 5, 200, 1000).fields == sorted(distinct)[:5]
+    )
 
 
-def lookup(url: str, k: CrawlKeys, terms: list[str]) -> list[list[str]]:
-    async def go() -> list[list[str]]:
+def lookup(url: str, crawl_id: str, terms: list[LookupTerm], wanted: int) -> tuple[Any, Any]:
+    crawl = CrawlVersion(crawl_id, "P", "1", "finished", 200, 1, "", "", BUCKETS, 4)
+
+    async def go() -> tuple[Any, Any]:
         client = connect(url)
         try:
-            index = KeyIndex(1)
-            args: list[Any] = []
-            for term in terms:
-                args += [index.add(k.search_log(term_log(term, LAYOUT.term_logs))), term_tag(term)]
-            replies = await _looked_up(client, [([k.meta, *index.keys], args)])
-            assert replies is not None
-            return [fields_of(postings) for postings in replies[0]]
+            scripted = await _by_script(client, terms, [crawl], wanted)
+            assert scripted is not None
+            return scripted[0], (await _by_gets(client, terms, [crawl], wanted))[0]
         finally:
             await client.aclose()
 

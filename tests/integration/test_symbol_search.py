@@ -256,7 +256,7 @@ def test_reindex_a_crawl_committed_before_the_index(crawled: str) -> None:
 def test_without_scripts_the_same_answers(crawled: str) -> None:
     """A Redis user that may not run scripts (deploy's reader) looks terms up with
     plain HGETs: the same results."""
-    import invcrawl.frontier.search as engine
+    import invcrawl.frontier.search_pool as engine
 
     async def main() -> tuple[list[SymbolHit], list[SymbolHit]]:
         client = connect(crawled)

@@ -47,10 +47,12 @@ async def build_crawl(
     per_page: int = 3,
     *,
     first_term_logs: bool = False,
+    reverse: bool = False,
 ) -> list[Task]:
     """A finished crawl of ``symbols`` (name -> (role, doc)), ``per_page`` to a page;
     ``first_term_logs``: created as before its meta recorded ``term_logs`` (open.lua
-    did not write it), so indexed under the first layout's logs."""
+    did not write it), so indexed under the first layout's logs; ``reverse``: the pages
+    committed in the reverse order."""
     project, version = project_version
     session = frontier.crawl(crawl_id)
     names = sorted(symbols)
@@ -69,7 +71,7 @@ async def build_crawl(
     await session.produced({"entries": len(names), "pages": len(tasks)}, len(tasks))
     crawl = CrawlInfo(crawl_id, project, version)
     claims = await session.claim("c1", [0], len(tasks), False, 60_000)
-    for claim in claims:
+    for claim in reversed(claims) if reverse else claims:
         items = [
             prepare(
                 build_item(crawl, claim.task, e, {"status": "ok", "doc": symbols[e.name][1]}),

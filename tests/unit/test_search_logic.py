@@ -22,6 +22,7 @@ from invcrawl.common.search.ranking import (
     rank,
 )
 from invcrawl.common.search.selection import (
+    AmbiguousVersion,
     SelectionError,
     UnknownProject,
     UnknownVersion,
@@ -156,7 +157,7 @@ def test_any_characters_parse_or_refuse_cleanly(text: str) -> None:
 def test_pattern_characters_are_plain_text(query: str) -> None:
     ranked = rank(parse_query(query), "json.dumps", "Serialize obj.", "function")
     # "json.*" is no glob: it finds json.dumps by its token json only
-    assert ranked is None or ranked.tier is Tier.TOKENS
+    assert ranked is None or ranked.tier is Tier.TEXT
 
 
 @pytest.mark.parametrize("limit", [0, -1, 101, 10**9, True, "5", 2.5])
@@ -181,10 +182,16 @@ def test_tiers() -> None:
     assert _tier("sessions.Session", "requests.sessions.Session") is Tier.LAST
     assert _tier("Sess", "requests.Session") is Tier.PREFIX
     assert _tier("requests.Sess", "requests.Session") is Tier.PREFIX
-    assert _tier("setting", "requests.sessions.merge_setting") is Tier.TOKENS
-    assert _tier("serialize json", "json.dumps", "Serialize obj to JSON.") is Tier.TOKENS
-    assert _tier("serialize object", "json.dumps", "Serialize obj to JSON.") is Tier.SUMMARY
+    assert _tier("setting", "requests.sessions.merge_setting") is Tier.TEXT
+    assert _tier("serialize json", "json.dumps", "Serialize obj to JSON.") is Tier.TEXT
+    assert _tier("serialize object", "json.dumps", "Serialize obj to JSON.") is Tier.TEXT
     assert _tier("nothing", "json.dumps", "Serialize obj to JSON.") is None
+    # a typo of a last component (one edit, two from 8 letters on; none under 4)
+    assert _tier("Sesion", "requests.Session") is Tier.FUZZY
+    assert _tier("Sesison", "requests.Session") is Tier.FUZZY  # a swap is one edit
+    assert _tier("Sessoinx", "requests.Session") is Tier.FUZZY
+    assert _tier("Sxsxon", "requests.Session") is None
+    assert _tier("Sesn", "requests.Session") is None
 
 
 def test_exact_case_and_current_symbols_first_within_a_tier() -> None:
@@ -236,6 +243,23 @@ def test_select_version_exact_range_and_latest_finished() -> None:
     assert select_version("1.X", VERSIONS).crawl_id == "p-1.9"
     assert select_version("3.0", VERSIONS).crawl_id == "p-3.0"  # asked for: given as is
     assert select_version(None, VERSIONS).crawl_id == "p-2.1.10"  # 3.0 is not finished
+
+
+def test_a_crawl_id_goes_where_a_version_does_and_twins_are_never_picked() -> None:
+    """Issue 47.3: the same version crawled from two paths made `show` and `api_diff`
+    pick one silently (and `diff` refuse): ambiguous everywhere, each crawl id taken."""
+    assert select_version("p-1.9", VERSIONS).version == "1.9"
+    twins = [*VERSIONS, Version("2.1.10", "p-2.1.10-again")]
+    for requested in ("2.1.10", "2.x"):
+        with pytest.raises(AmbiguousVersion) as raised:
+            select_version(requested, twins)
+        assert str(raised.value) == (
+            "version '2.1.10' is 2 crawls ('p-2.1.10', 'p-2.1.10-again'): give one crawl id "
+            "in its place"
+        )
+        assert isinstance(raised.value, SelectionError)
+    assert select_version("p-2.1.10-again", twins).crawl_id == "p-2.1.10-again"
+    assert select_version("2.0", twins).crawl_id == "p-2.0"  # other versions: as before
 
 
 @pytest.mark.parametrize("requested", ["2.2", "5.x", "4.0", "2", "", "*"])

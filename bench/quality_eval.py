@@ -1,0 +1,145 @@
+"""Scoring of ``bench/search_quality.py``: each question of each set asked of invcrawl
+(``invcrawl.frontier.search.search_symbols``, what ``invcrawl search --json`` and the MCP
+server's ``search_symbols`` run) and of the FTS5 baseline, within its project
+(``project=``) and across every crawled project, top ``LIMIT`` (the MCP default).
+
+Metrics per (set, split, scope, system): MRR@10 (mean of 1/rank of the first answer in
+the top 10, 0 when absent), hit@1 and hit@5 (share of questions answered at rank 1, in
+the top 5). A page-level set counts distinct pages in hit order."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from redis.asyncio import Redis
+
+from bench.quality_crawl import Corpus
+from bench.quality_fts import Baseline
+from bench.quality_sets import Hit, QuerySet, Question
+from invcrawl.frontier.search import search_symbols
+
+LIMIT = 10
+SCOPES = ("within", "across")
+SYSTEMS = ("invcrawl", "fts5")
+
+Searcher = Callable[[str, str | None], Awaitable[list[Hit]]]
+
+
+def invcrawl_searcher(redis: Redis, corpus: Corpus) -> Searcher:
+    async def search(query: str, project: str | None) -> list[Hit]:
+        try:
+            hits = await search_symbols(redis, query, project=project, limit=LIMIT)
+        except ValueError:  # a query the engine refuses (too long, no term): no answer
+            return []
+        return [Hit(h.project, h.key, corpus.page(h.project, h.url)) for h in hits]
+
+    return search
+
+
+def fts_searcher(baseline: Baseline) -> Searcher:
+    async def search(query: str, project: str | None) -> list[Hit]:
+        return baseline.search(query, project, LIMIT)
+
+    return search
+
+
+@dataclass
+class Answer:
+    """One question asked of one system in one scope."""
+
+    question: Question
+    rank: int | None
+    top: list[Hit]
+
+
+@dataclass
+class Score:
+    set: str
+    split: str  # "all", "tune", "held-out"
+    scope: str
+    system: str
+    n: int
+    mrr10: float
+    hit1: float
+    hit5: float
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def score(answers: Sequence[Answer], **where: str) -> Score:
+    ranks = [a.rank for a in answers]
+    n = len(ranks)
+
+    def share(pred: Callable[[int], bool]) -> float:
+        return sum(1 for r in ranks if r is not None and pred(r)) / n if n else 0.0
+
+    mrr = statistics.fmean([1 / r if r is not None and r <= LIMIT else 0.0 for r in ranks] or [0])
+    return Score(
+        set=where["set"],
+        split=where["split"],
+        scope=where["scope"],
+        system=where["system"],
+        n=n,
+        mrr10=mrr,
+        hit1=share(lambda r: r == 1),
+        hit5=share(lambda r: r <= 5),
+    )
+
+
+@dataclass
+class Run:
+    scores: list[Score] = field(default_factory=list)
+    # (set, scope, system) -> every answer, for the misses report
+    answers: dict[tuple[str, str, str], list[Answer]] = field(default_factory=dict)
+
+
+async def evaluate(qs: QuerySet, searchers: dict[str, Searcher], run: Run) -> None:
+    splits: dict[str, Callable[[Question], bool]] = {"all": lambda q: True}
+    if any(q.held_out for q in qs.questions):
+        splits["tune"] = lambda q: not q.held_out
+        splits["held-out"] = lambda q: q.held_out
+    for scope in SCOPES:
+        for system, search in searchers.items():
+            answers = []
+            for q in qs.questions:
+                top = await search(q.text, q.project if scope == "within" else None)
+                answers.append(Answer(q, q.rank(top), top))
+            run.answers[(qs.name, scope, system)] = answers
+            for split, keep in splits.items():
+                chosen = [a for a in answers if keep(a.question)]
+                run.scores.append(
+                    score(chosen, set=qs.name, split=split, scope=scope, system=system)
+                )
+
+
+def _ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}x" if b else ("=" if a == b else "inf")
+
+
+def table(scores: Sequence[Score]) -> str:
+    """Markdown: one line per (set, split, scope), invcrawl beside the baseline."""
+    by = {(s.set, s.split, s.scope, s.system): s for s in scores}
+    head = (
+        "| set | split | scope | n | invcrawl MRR@10 | hit@1 | hit@5 "
+        "| FTS5 MRR@10 | hit@1 | hit@5 | MRR ratio |\n"
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    )
+    lines = []
+    seen: list[tuple[str, str, str]] = []
+    for s in scores:
+        if (s.set, s.split, s.scope) not in seen:
+            seen.append((s.set, s.split, s.scope))
+    for set_, split, scope in seen:
+        ours, base = by.get((set_, split, scope, "invcrawl")), by.get((set_, split, scope, "fts5"))
+        if ours is None or base is None:
+            continue
+        lines.append(
+            f"| {set_} | {split} | {scope} | {ours.n} | {ours.mrr10:.3f} | {ours.hit1:.2f} "
+            f"| {ours.hit5:.2f} | {base.mrr10:.3f} | {base.hit1:.2f} | {base.hit5:.2f} "
+            f"| {_ratio(ours.mrr10, base.mrr10)} |"
+        )
+    return head + "\n".join(lines) + "\n"

@@ -1,0 +1,182 @@
+"""The semantic ranker's model: a static word-embedding table shipped with invcrawl
+(``common/search/model/static.npz``, distilled from all-MiniLM-L6-v2 by
+``bench/tools/distill_static.py``; its licence in ``model/NOTICE``).
+
+A text's vector is the mean of its words' rows (a word the table lacks: the mean of its
+WordPiece pieces' rows), normalised; two texts are as close as their vectors' cosine.
+No network, no transformer at run time: numpy only, imported when a search first needs
+the model. Where numpy or the table is missing, :func:`load` says why once
+(:func:`unavailable`) and search answers with its lexical ranker alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from invcrawl.common.search import terms as t
+from invcrawl.common.search import wordpiece
+
+if TYPE_CHECKING:
+    import numpy as np
+
+log = logging.getLogger(__name__)
+
+MODEL_FILE = "static.npz"
+NEIGHBOURS = 3  # words close to each query word looked up too
+MIN_NEIGHBOUR = 0.62  # cosine of a neighbour to the word, at least
+_lock = threading.Lock()
+_loaded: list[StaticModel | None] = []
+_why: list[str] = []
+
+
+class StaticModel:
+    """The table: ``words`` (whole words and WordPiece pieces) and their unit vectors."""
+
+    def __init__(self, words: Sequence[str], vectors: np.ndarray) -> None:
+        import numpy as np  # noqa: PLC0415 - numpy only when the model is used
+
+        self._np = np
+        self.words = list(words)
+        self.index = {w: i for i, w in enumerate(self.words)}
+        self.vectors = vectors  # float32, rows of unit length
+        # words a query may be expanded with: whole alphabetic words, not pieces
+        self._whole = np.array(
+            [w.isalpha() and len(w) >= 3 and not w.startswith("#") for w in self.words]
+        )
+        self._rows = lru_cache(maxsize=1 << 15)(self._word_rows)
+
+    @property
+    def dims(self) -> int:
+        return int(self.vectors.shape[1])
+
+    def _word_rows(self, word: str) -> tuple[int, ...]:
+        row = self.index.get(word)
+        if row is not None:
+            return (row,)
+        return tuple(self.index[p] for p in wordpiece.pieces(word, self.index))
+
+    def embed(self, words: Sequence[str], weights: Sequence[float] | None = None) -> Any:
+        """The unit vector of ``words`` (lower-cased), each weighed; None for no word
+        the table knows."""
+        np = self._np
+        rows: list[int] = []
+        scale: list[float] = []
+        for n, word in enumerate(words):
+            found = self._rows(word)
+            if found:
+                rows.extend(found)
+                w = 1.0 if weights is None else weights[n]
+                scale.extend([w / len(found)] * len(found))
+        if not rows:
+            return None
+        vector = np.asarray(scale, dtype=np.float32) @ self.vectors[rows]
+        norm = float(np.linalg.norm(vector))
+        return vector / norm if norm > 0 else None
+
+    def embed_many(self, texts: Sequence[Sequence[str]]) -> list[Any]:
+        """The unit vectors of several texts (lists of words), in one pass of numpy
+        (None for a text with no word the table knows): a search embeds its candidates
+        so, a few microseconds each."""
+        np = self._np
+        rows: list[int] = []
+        scale: list[float] = []
+        starts: list[int] = []
+        for words in texts:
+            starts.append(len(rows))
+            for word in words:
+                found = self._rows(word)
+                rows.extend(found)
+                scale.extend([1.0 / len(found)] * len(found))
+        if not rows:
+            return [None] * len(texts)
+        weighted = self.vectors[rows] * np.asarray(scale, dtype=np.float32)[:, None]
+        ends = [*starts[1:], len(rows)]
+        nonempty = [n for n in range(len(texts)) if ends[n] > starts[n]]
+        sums = np.add.reduceat(weighted, [starts[n] for n in nonempty], axis=0)
+        norms = np.linalg.norm(sums, axis=1, keepdims=True)
+        sums = sums / np.where(norms > 0, norms, 1.0)
+        out: list[Any] = [None] * len(texts)
+        for at, n in enumerate(nonempty):
+            out[n] = sums[at]
+        return out
+
+    def embed_text(self, text: str) -> Any:
+        return self.embed(t.words(text))
+
+    def similarities(self, query: Any, vectors: Sequence[Any]) -> list[float]:
+        """Cosine of ``query`` to each of ``vectors`` (0 for None)."""
+        return [0.0 if v is None else float(query @ v) for v in vectors]
+
+    def neighbours(self, word: str, most: int = NEIGHBOURS) -> dict[str, float]:
+        """Whole words nearest ``word`` in meaning (cosine at least MIN_NEIGHBOUR), the
+        word itself and its own stem left out."""
+        vector = self.embed([word])
+        if vector is None:
+            return {}
+        np = self._np
+        sims = self.vectors @ vector
+        sims[~self._whole] = -1.0
+        out: dict[str, float] = {}
+        stem = t.stem(word)
+        for row in np.argsort(-sims)[: most * 4]:
+            candidate = self.words[int(row)]
+            similarity = float(sims[row])
+            if similarity < MIN_NEIGHBOUR or len(out) >= most:
+                break
+            if candidate in t.STOPWORDS or t.stem(candidate) == stem:
+                continue
+            out[candidate] = similarity
+        return out
+
+
+def load() -> StaticModel | None:
+    """The shipped model, loaded once a process; None (logged once) without numpy or
+    the table."""
+    with _lock:
+        if _loaded:
+            return _loaded[0]
+        model: StaticModel | None = None
+        try:
+            import numpy as np  # noqa: PLC0415 - numpy only when the model is used
+
+            path = resources.files("invcrawl.common.search").joinpath("model", MODEL_FILE)
+            with resources.as_file(path) as file, np.load(file) as data:
+                words = str(data["words"]).split("\n")
+                vectors = data["vectors"].astype(np.float32)
+                vectors *= data["scales"].astype(np.float32)[:, None]
+                vectors /= np.linalg.norm(vectors, axis=1, keepdims=True) + 1e-9
+            model = StaticModel(words, vectors)
+        except ImportError:
+            _why.append("numpy is not installed: search ranks by words only")
+        except (OSError, KeyError, ValueError) as exc:
+            _why.append(f"no semantic model ({MODEL_FILE}: {exc}): search ranks by words only")
+        if _why:
+            log.warning("%s", _why[0])
+        _loaded.append(model)
+        return model
+
+
+def unavailable() -> str:
+    """Why the semantic ranker is off ('' when it is on, or not loaded yet)."""
+    return _why[0] if _why else ""
+
+
+def rankers() -> list[str]:
+    """The rankers search runs in this process: ``lexical``, and ``semantic`` when the
+    model loads."""
+    return ["lexical", "semantic"] if load() is not None else ["lexical"]
+
+
+def disable_for_tests(off: bool) -> None:
+    """Run without the model (True) or load it again (False): the tests' control."""
+    with _lock:
+        _loaded.clear()
+        _why.clear()
+        if off:
+            _loaded.append(None)
+            _why.append("semantic model disabled")
