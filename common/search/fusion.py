@@ -13,8 +13,9 @@ semantic rankers fused, the priors users expect, aliases once, projects spread.
   the rest is no good match, said as such.
 * The same symbol under several names (aliases, re-exports: one page anchor in one
   crawl) is one result, its other names listed.
-* Across projects, each further result of a project counts SPREAD less, so one site
-  cannot fill the first ten with its own names when others match; ties fall to the
+* Across projects, each further result of a project counts SPREAD less in a name tier
+  (TEXT_SPREAD of its score by words), so one site cannot fill the first ten with its
+  own names when others match; ties fall to the
   key, then to the crawl this Redis opened first: never to a value the site chose.
 
 Nothing here depends on the limit: the caller cuts the order this gives.
@@ -35,6 +36,7 @@ RRF_K = 30
 MIN_COVERAGE = 0.25
 MIN_SIMILARITY = 0.4
 SPREAD = 0.3
+TEXT_SPREAD = 0.1
 # priors of what a query finds by its words (a name tier orders by the name's own)
 LABEL_PRIOR = 0.6  # std:label, std:doc, std:term, ...: a page or a section, not an API
 MEMBER_PRIOR = 0.92  # a method or an attribute before the class or function it belongs to
@@ -216,6 +218,15 @@ def _aliases(found: list[Result]) -> list[Result]:
     return out
 
 
+def _spread_score(result: Result, shown: Mapping[str, int]) -> float:
+    """A result's score less what its project's earlier results cost it: SPREAD each in
+    a name tier (worth 1 a tier), a share TEXT_SPREAD each by words (scores under 1)."""
+    n = shown.get(result.candidate.project, 0)
+    if result.tier is Tier.TEXT:
+        return result.score * (1 - TEXT_SPREAD) ** n
+    return result.score - SPREAD * n
+
+
 def _spread(found: list[Result], spread: bool) -> list[Result]:
     """Greedy: each pick the best, a project's next counting SPREAD less per result it
     has already (across projects only). Sorted input; ties as :func:`_key`."""
@@ -227,10 +238,7 @@ def _spread(found: list[Result], spread: bool) -> list[Result]:
     while left:
         best = min(
             range(len(left)),
-            key=lambda i: (
-                -(left[i].score - SPREAD * shown.get(left[i].candidate.project, 0)),
-                _key(left[i].candidate),
-            ),
+            key=lambda i: (-_spread_score(left[i], shown), _key(left[i].candidate)),
         )
         pick = left.pop(best)
         shown[pick.candidate.project] = shown.get(pick.candidate.project, 0) + 1
