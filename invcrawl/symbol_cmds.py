@@ -126,6 +126,9 @@ def _item_text(item: dict[str, Any], where: str) -> str:
         lines.append(f"  {safe(item['signature'])}")
     if item.get("url"):
         lines.append(f"  {safe(item['url'])}")
+    for field, words in (("inherited_from", "inherited from"), ("alias_of", "alias of")):
+        if item.get(field):
+            lines.append(f"  {words} {safe(item[field])}")
     for param in item.get("params") or []:
         kind = f" [{safe(param.get('kind'))}]" if param.get("kind") else ""
         type_ = f": {safe(param.get('type'))}" if param.get("type") else ""
@@ -137,6 +140,9 @@ def _item_text(item: dict[str, Any], where: str) -> str:
                 value.get("type") or value.get("description") if isinstance(value, dict) else value
             )
             lines.append(f"  {name} {safe(text)}")
+    extra = [safe(p.get("name")) for p in item.get("doc_only_params") or []]
+    if extra:  # documented names the signature does not take (docs/items.md)
+        lines.append(f"  documented, not in the signature: {', '.join(map(str, extra))}")
     doc = str(item.get("doc") or "")
     if doc:
         lines += ["", terminal_safe(doc)]
@@ -146,6 +152,9 @@ def _item_text(item: dict[str, Any], where: str) -> str:
 def _item_markdown(item: dict[str, Any], where: str) -> str:
     name = str(item.get("name") or "").replace("`", "")
     lines = [f"# `{name}`", "", f"{item.get('role', '')} in {where}", ""]
+    for field, words in (("inherited_from", "inherited from"), ("alias_of", "alias of")):
+        if item.get(field):
+            lines += [f"{words} `{str(item[field]).replace('`', '')}`", ""]
     if item.get("signature"):
         lines += ["```python", str(item["signature"]).replace("```", "'''"), "```", ""]
     lines.append(str(item.get("doc_markdown") or item.get("doc") or ""))

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from invcrawl.common.apidiff import diff_all
-from invcrawl.common.apidiff.versions import history_steps, summary_of
+from invcrawl.common.apidiff.order import history_steps, summary_of
 from invcrawl.common.search import semantic
 from invcrawl.common.search.selection import SelectionError, match_project, select_version
 from invcrawl.frontier import search
@@ -266,6 +266,9 @@ async def get_symbol(
             f"{shown(item.get('key'))} in {shown(found.project)} {shown(found.version)}: "
             f"{shown(item.get('signature') or item.get('name'), 200)}"
         )
+        for field, words in (("inherited_from", "inherited from"), ("alias_of", "alias of")):
+            if item.get(field):
+                text += f" ({words} {shown(item[field])})"
         return {**where, "item": item}, text
     if found.candidates:  # several symbols by that name, or none: the nearest
         text = (

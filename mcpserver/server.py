@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import orjson
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -19,6 +20,7 @@ from pydantic import Field
 from redis.exceptions import NoPermissionError, RedisError
 
 from invcrawl.frontier.connection import Client, connect, is_transient
+from invcrawl.frontier.retry import Outage, Retry
 from invcrawl.frontier.session import Frontier
 from invcrawl.mcpserver import queries
 from invcrawl.mcpserver.checks import (
@@ -39,6 +41,8 @@ INSTRUCTIONS = (
     "one whole (signature, parameters, docs), api_diff and symbol_history compare "
     "versions, changes_since follows the change feed."
 )
+ToolFunction = TypeVar("ToolFunction", bound=Callable[..., Awaitable[CallToolResult]])
+log = logging.getLogger("invcrawl.mcp")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
 
 
@@ -86,31 +90,33 @@ def _refused(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
-# Seconds before the second and the third try of a tool whose Redis call failed on an
-# outage: a connection Redis dropped (a restart, CLIENT KILL, a timeout) fails its next
-# command once, and every tool only reads, so trying it again is safe.
-RETRY_AFTER = (0.1, 0.5)
+# Tries of a tool call whose Redis call failed on an outage (frontier/retry.py's
+# policy: 0.1 s, then 0.2 s between them, jittered): a connection Redis dropped (a
+# restart, CLIENT KILL, a timeout) fails its next command once, and every tool only
+# reads, so trying it again is safe; a Redis that stays away is the tool's error.
+TOOL_TRIES = 3
 
 
-async def _answer(job: Callable[[], Awaitable[queries.Answer]]) -> CallToolResult:
-    """Check a tool's arguments and run its query (``job`` does both): a refusal, and
-    Redis's, is the tool's error, one line; an outage is tried again (RETRY_AFTER)."""
-    for wait in (*RETRY_AFTER, None):
-        try:
-            return _result(await job())
-        except ToolInputError as exc:
-            return _refused(str(exc))
-        except NoPermissionError as exc:
-            return _refused(f"Redis refused a command to this user: {mask_secrets(str(exc))}")
-        except (RedisError, OSError) as exc:
-            if wait is not None and is_transient(exc):
-                await asyncio.sleep(wait)
-                continue
-            if isinstance(exc, RedisError):
-                what = "did not answer" if is_transient(exc) else "failed"
-                return _refused(f"Redis {what}: {one_line(mask_secrets(str(exc)))}; try again")
-            return _refused(f"Redis did not answer: {exc.strerror or exc}; try again")
-    raise AssertionError("unreachable: the last try returns")
+def tool_calls() -> Retry:
+    """How one server makes its tool calls: through an outage, :data:`TOOL_TRIES` at most;
+    the outage goes to the log (``-v``), its one line being each tool's error."""
+    return Retry(Outage("invcrawl mcp", log.info), tries=TOOL_TRIES)
+
+
+async def _answer(calls: Retry, job: Callable[[], Awaitable[queries.Answer]]) -> CallToolResult:
+    """Check a tool's arguments and run its query (``job`` does both) through ``calls``:
+    a refusal, and Redis's, is the tool's error, one line."""
+    try:
+        return _result(await calls.call(job))
+    except ToolInputError as exc:
+        return _refused(str(exc))
+    except NoPermissionError as exc:
+        return _refused(f"Redis refused a command to this user: {mask_secrets(str(exc))}")
+    except (RedisError, OSError) as exc:
+        if isinstance(exc, RedisError):
+            what = "did not answer" if is_transient(exc) else "failed"
+            return _refused(f"Redis {what}: {one_line(mask_secrets(str(exc)))}; try again")
+        return _refused(f"Redis did not answer: {exc.strerror or exc}; try again")
 
 
 async def one_line_errors(
@@ -148,23 +154,47 @@ Version = Annotated[
 ]
 
 
+def package_version() -> str:
+    """invcrawl's version, for ``serverInfo.version`` (looked up when a server is built,
+    not at import: the lookup reads the installed distributions)."""
+    from importlib import metadata  # noqa: PLC0415
+
+    try:
+        return metadata.version("invcrawl")
+    except metadata.PackageNotFoundError:  # a source tree that was not installed
+        return "unknown"
+
+
+def flat(text: str | None) -> str:
+    """A docstring as a tool's description: one line, single spaces (a client shows the
+    description as it comes, its indentation included)."""
+    return " ".join((text or "").split())
+
+
 def build_server(connection: Connection) -> MCPServer[Any]:
     """The server and its six tools, reading through ``connection``."""
     server: MCPServer[Any] = MCPServer(
         "invcrawl",
+        version=package_version(),
         instructions=INSTRUCTIONS,
         log_level="WARNING",
         subscriptions=False,
         middleware=[one_line_errors],
     )
 
-    @server.tool(annotations=READ_ONLY)
+    calls = tool_calls()
+
+    def tool(function: ToolFunction) -> ToolFunction:
+        """Register ``function`` as a read-only tool described by its docstring."""
+        return server.tool(annotations=READ_ONLY, description=flat(function.__doc__))(function)
+
+    @tool
     async def list_projects() -> CallToolResult:
         """Every project in this Redis with its versions in version order: version, crawl
         id, state, entries, crawled at (ms); failed crawls last, marked."""
-        return await _answer(lambda: queries.list_projects(connection.frontier()))
+        return await _answer(calls, lambda: queries.list_projects(connection.frontier()))
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     async def search_symbols(
         query: Text,
         project: Project = None,
@@ -189,9 +219,9 @@ def build_server(connection: Connection) -> MCPServer[Any]:
                 limit=limit_arg("search_symbols", limit),
             )
 
-        return await _answer(job)
+        return await _answer(calls, job)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     async def get_symbol(
         name: Annotated[
             str,
@@ -211,9 +241,9 @@ def build_server(connection: Connection) -> MCPServer[Any]:
                 version=text_arg("version", version),
             )
 
-        return await _answer(job)
+        return await _answer(calls, job)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     async def api_diff(
         project: Annotated[str, Field(description="a project's name, any case")],
         old: Annotated[str, Field(description="the older version (exact, or 2.x)")],
@@ -235,9 +265,9 @@ def build_server(connection: Connection) -> MCPServer[Any]:
                 limit=limit_arg("api_diff", limit),
             )
 
-        return await _answer(job)
+        return await _answer(calls, job)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     async def symbol_history(
         key: Annotated[str, Field(description="an item key, domain:role:name")],
         project: Annotated[
@@ -255,9 +285,9 @@ def build_server(connection: Connection) -> MCPServer[Any]:
                 text_arg("project", project),
             )
 
-        return await _answer(job)
+        return await _answer(calls, job)
 
-    @server.tool(annotations=READ_ONLY)
+    @tool
     async def changes_since(
         project: Project = None,
         cursor: Annotated[
@@ -278,6 +308,6 @@ def build_server(connection: Connection) -> MCPServer[Any]:
                 limit_arg("changes_since", limit),
             )
 
-        return await _answer(job)
+        return await _answer(calls, job)
 
     return server

@@ -12,7 +12,7 @@ from typing import Any
 from lxml import etree
 
 from invcrawl.common.bounds import truncate
-from invcrawl.common.items import empty_content
+from invcrawl.common.items import ItemStatus, empty_content
 from invcrawl.common.tasks import TaskEntry
 
 from .anchors import Located, children_items, locate, section_title
@@ -23,7 +23,7 @@ from .page import Page, build
 from .signature import dt_text, params, return_annotation
 from .sphinx_labels import sphinx_labels
 from .text import HEADINGS, Element, has_class, is_section, norm, raw_text, text
-from .versions import versions
+from .version_notes import versions
 
 __all__ = ["INTRO_CHARS", "extract_sphinx"]
 
@@ -74,13 +74,13 @@ class _PageExtractor:
 
     def locate(self, t: TaskEntry) -> tuple[Located, str, str | None]:
         page = self.page
-        status, reason = "ok", None
+        status, reason = ItemStatus.OK, None
         if not t.anchor:
             return Located("page", page.main, body=[page.main]), status, reason
         el = page.fragment(t.anchor)
         if el is None:
             el, reason = self._fallback(t)
-            status = "anchor_missing"
+            status = ItemStatus.ANCHOR_MISSING
         loc = locate(el, page.main) if el is not None else self._intro()
         return loc, status, reason
 
@@ -93,13 +93,12 @@ class _PageExtractor:
         if loc.kind == "intro":  # every missing anchor without a fallback: one rendering
             key = (_INTRO, False, "intro")
         else:
-            key = (t.anchor if status == "ok" else "\x00" + t.anchor, exclude, loc.kind)
+            key = (t.anchor if status == ItemStatus.OK else "\x00" + t.anchor, exclude, loc.kind)
         content = self._content.get(key)
         if content is None:  # first entry with this body: it gets the rendered dict itself
             out = self._content[key] = self._render(loc, t, exclude)
-        else:  # entries sharing an anchor must not share their params dicts
+        else:  # shared values: an entry's own copy is made of its bounded item (pageitems.py)
             out = dict(content)
-            out["params"] = [dict(p) for p in content["params"]]
         out["status"], out["reason"] = status, reason
         out["title"] = self._title(loc, t)
         out["parent"] = self._parent(loc, t)
@@ -163,7 +162,7 @@ class _PageExtractor:
         return None, why + "; content is the page's introduction"
 
     def _render(self, loc: Located, t: TaskEntry, exclude: bool) -> dict[str, Any]:
-        content = empty_content("ok")
+        content = empty_content(ItemStatus.OK)
         body = loc.body
         if loc.kind == "token":
             line = _production(loc.element)

@@ -13,6 +13,7 @@ from typing import Any
 
 from invcrawl.common.settings import parsers as values
 from invcrawl.common.settings.commands import COMMAND_NAMES, COMMANDS
+from invcrawl.common.settings.datadir import DEFAULT_TEXT as DATA_DIR_DEFAULT
 
 # The commands that talk to Redis, that run Scrapy, that deliver pages (leases, retries),
 # and that read every crawl or --crawl-id's: the groups most options are taken by.
@@ -20,6 +21,7 @@ _REDIS = frozenset(c.name for c in COMMANDS if c.redis)
 _CRAWLERS = frozenset(c.name for c in COMMANDS if c.crawls)
 _RUNNERS = frozenset({"crawl", "produce", "consume"})  # deliver pages: leases, retries
 _FLEET_READERS = ("export", "changes", "report", "dlq")  # every crawl, or --crawl-id
+_WRITERS = _RUNNERS | {"redis"}  # write crawls to Redis (the others read, or edit a little)
 
 
 # -- the options -----------------------------------------------------------------------
@@ -143,6 +145,14 @@ OPTIONS: tuple[Option, ...] = (
         metavar="CRAWL_ID",
     ),
     Option(
+        "forget_failed",
+        values.boolean,
+        "also every failed crawl (an inventory that could not be read: a mistyped site)",
+        frozenset({"forget"}),
+        ("--failed",),
+        switch=True,
+    ),
+    Option(
         "yes",
         values.boolean,
         "do not ask for confirmation (needed when standard input is not a terminal)",
@@ -177,10 +187,11 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "symbol",
         str,
-        "the item key of the symbol, domain:role:name (e.g. py:function:json.dumps)",
+        "the symbol, as show takes it: an item key (py:function:json.dumps), a qualified "
+        "name or an unambiguous last component",
         frozenset({"history"}),
         positional=True,
-        metavar="KEY",
+        metavar="NAME",
     ),
     Option(
         "query",
@@ -466,15 +477,18 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "data_dir",
         Path,
-        "directory of the embedded Redis (AOF) and run files",
+        "directory of the embedded Redis (AOF) and run files: one per user by default, "
+        "shared by every command run from any folder",
         _REDIS,
         metavar="DIR",
+        default_text=DATA_DIR_DEFAULT,
     ),
     Option(
         "fsync",
         values.choice("always", "everysec"),
-        "embedded Redis appendfsync policy",
-        _REDIS,
+        "embedded Redis appendfsync policy, when this command starts it (a command "
+        "without this flag starts it with always)",
+        _WRITERS,
         metavar="always|everysec",
     ),
     Option(
@@ -738,7 +752,7 @@ OPTIONS: tuple[Option, ...] = (
         values.choice("DEBUG", "INFO", "WARNING", "ERROR"),
         "log level of the Scrapy processes (crawl: their files under DATA_DIR/logs/; -v and "
         "-q set what the terminal shows)",
-        COMMAND_NAMES,
+        _CRAWLERS | {"inventory"},
         metavar="LEVEL",
         inherited=True,
     ),
@@ -856,3 +870,9 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 OPTIONS_BY_NAME = {o.name: o for o in OPTIONS}
+# Where the crawls are: ``--help`` shows these under a group of their own, apart from
+# what the command does.
+REDIS_CONNECTION = frozenset(
+    {"redis", "redis_cluster", "redis_wait", "redis_ca", "redis_cert", "redis_key", "data_dir"}
+    | {"fsync"}
+)

@@ -134,7 +134,7 @@ AUTO = "auto"
 
 def every(text: str) -> float | str:
     """A refresh period (:func:`duration`), or ``auto``: each crawl its own interval,
-    adapted to how often it changes (``common/cadence.py``)."""
+    adapted to how often it changes (``common/refresh_interval.py``)."""
     if text.strip().lower() == AUTO:
         return AUTO
     try:

@@ -156,7 +156,7 @@ class CrawlOutputs:
         if summary.producer != ProducerState.DONE:
             return False
         meta = await self.sessions[crawl_id].meta()
-        return int(meta.get("produced_at") or 0) >= self.run_started_ms
+        return meta.produced_at >= self.run_started_ms
 
     async def _write(self, crawl_id: str) -> None:
         """Move the crawl's file into place (or write it, for standard output)."""

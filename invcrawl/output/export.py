@@ -29,8 +29,8 @@ from invcrawl.frontier.export import (
     merged_with,
 )
 from invcrawl.frontier.follow import CrawlGone, GroupReader
-from invcrawl.frontier.reconnect import Note, Reconnect, reconnect
 from invcrawl.frontier.retention import acknowledge_output, retains_all, trimmed_before
+from invcrawl.frontier.retry import Note, Retry, reconnect
 from invcrawl.frontier.session import CrawlSession, Frontier
 from invcrawl.frontier.stream import StreamEntry
 from invcrawl.output.files import (
@@ -138,10 +138,10 @@ async def follow_to(
 
 
 class Follower:
-    """What the followers of one ``export --follow`` share: one :class:`Reconnect` (an
+    """What the followers of one ``export --follow`` share: one :class:`Retry` (an
     outage is said once, not once per crawl), the notes, the count of items written."""
 
-    def __init__(self, reconnect_with: Reconnect, note: Note) -> None:
+    def __init__(self, reconnect_with: Retry, note: Note) -> None:
         self.reconnect = reconnect_with
         self.note = note
         self.count = 0
