@@ -183,7 +183,7 @@ def map_conala(upstream: Path, items: Path, root: str) -> dict[str, Any]:
 
 
 def map_docs_mcp(upstream: Path) -> dict[str, Any]:
-    import yaml
+    import yaml  # type: ignore[import-untyped]  # only to rebuild the stored file
 
     data = yaml.safe_load(upstream.read_text(encoding="utf-8"))
     out = []
