@@ -61,7 +61,7 @@ __all__ = [
 ]
 
 POOL = 200  # candidates read and ranked, whatever the limit (ranks never depend on it)
-KIND_FACTOR = 4  # more candidates when a kind filters them after reading
+KIND_FACTOR = 2  # more candidates when a kind filters them after reading
 CANDIDATES_SHOWN = 10  # of an ambiguous get_symbol
 EXPANDED_WORDS = 6  # query words whose neighbours in meaning are looked up, at most
 

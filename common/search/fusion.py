@@ -7,8 +7,9 @@ semantic rankers fused, the priors users expect, aliases once, projects spread.
   query's (``semantic.py``); the two ranks are fused by reciprocal rank fusion
   (RRF_K), then multiplied by its priors: a label, a document or a glossary term below
   an API object, a deprecated symbol below a current one, CPython's C API below Python
-  unless the query is about C. It must clear the relevance floor: at least
-  MIN_COVERAGE of the query's rarity among its words, or a cosine of MIN_SIMILARITY;
+  unless the query is about C, an exception below the rest unless it is about errors.
+  It must clear the relevance floor: at least MIN_COVERAGE of the query's rarity among
+  its words, or a cosine of MIN_SIMILARITY;
   the rest is no good match, said as such.
 * The same symbol under several names (aliases, re-exports: one page anchor in one
   crawl) is one result, its other names listed.
@@ -30,15 +31,19 @@ from invcrawl.common.search import terms as t
 from invcrawl.common.search.ranking import Query, Tier
 from invcrawl.common.search.semantic import StaticModel
 
-RRF_K = 10
-MIN_COVERAGE = 0.3
-MIN_SIMILARITY = 0.45
+RRF_K = 30
+MIN_COVERAGE = 0.25
+MIN_SIMILARITY = 0.4
 SPREAD = 0.3
 # priors of what a query finds by its words (a name tier orders by the name's own)
 LABEL_PRIOR = 0.6  # std:label, std:doc, std:term, ...: a page or a section, not an API
 MEMBER_PRIOR = 0.92  # a method or an attribute before the class or function it belongs to
 DEPRECATED_PRIOR = 0.8
 C_API_PRIOR = 0.35
+EXCEPTION_PRIOR = 0.75  # an exception, for a question not about errors
+_ERROR_WORDS = frozenset(
+    {"error", "errors", "exception", "exceptions", "raise", "raises", "raised", "catch", "fail"}
+)
 PACKAGE_PRIOR = 1.05
 _C_WORDS = frozenset({"c", "capi", "pyobject", "extension", "embed", "embedding", "cpython"})
 _API_ROLES = frozenset({"module", "class", "exception", "function"})
@@ -81,6 +86,8 @@ def _priors(query: Query, item: Mapping[str, Any], deprecated: bool) -> dict[str
         out["not an API object"] = LABEL_PRIOR
     elif role in _MEMBER_ROLES:
         out["member"] = MEMBER_PRIOR
+    elif role == "exception" and not _ERROR_WORDS & set(query.words):
+        out["exception"] = EXCEPTION_PRIOR
     if deprecated:
         out["deprecated"] = DEPRECATED_PRIOR
     return out

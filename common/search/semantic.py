@@ -49,6 +49,7 @@ class StaticModel:
             [n for n, w in enumerate(self.words) if w.isalpha() and len(w) >= 3]
         )
         self._rows = lru_cache(maxsize=1 << 15)(self._word_rows)
+        self._entry = lru_cache(maxsize=1 << 15)(self._word_entry)
 
     @property
     def dims(self) -> int:
@@ -59,6 +60,11 @@ class StaticModel:
         if row is not None:
             return (row,)
         return tuple(self.index[p] for p in wordpiece.pieces(word, self.index))
+
+    def _word_entry(self, word: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
+        """A word's rows and their weights (each piece's share of the word)."""
+        found = self._rows(word)
+        return found, tuple(1.0 / len(found) for _ in found)
 
     def embed(self, words: Sequence[str], weights: Sequence[float] | None = None) -> Any:
         """The unit vector of ``words`` (lower-cased), each weighed; None for no word
@@ -86,13 +92,13 @@ class StaticModel:
         rows: list[int] = []
         scale: list[float] = []
         starts: list[int] = []
+        entry = self._entry
         for words in texts:
             starts.append(len(rows))
             for word in words:
-                found = self._rows(word)
-                if found:  # a word of no known piece adds nothing
-                    rows.extend(found)
-                    scale.extend([1.0 / len(found)] * len(found))
+                found, weights = entry(word)  # a word of no known piece adds nothing
+                rows += found
+                scale += weights
         if not rows:
             return [None] * len(texts)
         weighted = self.vectors[rows] * np.asarray(scale, dtype=np.float32)[:, None]
