@@ -162,9 +162,7 @@ def order(
         if ranking.package_match(name, cand.project):
             value *= PACKAGE_PRIOR
         if SHORT_PRIOR:
-            item = cand.item
-            fit = ranking.tie_break(name, str(item.get("role", "")), str(item.get("domain", "")))
-            value *= 1 - SHORT_PRIOR * (1 - fit)
+            value *= 1 - SHORT_PRIOR * (1 - _fit(cand.item, name))
         why: dict[str, Any] = {"matched": _tier_name(Tier.TEXT), "words": list(lex.matched)}
         why["lexical"] = (
             {"rank": lex_rank[i], "bm25f": round(lex.score, 3)} if lex.matched else None
@@ -175,6 +173,18 @@ def order(
             why["priors"] = priors
         found.append(Result(cand, Tier.TEXT, min(value, 0.999), why))
     return _spread(_aliases(found), spread)
+
+
+def _fit(item: Mapping[str, Any], name: str) -> float:
+    """In [0, 1]: a shallower name, an API object (``ranking.tie_break``); a module
+    counts one level deeper than its name (its doc is its whole page, which has the
+    words of everything on it: ``fixlib`` is no better an answer than
+    ``fixlib.parse_json``)."""
+    role = str(item.get("role", ""))
+    if role == "module":
+        name += ".x"
+        role = "function"
+    return ranking.tie_break(name, role, str(item.get("domain", "")))
 
 
 def _key(cand: Candidate) -> tuple[str, int, str]:
