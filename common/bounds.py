@@ -41,6 +41,7 @@ SHRINKABLE = (
     "doc",
     "signature",
     "params",
+    "doc_only_params",
     "versions",
     "raises",
     "returns",
@@ -48,7 +49,8 @@ SHRINKABLE = (
     "parent",
 )
 _NOTHING_LEFT = 256  # bytes of a field not worth cutting further
-_PAGE_FIELDS = ("crawl", "project", "version", "checksum")
+# Fields the same on every item of a page (items.build_sized_item does not measure them).
+PAGE_FIELDS = ("crawl", "project", "version", "checksum")
 
 
 # Characters of an inventory header's Project or Version (real ones: 31 at most in 90
@@ -102,8 +104,32 @@ def bound_items(
 ) -> list[ItemT]:
     """Apply every bound to the items of one page, in place; a changed item gets its
     ``checksum`` again. ``sizes``: their JSON sizes as ``items.build_sized_item``
-    measured them (its content fields), else measured here. Returns ``page_items``."""
+    measured them (its content fields), else measured here. Returns ``page_items``.
+    (The consumer builds its items bounded from the start: ``common/pageitems.py``.)"""
     items = cast(list[dict[str, Any]], page_items)  # their fields are cut by name
+    sizer = Sizer()
+    if sizes is not None:  # the crawl, project, version and checksum fields, on every item
+        extra = sizer.item({k: items[0].get(k) for k in PAGE_FIELDS}) if items else 0
+        sizes = [size + extra for size in sizes]
+    changed = apply_bounds(items, limits, page_bytes, sizer, sizes)
+    for i in changed:
+        items[i]["checksum"] = checksum(page_items[i])
+    return page_items
+
+
+def apply_bounds(
+    items: list[dict[str, Any]],
+    limits: SizeLimits,
+    page_bytes: int,
+    sizer: Sizer,
+    sizes: list[int] | None = None,
+) -> set[int]:
+    """Cut the fields of the items of one page to fit every bound, in place (each item
+    its own dict; the values in them may be shared between items, and are never
+    changed). Returns the indexes of the items changed.
+
+    Each shared value is measured and cut once, whatever the number of items holding it
+    (``sizer``, ``_Cuts``): the work is that of the distinct values plus the output."""
     cuts = _Cuts()
     changed: set[int] = set()
     for i, item in enumerate(items):
@@ -114,20 +140,15 @@ def bound_items(
                 _note(item, f"{name} cut to {limits.doc_chars} characters")
                 changed.add(i)
     if sizes is None or changed:
-        sizes = [_size(item) for item in items]
-    else:  # the crawl, project, version and checksum fields, the same on every item
-        extra = _size({k: items[0].get(k) for k in _PAGE_FIELDS}) if items else 0
-        sizes = [size + extra for size in sizes]
+        sizes = [sizer.item(item) for item in items]
     budget = page_budget(limits, page_bytes)
     if max(sizes, default=0) > limits.item_bytes or sum(sizes) > budget:
         cap = min(limits.item_bytes, _water_level(sizes, budget))
         for i, item in enumerate(items):
             if sizes[i] > cap:
-                _fit(item, sizes[i], cap, cuts)
+                _fit(item, sizes[i], cap, cuts, sizer)
                 changed.add(i)
-    for i in changed:
-        items[i]["checksum"] = checksum(page_items[i])
-    return page_items
+    return changed
 
 
 def _water_level(sizes: list[int], budget: int) -> int:
@@ -144,10 +165,10 @@ def _water_level(sizes: list[int], budget: int) -> int:
     return ordered[-1]
 
 
-def _fit(item: dict[str, Any], size: int, target: int, cuts: _Cuts) -> None:
+def _fit(item: dict[str, Any], size: int, target: int, cuts: _Cuts, sizer: Sizer) -> None:
     """Cut the item's content fields to one common size (water-filling: fields under it
     stay whole) so that its JSON holds ``target`` bytes."""
-    fields = {name: _size(item.get(name)) for name in SHRINKABLE if item.get(name)}
+    fields = {name: sizer.value(item.get(name)) for name in SHRINKABLE if item.get(name)}
     cut: list[str] = []
     for _ in range(4):  # a few rounds: characters of a field are not all one byte wide
         if size <= target or not fields:
@@ -162,8 +183,8 @@ def _fit(item: dict[str, Any], size: int, target: int, cuts: _Cuts) -> None:
             if isinstance(value, str):
                 item[name] = cuts.string(value, int(len(value) * keep), name == "doc_markdown")
             else:
-                item[name] = value[: int(len(value) * keep)]
-            fields[name] = _size(item[name])
+                item[name] = cuts.items(value, int(len(value) * keep))
+            fields[name] = sizer.value(item[name])
             size += fields[name] - before
             if name not in cut:
                 cut.append(name)
@@ -176,20 +197,52 @@ def _note(item: dict[str, Any], what: str) -> None:
     item["reason"] = f"{reason}; {what}" if reason else what
 
 
-def _size(value: Any) -> int:
-    return len(orjson.dumps(value))
+class Sizer:
+    """Sizes of JSON values, each distinct value (by identity) measured once: the items
+    of a page share their contents' strings and lists, and an item's size is the sum of
+    its fields' (orjson writes a dict as ``{"k":v,...}``, without blanks)."""
+
+    def __init__(self) -> None:
+        # id -> (the value, kept alive so that its id is not reused; its size)
+        self._known: dict[int, tuple[Any, int]] = {}
+
+    def value(self, value: Any) -> int:
+        if value is None:
+            return 4
+        if not isinstance(value, str | list | dict):
+            return len(orjson.dumps(value))
+        found = self._known.get(id(value))
+        if found is None or found[0] is not value:
+            found = self._known[id(value)] = (value, len(orjson.dumps(value)))
+        return found[1]
+
+    def item(self, item: Mapping[str, Any]) -> int:
+        """The size of ``orjson.dumps(item)`` (its keys plain ASCII, as an item's)."""
+        if not item:
+            return 2
+        return 1 + sum(len(key) + 4 + self.value(value) for key, value in item.items())
 
 
 class _Cuts:
     """Truncations shared between items: the entries of a page often share one body
-    (one string object), and so share one cut copy of it instead of one each."""
+    (one string or list object), and so share one cut copy of it instead of one each."""
 
     def __init__(self) -> None:
-        self._done: dict[tuple[int, int, bool], tuple[str, str]] = {}
+        self._done: dict[tuple[int, int, bool], tuple[Any, Any]] = {}
 
     def string(self, value: str, limit: int, markdown: bool) -> str:
         key = (id(value), limit, markdown)
         found = self._done.get(key)
         if found is None or found[0] is not value:
             found = self._done[key] = (value, truncate(value, limit, markdown))
-        return found[1]
+        cut: str = found[1]
+        return cut
+
+    def items(self, value: list[Any], keep: int) -> list[Any]:
+        """The first ``keep`` elements of a list (shared, as the list they come from)."""
+        key = (id(value), keep, False)
+        found = self._done.get(key)
+        if found is None or found[0] is not value:
+            found = self._done[key] = (value, value[:keep])
+        cut: list[Any] = found[1]
+        return cut

@@ -140,14 +140,31 @@ CONTENT_DEFAULTS: Mapping[str, Any] = {
     # was read (skipped, offsite, not found, failed).
     "generator": None,
 }
-# * then ``status`` and ``checksum`` (of the CONTENT_FIELDS).
-ITEM_FIELDS = (*IDENTITY_FIELDS, *CONTENT_DEFAULTS, "status", "checksum")
+# * optional content, in an item's JSON only where extraction found it (after the field
+#   named beside it), so that an item without them is byte for byte what it was before
+#   they existed (docs/items.md): the class that defines an inherited member and the
+#   target of an alias (re-export) after ``parent``, the names a docstring documents that
+#   the signature lacks after ``params``.
+OPTIONAL_FIELDS: Mapping[str, str] = {
+    "inherited_from": "parent",
+    "alias_of": "parent",
+    "doc_only_params": "params",
+}
+_CONTENT_ORDER = tuple(
+    f
+    for name in CONTENT_DEFAULTS
+    for f in (name, *(o for o, after in OPTIONAL_FIELDS.items() if after == name))
+)
+# * then ``status`` and ``checksum`` (of the CONTENT_FIELDS). An item has every field
+#   of ITEM_FIELDS but the OPTIONAL_FIELDS it lacks, in this order.
+ITEM_FIELDS = (*IDENTITY_FIELDS, *_CONTENT_ORDER, "status", "checksum")
 
 
 class Item(TypedDict):
     """One item as it is built and stored (docs/items.md), its fields in the order of
     its JSON (:data:`ITEM_FIELDS`: a test compares them). Items stored before a field
-    existed lack it: ``labels`` and ``generator`` (``.get`` them)."""
+    existed lack it: ``labels`` and ``generator`` (``.get`` them); the
+    :data:`OPTIONAL_FIELDS` are there only when extraction found them."""
 
     key: str
     crawl: str
@@ -166,9 +183,12 @@ class Item(TypedDict):
     labels: NotRequired[list[str]]
     title: str | None
     parent: str | None
+    inherited_from: NotRequired[str]
+    alias_of: NotRequired[str]
     doc: str
     doc_markdown: str
     params: list[dict[str, Any]]
+    doc_only_params: NotRequired[list[dict[str, Any]]]
     returns: list[dict[str, Any]]
     raises: list[dict[str, Any]]
     versions: list[dict[str, Any]]
@@ -182,8 +202,9 @@ class Item(TypedDict):
 # page's ``generator`` (a fact about the page, not the symbol: a site moving to another
 # generator changes its items' contents anyway). ``labels`` count only when there are
 # some (OPTIONAL_CONTENT), so the checksum of an item without labels is the one it had
-# before the field existed and a refresh after an upgrade reports no change.
-OPTIONAL_CONTENT = ("labels",)
+# before the field existed and a refresh after an upgrade reports no change; so do the
+# OPTIONAL_FIELDS (absent when there is none).
+OPTIONAL_CONTENT = ("labels", *OPTIONAL_FIELDS)
 CONTENT_FIELDS = (
     *(f for f in IDENTITY_FIELDS if f not in ("crawl", "project", "version")),
     "status",
@@ -271,24 +292,7 @@ def build_sized_item(
     """``build_item`` and the size of the item's JSON, but for its crawl, project,
     version and checksum (the same on every item of a page): the checksum's own
     serialisation measures it, for the size bounds (``common/bounds.py``)."""
-    item: dict[str, Any] = {
-        "key": entry.key,
-        "crawl": crawl.crawl_id,
-        "project": crawl.project,
-        "version": crawl.version,
-        "name": entry.name,
-        "domain": entry.domain,
-        "role": entry.role,
-        "priority": entry.priority,
-        "dispname": entry.dispname,
-        "url": task.entry_url(entry),
-        "page_url": task.url,
-        "anchor": entry.anchor,
-    }
-    for name, default in CONTENT_DEFAULTS.items():
-        value = content.get(name, default)
-        item[name] = list(value) if isinstance(value, tuple) else value
-    item["status"] = content["status"]
+    item = item_fields(crawl, task, entry, content)
     data = _content_json(item)
     item["checksum"] = hashlib.sha1(data).hexdigest()[:16]
     return cast(Item, item), len(data)  # every field of Item, in its order
@@ -317,3 +321,35 @@ def prepare(item: Item, layout: ItemLayout) -> PreparedItem:
         terms=terms,
         record=record_bucket(field, layout.buckets),
     )
+
+
+def item_fields(
+    crawl: CrawlInfo, task: Task, entry: TaskEntry, content: Mapping[str, Any]
+) -> dict[str, Any]:
+    """An item's fields in the order of its JSON (:data:`ITEM_FIELDS`, the optional ones
+    only where ``content`` has them), but for its checksum: the values are ``content``'s
+    own, shared, not copied (``common/pageitems.py`` copies them once they are bounded)."""
+    item: dict[str, Any] = {
+        "key": entry.key,
+        "crawl": crawl.crawl_id,
+        "project": crawl.project,
+        "version": crawl.version,
+        "name": entry.name,
+        "domain": entry.domain,
+        "role": entry.role,
+        "priority": entry.priority,
+        "dispname": entry.dispname,
+        "url": task.entry_url(entry),
+        "page_url": task.url,
+        "anchor": entry.anchor,
+    }
+    for name in _CONTENT_ORDER:
+        if name in OPTIONAL_FIELDS:
+            value = content.get(name)
+            if value:
+                item[name] = list(value) if isinstance(value, tuple) else value
+            continue
+        value = content.get(name, CONTENT_DEFAULTS[name])
+        item[name] = list(value) if isinstance(value, tuple) else value
+    item["status"] = content["status"]
+    return item

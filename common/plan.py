@@ -31,7 +31,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 from invcrawl.common.inventory import Entry, Inventory
 from invcrawl.common.sharding import fetched_url, task_id_for
-from invcrawl.common.tasks import TaskEntry
+from invcrawl.common.tasks import TaskEntry, TaskStatus
 
 GENERATED_PAGE = re.compile(r"^(genindex(-.*)?|search|([a-z0-9]+-)?modindex)$")
 
@@ -41,7 +41,7 @@ class Page:
     page_url: str
     fetch_url: str
     task_id: str
-    status: str = "fetch"  # fetch | skipped | offsite
+    status: TaskStatus = TaskStatus.FETCH
     reason: str | None = None
     targets: list[TaskEntry] = field(default_factory=list)  # anchor: after the last '#'
 
@@ -55,18 +55,18 @@ class Plan:
 
     @property
     def fetch_pages(self) -> int:
-        return sum(1 for p in self.pages if p.status == "fetch")
+        return sum(1 for p in self.pages if p.status == TaskStatus.FETCH)
 
-    def _entries_with(self, status: str) -> int:
+    def _entries_with(self, status: TaskStatus) -> int:
         return sum(len(p.targets) for p in self.pages if p.status == status)
 
     @property
     def skipped_entries(self) -> int:
-        return self._entries_with("skipped")
+        return self._entries_with(TaskStatus.SKIPPED)
 
     @property
     def offsite_entries(self) -> int:
-        return self._entries_with("offsite")
+        return self._entries_with(TaskStatus.OFFSITE)
 
 
 def base_of(inventory_url: str) -> str:
@@ -185,9 +185,9 @@ def _new_page(page_url: str, base: str) -> Page:
     page = Page(page_url=page_url, fetch_url=fetch_url, task_id=task_id_for(page_url))
     reason = offsite_reason(page_url, base)
     if reason:
-        page.status, page.reason = "offsite", reason
+        page.status, page.reason = TaskStatus.OFFSITE, reason
     elif GENERATED_PAGE.match(page_name(page_url)):
-        page.status, page.reason = "skipped", f"generated page ({page_name(page_url)})"
+        page.status, page.reason = TaskStatus.SKIPPED, f"generated page ({page_name(page_url)})"
     return page
 
 

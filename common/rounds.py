@@ -8,8 +8,8 @@ per round, a connection per Redis step between runs) and ``produce --every``
   jittered by 10% (:func:`fixed_delay`), so that many producers do not hit their hosts
   in step.
 * :class:`Adaptive` (``--every auto``): each crawl on its own interval
-  (``common/cadence.py``), set once its round is over (:func:`next_interval`) and kept
-  with its next round's time in its meta (``frontier/cadence.py``, which reads them
+  (``common/refresh_interval.py``), set once its round is over (:func:`next_interval`) and kept
+  with its next round's time in its meta (``frontier/refresh_schedule.py``, which reads them
   back as the due times planned on here: :func:`wake`, :func:`due_by`, :func:`nap`).
 
 Due times are milliseconds by the Redis clock (the one clock every process shares); a
@@ -23,7 +23,7 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from invcrawl.common.cadence import Bounds, adapt, initial, jitter, jittered
+from invcrawl.common.refresh_interval import Bounds, adapt, initial, jitter, jittered
 
 POLL = 1.0  # produce --every auto: seconds between two looks at crawls whose round is under way
 IDLE = 3600.0  # ... and at most between two looks when no round is under way or due

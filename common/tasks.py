@@ -17,6 +17,7 @@ rewrites payloads.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import orjson
@@ -25,6 +26,15 @@ from invcrawl.common.inventory import Entry
 from invcrawl.common.validators import Validators, decode_validators, entries_digest
 
 TASK_VERSION = 1
+
+
+class TaskStatus(StrEnum):
+    """What a consumer does with a task's page: download it, or only account for its
+    entries (a generated page, or one off the inventory's site). The value is the wire's."""
+
+    FETCH = "fetch"
+    SKIPPED = "skipped"
+    OFFSITE = "offsite"
 
 
 class TaskFormatError(ValueError):
@@ -58,7 +68,7 @@ class Task:
     id: str
     url: str
     entries: tuple[TaskEntry, ...]
-    status: str = "fetch"
+    status: TaskStatus = TaskStatus.FETCH
     reason: str | None = None
     fetch_url: str | None = None
     validators: Validators | None = None  # a refresh's conditional GET
@@ -80,7 +90,7 @@ def encode_task(task: Task) -> str:
         "v": TASK_VERSION,
         "id": task.id,
         "url": task.url,
-        "status": task.status,
+        "status": str(task.status),
         "entries": [
             [e.name, e.domain, e.role, e.priority, e.anchor, e.dispname] for e in task.entries
         ],
@@ -109,7 +119,7 @@ def decode_task(payload: str | bytes) -> Task:
             id=str(doc["id"]),
             url=str(doc["url"]),
             entries=entries,
-            status=str(doc.get("status", "fetch")),
+            status=TaskStatus(doc.get("status", TaskStatus.FETCH)),
             reason=doc.get("reason"),
             fetch_url=doc.get("fetch_url"),
             validators=decode_validators(doc.get("val")),

@@ -12,17 +12,18 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from invcrawl.common.items import CrawlInfo, ItemLayout, bucket_count
+from invcrawl.common.items import CrawlInfo, ItemLayout
 from invcrawl.common.plan import base_of
-from invcrawl.common.search.postings import stored_term_logs
 from invcrawl.consumer.dead_pages import record_dead_pages
 from invcrawl.consumer.holdings import Holdings
 from invcrawl.consumer.leases import Leases
+from invcrawl.consumer.pages import Ending
 from invcrawl.consumer.scheduling import CrawlRotation
 from invcrawl.consumer.slots import SlotPinning, SlotPolicy
 from invcrawl.frontier.forget import withdraw
 from invcrawl.frontier.hosts import origin_of
-from invcrawl.frontier.outages import Outages
+from invcrawl.frontier.meta import CrawlMeta
+from invcrawl.frontier.retry import Outages
 from invcrawl.frontier.session import (
     COMPLETE,
     FAILED_INCOMPLETE,
@@ -258,27 +259,26 @@ class ServedCrawls:
     ) -> ServedCrawl | None:
         """Start serving a crawl (or, finished, retire it from the registry)."""
         session = self._frontier.crawl(crawl_id)
-        meta = await self._outages.call(session.meta) or {}
-        state = CrawlState(meta["state"]) if meta.get("state") else None
+        meta = await self._outages.call(session.meta) or CrawlMeta()
+        state = meta.state
         if state is not None and not state.open and not upstream:
             if listed_at is not None:
                 await self._retire(crawl_id, listed_at)
             if self.pinned:  # finished, or failed to produce: nothing to do for it
                 self._completed.add(crawl_id)
             return None
-        if not meta.get("slots"):
+        if not meta.opened:
             if self.pinned:  # usually being produced right now: look again soon
                 log.debug("waiting for crawl %s to be created by a producer", crawl_id)
             return None
         layout = await self._outages.call(session.refresh_layout)
         assert layout is not None
-        inventory_url = meta.get("inventory_url") or ""
-        buckets = int(meta.get("buckets") or bucket_count(int(meta.get("entries") or 1)))
+        inventory_url = meta.inventory_url or ""
         served = ServedCrawl(
             session=session,
-            info=CrawlInfo(crawl_id, meta.get("project") or None, meta.get("version") or None),
-            layout=ItemLayout(buckets, stored_term_logs(meta.get("term_logs"), buckets)),
-            max_tries=int(meta.get("max_tries") or self._serving.max_tries),
+            info=CrawlInfo(crawl_id, meta.project or None, meta.version or None),
+            layout=ItemLayout(meta.buckets, meta.term_logs),
+            max_tries=meta.max_tries or self._serving.max_tries,
             slots=SlotPolicy(
                 session, self._consumer_id, self._serving.slots, self._leases, layout.slots
             ),
@@ -287,7 +287,7 @@ class ServedCrawls:
             base=base_of(inventory_url) if inventory_url else "",
         )
         self._served[crawl_id] = served
-        self._rotation.add(crawl_id, int(meta.get("weight") or 1))
+        self._rotation.add(crawl_id, meta.weight)
         origin = served.origin
         if origin:  # listed for status at once (the heartbeat keeps it listed)
             now = await self._outages.call(self._frontier.registry.server_ms) or 0
@@ -391,7 +391,7 @@ class ServedCrawls:
         self._rotation.remove(crawl_id)
         self._completed.add(crawl_id)
         for claim in self._held.of_crawl(crawl_id):
-            self._held.settled(claim, "forgotten")
+            self._held.settled(claim, Ending.FORGOTTEN)
         log.warning(
             "crawl %s was forgotten: consumer %s no longer serves it", crawl_id, self._consumer_id
         )

@@ -15,9 +15,10 @@ from typing import Any
 from invcrawl.consumer.crawls import ServedCrawl, ServedCrawls
 from invcrawl.consumer.holdings import Holdings
 from invcrawl.consumer.leases import Leases
+from invcrawl.consumer.pages import Ending
 from invcrawl.fetch.politeness import HostGate
 from invcrawl.frontier.connection import is_transient
-from invcrawl.frontier.outages import Outages, StatSink
+from invcrawl.frontier.retry import Outages, StatSink
 from invcrawl.frontier.session import Frontier
 from invcrawl.frontier.values import CrawlNotFound
 
@@ -120,7 +121,7 @@ class Heartbeat:
                     leases.task_deadline,
                 )
                 self._stat("invcrawl/abandoned", 1)
-                self._held.settled(claim, "abandoned")
+                self._held.settled(claim, Ending.ABANDONED)
             else:
                 renew.append(claim)
         info = {**self._info(), "slots": served.slots.owned, "held": len(renew)}
@@ -129,7 +130,7 @@ class Heartbeat:
             if lost:
                 log.warning("lease of %s lost", lost.task.url)
                 self._stat("invcrawl/leases_lost", 1)
-                self._held.settled(lost, "lease_lost")
+                self._held.settled(lost, Ending.LEASE_LOST)
         await served.slots.refresh()
         if now_ms is None:
             now_ms = await self._frontier.registry.server_ms()

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
+from invcrawl.common.items import PageOutcome
+from invcrawl.common.tasks import TaskStatus
 from invcrawl.consumer.metrics import Metrics
-from invcrawl.frontier.outages import StatSink
+from invcrawl.consumer.pages import Ending
+from invcrawl.frontier.retry import StatSink
 from invcrawl.frontier.values import Claim
 
 
@@ -32,7 +35,7 @@ class Holdings:
             if claim.deliveries > 1:
                 self._stat("invcrawl/redeliveries", 1)
 
-    def settled(self, claim: Claim, outcome: str = "released") -> None:
+    def settled(self, claim: Claim, outcome: PageOutcome | Ending = Ending.RELEASED) -> None:
         """The claim is no longer ours (committed, failed, released, lease lost or
         abandoned: ``outcome``, counted once per claim)."""
         if self._held.pop((claim.crawl_id, claim.task.id), None) is not None:
@@ -78,4 +81,4 @@ class Holdings:
 def _fetched(claim: Claim) -> bool:
     """A page to download (its host is one requests go to), not an offsite or skipped
     one: only those are in flight on a host (consumer/metrics.py)."""
-    return claim.task.status == "fetch"
+    return claim.task.status == TaskStatus.FETCH

@@ -66,6 +66,7 @@ from prometheus_client.process_collector import ProcessCollector
 
 from invcrawl.common.bounds import METRIC_LABEL_CHARS, clip
 from invcrawl.consumer import metrics_server
+from invcrawl.consumer.pages import Ending
 from invcrawl.frontier.hosts import origin_of
 from invcrawl.frontier.values import CommitResult
 
@@ -220,7 +221,7 @@ class PrometheusMetrics(Metrics):
                     del self._in_other[host]
                 host = OTHER
             self._count(host, -1)
-        if outcome == "lease_lost":
+        if outcome == Ending.LEASE_LOST:
             self.leases_lost.labels(_label(crawl)).inc()
 
     def _count(self, label: str, delta: int) -> None:

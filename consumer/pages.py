@@ -11,6 +11,7 @@ from __future__ import annotations
 import traceback
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Protocol
 
 from invcrawl.common.items import CrawlInfo, Item, PageOutcome
@@ -21,6 +22,22 @@ from invcrawl.frontier.values import Claim
 # request.meta of a page request (with fetch/meta.SITE and FOLLOW_WITHIN):
 CLAIM = "invcrawl_claim"  # the Claim the page settles
 CRAWL = "invcrawl_crawl"  # the CrawlInfo of its crawl (the items' crawl, project, version)
+
+
+class Ending(StrEnum):
+    """How a claim was settled but by a commit (whose :class:`PageOutcome` says it); with
+    those, the ``outcome`` label of ``invcrawl_pages`` (consumer/metrics.py), so the values
+    are the labels'."""
+
+    RETRY = "retry"  # a delayed task, to be tried again
+    DEAD = "dead"  # dead-lettered
+    POSTPONED = "postponed"  # released without using a delivery
+    FENCED = "fenced"  # another delivery owns the task
+    ABANDONED = "abandoned"  # Redis could not be had before the settle deadline, or the
+    # task outlived its hard deadline (consumer/heartbeat.py)
+    FORGOTTEN = "forgotten"  # its crawl was forgotten meanwhile: nothing to settle it in
+    RELEASED = "released"  # given back unsettled (the consumer stopping)
+    LEASE_LOST = "lease_lost"  # its lease expired and another consumer may hold it
 
 
 @dataclass(frozen=True, slots=True)

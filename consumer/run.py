@@ -26,12 +26,12 @@ from invcrawl.consumer.crawls import Serving
 from invcrawl.consumer.leases import Leases
 from invcrawl.consumer.metrics import Metrics, PrometheusMetrics
 from invcrawl.consumer.settings import consumer_settings
-from invcrawl.consumer.settling import Backoff
+from invcrawl.consumer.settling import PageBackoff
 from invcrawl.consumer.slots import SlotPinning
 from invcrawl.consumer.spider import PageBounds, PageSpider
 from invcrawl.consumer.worker import Upstream, Worker, WorkerSettings
 from invcrawl.frontier.connection import connect, scrapy_redis_settings
-from invcrawl.frontier.outages import new_stat_sink
+from invcrawl.frontier.retry import new_stat_sink
 from invcrawl.frontier.session import Frontier
 from invcrawl.process import interrupts
 
@@ -112,7 +112,7 @@ def worker_settings(config: Config) -> WorkerSettings:
         host_concurrency=config.host_concurrency,
         host_delay=config.host_delay,
         leases=Leases(config.lease, config.task_deadline),
-        backoff=Backoff(config.backoff_base, config.backoff_max),
+        backoff=PageBackoff(config.backoff_base, config.backoff_max),
         serving=Serving(
             crawl_ids=config.crawl_ids,
             slots=SlotPinning(config.consumer_slots, config.partition),

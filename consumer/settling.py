@@ -9,31 +9,18 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 
 from invcrawl.common.items import Item, PageOutcome, prepare
 from invcrawl.consumer.crawls import ServedCrawl, ServedCrawls
 from invcrawl.consumer.holdings import Holdings
 from invcrawl.consumer.leases import Leases
 from invcrawl.consumer.metrics import Metrics
-from invcrawl.consumer.pages import PageFailure, PagePostponed, PageResult, Settlement
+from invcrawl.consumer.pages import Ending, PageFailure, PagePostponed, PageResult, Settlement
 from invcrawl.fetch.failures import Outcome, OutcomeKind, backoff_delay
-from invcrawl.frontier.outages import Outages, StatSink
+from invcrawl.frontier.retry import Outages, StatSink
 from invcrawl.frontier.values import Claim, CommitResult
 
 log = logging.getLogger("invcrawl.consumer")
-
-
-class Ending(StrEnum):
-    """How a claim was settled but by a commit (whose :class:`PageOutcome` says it); the
-    ``outcome`` label of ``invcrawl_pages`` (consumer/metrics.py)."""
-
-    RETRY = "retry"  # a delayed task, to be tried again
-    DEAD = "dead"  # dead-lettered
-    POSTPONED = "postponed"  # released without using a delivery
-    FENCED = "fenced"  # another delivery owns the task
-    ABANDONED = "abandoned"  # Redis could not be had before the settle deadline
-    FORGOTTEN = "forgotten"  # its crawl was forgotten meanwhile: nothing to settle it in
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +37,7 @@ class Settled:
 
 
 @dataclass(frozen=True, slots=True)
-class Backoff:
+class PageBackoff:
     """The retry backoff of a failed page (``fetch/failures.backoff_delay``): ``base``
     seconds, doubled per delivery, capped at ``maximum``."""
 
@@ -62,7 +49,7 @@ class Settler:
     def __init__(
         self,
         leases: Leases,
-        backoff: Backoff,
+        backoff: PageBackoff,
         consumer_id: str,
         *,
         crawls: ServedCrawls,
@@ -172,7 +159,7 @@ class Settler:
             ),
             deadline=self._settle_deadline(claim),
         )
-        return Settled(Ending(result) if result else Ending.ABANDONED)
+        return Settled(Ending(result.value) if result else Ending.ABANDONED)
 
     def _failed(self, claim: Claim, outcome: Outcome, settled: Settled) -> None:
         result = settled.outcome

@@ -17,18 +17,18 @@ from scrapy.crawler import Crawler
 from scrapy.http import Response
 from twisted.python.failure import Failure
 
-from invcrawl.common.bounds import SizeLimits, bound_items
+from invcrawl.common.bounds import SizeLimits
 from invcrawl.common.extract import extract_page
 from invcrawl.common.items import (
     CrawlInfo,
     Item,
     ItemStatus,
     PageOutcome,
-    build_sized_item,
-    checksum,
     status_items,
 )
+from invcrawl.common.pageitems import page_items
 from invcrawl.common.plan import offsite_reason
+from invcrawl.common.tasks import TaskStatus
 from invcrawl.common.validators import response_validators
 from invcrawl.consumer.pages import (
     CLAIM,
@@ -82,7 +82,7 @@ class PageSpider(Spider):
     async def start(self) -> AsyncIterator[Request | Settlement]:
         async for page in self.pages.feed():
             claim, task = page.claim, page.claim.task
-            if task.status != "fetch":  # a generated or offsite page: never fetched
+            if task.status != TaskStatus.FETCH:  # a generated or offsite page: never fetched
                 status = ItemStatus(task.status)
                 items = status_items(page.crawl, task, status, task.reason)
                 yield PageResult(claim, PageOutcome(task.status), items)
@@ -172,13 +172,8 @@ class PageSpider(Spider):
         # Links are re-based on the page's canonical URL unless the server redirected.
         base = task.url if response.url == task.download_url else response.url
         contents = extract_page(body, base, targets, encoding=encoding)
-        sized = [
-            build_sized_item(crawl, task, entry, content)
-            for entry, content in zip(task.entries, contents, strict=True)
-        ]
-        items = [item for item, _ in sized]
-        sizes = [size for _, size in sized]
-        return bound_items(items, self.limits, len(body), checksum, sizes)  # docs/items.md
+        # Bounded while they are built: an entry's own copy is of its bounded content.
+        return page_items(crawl, task, contents, self.limits, len(body))  # docs/items.md
 
 
 def _outside(page: ClaimedPage) -> str | None:

@@ -28,11 +28,11 @@ from invcrawl.consumer.heartbeat import Heartbeat
 from invcrawl.consumer.holdings import Holdings
 from invcrawl.consumer.leases import Leases
 from invcrawl.consumer.metrics import Metrics
-from invcrawl.consumer.pages import ClaimedPage, Settlement
-from invcrawl.consumer.settling import Backoff, Settled, Settler
+from invcrawl.consumer.pages import ClaimedPage, Ending, Settlement
+from invcrawl.consumer.settling import PageBackoff, Settled, Settler
 from invcrawl.fetch.politeness import HostGate
 from invcrawl.frontier.claims import claim_many
-from invcrawl.frontier.outages import Outages, StatSink
+from invcrawl.frontier.retry import Outages, StatSink
 from invcrawl.frontier.session import Claim, Frontier
 from invcrawl.frontier.states import ProducerState
 
@@ -56,7 +56,7 @@ class WorkerSettings:
     host_concurrency: int  # permits per host, shared by the fleet (fetch/politeness.py)
     host_delay: float
     leases: Leases
-    backoff: Backoff
+    backoff: PageBackoff
     serving: Serving
 
 
@@ -149,7 +149,7 @@ class Worker:
                     self.stat("invcrawl/released", 1)
             except Exception as exc:  # the lease will expire and be reaped instead
                 log.warning("could not release %s: %s", claim.task.id, exc)
-            self.held.settled(claim, "released")
+            self.held.settled(claim, Ending.RELEASED)
         with contextlib.suppress(Exception):  # else they expire after one lease
             await self.hosts.close()
         await self.crawls.close()

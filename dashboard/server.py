@@ -7,7 +7,7 @@ once; every open page gets that same snapshot, so the load on Redis does not gro
 the number of viewers. The process only ever reads Redis (a test checks every command it
 sends), and its throughput history lives in its own memory. Through a Redis restart or a
 dropped connection the page shows the error and the sampler reads again with backoff
-(``frontier/reconnect.py``: said once on standard error); ``/api/events`` goes on.
+(``frontier/retry.py``: said once on standard error); ``/api/events`` goes on.
 
 Routes: ``GET /`` the page; ``GET /api/status`` the latest snapshot (JSON);
 ``GET /api/events`` the snapshots as server-sent events; ``GET /api/crawl/{id}`` one
@@ -40,7 +40,7 @@ from invcrawl.dashboard.access import HostCheck, is_loopback, session_value
 from invcrawl.dashboard.metrics import CONTENT_TYPE_LATEST, exposition
 from invcrawl.dashboard.snapshot import Throughput, crawl_detail, take
 from invcrawl.frontier.connection import connect, is_transient
-from invcrawl.frontier.reconnect import Backoff, Note, Outage
+from invcrawl.frontier.retry import Note, Outage, RetryWaits
 from invcrawl.frontier.session import CrawlNotFound, Frontier
 from invcrawl.process import interrupts
 from invcrawl.process.secrets import mask_secrets, mask_url
@@ -98,7 +98,7 @@ class Sampler:
         # Redis restarting or a dropped connection: said once, read again with backoff
         # (the page shows the error meanwhile), as every long-running reader does.
         self.outage = Outage("the dashboard", note)
-        self.backoff = Backoff()
+        self.backoff = RetryWaits()
 
     async def sample(self) -> None:
         try:

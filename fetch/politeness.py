@@ -26,7 +26,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from invcrawl.frontier.hosts import Hosts
-from invcrawl.frontier.outages import Outages
+from invcrawl.frontier.retry import Outages
 
 # A request that would wait longer than this for its host goes back to Redis as a
 # postponed task instead (its claim is released with a not-before time), so that long

@@ -15,7 +15,7 @@ event whose previous item is no longer in the stream (``--retain-items exported`
 trimmed it) has no ``changes``.
 
 Following (``changes --follow``) rides out Redis restarts and dropped connections
-(``frontier/reconnect.py``): a batch whose reads failed is read again from the same
+(``frontier/retry.py``): a batch whose reads failed is read again from the same
 cursor, so no event is lost or emitted twice.
 """
 
@@ -25,20 +25,31 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
-from invcrawl.common.apidiff import item_changes
+from invcrawl.common.apidiff import SymbolChange, item_changes
 from invcrawl.common.items import Item
 from invcrawl.frontier.export import CHUNK
-from invcrawl.frontier.reconnect import Calls, Note, Once, Reconnect, reconnect
 from invcrawl.frontier.retention import entry_before
+from invcrawl.frontier.retry import Calls, Note, Once, Retry, reconnect
 from invcrawl.frontier.session import CrawlSession
-from invcrawl.frontier.stream import StreamEntry, last_id, read_new, read_range, read_ranges
+from invcrawl.frontier.stream import (
+    StreamEntry,
+    StreamKind,
+    last_id,
+    read_new,
+    read_range,
+    read_ranges,
+)
 
-EVENT_OF_KIND = {"new": "added", "update": "changed", "removed": "removed"}
+EVENT_OF_KIND = {
+    StreamKind.NEW: SymbolChange.ADDED,
+    StreamKind.UPDATE: SymbolChange.CHANGED,
+    StreamKind.REMOVED: SymbolChange.REMOVED,
+}
 
 
 def change_event(entry: StreamEntry) -> dict[str, Any]:
     return {
-        "event": EVENT_OF_KIND.get(entry.kind, "changed"),
+        "event": (EVENT_OF_KIND[entry.kind] if entry.kind else SymbolChange.CHANGED).value,
         "key": entry.key,
         "cursor": entry.id,
         "item": entry.item(),
@@ -78,7 +89,7 @@ class Previous:
         wanted: list[str | None] = []
         read: dict[str, str] = {}  # this batch's keys -> their entry ids
         for entry in batch:
-            update = entry.kind == "update"
+            update = entry.kind is StreamKind.UPDATE
             known = entry.key in read or entry.key in self.latest
             if update and not known and not self.prefix_read:
                 await self._read_prefix()
@@ -114,7 +125,7 @@ async def read_changes(
     follow: bool = False,
     block_ms: int = 1000,
     *,
-    reconnect_with: Reconnect | None = None,
+    reconnect_with: Retry | None = None,
     note: Note | None = None,
 ) -> tuple[int, str]:
     """Emit every event after ``since`` (None or "0": from the start); with ``follow``,

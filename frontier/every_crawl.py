@@ -24,9 +24,9 @@ from typing import Any
 from invcrawl.frontier.admin import dead_tasks, redrive
 from invcrawl.frontier.changes import read_changes
 from invcrawl.frontier.export import HistoryTrimmed, iter_latest
-from invcrawl.frontier.reconnect import Note, reconnect
 from invcrawl.frontier.report import coverage
 from invcrawl.frontier.retention import entry_before, trimmed_before
+from invcrawl.frontier.retry import Note, reconnect
 from invcrawl.frontier.session import Frontier
 
 START = "0-0"
@@ -203,7 +203,7 @@ async def redrive_all(
         if task_ids is None:
             wanted = None
         else:
-            pipe = session._redis.pipeline(transaction=False)
+            pipe = session.pipeline(transaction=False)
             for task_id in task_ids:
                 pipe.zscore(session.keys.dlq, task_id)
             scores = await pipe.execute()

@@ -6,7 +6,7 @@ acknowledged (at-least-once across a killed follower: deduplicate by ``key`` +
 
 A running follower loses and repeats nothing whatever Redis does meanwhile:
 
-* **Redis restarts or drops the connection** (``frontier/reconnect.py``): every call is
+* **Redis restarts or drops the connection** (``frontier/retry.py``): every call is
   tried again with backoff. A read whose reply was lost may have delivered its entries
   to this follower all the same, so after any error the follower reads its own pending
   entries first (``XREADGROUP ... 0``), then new ones; an acknowledgement is tried again
@@ -36,8 +36,8 @@ import time
 
 from redis.exceptions import ResponseError
 
-from invcrawl.frontier.reconnect import Note, Reconnect, reconnect
 from invcrawl.frontier.retention import retains_all, trim_exported
+from invcrawl.frontier.retry import Note, Retry, reconnect
 from invcrawl.frontier.session import CrawlSession
 from invcrawl.frontier.stream import (
     StreamEntry,
@@ -79,7 +79,7 @@ class GroupReader:
         group: str,
         block_ms: int = 1000,
         *,
-        reconnect_with: Reconnect | None = None,
+        reconnect_with: Retry | None = None,
         note: Note | None = None,
     ) -> None:
         self.session = session
@@ -105,7 +105,7 @@ class GroupReader:
         """Join the group (created at the stream's start if it is new) and adopt what dead
         followers left pending; False while the crawl does not exist (its stream is not
         created for it)."""
-        redis = self.session._redis
+        redis = self.session.commands
         if not await redis.exists(self.key) and not await self.session.exists():
             return False
         try:  # MKSTREAM: a crawl produced, with no item committed yet
@@ -182,14 +182,14 @@ class GroupReader:
         ids = [entry.id for entry in entries]
         if not ids:
             return
-        await self.reconnect.call(lambda: self.session._redis.xack(self.key, self.group, *ids))
+        await self.reconnect.call(lambda: self.session.commands.xack(self.key, self.group, *ids))
         self.last_acked = ids[-1]
         if self.trim:
             await self.reconnect.call(lambda: trim_exported(self.session))
 
     async def _recreate_group(self) -> None:
         try:
-            await self.session._redis.xgroup_create(
+            await self.session.commands.xgroup_create(
                 self.key, self.group, id=self.last_acked or "0", mkstream=False
             )
         except ResponseError as exc:  # created meanwhile, or the stream went too

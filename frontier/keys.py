@@ -28,11 +28,12 @@ key                                 type    holds
                                             ``round``, ``refreshes``, ``inv_etag``,
                                             ``inv_last_modified``, ``refresh_started_at``,
                                             ``refreshed_at``, ``next_refresh_at`` (ms);
-                                            refresh schedule (``frontier/cadence.py``):
+                                            refresh schedule (``frontier/refresh_schedule.py``):
                                             ``refresh_interval`` (s),
                                             ``refresh_adaptive`` (1: ``--every auto``),
                                             ``refresh_changed`` (1/0: the last round's),
-                                            ``refresh_base`` (changes before the round)
+                                            ``refresh_base`` (changes before the round);
+                                            decoded by ``frontier/meta.CrawlMeta`` only
 ``invcrawl:{C}:task``               HASH    task id -> task JSON (``docs/delivery.md``); deleted
                                             when the task is committed, kept while dead
 ``invcrawl:{C}:seen``               SET     task ids ever enqueued (idempotent enqueue, resume)
@@ -118,7 +119,7 @@ CHANGES_SEQ = f"{PREFIX}:{{changes}}:seq"
 # outside any crawl's hash tag, each written by commands of its own (frontier/registry.py)
 REGISTRY_KEYS = (CRAWLS, ACTIVE, HOSTS, FLEET, FLEET_INFO, CHANGED, CHANGES_SEQ)
 
-# Fields of a crawl's meta hash written by the refresh schedule (frontier/cadence.py).
+# Fields of a crawl's meta hash written by the refresh schedule (frontier/refresh_schedule.py).
 META_NEXT_REFRESH = "next_refresh_at"
 META_REFRESH_INTERVAL = "refresh_interval"
 META_REFRESH_ADAPTIVE = "refresh_adaptive"

@@ -7,7 +7,8 @@ Each script in ``frontier/lua`` binds its fixed ``KEYS`` to named locals at its 
 That line is the script's key contract: :class:`Scripts` reads the names from it, and
 callers pass the fixed keys *by name* (a missing or unknown name is a bug, raised at
 once), then any variable keys (per-slot queues, dedup buckets) in order. Every script is
-prepended with ``_prelude.lua`` (server time, the layout check). A caller whose slot
+prepended with ``_prelude.lua`` (server time, the layout check), itself after the
+``META_FIELDS`` table generated from ``frontier/meta.py``. A caller whose slot
 layout is stale gets one answer from every script, an error reply starting with
 ``STALE``, turned here into :class:`StaleLayout`.
 
@@ -28,6 +29,8 @@ from redis.asyncio import Redis
 from redis.client import NEVER_DECODE
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError, ResponseError
+
+from invcrawl.frontier.meta import lua_field_table
 
 LUA_DIR = Path(__file__).with_name("lua")
 PRELUDE = "_prelude"
@@ -64,7 +67,7 @@ def key_names(source: str) -> tuple[str, ...]:
 @cache
 def load(name: str) -> ScriptSource:
     body = (LUA_DIR / f"{name}.lua").read_text(encoding="utf-8")
-    prelude = (LUA_DIR / f"{PRELUDE}.lua").read_text(encoding="utf-8")
+    prelude = lua_field_table() + (LUA_DIR / f"{PRELUDE}.lua").read_text(encoding="utf-8")
     return ScriptSource(name, prelude + "\n" + body, key_names(body))
 
 

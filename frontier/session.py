@@ -19,18 +19,22 @@ from typing import Any, TypeVar, cast
 
 import orjson
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+from redis.client import NEVER_DECODE
 
 from invcrawl.common.items import PageOutcome, PreparedItem
-from invcrawl.common.search.postings import posting, stored_term_logs, term_logs_for
+from invcrawl.common.search.postings import posting, term_logs_for
 from invcrawl.common.sharding import slot_for
 from invcrawl.common.tasks import Task, decode_task, encode_task
 from invcrawl.frontier import permissions
+from invcrawl.frontier.commands import Commands
 from invcrawl.frontier.hosts import Hosts
 from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.frontier.meta import CrawlMeta
 from invcrawl.frontier.registry import Registry
 from invcrawl.frontier.scripts import KeyIndex, ScriptCall, Scripts, StaleLayout
 from invcrawl.frontier.states import CrawlState
-from invcrawl.frontier.values import Claim, CommitResult, CrawlNotFound, Layout
+from invcrawl.frontier.values import Claim, CommitResult, CrawlNotFound, FailResult, Layout
 from invcrawl.process.secrets import mask_secrets
 
 ENQUEUE_BATCH = 500
@@ -53,6 +57,16 @@ class Frontier:
     def crawl(self, crawl_id: str) -> CrawlSession:
         return CrawlSession(self._redis, self._scripts, crawl_id)
 
+    # -- the face the other frontier modules use (frontier/commands.py) ------------------
+
+    @property
+    def commands(self) -> Commands:
+        return cast(Commands, self._redis)
+
+    def pipeline(self, transaction: bool = False) -> Pipeline:
+        """Commands sent in one round trip (a MULTI/EXEC block when ``transaction``)."""
+        return self._redis.pipeline(transaction=transaction)
+
     async def write_allowed(self) -> str | None:
         """The first write command the client's Redis user may run (``"SET"``...), or
         None: it may write nothing (:mod:`invcrawl.frontier.permissions`)."""
@@ -62,11 +76,12 @@ class Frontier:
         await self._redis.aclose()
 
 
-def _layout(slots: Any, max_slots: Any, buckets: Any, term_logs: Any) -> Layout:
-    """A crawl's layout from its meta's fields (no ``term_logs``: created before it was
-    recorded)."""
-    buckets = int(buckets)
-    return Layout(int(slots), int(max_slots), buckets, stored_term_logs(term_logs, buckets))
+def _layout(meta: CrawlMeta) -> Layout:
+    """A crawl's layout from its meta (frontier/meta.py: the defaults of missing fields)."""
+    return Layout(meta.slots, meta.max_slots, meta.buckets, meta.term_logs)
+
+
+LAYOUT_FIELDS = ("slots", "max_slots", "buckets", "term_logs")
 
 
 def search_index_args(k: CrawlKeys, items: Sequence[PreparedItem], index: KeyIndex) -> list[Any]:
@@ -102,10 +117,40 @@ class CrawlSession:
         self.registry = Registry(redis, scripts)
         self.layout: Layout | None = None
 
+    # -- the face the other frontier modules use (frontier/commands.py) ------------------
+
+    @property
+    def commands(self) -> Commands:
+        return cast(Commands, self._redis)
+
+    def pipeline(self, transaction: bool = False) -> Pipeline:
+        """Commands sent in one round trip (a MULTI/EXEC block when ``transaction``)."""
+        return self._redis.pipeline(transaction=transaction)
+
+    async def run(
+        self,
+        script: str,
+        keys: Mapping[str, str],
+        args: Sequence[Any] = (),
+        more_keys: Sequence[str] = (),
+    ) -> Any:
+        """One Lua script of frontier/lua (frontier/scripts.Scripts.run)."""
+        return await self._scripts.run(script, keys, args, more_keys)
+
+    async def run_many(self, calls: Sequence[ScriptCall]) -> list[Any]:
+        """Several scripts in one round trip (frontier/scripts.Scripts.run_many)."""
+        return await self._scripts.run_many(calls)
+
+    async def raw(self, *args: Any) -> Any:
+        """One command, its reply undecoded (binary values: the stream's ``data``, the
+        stored inventory)."""
+        return await self._redis.execute_command(*args, **{NEVER_DECODE: True})  # type: ignore[no-untyped-call]
+
     # -- layout ------------------------------------------------------------------------
 
-    async def meta(self) -> dict[str, str]:
-        return cast(dict[str, str], await self._redis.hgetall(self.keys.meta))
+    async def meta(self) -> CrawlMeta:
+        """The crawl's meta hash (every field a default when the crawl does not exist)."""
+        return CrawlMeta.decode(cast(dict[str, str], await self._redis.hgetall(self.keys.meta)))
 
     async def state(self) -> CrawlState | None:
         """The crawl's state (None: not created yet)."""
@@ -119,12 +164,11 @@ class CrawlSession:
         return bool(await self._redis.exists(self.keys.meta))
 
     async def refresh_layout(self) -> Layout:
-        slots, max_slots, buckets, term_logs = await self._redis.hmget(
-            self.keys.meta, ["slots", "max_slots", "buckets", "term_logs"]
-        )
-        if slots is None:
+        values = await self._redis.hmget(self.keys.meta, LAYOUT_FIELDS)
+        meta = CrawlMeta.decode(dict(zip(LAYOUT_FIELDS, values, strict=True)))
+        if not meta.opened:
             raise CrawlNotFound(self.crawl_id)
-        self.layout = _layout(slots, max_slots or slots, buckets or 1, term_logs)
+        self.layout = _layout(meta)
         return self.layout
 
     async def with_layout(self, call: Callable[[Layout], Awaitable[T]]) -> T:
@@ -153,7 +197,7 @@ class CrawlSession:
             self.keys.bind("meta"),
             [slots, buckets, term_logs_for(buckets), *_pairs(fields)],
         )
-        self.layout = _layout(*reply)
+        self.layout = _layout(CrawlMeta.decode(dict(zip(LAYOUT_FIELDS, reply, strict=True))))
         await self.registry.mark_changed([self.crawl_id])  # its consumers may attach now
         return self.layout
 
@@ -274,10 +318,10 @@ class CrawlSession:
         delay_ms: int,
         max_tries: int,
         dead_now: bool = False,
-    ) -> str:
-        """Retry later or dead-letter. Returns "retry", "dead" or "fenced"."""
+    ) -> FailResult:
+        """Retry later or dead-letter (or neither: the lease was not ours)."""
 
-        async def call(layout: Layout) -> str:
+        async def call(layout: Layout) -> FailResult:
             k = self.keys
             fixed = k.bind(
                 "meta", "stats", "lease", "tries", "reaped", "errors", "dlq", "dlq_why",
@@ -294,7 +338,7 @@ class CrawlSession:
                 layout.slots,
             ]
             _, outcome, _ = await self._scripts.run("fail", fixed, args)
-            return str(outcome)
+            return FailResult(str(outcome))
 
         return await self.with_layout(call)
 

@@ -15,14 +15,14 @@ Each returns its typed model (``frontier/summary.py``: :class:`CrawlSummary`,
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from invcrawl.common.items import ItemLayout
-from invcrawl.common.search.postings import stored_term_logs
 from invcrawl.common.sharding import slot_for
 from invcrawl.frontier.admin import dead_tasks
 from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.frontier.meta import CrawlMeta
 from invcrawl.frontier.retention import history
 from invcrawl.frontier.session import CrawlNotFound, CrawlSession, Frontier
 from invcrawl.frontier.summary import CrawlStatus, CrawlSummary, FleetStatus
@@ -42,7 +42,7 @@ async def _consumers(
     consumer beats every lease/3), whatever lease the process asking for the status uses."""
     if not beats:
         return []
-    infos = await session._redis.hmget(session.keys.cinfo, [c for c, _ in beats])
+    infos = await session.commands.hmget(session.keys.cinfo, [c for c, _ in beats])
     out = []
     for (consumer, beat), raw in zip(beats, infos, strict=True):
         try:
@@ -69,7 +69,7 @@ async def crawl_summary(session: CrawlSession, now: int | None = None) -> CrawlS
     """One crawl's state, progress, items by status, rate and ETA."""
     if now is None:
         now = await session.server_ms()
-    return (await _summaries(session._redis, [(session.crawl_id, session.keys)], now))[0]
+    return (await _summaries(session, [(session.crawl_id, session.keys)], now))[0]
 
 
 async def crawl_summaries(
@@ -79,13 +79,13 @@ async def crawl_summaries(
     supervisor and ``status`` of the fleet show hundreds of crawls every tick)."""
     if now is None:
         now = await frontier.registry.server_ms()
-    return await _summaries(frontier._redis, [(c, frontier.crawl(c).keys) for c in crawl_ids], now)
+    return await _summaries(frontier, [(c, frontier.crawl(c).keys) for c in crawl_ids], now)
 
 
 async def _summaries(
-    redis: Any, crawls: Sequence[tuple[str, CrawlKeys]], now: int
+    via: Frontier | CrawlSession, crawls: Sequence[tuple[str, CrawlKeys]], now: int
 ) -> list[CrawlSummary]:
-    pipe = redis.pipeline(transaction=False)
+    pipe = via.pipeline(transaction=False)
     for _, k in crawls:
         pipe.hgetall(k.meta)
         pipe.hgetall(k.stats)
@@ -105,9 +105,8 @@ async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> CrawlSt
     now = await session.server_ms()
     summary = await crawl_summary(session, now)
     meta = await session.meta()
-    slots = int(meta.get("slots") or 0)
-    max_slots = int(meta.get("max_slots") or slots)
-    pipe = session._redis.pipeline(transaction=False)
+    slots, max_slots = meta.slots, meta.max_slots
+    pipe = session.pipeline(transaction=False)
     pipe.xlen(k.items)
     pipe.zrange(k.consumers, 0, -1, withscores=True)
     pipe.hlen(k.task)
@@ -152,10 +151,10 @@ async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> CrawlSt
     )
 
 
-def layout_of(meta: Mapping[str, str]) -> ItemLayout:
-    """A crawl's dedup buckets and term logs from its meta (0 buckets: none yet)."""
-    buckets = int(meta.get("buckets") or 0)
-    return ItemLayout(buckets, stored_term_logs(meta.get("term_logs"), buckets))
+def layout_of(meta: CrawlMeta) -> ItemLayout:
+    """A crawl's dedup buckets and term logs from its meta (0 buckets: not opened, no
+    keys to measure)."""
+    return ItemLayout(meta.buckets if meta.opened else 0, meta.term_logs)
 
 
 SAMPLED_KEYS = 8  # of each family of many keys: their mean, times their count
@@ -173,7 +172,7 @@ async def crawl_memory(session: CrawlSession, layout: ItemLayout) -> dict[str, i
         ("search_index", layout.buckets, k.search_record),
         ("search_index", logs, k.search_log),
     ]
-    pipe = session._redis.pipeline(transaction=False)
+    pipe = session.pipeline(transaction=False)
     for key in (k.items, k.task, k.pages, k.inventory):
         pipe.memory_usage(key, samples=5)
     for _, count, key_of in families:
@@ -249,7 +248,7 @@ async def fleet_consumers(
     with what it holds per crawl: ``{id, host, pid, started, last_beat, alive, held,
     crawls: {crawl id: {slots, held, last_beat}}}``, by id. A consumer is ``alive`` while
     its last heartbeat is within three of its own leases."""
-    pipe = frontier._redis.pipeline(transaction=False)
+    pipe = frontier.pipeline(transaction=False)
     for crawl_id in crawl_ids:
         pipe.zrangebyscore(
             frontier.crawl(crawl_id).keys.consumers,
@@ -258,7 +257,7 @@ async def fleet_consumers(
             withscores=True,
         )
     beats = await pipe.execute() if crawl_ids else []
-    pipe = frontier._redis.pipeline(transaction=False)
+    pipe = frontier.pipeline(transaction=False)
     asked = []
     for crawl_id, rows in zip(crawl_ids, beats, strict=True):
         if rows:

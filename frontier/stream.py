@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, cast
 
 import orjson
@@ -20,7 +21,23 @@ from redis.exceptions import NoPermissionError, ResponseError
 from invcrawl.common.codec import item_bytes, item_json
 from invcrawl.frontier.session import CrawlSession
 
-REMOVED = "removed"  # the ``kind`` of a tombstone (tombstone.lua)
+
+class StreamKind(StrEnum):
+    """An entry's ``kind``, as the scripts write it (``_prelude.lua``'s ``append_item``,
+    ``tombstone.lua``)."""
+
+    NEW = "new"  # a key's first item, or its return after a removal
+    UPDATE = "update"  # a new checksum for a key already there
+    REMOVED = "removed"  # a tombstone: the key left the inventory
+
+    @classmethod
+    def read(cls, raw: bytes) -> StreamKind | None:
+        """The kind of a stored entry; None for one written without a known kind (by
+        hand, or by a test), read as a change with nothing to compare it to."""
+        return cls._value2member_map_.get(raw.decode("ascii"))  # type: ignore[return-value]
+
+
+REMOVED = StreamKind.REMOVED
 RAW = {NEVER_DECODE: True}
 RawEntry = tuple[bytes, dict[bytes, bytes]]  # an entry as the undecoded reply holds it
 
@@ -29,7 +46,7 @@ RawEntry = tuple[bytes, dict[bytes, bytes]]  # an entry as the undecoded reply h
 class StreamEntry:
     id: str  # the stream entry id: the change feed's cursor
     key: str  # the item's key
-    kind: str  # new, update or removed
+    kind: StreamKind | None
     data: bytes  # the item as stored (common/codec.py), or a tombstone's JSON
 
     @property
@@ -48,7 +65,7 @@ class StreamEntry:
 
 async def _call(session: CrawlSession, *args: Any) -> object:
     """One command, its reply undecoded."""
-    return await session._redis.execute_command(*args, **RAW)  # type: ignore[no-untyped-call]
+    return await session.raw(*args)
 
 
 def stream_entry(raw: RawEntry) -> StreamEntry:
@@ -56,7 +73,7 @@ def stream_entry(raw: RawEntry) -> StreamEntry:
     return StreamEntry(
         id=entry_id.decode("ascii"),
         key=fields[b"key"].decode("utf-8"),
-        kind=fields.get(b"kind", b"").decode("ascii"),
+        kind=StreamKind.read(fields.get(b"kind", b"")),
         data=fields.get(b"data", b""),
     )
 
@@ -78,7 +95,7 @@ async def read_range(
 
 async def read_ranges(session: CrawlSession, ids: list[str]) -> list[StreamEntry | None]:
     """The entries of ``ids`` in one pipelined round trip (None: no longer there)."""
-    pipe = session._redis.pipeline(transaction=False)
+    pipe = session.pipeline(transaction=False)
     for entry_id in ids:
         pipe.execute_command("XRANGE", session.keys.items, entry_id, entry_id, **RAW)
     found = [stream_entries(reply) for reply in await pipe.execute()]
@@ -148,7 +165,7 @@ async def group_consumers(session: CrawlSession, group: str) -> list[tuple[str, 
     (XINFO CONSUMERS; none when the stream or the group is gone, or when the Redis user
     may not look: an exporter of an ACL file older than this command)."""
     try:
-        rows = await session._redis.xinfo_consumers(session.keys.items, group)
+        rows = await session.commands.xinfo_consumers(session.keys.items, group)
     except NoPermissionError:
         return []
     except ResponseError as exc:
@@ -162,4 +179,4 @@ async def drop_consumer(session: CrawlSession, group: str, consumer: str) -> Non
     """XGROUP DELCONSUMER (its pending entries, if any, would go with it); nothing when
     the Redis user may not (an older ACL file: the dead consumer just stays listed)."""
     with contextlib.suppress(NoPermissionError):
-        await session._redis.xgroup_delconsumer(session.keys.items, group, consumer)
+        await session.commands.xgroup_delconsumer(session.keys.items, group, consumer)

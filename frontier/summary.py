@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from invcrawl.common.items import GENERATORS, STATUSES
+from invcrawl.frontier.meta import CrawlMeta
 from invcrawl.frontier.states import CrawlState, ProducerState
 
 
@@ -52,7 +53,7 @@ class CrawlSummary:
     refresh_round: int = 0
     last_refresh_at: int | None = None
     next_refresh_at: int | None = None
-    # the refresh schedule (frontier/cadence.py): its interval, adaptive or fixed
+    # the refresh schedule (frontier/refresh_schedule.py): its interval, adaptive or fixed
     refresh_interval_s: float | None = None
     refresh_adaptive: bool = False
     refresh_changed: bool | None = None
@@ -66,25 +67,26 @@ class CrawlSummary:
     ) -> CrawlSummary:
         """The summary from the crawl's meta and stats hashes, its dead-letter count and
         the server's time (ms)."""
+        m = CrawlMeta.decode(meta)
         counters = {name: int(value) for name, value in stats.items()}
-        pages_total = int(meta.get("tasks") or meta.get("pages") or 0)
+        pages_total = m.tasks or m.pages
         pages_done = counters.get("pages_done", 0)
         by_status = {s.value: counters.get(f"status:{s}", 0) for s in STATUSES}
         by_generator = {g.value: n for g in GENERATORS if (n := counters.get(f"generator:{g}", 0))}
-        started = int(meta.get("started_at") or 0)
-        end = int(meta.get("finished_at") or now)
+        started = m.started_at
+        end = m.finished_at or now
         elapsed = max(0.0, (end - started) / 1000) if started else 0.0
         rate = pages_done / elapsed if elapsed > 0 else 0.0
         remaining = max(0, pages_total - pages_done - dead)
         return cls(
             crawl_id=crawl_id,
-            state=meta.get("state", "unknown"),
-            producer=meta.get("producer"),
-            site=meta.get("site"),
-            project=meta.get("project"),
-            version=meta.get("version"),
-            weight=int(meta.get("weight") or 1),
-            entries_total=int(meta.get("entries") or 0),
+            state=m.state.value if m.state else "unknown",
+            producer=m.producer.value if m.producer else None,
+            site=m.site,
+            project=m.project,
+            version=m.version,
+            weight=m.weight,
+            entries_total=m.entries,
             pages_total=pages_total,
             pages_done=pages_done,
             pages_dead=dead,
@@ -95,20 +97,18 @@ class CrawlSummary:
             rate_pages_s=round(rate, 2),
             eta_s=round(remaining / rate, 1) if rate > 0 and remaining else None,
             counters=counters,
-            created_at=int(meta.get("created_at") or 0),
+            created_at=m.created_at,
             started_at=started or None,
-            finished_at=int(meta.get("finished_at") or 0) or None,
-            error=meta.get("error") or None,
-            refresh_round=int(meta.get("round") or 0),
-            last_refresh_at=int(meta.get("refresh_started_at") or 0) or None,
-            next_refresh_at=int(meta.get("next_refresh_at") or 0) or None,
-            refresh_interval_s=float(meta.get("refresh_interval") or 0) or None,
-            refresh_adaptive=meta.get("refresh_adaptive") == "1",
-            refresh_changed=None
-            if "refresh_changed" not in meta
-            else meta["refresh_changed"] == "1",
+            finished_at=m.finished_at or None,
+            error=m.error or None,
+            refresh_round=m.round,
+            last_refresh_at=m.refresh_started_at or None,
+            next_refresh_at=m.next_refresh_at or None,
+            refresh_interval_s=m.refresh_interval or None,
+            refresh_adaptive=m.refresh_adaptive,
+            refresh_changed=m.refresh_changed,
             items_removed=counters.get("items_removed", 0),
-            retain_items=meta.get("retain_items") or "all",
+            retain_items=m.retain_items,
             server_time=now,
         )
 

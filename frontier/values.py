@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from invcrawl.common.items import ItemLayout
 from invcrawl.common.tasks import Task
@@ -12,6 +13,14 @@ from invcrawl.common.tasks import Task
 
 class CrawlNotFound(LookupError):
     pass
+
+
+class FailResult(StrEnum):
+    """What ``fail.lua`` did with a failed task (its reply, so the values are the script's)."""
+
+    RETRY = "retry"  # into the delayed set, to be tried again
+    DEAD = "dead"  # dead-lettered: out of tries, or a permanent failure
+    FENCED = "fenced"  # the lease was not ours: another delivery owns the task
 
 
 @dataclass(slots=True)

@@ -17,15 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import orjson
 
-from invcrawl.common.apidiff.versions import matches, parse_ref, version_key
+from invcrawl.common.apidiff.order import matches, parse_ref, version_key
 from invcrawl.common.items import Item, key_digest
-from invcrawl.common.search.postings import stored_term_logs
 from invcrawl.common.search.selection import listing
 from invcrawl.frontier.export import HistoryTrimmed, all_entries, iter_latest
+from invcrawl.frontier.meta import CrawlMeta
 from invcrawl.frontier.retention import trimmed_before
 from invcrawl.frontier.session import CrawlNotFound, CrawlSession, Frontier
 from invcrawl.frontier.stream import StreamEntry
@@ -62,7 +62,7 @@ class CrawlVersion:
     crawled_at: int | None  # ms: the last refresh, else the end of the first crawl
     site: str
     error: str = ""  # why its producer failed (a failed crawl)
-    buckets: int = 0  # of its dedup hashes (frontier/keys.py: isum)
+    buckets: int = 1  # of its dedup hashes (frontier/keys.py: isum; frontier/meta.py)
     term_logs: int = 1  # of its search index (common/search/postings.py)
     created_at: int = 0  # ms: when this Redis first opened it (not a value the site chose)
 
@@ -89,32 +89,59 @@ async def crawl_versions(frontier: Frontier) -> list[CrawlVersion]:
     crawls = await frontier.registry.known()
     if not crawls:
         return []
-    pipe = frontier._redis.pipeline(transaction=False)
+    pipe = frontier.pipeline(transaction=False)
     for crawl_id in crawls:
         pipe.hmget(frontier.crawl(crawl_id).keys.meta, list(_FIELDS))
     rows = await pipe.execute()
     out = []
     for crawl_id, row in zip(crawls, rows, strict=True):
-        meta = dict(zip(_FIELDS, row, strict=True))
-        if meta["state"] is None and meta["site"] is None:
+        meta = CrawlMeta.decode(dict(zip(_FIELDS, row, strict=True)))
+        if meta.state is None and meta.site is None:
             continue  # listed, but its meta is gone
-        crawled = int(meta["refreshed_at"] or 0) or int(meta["finished_at"] or 0)
+        crawled = meta.refreshed_at or meta.finished_at
         out.append(
             CrawlVersion(
                 crawl_id,
-                meta["project"] or "",
-                meta["version"] or "",
-                meta["state"] or "",
-                int(meta["entries"] or 0),
+                meta.project or "",
+                meta.version or "",
+                meta.state.value if meta.state else "",
+                meta.entries,
                 crawled or None,
-                meta["site"] or "",
-                meta["error"] or "",
-                int(meta["buckets"] or 0),
-                stored_term_logs(meta["term_logs"], int(meta["buckets"] or 0)),
-                int(meta["created_at"] or 0),
+                meta.site or "",
+                meta.error or "",
+                meta.buckets,
+                meta.term_logs,
+                meta.created_at,
             )
         )
     return out
+
+
+class _Labelled(Protocol):
+    @property
+    def crawl_id(self) -> str: ...
+    @property
+    def project(self) -> str | None: ...
+    @property
+    def version(self) -> str | None: ...
+    @property
+    def state(self) -> str: ...
+
+
+def same_as(crawls: Sequence[_Labelled]) -> dict[str, str]:
+    """Crawl id -> the crawl it duplicates: the same project (case aside) and version
+    crawled again under another id (from another path), which makes ``PROJECT@VERSION``
+    ambiguous. The first of each group by id is the one named; failed crawls and
+    crawls without a version are none. ``versions`` and ``status`` show it (issue 47.3)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for c in crawls:
+        if c.state != "failed" and c.version:
+            groups.setdefault(((c.project or "").casefold(), c.version), []).append(c.crawl_id)
+    twins: dict[str, str] = {}
+    for ids in groups.values():
+        first, *others = sorted(ids)
+        twins.update((other, first) for other in others)
+    return twins
 
 
 def by_project(crawls: Sequence[CrawlVersion]) -> dict[str, list[CrawlVersion]]:
@@ -177,7 +204,7 @@ async def resolve_ref(frontier: Frontier, ref: str) -> str:
 async def given_names(session: CrawlSession) -> tuple[str | None, str | None]:
     """The project and version ``--project`` / ``--version`` gave the crawl earlier: a
     later run without them keeps them (the inventory header names it otherwise)."""
-    project, version = await session._redis.hmget(
+    project, version = await session.commands.hmget(
         session.keys.meta, ["project_given", "version_given"]
     )
     return (str(project) if project else None), (str(version) if version else None)
@@ -224,10 +251,10 @@ async def projects_holding(
     pipelined ``HEXISTS`` per crawl on the dedup hash of the key's bucket (its 48-bit
     digest, ``common/items.key_digest``; a tombstone removes it), no stream read.
     ``crawls``: those of :func:`crawl_versions`, if already read."""
-    candidates = [c for c in versions_only(crawls or await crawl_versions(frontier)) if c.buckets]
+    candidates = versions_only(crawls or await crawl_versions(frontier))
     if not candidates:
         return []
-    pipe = frontier._redis.pipeline(transaction=False)
+    pipe = frontier.pipeline(transaction=False)
     for crawl in candidates:
         bucket, field = key_digest(key, crawl.buckets)
         pipe.hexists(frontier.crawl(crawl.crawl_id).keys.isum(bucket), field)

@@ -6,8 +6,8 @@ no event loop is running, so each Redis step opens a connection of its own
 
 * ``--every DURATION``: every crawl together, every period jittered by 10%; each
   crawl's next refresh is recorded for ``status``.
-* ``--every auto``: each crawl on its own interval (``common/cadence.py``, kept in its
-  meta by ``frontier/cadence.py``): the crawls that are due are refreshed together by
+* ``--every auto``: each crawl on its own interval (``common/refresh_interval.py``, kept in its
+  meta by ``frontier/refresh_schedule.py``): the crawls that are due are refreshed together by
   one crawl run, then each gets its next round from what its round found."""
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from typing import TypeVar
 
 from invcrawl import terminal
 from invcrawl.common import rounds
-from invcrawl.common.cadence import Bounds
+from invcrawl.common.refresh_interval import Bounds
 from invcrawl.common.settings.config import Config
 from invcrawl.errors import EXIT_INTERRUPTED
-from invcrawl.frontier import cadence
-from invcrawl.frontier.cadence import Next
+from invcrawl.frontier import refresh_schedule
 from invcrawl.frontier.connection import fresh_frontier
 from invcrawl.frontier.refresh import clear_next_refresh, record_next_refresh
+from invcrawl.frontier.refresh_schedule import Next
 from invcrawl.frontier.session import Frontier
 from invcrawl.process import interrupts
 from invcrawl.render import duration
@@ -77,7 +77,7 @@ def _adaptive_rounds(
     if interrupts.first() is None:
         _schedule(config, crawl_ids, mode, rng)
     while interrupts.first() is None:
-        due_at, now = _with(config, functools.partial(cadence.due_at, crawl_ids=crawl_ids))
+        due_at, now = _with(config, functools.partial(refresh_schedule.due_at, crawl_ids=crawl_ids))
         wake = rounds.wake(due_at, now)
         if not interrupts.sleep(wake.sleep):
             break
@@ -100,13 +100,13 @@ def _schedule(
 
 
 async def _begin_round(frontier: Frontier, crawl_id: str) -> None:
-    await cadence.begin_round(frontier.crawl(crawl_id))
+    await refresh_schedule.begin_round(frontier.crawl(crawl_id))
 
 
 async def _schedule_next(
     frontier: Frontier, crawl_id: str, rng: random.Random, mode: rounds.Adaptive
 ) -> Next:
-    return await cadence.schedule_next(frontier.crawl(crawl_id), rng, mode)
+    return await refresh_schedule.schedule_next(frontier.crawl(crawl_id), rng, mode)
 
 
 def _with(config: Config, job: Callable[[Frontier], Awaitable[T]]) -> T:

@@ -25,7 +25,12 @@ from typing import Any, NoReturn
 from invcrawl import terminal
 from invcrawl.common.settings.commands import COMMANDS, COMMANDS_BY_NAME
 from invcrawl.common.settings.config import ConfigError, default_of, is_given, load_config
-from invcrawl.common.settings.options import OPTIONS, OPTIONS_BY_NAME, Option
+from invcrawl.common.settings.options import (
+    OPTIONS,
+    OPTIONS_BY_NAME,
+    REDIS_CONNECTION,
+    Option,
+)
 from invcrawl.errors import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
@@ -98,7 +103,9 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, max_help_position=32)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; ``only``: the options of that command only (the
+    others keep their one help line), what running one command needs."""
     parser = Parser(
         prog="invcrawl",
         description=textwrap.fill(
@@ -124,10 +131,22 @@ def build_parser() -> argparse.ArgumentParser:
             epilog=f"example:\n  {command.example}",
             formatter_class=Formatter,
         )
+        if only is not None and command.name != only:
+            continue
+        connection = p.add_argument_group(
+            "Redis connection", "where the crawls are: a Redis server, or the embedded one"
+        )
         for option in OPTIONS:
             if command.name in option.commands:
-                _add(p, option, command.name, required=option.name in command.requires)
+                where = connection if option.name in REDIS_CONNECTION else p
+                _add(where, option, command.name, required=option.name in command.requires)
     return parser
+
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command named in ``argv`` (its first word that is not a flag), if any."""
+    first = next((word for word in argv if not word.startswith("-")), None)
+    return first if first in COMMANDS_BY_NAME else None
 
 
 def shown_default(option: Option) -> str | None:
@@ -145,11 +164,14 @@ def shown_default(option: Option) -> str | None:
 
 
 def _add(
-    parser: argparse.ArgumentParser, option: Option, command: str, required: bool = False
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    option: Option,
+    command: str,
+    required: bool = False,
 ) -> None:
     help_text = option.help_in(command)
     default = None if required else shown_default(option)
-    if default is not None:
+    if default is not None and "(default:" not in help_text:  # said once: its own words
         help_text += f" (default: {default.replace('%', '%%')})"
     help_text += f" [{option.env}]"
     if option.positional:
@@ -221,7 +243,8 @@ def main(
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(only=command_of(words)).parse_args(words)
     values = cli_values(args)
     command = COMMANDS_BY_NAME[args.command]
     for name in command.requires:

@@ -121,31 +121,49 @@ def explanation(hit: SymbolHit) -> str:
 
 
 def _item_text(item: dict[str, Any], where: str) -> str:
+    """A symbol for the terminal: its signature and URL, each parameter with its type,
+    default and description, returns and raises with theirs, then its doc as written
+    (``doc_markdown``: paragraphs, lists and code blocks kept; ``doc``, one paragraph,
+    where an older item has none)."""
     lines = [f"{safe(item.get('name'))}  ({safe(item.get('key'))}, {where})"]
     if item.get("signature"):
-        lines.append(f"  {safe(item['signature'])}")
+        lines += [f"  {safe(line)}" for line in str(item["signature"]).splitlines()]
     if item.get("url"):
         lines.append(f"  {safe(item['url'])}")
+    for field, words in (("inherited_from", "inherited from"), ("alias_of", "alias of")):
+        if item.get(field):
+            lines.append(f"  {words} {safe(item[field])}")
     for param in item.get("params") or []:
         kind = f" [{safe(param.get('kind'))}]" if param.get("kind") else ""
         type_ = f": {safe(param.get('type'))}" if param.get("type") else ""
         default = f" = {safe(param.get('default'))}" if param.get("default") else ""
         lines.append(f"  param {safe(param.get('name'))}{type_}{default}{kind}")
+        if param.get("description"):
+            lines.append(f"      {safe(param['description'])}")
     for name in ("returns", "raises"):
         for value in item.get(name) or []:
-            text = (
-                value.get("type") or value.get("description") if isinstance(value, dict) else value
-            )
-            lines.append(f"  {name} {safe(text)}")
-    doc = str(item.get("doc") or "")
+            if not isinstance(value, dict):
+                lines.append(f"  {name} {safe(value)}")
+                continue
+            head = " ".join(safe(value[k]) for k in ("name", "type") if value.get(k))
+            described = safe(value.get("description")) if value.get("description") else ""
+            lines.append(f"  {name} {head}: {described}" if head and described else
+                         f"  {name} {head or described}")  # fmt: skip
+    extra = [safe(p.get("name")) for p in item.get("doc_only_params") or []]
+    if extra:  # documented names the signature does not take (docs/items.md)
+        lines.append(f"  documented, not in the signature: {', '.join(map(str, extra))}")
+    doc = str(item.get("doc_markdown") or item.get("doc") or "")
     if doc:
-        lines += ["", terminal_safe(doc)]
+        lines += ["", terminal_safe(doc.strip("\n"))]
     return "\n".join(lines)
 
 
 def _item_markdown(item: dict[str, Any], where: str) -> str:
     name = str(item.get("name") or "").replace("`", "")
     lines = [f"# `{name}`", "", f"{item.get('role', '')} in {where}", ""]
+    for field, words in (("inherited_from", "inherited from"), ("alias_of", "alias of")):
+        if item.get(field):
+            lines += [f"{words} `{str(item[field]).replace('`', '')}`", ""]
     if item.get("signature"):
         lines += ["```python", str(item["signature"]).replace("```", "'''"), "```", ""]
     lines.append(str(item.get("doc_markdown") or item.get("doc") or ""))

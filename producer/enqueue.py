@@ -15,6 +15,7 @@ from invcrawl.common.items import bucket_count
 from invcrawl.common.plan import Plan, plan_crawl
 from invcrawl.common.site import local_fetch_url
 from invcrawl.common.tasks import Task
+from invcrawl.frontier.meta import CrawlMeta
 from invcrawl.frontier.refresh import Refresh, StoredInventory
 from invcrawl.frontier.session import ENQUEUE_BATCH, Frontier
 from invcrawl.frontier.versions import given_names
@@ -101,23 +102,19 @@ class RedisSink:
         given_project, given_version = await given_names(self.session)
         project = self.settings.project or given_project or inv.project
         version = self.settings.version or given_version or inv.version
-        fields = {
-            "site": self.site,
-            "inventory_url": fetched.url,
-            "inventory_sha256": fetched.sha256,
-            "project": project or "",
-            "version": version or "",
-            "max_tries": self.settings.max_tries,
-        }
-        if self.settings.project:
-            fields["project_given"] = self.settings.project
-        if self.settings.version:
-            fields["version_given"] = self.settings.version
+        given = {"project_given": self.settings.project, "version_given": self.settings.version}
         # A later run (a refresh) keeps the crawl's own unless given again.
-        if self.settings.weight is not None:
-            fields["weight"] = self.settings.weight
-        if self.settings.retain_items is not None:
-            fields["retain_items"] = self.settings.retain_items
+        kept = {"weight": self.settings.weight, "retain_items": self.settings.retain_items}
+        fields = CrawlMeta.fields(
+            site=self.site,
+            inventory_url=fetched.url,
+            inventory_sha256=fetched.sha256,
+            project=project or "",
+            version=version or "",
+            max_tries=self.settings.max_tries,
+            **{name: value for name, value in given.items() if value},
+            **{name: value for name, value in kept.items() if value is not None},
+        )
         layout = await self.session.open(fields, self.settings.slots, bucket_count(plan.entries))
         if layout.slots != self.settings.slots:
             log.warning(
@@ -139,14 +136,14 @@ class RedisSink:
         if not fetched.not_modified:
             await self.refresh.save_inventory(fetched.body, fetched.etag, fetched.last_modified)
         await self.session.produced(
-            {
-                "entries": plan.entries,
-                "pages": len(tasks),
-                "tasks": len(tasks),
-                "fetch_pages": plan.fetch_pages,
-                "duplicates": len(plan.duplicates),
-                "malformed": len(inv.malformed),
-            },
+            CrawlMeta.fields(
+                entries=plan.entries,
+                pages=len(tasks),
+                tasks=len(tasks),
+                fetch_pages=plan.fetch_pages,
+                duplicates=len(plan.duplicates),
+                malformed=len(inv.malformed),
+            ),
             self.added,
         )
         log.info(
@@ -181,4 +178,4 @@ class RedisSink:
 
     async def failed(self, error: str) -> None:
         """Producing failed: say why where ``status`` and the crawl supervisor read it."""
-        await self.session.produce_failed(error, {"site": self.site})
+        await self.session.produce_failed(error, CrawlMeta.fields(site=self.site))

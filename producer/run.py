@@ -24,7 +24,7 @@ from invcrawl.common.site import SiteError, inventory_url
 from invcrawl.fetch.politeness import HostGate
 from invcrawl.fetch.settings import base_settings
 from invcrawl.frontier.connection import connect
-from invcrawl.frontier.outages import Outages
+from invcrawl.frontier.retry import Outages
 from invcrawl.frontier.session import Frontier
 from invcrawl.process import interrupts
 from invcrawl.producer.enqueue import RedisSink, SinkSettings

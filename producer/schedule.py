@@ -15,12 +15,12 @@ module keeps how a round runs here.
 
 * ``--every DURATION``: every crawl together, every DURATION jittered by 10% (so that
   many producers do not hit their hosts in step).
-* ``--every auto``: each crawl on its own interval (``common/cadence.py``): once a
+* ``--every auto``: each crawl on its own interval (``common/refresh_interval.py``): once a
   crawl's round is over (its crawl finished), the interval is shortened if the round
   found changes and lengthened if not, within ``--refresh-min`` and ``--refresh-max``,
   and the crawl's next round is due one jittered interval later; due crawls are
   refreshed together in one inventory crawl. Interval and next round live in each
-  crawl's meta (``frontier/cadence.py``), so a restarted producer keeps them.
+  crawl's meta (``frontier/refresh_schedule.py``), so a restarted producer keeps them.
 
 ``status`` shows each crawl's interval and next round; SIGINT/SIGTERM stop the loop (a
 round in progress is stopped like ``produce``: producing is idempotent, the next run
@@ -38,13 +38,13 @@ from collections.abc import Callable, Sequence
 from scrapy.crawler import AsyncCrawlerProcess
 
 from invcrawl.common import rounds
-from invcrawl.common.cadence import Bounds
 from invcrawl.common.plan import PlanCache
+from invcrawl.common.refresh_interval import Bounds
 from invcrawl.common.settings.config import Config
 from invcrawl.fetch.settings import base_settings
-from invcrawl.frontier import cadence
-from invcrawl.frontier.cadence import Next
+from invcrawl.frontier import refresh_schedule
 from invcrawl.frontier.refresh import clear_next_refresh, record_next_refresh
+from invcrawl.frontier.refresh_schedule import Next
 from invcrawl.frontier.session import Frontier
 from invcrawl.frontier.status import crawl_summaries
 from invcrawl.producer.enqueue import SinkSettings
@@ -196,7 +196,9 @@ class Schedule:
                 # Not before its inventory crawl is done: until then a crawl whose round
                 # has not started yet still looks finished.
                 for crawl_id in await self._over(under_way - producing):
-                    nxt = await cadence.schedule_next(self.frontier.crawl(crawl_id), self.rng, mode)
+                    nxt = await refresh_schedule.schedule_next(
+                        self.frontier.crawl(crawl_id), self.rng, mode
+                    )
                     under_way.discard(crawl_id)
                     due_at[crawl_id] = nxt.at_ms
                     self.announce(nxt)
@@ -204,7 +206,7 @@ class Schedule:
                 due = sorted(rounds.due_by(due_at, now))
                 if due and current is None:  # one inventory crawl at a time
                     for crawl_id in due:
-                        await cadence.begin_round(self.frontier.crawl(crawl_id))
+                        await refresh_schedule.begin_round(self.frontier.crawl(crawl_id))
                         del due_at[crawl_id]
                     under_way.update(due)
                     producing = set(due)

@@ -178,8 +178,9 @@ def item_changes(old: Item, new: Item) -> list[dict[str, Any]]:
         if old.get("status") == new.get("status"):
             return []
         return [_change(STATUS_CHANGED, False, old=old.get("status"), new=new.get("status"))]
-    same_params = old.get("params") == new.get("params")
-    changes = [] if same_params else param_changes(old.get("params") or [], new.get("params") or [])
+    old_params, new_params = _call_params(old, new), _call_params(new, old)
+    same_params = old_params == new_params
+    changes = [] if same_params else param_changes(old_params, new_params)
     old_return, new_return = _returns(old), _returns(new)
     if _squash(old_return) != _squash(new_return):
         changes.append(_change(RETURN_CHANGED, False, old=old_return, new=new_return))
@@ -295,6 +296,17 @@ def param_changes(
         out += _same_param(p.get("name"), old_by[key], p)
     out += [_change(PARAM_REMOVED, True, param=old_by[k].get("name")) for k in gone]
     return out
+
+
+def _call_params(item: Mapping[str, Any], other: Mapping[str, Any]) -> list[Any]:
+    """The item's params but those only its docstring named (kind None) that the other
+    item lists as ``doc_only_params``: an item of before that field had them among its
+    params, and their move is no change of the call."""
+    params = list(item.get("params") or [])
+    names = {_bare(d.get("name")) for d in other.get("doc_only_params") or []}
+    if not names:
+        return params
+    return [p for p in params if p.get("kind") is not None or _bare(p.get("name")) not in names]
 
 
 def _keyed(params: Iterable[Mapping[str, Any]]) -> list[tuple[str, Mapping[str, Any]]]:

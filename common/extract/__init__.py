@@ -12,7 +12,7 @@ import gc
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from invcrawl.common.items import empty_content
+from invcrawl.common.items import ItemStatus, empty_content
 from invcrawl.common.tasks import TaskEntry
 
 from .generators import Generator, detect_generator
@@ -54,7 +54,10 @@ def extract_page(
     try:
         root = parse(body, encoding)
         if root is None:
-            return [empty_content("anchor_missing", "page is empty or not HTML") for _ in targets]
+            return [
+                empty_content(ItemStatus.ANCHOR_MISSING, "page is empty or not HTML")
+                for _ in targets
+            ]
         generator = detect_generator(root)
         contents = EXTRACTORS[generator](root, body, url, targets)
         for content in contents:

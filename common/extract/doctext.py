@@ -80,6 +80,14 @@ class DocText:
                 break
             el = el.getparent()
 
+    def leave_out(self, el: Element) -> None:
+        """``el``'s text is no part of any doc (mkdocstrings' column headings of a section
+        table: "Name Type Description Default"): its ancestors are composed from their
+        children, so that their text leaves it out too."""
+        self._full[el] = _EMPTY
+        self._excl[el] = _EMPTY
+        self.request(el)
+
     def doc(self, items: list[Element | str], exclude: bool) -> str:
         pieces: list[Piece] = []
         for item in items:

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from invcrawl.common.items import ItemStatus
 from invcrawl.common.params import parse_py_arglist, with_kinds
 from invcrawl.common.tasks import TaskEntry
 
@@ -76,24 +77,32 @@ def extract_generic(
     main, _ = find_content(root)
     text_of = DocText(main, set(), set())
     md = Markdown(url, set(), set())
+    rendered: dict[tuple[Element, str], dict[str, Any]] = {}
     for t, content in zip(targets, contents, strict=True):
         el = found.get(t.anchor) if t.anchor else None
         # (std entries, labels and pages, keep Sphinx's rule: a section with its heading)
         heading = _heading_for(el) if el is not None and t.domain != "std" else None
-        if heading is None or content["status"] != "ok":
+        if heading is None or content["status"] != ItemStatus.OK:
             if content["signature"] and not content["params"] and t.domain != "std":
                 content["params"] = _params(content["signature"], t.domain)
             continue
-        items = _after_heading(heading)
-        words = text(heading)
-        content["title"] = words or None
-        content["doc"] = text_of.doc(items, False)
-        content["doc_markdown"] = md.items(items, False)
-        if t.domain != "std":
-            content["signature"] = words or None
-            content["params"] = _params(words, t.domain)
-            if content["parent"] is None and "." in t.name and t.domain in ("py", "js"):
-                content["parent"] = t.name.rsplit(".", 1)[0]
+        # One rendering per heading, however many entries point under it (issue 46):
+        # the entries share its values, each item copying its bounded result.
+        shared = rendered.get((heading, t.domain))
+        if shared is None:
+            items = _after_heading(heading)
+            words = text(heading)
+            shared = rendered[(heading, t.domain)] = {
+                "title": words or None,
+                "doc": text_of.doc(items, False),
+                "doc_markdown": md.items(items, False),
+            }
+            if t.domain != "std":
+                shared["signature"] = words or None
+                shared["params"] = _params(words, t.domain)
+        content.update(shared)
+        if content["parent"] is None and "." in t.name and t.domain in ("py", "js"):
+            content["parent"] = t.name.rsplit(".", 1)[0]
     pages = [
         c for t, c in zip(targets, contents, strict=True) if not t.anchor and t.domain != "std"
     ]

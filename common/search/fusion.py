@@ -45,6 +45,7 @@ _ERROR_WORDS = frozenset(
     {"error", "errors", "exception", "exceptions", "raise", "raises", "raised", "catch", "fail"}
 )
 PACKAGE_PRIOR = 1.05
+SHORT_PRIOR = 0.2  # how much a longer name, a member or a label loses (ranking.tie_break)
 _C_WORDS = frozenset({"c", "capi", "pyobject", "extension", "embed", "embedding", "cpython"})
 _API_ROLES = frozenset({"module", "class", "exception", "function"})
 _MEMBER_ROLES = frozenset(
@@ -155,8 +156,13 @@ def order(
         value = fused
         for prior in priors.values():
             value *= prior
-        if ranking.package_match(str(cand.item.get("name", "")), cand.project):
+        name = str(cand.item.get("name", ""))
+        if ranking.package_match(name, cand.project):
             value *= PACKAGE_PRIOR
+        if SHORT_PRIOR:
+            item = cand.item
+            fit = ranking.tie_break(name, str(item.get("role", "")), str(item.get("domain", "")))
+            value *= 1 - SHORT_PRIOR * (1 - fit)
         why: dict[str, Any] = {"matched": _tier_name(Tier.TEXT), "words": list(lex.matched)}
         why["lexical"] = (
             {"rank": lex_rank[i], "bm25f": round(lex.score, 3)} if lex.matched else None

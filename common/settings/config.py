@@ -24,6 +24,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
+from invcrawl.common.itemfilter import ItemFilter
+from invcrawl.common.settings.datadir import default_data_dir
 from invcrawl.common.settings.options import OPTIONS, OPTIONS_BY_NAME
 from invcrawl.process.secrets import register_secret, register_url
 
@@ -37,6 +39,11 @@ class ConfigError(ValueError):
 
 def _default_consumers() -> int:
     return max(2, os.cpu_count() or 2)
+
+
+def _default_data_dir() -> Path:
+    # one per user (common/settings/datadir.py), read when no flag or variable names one
+    return default_data_dir(os.environ, Path.cwd())
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +89,7 @@ class Config:
     robots: bool = True
     download_timeout: float = 30.0
     user_agent: str = "invcrawl/0.1 (+https://github.com/invcrawl/invcrawl)"
-    data_dir: Path = field(default_factory=lambda: Path(".invcrawl"))
+    data_dir: Path = field(default_factory=_default_data_dir)
     fsync: str = "always"
     output: Path | None = None
     out_dir: Path = field(default_factory=lambda: Path("."))
@@ -102,6 +109,7 @@ class Config:
     task_ids: tuple[str, ...] = ()
     all_tasks: bool = False
     forget_ids: tuple[str, ...] = ()
+    forget_failed: bool = False  # forget --failed
     yes: bool = False
     bind: str = "127.0.0.1"
     port: int = 8780
@@ -111,9 +119,10 @@ class Config:
     http: bool = False
     mcp_port: int = 8781
     mcp_token: str | None = field(default=None, repr=False)  # a secret
+    mcp_max_chars: int = 40_000  # mcpserver/bounded.DEFAULT_MAX_CHARS
     refresh: bool = False
     force: bool = False
-    every: float | str | None = None  # seconds, or "auto" (common/cadence.py)
+    every: float | str | None = None  # seconds, or "auto" (common/refresh_interval.py)
     refresh_min: float = 3600.0
     refresh_max: float = 7 * 86400.0
     since: str | None = None
@@ -126,6 +135,16 @@ class Config:
     max_crawl_delay: float = 60.0
     max_doc_chars: int = 4_000_000
     max_item_mb: float = 16.0
+    domain: tuple[str, ...] = ()  # crawl, export: the items written (common/itemfilter.py)
+    role: tuple[str, ...] = ()
+    status: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()
+    omit_page_text: bool = False
+
+    @property
+    def item_filter(self) -> ItemFilter:
+        """What ``crawl`` and ``export`` write of each item."""
+        return ItemFilter(self.domain, self.role, self.status, self.fields, self.omit_page_text)
 
     @property
     def lease_ms(self) -> int:

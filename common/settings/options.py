@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from invcrawl.common import itemfilter
 from invcrawl.common.settings import parsers as values
 from invcrawl.common.settings.commands import COMMAND_NAMES, COMMANDS
+from invcrawl.common.settings.datadir import DEFAULT_TEXT as DATA_DIR_DEFAULT
 
 # The commands that talk to Redis, that run Scrapy, that deliver pages (leases, retries),
 # and that read every crawl or --crawl-id's: the groups most options are taken by.
@@ -20,6 +22,7 @@ _REDIS = frozenset(c.name for c in COMMANDS if c.redis)
 _CRAWLERS = frozenset(c.name for c in COMMANDS if c.crawls)
 _RUNNERS = frozenset({"crawl", "produce", "consume"})  # deliver pages: leases, retries
 _FLEET_READERS = ("export", "changes", "report", "dlq")  # every crawl, or --crawl-id
+_WRITERS = _RUNNERS | {"redis"}  # write crawls to Redis (the others read, or edit a little)
 
 
 # -- the options -----------------------------------------------------------------------
@@ -143,6 +146,14 @@ OPTIONS: tuple[Option, ...] = (
         metavar="CRAWL_ID",
     ),
     Option(
+        "forget_failed",
+        values.boolean,
+        "also every failed crawl (an inventory that could not be read: a mistyped site)",
+        frozenset({"forget"}),
+        ("--failed",),
+        switch=True,
+    ),
+    Option(
         "yes",
         values.boolean,
         "do not ask for confirmation (needed when standard input is not a terminal)",
@@ -177,10 +188,11 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "symbol",
         str,
-        "the item key of the symbol, domain:role:name (e.g. py:function:json.dumps)",
+        "the symbol, as show takes it: an item key (py:function:json.dumps), a qualified "
+        "name or an unambiguous last component",
         frozenset({"history"}),
         positional=True,
-        metavar="KEY",
+        metavar="NAME",
     ),
     Option(
         "query",
@@ -204,10 +216,11 @@ OPTIONS: tuple[Option, ...] = (
         str,
         "crawl, produce: the crawl's project name (default: the inventory's '# Project:' "
         "line; kept by later runs that do not give it); history: the project to read",
-        frozenset({"crawl", "produce", "history", "search", "show"}),
+        frozenset({"crawl", "produce", "history", "search", "show", "export"}),
         metavar="NAME",
         inherited=True,
         help_for=(
+            ("export", "only the crawls of this project, named in any case"),
             ("search", "search this project only, named in any case (default: every project)"),
             ("show", "look in this project only, named in any case (default: every project)"),
         ),
@@ -217,10 +230,11 @@ OPTIONS: tuple[Option, ...] = (
         str,
         "the crawl's version (default: the inventory's '# Version:' line; kept by later "
         "runs that do not give it). `invcrawl --version` alone prints invcrawl's version",
-        frozenset({"crawl", "produce", "search", "show"}),
+        frozenset({"crawl", "produce", "search", "show", "export"}),
         metavar="V",
         inherited=True,
         help_for=(
+            ("export", "only the crawls of this version (with --project or alone)"),
             (
                 "search",
                 "an exact version or an X-range (2.x, 2.1.x: the highest match); never "
@@ -466,15 +480,18 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "data_dir",
         Path,
-        "directory of the embedded Redis (AOF) and run files",
+        "directory of the embedded Redis (AOF) and run files: one per user by default, "
+        "shared by every command run from any folder",
         _REDIS,
         metavar="DIR",
+        default_text=DATA_DIR_DEFAULT,
     ),
     Option(
         "fsync",
         values.choice("always", "everysec"),
-        "embedded Redis appendfsync policy",
-        _REDIS,
+        "embedded Redis appendfsync policy, when this command starts it (a command "
+        "without this flag starts it with always)",
+        _WRITERS,
         metavar="always|everysec",
     ),
     Option(
@@ -569,6 +586,15 @@ OPTIONS: tuple[Option, ...] = (
         frozenset({"mcp"}),
         ("--token",),
         metavar="TOKEN",
+    ),
+    Option(
+        "mcp_max_chars",
+        values.answer_chars,
+        "characters of a tool's answer at most (its JSON; 2,000 to 1,000,000): a longer "
+        "one is cut, with a marker and the offset that reads on",
+        frozenset({"mcp"}),
+        ("--max-chars",),
+        metavar="N",
     ),
     Option(
         "metrics_port",
@@ -738,7 +764,7 @@ OPTIONS: tuple[Option, ...] = (
         values.choice("DEBUG", "INFO", "WARNING", "ERROR"),
         "log level of the Scrapy processes (crawl: their files under DATA_DIR/logs/; -v and "
         "-q set what the terminal shows)",
-        COMMAND_NAMES,
+        _CRAWLERS | {"inventory"},
         metavar="LEVEL",
         inherited=True,
     ),
@@ -855,4 +881,53 @@ OPTIONS: tuple[Option, ...] = (
     ),
 )
 
+# What crawl's and export's files hold of each item (common/itemfilter.py).
+_WRITES_ITEMS = frozenset({"crawl", "export"})
+OPTIONS += (
+    Option(
+        "domain",
+        itemfilter.domains,
+        "write only the items of these domains, comma-separated (py,std)",
+        _WRITES_ITEMS,
+        metavar="D[,D]",
+    ),
+    Option(
+        "role",
+        itemfilter.roles,
+        "write only the items of these roles, comma-separated: a role of any domain "
+        "(function) or domain:role (py:method)",
+        _WRITES_ITEMS,
+        metavar="ROLE[,ROLE]",
+    ),
+    Option(
+        "status",
+        itemfilter.statuses,
+        "write only the items of these statuses, comma-separated (ok,anchor_missing: "
+        "docs/items.md)",
+        _WRITES_ITEMS,
+        metavar="S[,S]",
+    ),
+    Option(
+        "fields",
+        itemfilter.field_names,
+        "write only these fields of each item, in this order, comma-separated (key,signature,url)",
+        _WRITES_ITEMS,
+        metavar="F[,F]",
+    ),
+    Option(
+        "omit_page_text",
+        values.boolean,
+        "write std:doc and std:label items (whole pages and sections) with an empty doc "
+        "and doc_markdown",
+        _WRITES_ITEMS,
+        switch=True,
+    ),
+)
+
 OPTIONS_BY_NAME = {o.name: o for o in OPTIONS}
+# Where the crawls are: ``--help`` shows these under a group of their own, apart from
+# what the command does.
+REDIS_CONNECTION = frozenset(
+    {"redis", "redis_cluster", "redis_wait", "redis_ca", "redis_cert", "redis_key", "data_dir"}
+    | {"fsync"}
+)

@@ -10,6 +10,13 @@
 --                          write anything; the runner turns it into
 --                          frontier.scripts.StaleLayout (refresh the layout, call
 --                          again).
+-- META_FIELDS              the field names of a crawl's meta hash, a set generated from
+--                          frontier/meta.py (frontier/scripts.py puts it before this
+--                          file).
+-- unknown_meta_field(base) the error reply for the first name of the field/value pairs
+--                          at ARGV[base..] that is no field of the meta, else nil: the
+--                          scripts writing fields their caller names return it before
+--                          they write anything.
 -- STATUS_COUNTER, GENERATOR_COUNTER
 --                          the stats counters (status:<s>, generator:<g>) of the
 --                          item statuses and page generators by the one-letter code
@@ -39,6 +46,15 @@
 --                          the term logs of one script: entries gathered, each log
 --                          appended once, entries found on their boundaries
 --                          (search_index.lua and search_lookup.lua use them).
+local function unknown_meta_field(base)
+  for i = base, #ARGV, 2 do
+    if not META_FIELDS[ARGV[i]] then
+      return redis.error_reply('META ' .. ARGV[i] .. ' is no field of a crawl\'s meta')
+    end
+  end
+  return nil
+end
+
 local STATUS_COUNTER = {o = 'status:ok', a = 'status:anchor_missing',
                         n = 'status:page_not_found', s = 'status:skipped',
                         f = 'status:offsite', x = 'status:failed', m = 'status:ok',

@@ -13,6 +13,9 @@ local meta = KEYS[1]
 local slots, buckets, term_logs = ARGV[1], ARGV[2], ARGV[3]
 local FIXED_ARGS = 3
 
+local unknown = unknown_meta_field(FIXED_ARGS + 1)
+if unknown then return unknown end
+
 redis.call('HSETNX', meta, 'slots', slots)
 redis.call('HSETNX', meta, 'max_slots', slots)
 -- The term logs are fixed with the buckets, at creation only: a crawl reopened without

@@ -12,6 +12,9 @@ local meta = KEYS[1]
 local error_line = ARGV[1]
 local FIXED_ARGS = 1
 
+local unknown = unknown_meta_field(FIXED_ARGS + 1)
+if unknown then return unknown end
+
 local now = now_ms()
 for i = FIXED_ARGS + 1, #ARGV, 2 do
   redis.call('HSETNX', meta, ARGV[i], ARGV[i + 1])

@@ -10,6 +10,9 @@ local meta = KEYS[1]
 local added = tonumber(ARGV[1])
 local FIXED_ARGS = 1
 
+local unknown = unknown_meta_field(FIXED_ARGS + 1)
+if unknown then return unknown end
+
 for i = FIXED_ARGS + 1, #ARGV, 2 do
   redis.call('HSET', meta, ARGV[i], ARGV[i + 1])
 end

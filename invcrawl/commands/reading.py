@@ -21,15 +21,16 @@ from invcrawl.frontier.every_crawl import (
     read_all_changes,
 )
 from invcrawl.frontier.export import HistoryTrimmed
-from invcrawl.frontier.reconnect import Calls, Once, reconnect
+from invcrawl.frontier.retry import Calls, Once, reconnect
 from invcrawl.frontier.session import Frontier
 from invcrawl.frontier.status import FLEET_PAGE, status_view
-from invcrawl.frontier.versions import resolve_ref
+from invcrawl.frontier.versions import crawl_versions, resolve_ref, same_as
 from invcrawl.live_redis import redis_for
 from invcrawl.output.export import export_all_to, export_to, follow_all_to, follow_to
 from invcrawl.output.files import appending
 from invcrawl.output.paths import check_output_file, write_failed
 from invcrawl.process import interrupts
+from invcrawl.render import fit
 from invcrawl.render_status import render_reports, render_status_view
 from invcrawl.scope import crawls_in_scope, with_frontier
 
@@ -42,6 +43,9 @@ def cmd_status(config: Config) -> int:
         # --watch rides out Redis outages (one line each): the last status stays shown
         redis: Calls = reconnect("status --watch", terminal.note) if config.watch else Once()
         crawl_id = await resolve_ref(frontier, config.crawl_id) if config.crawl_id else None
+        # the same project@version as another crawl: said under its title (issue 47.3)
+        # (one crawl's view only: the fleet's table reads its page's crawls, not every one)
+        twin = same_as(await crawl_versions(frontier)).get(crawl_id) if crawl_id else None
         limit = None if config.show_all else FLEET_PAGE
         offset = (config.page - 1) * FLEET_PAGE
         while True:
@@ -54,6 +58,10 @@ def cmd_status(config: Config) -> int:
                 text = json.dumps(shown, indent=None if config.watch else 2)
             else:
                 text = render_status_view(data, terminal.width())
+                if twin is not None:
+                    title, _, rest = text.partition("\n")
+                    note = f"same as  {twin}: give a crawl id where PROJECT@VERSION names both"
+                    text = f"{title}\n{fit(note, terminal.width())}\n{rest}"
                 text += f"\nsearch: {' + '.join(rankers)}"
             if clear:
                 sys.stdout.write("\x1b[H\x1b[2J")
@@ -82,22 +90,37 @@ def cmd_report(config: Config) -> int:
 
 
 def cmd_export(config: Config) -> int:
+    item_filter = config.item_filter
+    picked = config.project is not None or config.version is not None
+
     async def job(frontier: Frontier) -> int:
         crawls = await crawls_in_scope(frontier, config)
+        if picked:
+            crawls = await crawls_of_version(frontier, crawls, config.project, config.version)
         try:
+            if picked:
+                return await export_all_to(frontier, crawls, config.output, item_filter)
             if config.crawl_id is None and config.follow:
-                return await follow_all_to(frontier, config.output, config.group, terminal.note)
+                return await follow_all_to(
+                    frontier, config.output, config.group, terminal.note, item_filter
+                )
             if config.crawl_id is None:
                 if config.base is not None:
                     raise UsageError("--base is the earlier export of one crawl: give --crawl-id")
-                return await export_all_to(frontier, crawls, config.output)
+                return await export_all_to(frontier, crawls, config.output, item_filter)
             session = frontier.crawl(crawls[0])
             if config.follow:
-                return await follow_to(session, config.output, config.group, terminal.note)
-            return await export_to(session, config.output, config.base)
+                return await follow_to(
+                    session, config.output, config.group, terminal.note, item_filter
+                )
+            return await export_to(session, config.output, config.base, item_filter)
         except HistoryTrimmed as exc:
             raise UserError(str(exc)) from None
 
+    if picked and (config.follow or config.base is not None):
+        raise UsageError(
+            "--project and --version pick crawls to export once: not with --follow or --base"
+        )
     check_output_file(config.output)
     if config.base is not None and not config.base.is_file():
         raise ConfigError(f"--base {config.base}: no such file")
@@ -112,6 +135,24 @@ def cmd_export(config: Config) -> int:
     if not live.follow:
         terminal.say(f"{count} items written to {live.output or 'stdout'}")
     return EXIT_OK
+
+
+async def crawls_of_version(
+    frontier: Frontier, crawls: list[str], project: str | None, version: str | None
+) -> list[str]:
+    """The crawls of ``crawls`` whose project (in any case) and version are these."""
+    wanted = set(crawls)
+    found = [
+        c.crawl_id
+        for c in await crawl_versions(frontier)
+        if c.crawl_id in wanted
+        and (project is None or c.project.casefold() == project.casefold())
+        and (version is None or c.version == version)
+    ]
+    if not found:
+        named = "@".join(v for v in (project or "*", version or "*"))
+        raise UserError(f"no crawl of {named} in this Redis (see `invcrawl versions`)")
+    return found
 
 
 def cmd_changes(config: Config) -> int:

@@ -90,6 +90,10 @@ PASSWORDS = {
     f"INVCRAWL_REDIS_{role.upper()}_PASSWORD": f"{role}-test-password-0123"
     for role in ROLES.values()
 }
+# What else the compose file requires (`${...:?}`): the token of the dashboard and of the
+# consumers' metrics (without it every consumer exited at once and was restarted forever).
+TOKEN = {"INVCRAWL_DASHBOARD_TOKEN": "dashboard-test-token-0123"}
+REQUIRED = {**PASSWORDS, **TOKEN}
 docker_compose = shutil.which("docker-compose")
 needs_compose = pytest.mark.skipif(docker_compose is None, reason="docker-compose not installed")
 
@@ -102,7 +106,7 @@ def compose_config(
     assert docker_compose
     base = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp")}
     if passwords and "--env-file" not in extra:
-        base.update(PASSWORDS)
+        base.update(REQUIRED)
     proc = subprocess.run(
         [docker_compose, "-f", str(COMPOSE), *extra, "config"],
         capture_output=True,
@@ -157,6 +161,41 @@ def test_compose_refuses_to_run_without_the_redis_passwords() -> None:
     )
     assert proc.returncode != 0
     assert "PASSWORD" in proc.stderr and "set it in deploy/.env" in proc.stderr, proc.stderr
+
+
+@needs_compose
+def test_compose_refuses_to_run_without_the_dashboard_token() -> None:
+    """Issue 47.9: with the four passwords but no token, `up` reported success and every
+    consumer exited at once (its metrics on 0.0.0.0 need a token), restarted forever.
+    The token is required as the passwords are: refused before anything starts."""
+    assert docker_compose
+    base = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/tmp")}
+    for token in ({}, {"INVCRAWL_DASHBOARD_TOKEN": ""}):
+        proc = subprocess.run(
+            [docker_compose, "-f", str(COMPOSE), "config"],
+            capture_output=True,
+            text=True,
+            env={**base, **PASSWORDS, **token},
+            timeout=60,
+            check=False,
+        )
+        assert proc.returncode != 0, proc.stdout
+        assert "INVCRAWL_DASHBOARD_TOKEN" in proc.stderr, proc.stderr
+        assert "set it in deploy/.env" in proc.stderr, proc.stderr
+    # the control: with it, the file resolves and the consumers get it as metrics token
+    consumer = compose_config()["services"]["consumer"]["environment"]
+    assert consumer["INVCRAWL_METRICS_TOKEN"] == TOKEN["INVCRAWL_DASHBOARD_TOKEN"]
+    assert consumer["INVCRAWL_BIND"] == "0.0.0.0"
+
+
+def test_every_required_variable_is_required_with_a_message() -> None:
+    """The compose file itself: each variable a service cannot run without is written
+    `${NAME:?message}`, never with an empty default (read without docker-compose)."""
+    text = COMPOSE.read_text()
+    for name in [*PASSWORDS, *TOKEN]:
+        uses = re.findall(r"\$\{" + name + r"(:[-?][^}]*)?\}", text)
+        assert any(use.startswith(":?") for use in uses), (name, uses)
+        assert not any(use.startswith(":-") for use in uses), (name, uses)
 
 
 @needs_compose
@@ -582,8 +621,9 @@ def test_compose_rehearsal(tmp_path: Path) -> None:
         acl = tmp_path / "users.acl"
         render = ["sh", str(DEPLOY / "redis" / "start.sh"), "render", str(acl)]
         subprocess.run(render, env={**os.environ, **PASSWORDS}, check=True)
-        with acl.open("a") as users:
-            users.write("user default on nopass ~* &* +@all\n")
+        # (in place of the template's own default user: Redis refuses a user twice)
+        users = [ln for ln in acl.read_text().splitlines() if not ln.startswith("user default ")]
+        acl.write_text("\n".join([*users, "user default on nopass ~* &* +@all", ""]))
         server = RedisServer(tmp_path / "redis", extra=[*redis_args(redis), "--aclfile", str(acl)])
         server.start()
         harness = Harness(server.url, "compose", tmp_path / "work")

@@ -33,6 +33,7 @@ from support.cli import invcrawl
 from support.httpserver import serve
 from support.markdown_check import stray_markers
 from support.mkcheck import CHECKS, SiteCheck, check_items
+from support.pattern_sites import pattern_items, pattern_site
 
 pytestmark = [pytest.mark.e2e, pytest.mark.matrix, pytest.mark.timeout(900)]
 
@@ -325,3 +326,79 @@ def main() -> None:  # pragma: no cover - manual helper
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+
+
+# ------------------------------------------------------------ the pattern sites (issue 49)
+
+
+def pattern_mismatches(site_id: str) -> tuple[list[str], int, int]:
+    """(mismatches, entries checked, inherited entries) of one mkpat site."""
+    from sites.patterns_oracle import (
+        MK_CHROME,
+        MK_CLASS_DEFAULTS,
+        MK_WRITTEN_TYPES,
+        compare,
+        mk_truth,
+        written,
+    )
+
+    out: list[str] = []
+    checked = inherited = 0
+    for entry, item in pattern_items(pattern_site(site_id)):
+        found = mk_truth(entry.name, entry.anchor)
+        if found is None:
+            out.append(f"{entry.name}: not in the oracle")
+            continue
+        truth, relation = found
+        types = MK_WRITTEN_TYPES.get(site_id, {})
+        truth = written(truth, {p: t for (n, p), t in types.items() if n == entry.name})
+        checked += 1
+        inherited += "inherited_from" in relation
+        bad = compare(truth, item, MK_CLASS_DEFAULTS.get(site_id, True))
+        for field in ("parent", "inherited_from", "alias_of"):
+            if item.get(field) != relation.get(field):
+                bad.append(f"{field}: expected {relation.get(field)!r}, got {item.get(field)!r}")
+        chrome = [c for c in MK_CHROME if c in item["doc"]]
+        if chrome:
+            bad.append(f"doc holds the template's {chrome}")
+        stray = stray_markers(item["doc"], item["doc_markdown"])
+        if stray:
+            bad.append(f"doc_markdown renders stray markers {stray}")
+        out.extend(f"{entry.name}: {b}" for b in bad)
+    return out, checked, inherited
+
+
+@pytest.mark.parametrize(
+    "site_id", ["pat022-list", "pat022-sep", "pat18-spacy", "pat026", "pat1-cat"]
+)
+def test_pattern_sites_match_the_oracle(site_id: str) -> None:
+    """Issue 49's mkdocstrings patterns, each on the version that writes it: every entry
+    equal to the oracle written from the sources."""
+    mismatches, checked, inherited = pattern_mismatches(site_id)
+    assert checked >= 12, checked
+    if site_id not in {"pat022-list", "pat022-sep"}:
+        assert inherited == 4  # Circle.describe and .scale, under mkpat and mkpat.shapes
+    assert not mismatches, "\n".join(mismatches)
+
+
+def test_the_matlab_handler_site_matches_the_oracle() -> None:
+    """mkdocstrings-matlab (the one other handler on the package index that writes
+    objects.inv): its "Input arguments"/"Output arguments" sections read as Parameters and
+    Returns, no column headings in the doc, the generator mkdocstrings."""
+    from sites.patterns_oracle import MAT, MK_CHROME, compare
+
+    out: list[str] = []
+    seen = set()
+    for entry, item in pattern_items(pattern_site("mat-rtd")):
+        truth = MAT.get(entry.name)
+        if truth is None:
+            out.append(f"{entry.name}: not in the oracle")
+            continue
+        seen.add(entry.name)
+        bad = compare(truth, item)
+        parent = entry.name.rsplit(".", 1)[0] if "." in entry.name else None
+        if (item["parent"], item["generator"], entry.domain) != (parent, "mkdocstrings", "mat"):
+            bad.append(f"parent, generator, domain: {item['parent']}, {item['generator']}")
+        bad += [f"doc holds the template's {c!r}" for c in MK_CHROME if c in item["doc"]]
+        out.extend(f"{entry.name}: {b}" for b in bad)
+    assert seen == set(MAT) and not out, "\n".join(out)

@@ -21,6 +21,8 @@ from invcrawl.localredis.server import RedisServer
 from support.cli import invcrawl
 from support.doc_targets import count_targets
 from support.httpserver import serve
+from support.markdown_check import stray_markers
+from support.pattern_sites import pattern_items, pattern_site
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
@@ -170,3 +172,42 @@ def test_pydoctor_site_matches_the_sources(site_id: str, tmp_path: Path) -> None
     assert c["calls"] >= 15 and c["pages"] >= 9 and c["members"] >= 30, targets.line()
     # the crawl's summary and the report count the items per generator
     assert re.search(r"pydoctor\s+42\b", output), output
+
+
+# ------------------------------------------------------------ the pattern sites (issue 49)
+
+PATTERN_SITES = ["pdpat-21", "pdpat-22", "pdpat-23", "pdpat-24", "pdpat-25"]
+
+
+def pattern_mismatches(site_id: str) -> tuple[list[str], int]:
+    """(mismatches, entries checked) of one pdpat site against the oracle."""
+    from sites.patterns_oracle import compare, pd_truth
+
+    truth = pd_truth(int(site_id.rsplit("-", 1)[1]))
+    out: list[str] = []
+    checked = 0
+    for entry, item in pattern_items(pattern_site(site_id)):
+        if item["status"] != "ok":
+            out.append(f"{entry.name}: status {item['status']} ({item['reason']})")
+        markdown = item["doc_markdown"]
+        if "`[" in markdown or "](" in "".join(re.findall(r"`[^`]*`", markdown)):
+            out.append(f"{entry.name}: a link inside a code span: {markdown!r}")
+        stray = stray_markers(item["doc"], markdown)
+        if stray:
+            out.append(f"{entry.name}: doc_markdown renders stray markers {stray}")
+        sym = truth.get(entry.name)
+        if sym is None:
+            continue
+        checked += 1
+        out.extend(f"{entry.name}: {bad}" for bad in compare(sym, item))
+    return out, checked
+
+
+@pytest.mark.parametrize("site_id", PATTERN_SITES)
+def test_pattern_sites_match_the_oracle(site_id: str) -> None:
+    """Issue 49's pydoctor patterns on every release since 21: class pages merged with the
+    class docstring's fields, linked types rendering, documented names no signature has
+    in doc_only_params, overloads."""
+    mismatches, checked = pattern_mismatches(site_id)
+    assert checked == 5
+    assert not mismatches, "\n".join(mismatches)

@@ -5,7 +5,7 @@ Redis is SIGKILLed and restarted from its AOF, every client connection is droppe
 (``CLIENT KILL``), or a crawl is forgotten. Every reader must stay alive and go on
 reading, say what happened in one line (once per outage, not once per retry), and lose
 and repeat nothing: each output holds exactly the entries of the streams it follows,
-once each, in stream order (``frontier/reconnect.py``, ``frontier/follow.py``).
+once each, in stream order (``frontier/retry.py``, ``frontier/follow.py``).
 
 Bounded by progress: each wait fails only when its reader stops moving for ``STALL``
 seconds; nothing here is timed."""

@@ -19,7 +19,7 @@ import redis
 
 from invcrawl.frontier.follow import LOOK_AGAIN_S
 from invcrawl.frontier.keys import CRAWLS, CrawlKeys
-from invcrawl.frontier.reconnect import reconnect
+from invcrawl.frontier.retry import reconnect
 from support.cli import clean_env
 from support.crawl import Proc, wait_for
 

@@ -15,7 +15,7 @@ from invcrawl.fetch.politeness import HostGate
 from invcrawl.frontier.connection import connect
 from invcrawl.frontier.hosts import Hosts
 from invcrawl.frontier.keys import HostKeys
-from invcrawl.frontier.outages import Outages
+from invcrawl.frontier.retry import Outages
 from invcrawl.frontier.session import Frontier
 
 HOST = "http://127.0.0.1:8000"

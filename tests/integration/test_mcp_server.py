@@ -20,7 +20,8 @@ import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CallToolResult
+from mcp.shared.exceptions import MCPError
+from mcp.types import INTERNAL_ERROR, CallToolResult
 
 from invcrawl.frontier.connection import connect
 from invcrawl.frontier.keys import CrawlKeys
@@ -350,6 +351,8 @@ def test_http_token_and_host(http_server: str) -> None:
     bearer = {**headers, "Authorization": "Bearer s3cret"}
     wrong = httpx2.post(http_server, json=body, headers={**bearer, "Host": "evil.example"})
     assert wrong.status_code == 403
+    lower = {**headers, "Authorization": "bearer s3cret"}  # the scheme in any case
+    assert httpx2.post(http_server, json=body, headers=lower).status_code == 200
     health = httpx2.get(http_server.replace("/mcp", "/healthz"))
     assert health.status_code == 200
 
@@ -361,7 +364,14 @@ def test_http_token_and_host(http_server: str) -> None:
             listed = data(await call(client, "list_projects"))["projects"]
             assert [p["project"] for p in listed] == [PROJECT, "Synth"]
         async with httpx2.AsyncClient(headers={"Authorization": "Bearer wrong"}) as http:
-            with pytest.raises(Exception):  # noqa: B017 - whatever the SDK raises on 401
+            # The SDK's client turns the 401 (its body not JSON-RPC) into the error reply
+            # of its first request, initialize, raised out of its task group: no tool runs.
+            refused = pytest.RaisesExc(
+                MCPError,
+                match=r"^Server returned an error response$",
+                check=lambda exc: exc.code == INTERNAL_ERROR,
+            )
+            with pytest.RaisesGroup(refused, flatten_subgroups=True):
                 async with Client(streamable_http_client(http_server, http_client=http)) as c:
                     await call(c, "list_projects")
 

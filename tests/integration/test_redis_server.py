@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from invcrawl.localredis import embedded
+from invcrawl.localredis import aof, embedded
 from invcrawl.localredis.embedded import embedded_redis
 from invcrawl.localredis.server import RedisServer, find_redis_server
 from support.embedded import comm, server_processes, wait_stopped
@@ -113,15 +113,23 @@ def test_embedded_server_is_private(tmp_path: Path, binary: str) -> None:
         if "v=6.2" in binary or "v=7" in binary:
             with pytest.raises(redis.ResponseError, match="unknown command"):
                 client.execute_command("FAILOVER")
-        # the durability settings, read where CONFIG is not needed
+        # the durability settings (CONFIG is disabled: read in INFO and on disk): the AOF
+        # on, RDB snapshots off (no snapshot took these writes; none is made at shutdown)
+        before = client.info("persistence")["rdb_changes_since_last_save"]
+        for n in range(3):
+            client.set(f"durable:{n}", n)
         persistence = client.info("persistence")
-        assert persistence["aof_enabled"] == 1 and persistence["rdb_changes_since_last_save"] >= 0
+        assert persistence["aof_enabled"] == 1 and persistence["rdb_bgsave_in_progress"] == 0
+        assert persistence["rdb_changes_since_last_save"] == before + 3
         assert client.info("memory")["maxmemory_policy"] == "noeviction"
         client.close()
         # the password is on no command line
         for pid in server_processes(data_dir):
             assert secret.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes()
     wait_stopped(data_dir)
+    # a server with save points writes dump.rdb when it stops; this one has none
+    assert not (data_dir / "dump.rdb").exists()
+    assert list(data_dir.glob("appendonly*")), sorted(p.name for p in data_dir.iterdir())
 
 
 @pytest.mark.skipif(
@@ -234,3 +242,34 @@ def test_a_legacy_server_is_never_doubled(tmp_path: Path) -> None:
             pass
     finally:
         legacy.stop()
+
+
+def test_the_aof_is_compacted_when_the_service_stops(tmp_path: Path, binary: str) -> None:
+    """Commands written since the last rewrite are replayed one by one at the next start;
+    past a threshold the service rewrites the AOF (an RDB preamble) before it stops, and
+    the next start loads every key from that image (localredis/aof.py). Redis 6 keeps
+    one file (no preamble until a rewrite), Redis 7 a base and a tail of commands."""
+    value = "x" * (1024 * 1024)
+    chunks = aof.GROWN_BYTES // len(value) + 4
+    with embedded_redis(tmp_path) as url:
+        r = redis.Redis.from_url(url)
+        for chunk in range(chunks):
+            r.set(f"k:{chunk}", value)
+        r.close()
+    wait_stopped(tmp_path)
+    assert aof.has_preamble(tmp_path)
+    assert commands_after_the_base(tmp_path) < 1024 * 1024
+    with embedded_redis(tmp_path) as url:
+        r = redis.Redis.from_url(url)
+        assert r.strlen(f"k:{chunks - 1}") == len(value) and r.dbsize() == chunks
+        r.close()
+    wait_stopped(tmp_path)
+
+
+def commands_after_the_base(data_dir: Path) -> int:
+    """Bytes of commands a start replays after the RDB image: Redis 7's incremental
+    files; Redis 6's one file holds none right after a rewrite."""
+    folder = data_dir / "appendonlydir"
+    if folder.is_dir():
+        return sum(p.stat().st_size for p in folder.glob("*.incr.aof"))
+    return 0

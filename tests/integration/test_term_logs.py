@@ -66,7 +66,7 @@ def crawl_state(url: str, first_term_logs: bool) -> dict[str, Any]:
             reindexed = await reindex(session)
             again = {n: await client.dump(session.keys.search_log(n)) for n in logs}
             layout = await session.refresh_layout()
-            meta = await session.meta()
+            meta = await client.hgetall(session.keys.meta)  # the stored fields, raw
             assert (await forget(session)).deleted
             left = [key async for key in client.scan_iter(match="invcrawl:{logs-1.0}:*")]
             return {

@@ -12,7 +12,7 @@ import pytest
 import redis
 from conftest import run
 
-from invcrawl.common.apidiff.versions import history_steps, summary_of, version_key
+from invcrawl.common.apidiff.order import history_steps, summary_of, version_key
 from invcrawl.common.params import param
 from invcrawl.frontier.changes import read_changes
 from invcrawl.frontier.connection import connect

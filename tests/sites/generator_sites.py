@@ -1,7 +1,8 @@
 """The fixture sites of every generator but Sphinx, for ``bench/sweep.py --generators``
 and the speed bench (``bench/generators.py``): each builder returns ``{name: html
 directory}`` of the sites it builds (cached): the pydoctor builds
-(``sites/pydoctor_build.py``) and the mkdocstrings ones (``sites/mkbuild.py``); another
+(``sites/pydoctor_build.py``), the mkdocstrings ones (``sites/mkbuild.py``) and the
+pattern sites of both (``sites/patterns_build.py``); another
 generator's fixture builds join by adding their builder to :data:`BUILDERS`."""
 
 from __future__ import annotations
@@ -23,7 +24,15 @@ def mkdocstrings_sites() -> dict[str, Path]:
     return {f"fixture {cid}": built.html for cid, built in build_all(log=lambda _m: None).items()}
 
 
-BUILDERS: list[Callable[[], dict[str, Path]]] = [pydoctor_sites, mkdocstrings_sites]
+def pattern_sites() -> dict[str, Path]:
+    """Issue 49's pattern sites (``sites/patterns_build.py``): mkdocstrings 0.22 to 1.x and
+    pydoctor 21 to 25."""
+    from sites.patterns_build import build_all
+
+    return {f"fixture {sid}": html for sid, html in build_all(log=lambda _m: None).items()}
+
+
+BUILDERS: list[Callable[[], dict[str, Path]]] = [pydoctor_sites, mkdocstrings_sites, pattern_sites]
 
 # Real sites nobody here built, where this machine has them (Debian packages).
 PACKAGED: dict[str, Path] = {

@@ -13,8 +13,8 @@ import pytest
 
 from invcrawl.common.apidiff import diff as apidiff
 from invcrawl.common.apidiff import diff_all, item_changes
+from invcrawl.common.apidiff.order import history_steps
 from invcrawl.common.apidiff.render import markdown, summary
-from invcrawl.common.apidiff.versions import history_steps
 from invcrawl.common.params import POSITIONAL_OR_KEYWORD
 from support.growth import CountedStr, growth
 

@@ -1,4 +1,4 @@
-"""The adaptive refresh interval (common/cadence.py) and the composite cursor of the
+"""The adaptive refresh interval (common/refresh_interval.py) and the composite cursor of the
 change feed across crawls (frontier/every_crawl.py): pure rules."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from invcrawl.common.cadence import LENGTHEN, SHORTEN, Bounds, adapt, initial, jittered
+from invcrawl.common.refresh_interval import LENGTHEN, SHORTEN, Bounds, adapt, initial, jittered
 from invcrawl.common.settings.parsers import cursor, every
 from invcrawl.frontier.every_crawl import format_cursor, parse_cursor
 

@@ -4,6 +4,9 @@ flag (exit 2), required flags, help texts that say what each command does."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from invcrawl.cli import build_parser, main, program_version
@@ -59,9 +62,37 @@ def test_every_command_has_quiet_verbose_defaults_and_an_example(
 def test_every_command_of_the_table_has_its_handler() -> None:
     """The command table (common/settings/commands.py) and the handler table of the CLI
     (invcrawl/commands/__init__.py) name the same commands."""
-    from invcrawl.commands import HANDLERS
+    from invcrawl.commands import HANDLERS, handler_of
 
     assert sorted(HANDLERS) == sorted(c.name for c in COMMANDS)
+    for command in HANDLERS:  # each row names a function that exists
+        assert callable(handler_of(command)), command
+
+
+def test_a_read_only_command_imports_only_what_it_runs() -> None:
+    """`invcrawl search` (in a fresh interpreter) loads its own handler module, not the
+    crawling, dashboard or MCP ones, nor Scrapy, Twisted or numpy."""
+    code = (
+        "import sys; from invcrawl import cli, commands; commands.handler_of('search'); "
+        "print(' '.join(sorted(sys.modules)))"
+    )
+    loaded = set(
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout.split()
+    )
+    assert "invcrawl.symbol_cmds" in loaded
+    for module in (
+        "invcrawl.commands.crawling",
+        "invcrawl.commands.administration",
+        "invcrawl.commands.serving",
+        "invcrawl.dashboard.server",
+        "scrapy",
+        "twisted",
+        "numpy",
+        "lxml",
+    ):
+        assert module not in loaded, module
 
 
 def test_help_texts_say_what_each_command_does(capsys: pytest.CaptureFixture[str]) -> None:
@@ -116,3 +147,20 @@ def test_usage_errors_exit_2_in_one_line(capsys: pytest.CaptureFixture[str]) -> 
     assert capsys.readouterr().err.strip() == (
         "invcrawl: error: a command is needed (see `invcrawl --help`)"
     )
+
+
+def test_help_of_a_reading_command_has_no_crawling_noise(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--fsync only where a command writes, --log-level only where Scrapy runs, the Redis
+    connection options in a group of their own, and no default said twice."""
+    search = help_of(capsys, "search")
+    assert "--fsync" not in search and "--log-level" not in search
+    options, _, connection = search.partition("\noptions:\n")[2].partition("\nRedis connection:\n")
+    assert "--redis-ca" in connection and "--data-dir" in connection
+    assert "--redis " not in options and "--redis-ca" not in options
+    assert "--fsync" in help_of(capsys, "crawl") and "--log-level" in help_of(capsys, "crawl")
+    for command in COMMANDS:
+        text = help_of(capsys, command.name)
+        for block in text.split("\n  -"):
+            assert block.count("(default:") <= 1, (command.name, block)

@@ -481,10 +481,10 @@ def test_c_function_and_function_param() -> None:
         ("o", "PyObject *"),
         ("attr_name", "PyObject *"),
     ]
-    # Inline annotations and the first paragraph must not run together.
-    assert func["doc"] == (
-        "Return value: New reference. Part of the Stable ABI. Retrieve an attribute."
-    )
+    # CPython's annotations are labels, not text (issue 49, 9); a parameter has none.
+    assert func["doc"] == "Retrieve an attribute."
+    assert func["labels"] == ["refcount:new", "stable-abi"]
+    assert param["labels"] == [] and param["doc"] == func["doc"]
     assert param["parent"] == "PyObject_GetAttr"
     assert param["signature"] == func["signature"]
 
@@ -721,13 +721,14 @@ def test_encoding_from_meta_and_argument() -> None:
     )
 
 
-def test_results_follow_target_order_and_are_independent() -> None:
+def test_results_follow_target_order_and_share_one_rendering() -> None:
+    """Entries at one anchor share its content's values (rendered once); each item gets
+    lists of its own when it is built, bounded (tests/unit/test_page_memory.py)."""
     body = page(SPHINX_2)
     targets = [target("json.dumps", "py", "function", "json.dumps", "-")] * 2
     a, b = extract_page(body, URL, targets)
     assert a == b and a is not b
-    a["params"][0]["name"] = "changed"
-    assert b["params"][0]["name"] == "obj"
+    assert a["params"] is b["params"]
 
 
 # -- Fast paths (docs/extraction.md, Performance) give the same output as the slow ones -------
@@ -824,15 +825,12 @@ def test_object_doc_text_separates_glued_blocks_and_leaves_out_members() -> None
             target("m", "std", "doc", "", "-"),
         ],
     )
-    assert f["doc"] == "Return value: New reference. Does f. Second."
+    assert f["doc"] == "Does f. Second." and f["labels"] == ["refcount:new"]
     assert (k["doc"], k["doc_markdown"]) == ("A class. Tail text.", "A class.\n\nTail text.")
     assert (g["doc"], g["parent"]) == ("Method g.", "m.K")
-    assert doc["doc"] == (
-        "Mf()Return value: New reference.Does f. Second. K A class. g()Method g. Tail text."
-    )
+    assert doc["doc"] == ("Mf()Does f. Second. K A class. g()Method g. Tail text.")
     assert doc["doc_markdown"] == (
-        "# M\n\n`f()`\n\n*Return value: New reference.*\n\nDoes f.\n\nSecond.\n\n"
-        "`K`\n\nA class.\n\n`g()`\n\nMethod g.\n\nTail text."
+        "# M\n\n`f()`\n\nDoes f.\n\nSecond.\n\n`K`\n\nA class.\n\n`g()`\n\nMethod g.\n\nTail text."
     )
 
 

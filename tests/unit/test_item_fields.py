@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 
 from invcrawl.common.extract import extract_page
 from invcrawl.common.items import (
     CONTENT_DEFAULTS,
     ITEM_FIELDS,
+    OPTIONAL_FIELDS,
     CrawlInfo,
     ItemStatus,
     build_item,
@@ -48,9 +50,12 @@ TYPES: dict[str, Any] = {
     "labels": list,
     "title": (str, type(None)),
     "parent": (str, type(None)),
+    "inherited_from": str,
+    "alias_of": str,
     "doc": str,
     "doc_markdown": str,
     "params": list,
+    "doc_only_params": list,
     "returns": list,
     "raises": list,
     "versions": list,
@@ -84,7 +89,7 @@ def test_the_field_table_matches_the_types_checked() -> None:
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_every_status_path_gives_the_same_fields_and_types(path: str) -> None:
     item = PATHS[path]()
-    assert list(item) == list(ITEM_FIELDS)
+    assert list(item) == [f for f in ITEM_FIELDS if f not in OPTIONAL_FIELDS]
     for name, value in item.items():
         assert isinstance(value, TYPES[name]), (path, name, value)
 
@@ -123,3 +128,28 @@ def test_items_of_one_page_share_no_list() -> None:
     a, b = status_items(CRAWL, two, ItemStatus.SKIPPED, None)
     a["params"].append({})
     assert b["params"] == []
+
+
+def test_the_optional_fields_are_absent_when_empty_and_keep_the_checksum() -> None:
+    """An item without inherited_from, alias_of or doc_only_params is byte for byte what
+    it was before they existed; with them, each sits after the field it follows."""
+    item = PATHS["ok"]()
+    again = build_item(
+        CRAWL, TASK, ENTRY, {**item, "inherited_from": None, "alias_of": "", "doc_only_params": []}
+    )
+    assert orjson.dumps(again) == orjson.dumps(item)
+    full = build_item(
+        CRAWL,
+        TASK,
+        ENTRY,
+        {
+            **item,
+            "inherited_from": "mod.Base",
+            "alias_of": "mod.impl.f",
+            "doc_only_params": [{"name": "y", "description": "Gone."}],
+        },
+    )
+    assert list(full) == list(ITEM_FIELDS)
+    for name in OPTIONAL_FIELDS:
+        assert isinstance(full[name], TYPES[name])  # type: ignore[literal-required]
+    assert full["checksum"] != item["checksum"]

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from invcrawl.common import rounds
-from invcrawl.common.cadence import LENGTHEN, SHORTEN, Bounds, initial
+from invcrawl.common.refresh_interval import LENGTHEN, SHORTEN, Bounds, initial
 
 HOUR, WEEK = 3600.0, 7 * 86400.0
 BOUNDS = Bounds(HOUR, WEEK)

@@ -16,7 +16,7 @@ from typing import Any
 from lxml import etree
 
 from invcrawl.common.bounds import truncate
-from invcrawl.common.items import empty_content
+from invcrawl.common.items import ItemStatus, empty_content
 from invcrawl.common.params import param
 from invcrawl.common.tasks import TaskEntry
 
@@ -36,7 +36,8 @@ from .locate import (
     page_heading,
     section_items,
 )
-from .sections import item_entry, merge, read_sections
+from .merge import merge
+from .sections import Section, item_entry, read_sections
 from .signature import bases_only, params_and_return, signature_text, take_labels
 
 __all__ = ["extract_mkdocstrings"]
@@ -70,6 +71,15 @@ class _PageExtractor:
         # a page is mostly its objects' docstrings, each a few short fragments.
         self.md.prepare(_leaves(main))
         self.text = DocText(main, members, has_members)
+        # Each object's sections, read before any text: their tables' column headings
+        # are no text of the page's (the plain doc reads as the page, not its chrome).
+        self.sections: dict[Element, list[Section]] = {}
+        for el, obj in self.layout.objects.items():
+            if obj.contents is not None:
+                found = self.sections[el] = read_sections(obj.contents)
+                for section in found:
+                    for cell in section.headings:
+                        self.text.leave_out(cell)
         # an object's anchor -> its inventory name, to name the parent of its members: the
         # entry named as the anchor (mkdocstrings' ids are the objects' paths) over an alias
         # pointing at the same object (``copier.TaskError`` at ``#copier.errors.TaskError``)
@@ -108,7 +118,7 @@ class _PageExtractor:
         else:
             content = self._block(el)
         if reason is not None:
-            content = dict(content, status="anchor_missing", reason=reason)
+            content = dict(content, status=ItemStatus.ANCHOR_MISSING, reason=reason)
         return content
 
     # -- documented objects ---------------------------------------------------------------
@@ -118,28 +128,56 @@ class _PageExtractor:
         if rendered is None:
             rendered = self._rendered[obj.element] = self._render(obj)
             content = rendered
-        else:  # entries sharing an object must not share its lists' dicts
-            content = {k: _copy(v) for k, v in rendered.items()}
+        else:  # shared values: an entry's own copy is of its bounded item (pageitems.py)
+            content = dict(rendered)
         content["title"] = self._title(obj)
         content["parent"] = self._parent(obj, t)
+        content.pop("inherited_from", None)  # another entry's, of the rendering shared
+        content.pop("alias_of", None)
+        self._relate(obj, t, content)
         return content
 
+    def _relate(self, obj: DocObject, t: TaskEntry, content: dict[str, Any]) -> None:
+        """An entry named otherwise than the object its anchor points at: an inherited
+        member (``Sub.method`` at ``#Base.method``: under the class asked for, from the
+        class that defines it) or an alias (a re-export, ``pkg.Shape`` at
+        ``#pkg.shapes.Shape``, and its members: the target's name). mkdocstrings' ids
+        are the objects' paths."""
+        ident = obj.ident
+        if ident is None or t.domain != "py" or t.name == ident or "." not in t.name:
+            return
+        prefix, _, last = t.name.rpartition(".")
+        content["parent"] = prefix
+        owner = obj.parent
+        ident_prefix, _, ident_last = ident.rpartition(".")
+        if (
+            last == ident_last
+            and owner is not None
+            and owner.kind == "class"
+            and prefix.rpartition(".")[2] != ident_prefix.rpartition(".")[2]
+        ):
+            content["inherited_from"] = self._parent_name(owner) or ident_prefix
+        else:
+            content["alias_of"] = ident
+
     def _render(self, obj: DocObject) -> dict[str, Any]:
-        content = empty_content("ok")
+        content = empty_content(ItemStatus.OK)
         content["labels"] = list(self.labels.get(obj.element, ()))
         sig = signature_text(obj)
         content["signature"] = sig
         contents = obj.contents
+        sig_params, hint = params_and_return(sig, bases_only(obj))
         if contents is None:
-            sig_params, hint = params_and_return(sig, bases_only(obj))
-            content["params"], content["returns"], _ = merge([], sig_params, hint)
+            merged = merge([], sig_params, hint)
+            content["params"], content["returns"] = merged.params, merged.returns
             return content
         items = children_items(contents)
         content["doc"] = self.text.doc(items, True)
         content["doc_markdown"] = self.md.items(items, True)
-        sig_params, hint = params_and_return(sig, bases_only(obj))
-        params, returns, raises = merge(read_sections(contents), sig_params, hint)
-        content.update(params=params, returns=returns, raises=raises)
+        merged = merge(self.sections.get(obj.element, []), sig_params, hint)
+        content.update(params=merged.params, returns=merged.returns, raises=merged.raises)
+        if merged.doc_only:
+            content["doc_only_params"] = merged.doc_only
         content["versions"] = versions(contents)
         return content
 
@@ -173,7 +211,7 @@ class _PageExtractor:
         """A parameter's own entry (``parameter_headings: true``): its section item's
         description, the parameter as its function's params give it, the function as its
         parent."""
-        content = empty_content("ok")
+        content = empty_content(ItemStatus.OK)
         item = next((a for a in el.iterancestors() if a.tag in ("li", "tr")), None)
         if item is None:
             return content
@@ -214,7 +252,7 @@ class _PageExtractor:
         """A Markdown heading (a ``std:label`` of the inventory): its section's text without
         the heading, which is the title; documented objects inside are left out."""
         items = section_items(heading)
-        content = empty_content("ok")
+        content = empty_content(ItemStatus.OK)
         content["doc"] = self.text.doc(items, True)
         content["doc_markdown"] = self.md.items(items, True)
         content["title"] = text(heading) or None
@@ -222,7 +260,7 @@ class _PageExtractor:
 
     def _block(self, el: Element) -> dict[str, Any]:
         """Any other element with the anchor: itself, under the heading it sits below."""
-        content = empty_content("ok")
+        content = empty_content(ItemStatus.OK)
         content["doc"] = self.text.doc([el], True)
         content["doc_markdown"] = self.md.items([el], True)
         heading = page_heading(el, self.main)
@@ -237,14 +275,14 @@ class _PageExtractor:
         found = self._shared.get(key)
         if found is None:
             found = self._shared[key] = render()
-        content = {k: _copy(v) for k, v in found.items()}
+        content = dict(found)  # shared values, as _object's
         if reason is not None:
             content["reason"] = reason
         return content
 
     def _whole_page(self) -> dict[str, Any]:
         items = children_items(self.main)
-        content = empty_content("ok")
+        content = empty_content(ItemStatus.OK)
         content["doc"] = self.text.doc(items, False)
         content["doc_markdown"] = self.md.items(items, False)
         first = _FIRST_H1(self.main)
@@ -268,7 +306,7 @@ class _PageExtractor:
             if item in layout.objects or item in layout.has_members:
                 break
             intro.append(item)
-        content = empty_content("anchor_missing")
+        content = empty_content(ItemStatus.ANCHOR_MISSING)
         content["doc"] = truncate(self.text.doc(intro, True), INTRO_CHARS)
         content["doc_markdown"] = truncate(self.md.items(intro, True), INTRO_CHARS, markdown=True)
         return content
@@ -286,9 +324,3 @@ def _leaves(main: Element) -> list[Element]:
             continue
         out.append(el)
     return out
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, list):
-        return [dict(x) if isinstance(x, dict) else x for x in value]
-    return value

@@ -6,7 +6,7 @@ and ``Note: Added in version 1.2``, rendered as ``div.admonition`` or ``<details
 ``locate.clean`` turned into the same shape). An admonition is a version note when its
 class (``deprecated``, ``versionadded``...) or its title says which kind; the version is the
 first version number of its title, else of its text. The result has the shape of Sphinx's
-``versions`` (``common/extract/versions.py``): ``{kind, version, text}``.
+``versions`` (``common/extract/version_notes.py``): ``{kind, version, text}``.
 """
 
 from __future__ import annotations
@@ -75,19 +75,30 @@ def _note(el: Element) -> dict[str, Any] | None:
     return {"kind": kind, "version": version, "text": body.lstrip(" .:,").strip()}
 
 
-# A reST directive left as text by griffe's Markdown (numpy docstrings written for Sphinx).
+# A reST directive left as text by griffe's Markdown (numpy docstrings written for Sphinx);
+# consecutive directives without a blank line between them are one paragraph, each
+# directive a note of its own.
 _DIRECTIVE = re.compile(
-    r"^\.\.\s+(deprecated|versionadded|versionchanged|versionremoved)::\s*(\S+)?\s*(.*)$", re.S
+    r"(?:^|\s)\.\.\s+(deprecated|versionadded|versionchanged|versionremoved)::(?=\s|$)"
 )
+_DIRECTIVE_VERSION = re.compile(r"\s*(\S+)?\s*(.*)$", re.S)
 
 
-def _directive(p: Element) -> dict[str, Any] | None:
-    """``<p>.. deprecated:: 1.3 Use statistics.mean instead.</p>``"""
-    match = _DIRECTIVE.match(norm(raw_text(p)))
-    if match is None:
-        return None
-    kind = _CLASS_KINDS[match.group(1)]
-    return {"kind": kind, "version": match.group(2), "text": match.group(3).strip()}
+def _directives(p: Element) -> list[dict[str, Any]]:
+    """``<p>.. deprecated:: 1.3 Use statistics.mean instead.</p>``, and every directive
+    of ``<p>.. versionadded:: 1.0 .. versionchanged:: 1.1 Faster.</p>``."""
+    whole = norm(raw_text(p))
+    found = list(_DIRECTIVE.finditer(whole))
+    if not found or found[0].start() != 0:
+        return []
+    out = []
+    for i, match in enumerate(found):
+        end = found[i + 1].start() if i + 1 < len(found) else len(whole)
+        rest = _DIRECTIVE_VERSION.match(whole[match.end() : end])
+        version, body = (rest.group(1), rest.group(2)) if rest is not None else (None, "")
+        kind = _CLASS_KINDS[match.group(1)]
+        out.append({"kind": kind, "version": version, "text": body.strip()})
+    return out
 
 
 def versions(contents: Element) -> list[dict[str, Any]]:
@@ -98,9 +109,7 @@ def versions(contents: Element) -> list[dict[str, Any]]:
         if child.tag == "p":
             head = child.text
             if head and head.lstrip().startswith(".."):
-                found = _directive(child)
-                if found is not None:
-                    out.append(found)
+                out.extend(_directives(child))
             continue
         if child.tag != "div":
             continue

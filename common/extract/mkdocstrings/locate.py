@@ -105,6 +105,8 @@ def clean(main: Element) -> None:
         elif tag in HEADINGS:
             if has_class(el, "doc-heading-parameter"):
                 params.append(el)
+            elif _category_heading(el):
+                noise.append(el)
         elif tag == "div":
             if has_class(el, "doc-md-description"):
                 parent = el.getparent()
@@ -143,6 +145,19 @@ def clean(main: Element) -> None:
         if summary is not None:
             summary.tag = "p"
             summary.set("class", "admonition-title")
+
+
+def _category_heading(el: Element) -> bool:
+    """The "Attributes", "Classes", "Functions" headings ``group_by_category`` and
+    ``show_category_heading`` write among an object's members: the template's, no
+    heading of the docstring's."""
+    parent = el.getparent()
+    return (
+        parent is not None
+        and parent.tag == "div"
+        and has_class(parent, "doc-children")
+        and not has_class(el, "doc-heading")
+    )
 
 
 def _unfold_field_list(table: Element) -> None:
@@ -243,6 +258,9 @@ def _doc_object(el: Element) -> DocObject:
         elif signature is None and (
             has_class(child, "doc-signature")
             or (tag == "pre" and any(has_class(c, "doc-signature") for c in child.iter("code")))
+            # mkdocstrings-python 1.1 (``separate_signature``): the highlighted code
+            # alone between the heading and the contents
+            or (heading is not None and (tag == "pre" or has_class(child, "highlight")))
         ):
             signature = child
     return DocObject(el, _kind(el), heading, ident, signature, contents)

@@ -24,10 +24,8 @@ sections it does not name (Attributes, Examples, Warns...) are only part of the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-from invcrawl.common.params import VAR_KEYWORD, VAR_POSITIONAL, field_names, param
+import re
+from dataclasses import dataclass, field
 
 from ..fields import field_kind
 from ..text import Element, has_class, norm, raw_text, text
@@ -35,7 +33,6 @@ from ..text import Element, has_class, norm, raw_text, text
 # (name, type, default, description) of one item of a section.
 Entry = tuple[str | None, str | None, str | None, str | None]
 
-_VARIADIC = frozenset((VAR_POSITIONAL, VAR_KEYWORD))
 _TITLE_TAGS = frozenset(("span", "strong", "b"))
 _SEPARATORS = " \u2013\u2014-:"
 
@@ -44,11 +41,18 @@ _SEPARATORS = " \u2013\u2014-:"
 class Section:
     kind: str  # params | returns | rtype | raises
     entries: list[Entry]
+    # the column headings of a table layout, which the plain text leaves out (the spacy
+    # layout's first one is the section's title)
+    headings: list[Element] = field(default_factory=list)
 
 
 def _p_title(p: Element) -> str | None:
-    """The title of ``<p><span class="doc-section-title">Parameters:</span></p>`` or
-    ``<p><strong>Parameters:</strong></p>``: the paragraph holds nothing else."""
+    """The title of ``<p><span class="doc-section-title">Parameters:</span></p>``,
+    ``<p><strong>Parameters:</strong></p>`` or (mkdocstrings-python 1.1's list layout)
+    ``<p>Parameters:</p>``: the paragraph holds nothing else."""
+    if not len(p):
+        title = norm(p.text or "")
+        return title if title.endswith(":") and len(title) < _TITLE_CHARS else None
     if len(p) != 1 or (p.text and p.text.strip()):
         return None
     child = p[0]
@@ -60,11 +64,21 @@ def _p_title(p: Element) -> str | None:
     return title if title.endswith(":") or child.tag == "span" else None
 
 
+# A section title is a word or two ("Other Parameters:", "Keyword Arguments:").
+_TITLE_CHARS = 40
+
+
 def _spacy_title(table: Element) -> str | None:
+    """The spacy layout's title: its first header cell's ``span.doc-section-title``, or
+    (mkdocstrings-python 1.8, none of the classes later versions add) a word in capitals
+    that names a section (``<th><b>PARAMETER</b></th>``)."""
     for th in table.iter("th"):
         for span in th.iter("span"):
             if has_class(span, "doc-section-title"):
                 return text(span)
+        title = text(th)
+        if title.isupper() and section_kind(title) is not None:
+            return title
         return None
     return None
 
@@ -88,17 +102,37 @@ def read_sections(contents: Element) -> list[Section]:
         elif tag == "dl":
             title = _dl_title(child)
         pending = None
-        kind = field_kind(title) if title else None
+        kind = section_kind(title) if title else None
         if kind is None:
             continue
+        headings: list[Element] = []
         if tag == "table":
             entries = _table(child, kind)
+            headings = _headings(child)
         elif tag == "dl":
             entries = [_legacy_item(dd) for dd in child if dd.tag == "dd"]
         else:
             entries = [_list_item(li) for li in child if li.tag == "li"]
-        out.append(Section(kind, entries))
+        out.append(Section(kind, entries, headings))
     return out
+
+
+# Section titles of mkdocstrings' other handlers (MATLAB's "Input arguments:", its spacy
+# layout's "INPUT ARGUMENT"), beside the Python handler's that ``fields.field_kind`` knows.
+_HANDLER_KINDS = {
+    "input arguments": "params",
+    "input argument": "params",
+    "name-value arguments": "params",
+    "name-value argument": "params",
+    "output arguments": "returns",
+    "output argument": "returns",
+}
+
+
+def section_kind(title: str) -> str | None:
+    """What a section's title says it holds (``params``, ``returns``, ``rtype``,
+    ``raises``), None for another section."""
+    return field_kind(title) or _HANDLER_KINDS.get(norm(title).rstrip(":").strip().lower())
 
 
 def _dl_title(dl: Element) -> str | None:
@@ -128,6 +162,15 @@ def _rows(table: Element) -> tuple[list[Element], list[Element]]:
         elif child.tag == "tr":
             body.append(child)
     return head, body
+
+
+def _headings(table: Element) -> list[Element]:
+    """The header cells that name columns: every one of the table layout, all but the
+    title of the spacy layout's."""
+    head, _ = _rows(table)
+    if head and _spacy_title(table) is not None:
+        return head[1:]
+    return head
 
 
 def _columns(head: list[Element], kind: str) -> list[str]:
@@ -220,25 +263,65 @@ def _description_only(cell: Element) -> str | None:
 
 
 def _list_item(li: Element) -> Entry:
-    """``<b><code>name</code></b> (<code>type</code>, default: <code>3</code>) – desc``."""
+    """``<b><code>name</code></b> (<code>type</code>, default: <code>3</code>) – desc``.
+
+    The type and default are the codes of the parenthesis right after the name; a code
+    after the separator (``–``, or the description's div) is the description's
+    ("Either ``True`` to ..., ``False`` to disable" states no type and no default)."""
     name = type_ = default = description = None
-    before = li.text or ""
+    before = ""  # the text since the last code, inside the parenthesis
+    depth = 0  # parentheses open after the name
+    head = True  # still before the separator
+    started = False  # the name, or the type of an unnamed item, was read
     for child in li:
+        if not head:
+            break
         tag = child.tag
-        if tag in ("b", "strong") or (tag == "span" and has_class(child, "doc-heading-parameter")):
-            name = text(child).rstrip(":") or None
-        elif tag == "code":
-            value = norm(raw_text(child)) or None
-            if "default" in before.lower():
+        code = _code_of(child)
+        if not started:
+            if tag in ("b", "strong") or (
+                tag == "span" and has_class(child, "doc-heading-parameter")
+            ):
+                name = text(child).rstrip(":") or None
+            elif code is not None and not (li.text or "").strip():
+                type_ = norm(raw_text(code)) or None  # Returns, Raises: the type alone
+            else:
+                continue
+            started = True
+        elif tag in ("div", "span") and has_class(child, "doc-md-description"):
+            description = text(child) or None
+            break
+        elif code is not None and depth > 0:
+            value = norm(raw_text(code)) or None
+            if before.rstrip().lower().endswith("default:"):
                 default = value
             elif type_ is None:
                 type_ = value
-        elif tag in ("div", "span") and has_class(child, "doc-md-description"):
-            description = text(child) or None
-        before = child.tail or ""
+        tail = child.tail or ""
+        if depth == 0 and _SEPARATOR.match(tail):
+            head = False
+        depth += tail.count("(") - tail.count(")")
+        if depth <= 0 and ")" in tail and _SEPARATOR.match(tail.rsplit(")", 1)[1]):
+            head = False
+        depth = max(depth, 0)
+        before = tail
     if description is None:
         description = _after_separator(li)
     return name, type_, default, description
+
+
+def _code_of(el: Element) -> Element | None:
+    """``el`` when a code, the code of a link around one alone (``<a><code>Shape``, as
+    ``locate.clean`` puts a cross-reference), else None."""
+    if el.tag == "code":
+        return el
+    if el.tag == "a" and len(el) == 1 and el[0].tag == "code" and not (el.text or "").strip():
+        return el[0]
+    return None
+
+
+# What separates a list item's name and type from its description.
+_SEPARATOR = re.compile(r"\s*(?:[\u2013\u2014]|-\s|:\s)")
 
 
 def item_entry(el: Element) -> Entry:
@@ -278,50 +361,3 @@ def _legacy_item(dd: Element) -> Entry:
         if part and rest.startswith(part):
             rest = rest[len(part) :].lstrip()
     return name, type_, None, rest.lstrip(_SEPARATORS).strip() or None
-
-
-# -- into the item's fields -------------------------------------------------------------
-
-
-def _bare(name: str | None) -> str:
-    return (name or "").lstrip("*").strip()
-
-
-def merge(
-    sections: list[Section], sig_params: list[dict[str, Any]], hint: str | None
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """(params, returns, raises): the signature's parameters completed by the Parameters
-    sections (type and default where the signature shows none, the description); a
-    documented parameter the signature lacks is appended with kind None, as Sphinx's
-    field lists do. Every return value, typed by the annotation when the section is not."""
-    params = [dict(p) for p in sig_params]
-    by_name = {_bare(p["name"]): p for p in params if p["name"]}
-    returns: list[dict[str, Any]] = []
-    raises: list[dict[str, Any]] = []
-    for section in sections:
-        if section.kind == "params":
-            for name, type_, default, description in section.entries:
-                names, written = field_names(name) if name else ([], None)
-                for part in names:
-                    p = by_name.get(_bare(part))
-                    if p is None:
-                        p = param(part, None)
-                        params.append(p)
-                        by_name[_bare(part)] = p
-                    p["type"] = p["type"] or type_ or written
-                    if p["kind"] not in _VARIADIC:  # griffe shows () and {} for them
-                        p["default"] = p["default"] or default
-                    p["description"] = description or p["description"]
-        elif section.kind in ("returns", "rtype"):
-            for name, type_, _default, description in section.entries:
-                returns.append({"name": name, "type": type_, "description": description})
-        elif section.kind == "raises":
-            for name, type_, _default, description in section.entries:
-                raises.append({"type": type_ or name, "description": description})
-    if hint and not any(r["type"] for r in returns):
-        unnamed = next((r for r in returns if r["name"] is None), None)
-        if unnamed is None:
-            unnamed = {"name": None, "type": None, "description": None}
-            returns.append(unnamed)
-        unnamed["type"] = hint
-    return params, returns, raises

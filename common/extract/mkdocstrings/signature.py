@@ -134,13 +134,17 @@ def call_parts(sig: str) -> tuple[str, str] | None:
     return sig[at + 1 : end], sig[end + 1 :]
 
 
-def params_and_return(sig: str | None, no_params: bool) -> tuple[list[dict[str, Any]], str | None]:
-    """The parameters of a call signature, with their kinds, and its return annotation."""
+def params_and_return(
+    sig: str | None, no_params: bool
+) -> tuple[list[dict[str, Any]] | None, str | None]:
+    """The parameters of a call signature, with their kinds, and its return annotation;
+    None for a signature that shows no parameter list (a value, a bare name, a class's
+    bases)."""
     if not sig or no_params:
-        return [], None
+        return None, None
     parts = call_parts(sig)
     if parts is None:
-        return [], None
+        return None, None
     inner, rest = parts
     rest = rest.strip()
     hint = norm(rest[2:]) if rest.startswith("->") else None

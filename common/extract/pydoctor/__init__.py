@@ -15,15 +15,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from invcrawl.common.bounds import truncate
-from invcrawl.common.items import empty_content
+from invcrawl.common.items import ItemStatus, empty_content
 from invcrawl.common.tasks import TaskEntry
 
 from ..anchors import children_items
 from ..doctext import DocText
 from ..markdown import Markdown
 from ..page import Page
-from ..text import Element, drop, has_class, raw_text
-from .fields import apply_fields, as_field_lists, version_notes
+from ..text import Element, has_class, norm, raw_text
+from .clean import clean
+from .fields import FieldRow, apply_fields, as_field_lists, merge_fields, read_fields, version_notes
 from .header import (
     Header,
     call_params,
@@ -43,12 +44,6 @@ INTRO_CHARS = 2000
 VALUE_CHARS = 100
 # Inventory roles whose entry is a class page (its signature line and constructor).
 _CLASS_ROLES = frozenset(("class", "exception", "interface"))
-# Chrome inside pydoctor's main: the search results box (whose <noscript> says "Cannot
-# search: JavaScript is not supported/enabled in your browser"), the private-API toggle,
-# and the "latest version" banner of Twisted's template.
-_CHROME_IDS = frozenset(
-    ("search-results-container", "showPrivate", "show-private", "current-docs-container")
-)
 
 
 def pydoctor_main(root: Element) -> Element | None:
@@ -84,7 +79,7 @@ class _Page:
             main = body if body is not None else root
         self.main = main
         self.index = Page(root=root, main=main, url=url, has_members=set(), members=set())
-        _clean(main, raw)
+        clean(main, raw)
         self.text = DocText(main, set(), set())
         self.md = Markdown(url, set(), set())
         header = _first_class(main, "div", "page-header")
@@ -94,6 +89,7 @@ class _Page:
         self.docstring = _first_class(main, "div", "moduleDocstring")
         self.extras = _first_class(main, "div", "extrasDocstring")
         self._page_content: dict[str, Any] | None = None
+        self._doc_rows: list[FieldRow] = []  # the page docstring's field entries
         self._members: dict[Element, dict[str, Any]] = {}
 
     # -- entries ---------------------------------------------------------------------------
@@ -115,7 +111,7 @@ class _Page:
             return out
         member = _member_of(el)
         if member is None:  # a target outside the member list: what follows it
-            out = empty_content("ok")
+            out = empty_content(ItemStatus.OK)
             items = _following(el)
             out["doc"] = self.text.doc(items, False)
             out["doc_markdown"] = self.md.items(items, False)
@@ -130,11 +126,7 @@ class _Page:
         content = self._members.get(div)
         if content is None:
             content = self._members[div] = self._member(div)
-        out = dict(content)
-        for key in ("params", "returns", "raises", "versions"):
-            out[key] = [dict(x) for x in content[key]]
-        out["labels"] = list(content["labels"])
-        return out
+        return dict(content)  # shared values: each entry's copy is made bounded (pageitems.py)
 
     def _parent(self, t: TaskEntry) -> str | None:
         if self.qualname and t.name.startswith(self.qualname + "."):
@@ -142,7 +134,7 @@ class _Page:
         return _prefix(t.name)
 
     def _member(self, div: Element) -> dict[str, Any]:
-        out = empty_content("ok")
+        out = empty_content(ItemStatus.OK)
         header = next((c for c in div if has_class(c, "functionHeader")), None)
         body = next((c for c in div if has_class(c, "functionBody")), None)
         items: list[Element | str] = []
@@ -160,28 +152,33 @@ class _Page:
                 else:
                     items.append(item)
             tables = [t for t in body.iter("table") if has_class(t, "fieldTable")]
-        sig_params: list[dict[str, Any]] = []
+        sig_params: list[dict[str, Any]] | None = None
         hint = None
         if header is not None:
             # pydoctor 25 writes each @overload of a function in a div of its own: the
-            # signatures joined by line breaks (as Sphinx's several dts), the parameters
-            # and return annotation of the first
+            # signatures joined by line breaks (as Sphinx's several dts), the return
+            # annotation of the first, the parameters of them all (each name once, as
+            # the first overload naming it gives it)
+            # (pydoctor 23 and 24: a plain div per overload, the decorators as text)
             overloads = [c for c in header if has_class(c, "function-overload")]
-            headers = [Header.read(o) for o in overloads] or [Header.read(header)]
+            plain = [] if overloads else _plain_overloads(header)
+            headers = [Header.read(o) for o in overloads or plain] or [Header.read(header)]
             parts = headers[0]
-            out["labels"] = labels_of(parts, member_kind(div))
+            out["labels"] = labels_of(Header.read(header) if plain else parts, member_kind(div))
             lines = [signature_text(h) for h in headers]
             sig = "\n".join(line for line in lines if line) or None
-            sig_params, hint = call_params(parts, lines[0])
+            sig_params, hint = _overload_params(headers, lines)
             shown = _value_line(value)
             if sig and shown is not None:
                 sig = f"{sig} = {shown}"
                 items = [i for i in items if i is not value]
             out["signature"] = sig
-        ps, returns, raises, added = apply_fields(tables, sig_params, hint)
+        fields = apply_fields(tables, sig_params, hint)
         as_field_lists(tables)
-        out.update(params=ps, returns=returns, raises=raises)
-        out["versions"] = (version_notes(body) if body is not None else []) + added
+        out.update(params=fields.params, returns=fields.returns, raises=fields.raises)
+        if fields.doc_only:
+            out["doc_only_params"] = fields.doc_only
+        out["versions"] = (version_notes(body) if body is not None else []) + fields.versions
         out["doc"] = self.text.doc(items, False)
         out["doc_markdown"] = self.md.items(items, False)
         return out
@@ -193,27 +190,35 @@ class _Page:
         if t.role in _CLASS_ROLES:
             line = self._class_line()
             out["signature"] = class_signature(line) if line is not None else None
-            out["params"] = self._constructor()
+            # the constructor's parameters, described by the class docstring's fields
+            # where its own docstring does not (how most libraries document them)
+            init = self._constructor()
+            fields = merge_fields(self._doc_rows, init["params"] if init else None, None)
+            out["params"] = fields.params
+            out["raises"] = fields.raises + [
+                r for r in (init["raises"] if init else []) if r not in fields.raises
+            ]
+            if fields.doc_only:
+                out["doc_only_params"] = fields.doc_only
         return out
 
     def _docstring_content(self) -> dict[str, Any]:
         """The page's docstring (``div.moduleDocstring``) as content, rendered once."""
         if self._page_content is None:
-            out = empty_content("ok")
+            out = empty_content(ItemStatus.OK)
             doc = self.docstring
             items = children_items(doc) if doc is not None else []
             tables = (
                 [] if doc is None else [x for x in doc.iter("table") if has_class(x, "fieldTable")]
             )
-            _, _, _, added = apply_fields(tables, [], None)
+            self._doc_rows = read_fields(tables)
+            added = merge_fields(self._doc_rows, None, None).versions
             out["versions"] = (version_notes(doc) if doc is not None else []) + added
             as_field_lists(tables)
             out["doc"] = self.text.doc(items, False)
             out["doc_markdown"] = self.md.items(items, False)
             self._page_content = out
-        out = dict(self._page_content)
-        out["versions"] = [dict(v) for v in out["versions"]]
-        return out
+        return dict(self._page_content)  # shared values, as _member_copy's
 
     def _class_line(self) -> Element | None:
         """25: ``p.class-signature``; 22: the first ``p`` whose ``code`` starts with the
@@ -231,18 +236,20 @@ class _Page:
                 return code
         return None
 
-    def _constructor(self) -> list[dict[str, Any]]:
-        """The parameters of the page's ``__init__`` as a caller passes them (its header's
-        and its field table's: pydoctor 22 shows no annotation in the header)."""
+    def _constructor(self) -> dict[str, Any] | None:
+        """The page's ``__init__``: its parameters as a caller passes them (its header's
+        and its field table's: pydoctor 22 shows no annotation in the header) and its
+        raises; None when the page documents none."""
         el = self.index.named_a("__init__")
         member = _member_of(el) if el is not None else None
         if member is None:
-            return []
-        return constructor_params(self._member_copy(member)["params"])
+            return None
+        content = self._member_copy(member)
+        return {"params": constructor_params(content["params"]), "raises": content["raises"]}
 
     def _intro(self, reason: str) -> dict[str, Any]:
         out = self._docstring_content()
-        out["status"] = "anchor_missing"
+        out["status"] = ItemStatus.ANCHOR_MISSING
         out["reason"] = reason + "; content is the page's docstring"
         out["doc"] = truncate(out["doc"], INTRO_CHARS)
         out["doc_markdown"] = truncate(out["doc_markdown"], INTRO_CHARS, markdown=True)
@@ -250,53 +257,44 @@ class _Page:
         return out
 
 
-def _clean(main: Element, raw: bytes) -> None:
-    """Drop what is never a symbol's text: permalinks and source links, pydoctor's
-    "Undocumented" placeholders, the search results box and the private-API toggle,
-    scripts. (Paragraphs and spans are visited only on a page that has a placeholder:
-    pydoctor 25 writes a span per parameter and per quote.)"""
-    noise: list[Element] = []
-    tags = ["a", "div", "script", "noscript", "style"]
-    if b"undocumented" in raw:
-        tags += ["p", "span"]
-    for el in main.iter(*tags):
-        tag = el.tag
-        if tag in ("script", "noscript", "style"):
-            noise.append(el)
+def _overload_params(
+    headers: list[Header], lines: list[str | None]
+) -> tuple[list[dict[str, Any]] | None, str | None]:
+    """The parameters of the header's signatures (None when none shows a parameter list)
+    and the first one's return annotation."""
+    params: list[dict[str, Any]] | None = None
+    hint = None
+    for i, (header, line) in enumerate(zip(headers, lines, strict=True)):
+        found, returns = call_params(header, line)
+        if i == 0:
+            hint = returns
+        if not found and not _shows_call(header, line):
             continue
-        cls = el.get("class")
-        if tag == "a":
-            if cls and ("headerLink" in cls or "sourceLink" in cls):
-                noise.append(el)
-        elif tag == "div":
-            if el.get("id") in _CHROME_IDS:
-                noise.append(el)
-        elif cls and "undocumented" in cls.split():
-            noise.append(el)
-    for el in noise:
-        if el.getparent() is not None:
-            drop(el)
-    for code in main.iter("code"):
-        _link_outside(code)
+        if params is None:
+            params = found
+            continue
+        known = {p["name"] for p in params}
+        params.extend(p for p in found if p["name"] not in known)
+    return params, hint
 
 
-def _link_outside(code: Element) -> None:
-    """pydoctor writes a link to a name as ``<code><a>name</a></code>``; as Sphinx's
-    ``<a><code>name</code></a>`` it is a link in Markdown, not a code span showing the
-    link's brackets."""
-    if len(code) != 1 or (code.text or "").strip():
-        return
-    a = code[0]
-    if a.tag != "a" or (a.tail or "").strip() or len(a):
-        return
-    parent = code.getparent()
-    if parent is None:
-        return
-    code.text, a.text = a.text, None
-    a.tail, code.tail = code.tail, None
-    code.remove(a)
-    parent.replace(code, a)
-    a.append(code)
+def _plain_overloads(header: Element) -> list[Element]:
+    """The overloads of a header that writes each in a ``div`` of its own, without a class
+    (pydoctor 23, 24): two or more divs, each with its name."""
+    divs = [
+        c
+        for c in header
+        if c.tag == "div" and any(has_class(s, "py-defname") for s in c.iter("span"))
+    ]
+    return divs if len(divs) > 1 else []
+
+
+def _shows_call(header: Header, line: str | None) -> bool:
+    """Whether the header's signature has a parameter list after the name."""
+    name = header.defname
+    if name is None or not line:
+        return False
+    return line[len(norm(raw_text(name))) :].startswith("(")
 
 
 def _member_of(el: Element) -> Element | None:

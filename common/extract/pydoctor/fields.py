@@ -14,6 +14,7 @@ translated.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from lxml import etree
@@ -91,27 +92,60 @@ def _entry(tr: Element) -> tuple[str | None, str | None, str | None, Element | N
     return name, type_ or None, _text(desc), None
 
 
+@dataclass(slots=True)
+class Fields:
+    """What a docstring's field tables say, merged with the header's parameters."""
+
+    params: list[dict[str, Any]]
+    doc_only: list[dict[str, Any]]  # {name, description}: documented, not in the header
+    returns: list[dict[str, Any]]
+    raises: list[dict[str, Any]]
+    versions: list[dict[str, Any]]
+
+
+# (label, (name, type, description, whole cell)) of one field entry.
+FieldRow = tuple[str, tuple[str | None, str | None, str | None, Element | None]]
+
+
+def read_fields(tables: list[Element]) -> list[FieldRow]:
+    """Every field entry of the tables, read (before ``as_field_lists`` rewrites them)."""
+    return [(label, _entry(tr)) for label, tr in field_rows(tables)]
+
+
 def apply_fields(
-    tables: list[Element], sig_params: list[dict[str, Any]], return_hint: str | None
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """(params, returns, raises, versions) of a docstring's field tables merged with the
-    header's parameters and return annotation."""
-    params = [dict(p) for p in sig_params]
+    tables: list[Element], sig_params: list[dict[str, Any]] | None, return_hint: str | None
+) -> Fields:
+    """:func:`merge_fields` of the tables' entries."""
+    return merge_fields(read_fields(tables), sig_params, return_hint)
+
+
+def merge_fields(
+    rows: list[FieldRow], sig_params: list[dict[str, Any]] | None, return_hint: str | None
+) -> Fields:
+    """A docstring's field tables merged with the header's parameters and return
+    annotation. ``sig_params`` None: no parameter list is shown (a class page without a
+    constructor), so the documented names are the parameters (kind None); otherwise a
+    documented name the header lacks is one of ``doc_only``, no parameter of the call."""
+    shown = sig_params is not None
+    params = [dict(p) for p in sig_params or ()]
     by_name = {(p["name"] or "").lstrip("*"): p for p in params if p["name"]}
+    doc_only: list[dict[str, Any]] = []
     returns: list[dict[str, Any]] = []
     raises: list[dict[str, Any]] = []
     versions: list[dict[str, Any]] = []
-    for label, tr in field_rows(tables):
+    for label, (name, type_, desc, whole) in rows:
         kind = _KINDS.get(label)
         if kind is None:
             continue
-        name, type_, desc, whole = _entry(tr)
         if kind == "params" and name:
             names, written = field_names(name)
             for part in names:
                 key = part.lstrip("*")
                 p = by_name.get(key)
-                if p is None:  # documented, not in the header: its kind is not shown
+                if p is None:
+                    if shown:
+                        doc_only.append({"name": part, "description": desc})
+                        continue
                     p = by_name[key] = param(part, None)
                     params.append(p)
                 p["type"] = p["type"] or type_ or written
@@ -127,7 +161,7 @@ def apply_fields(
             returns[0]["type"] = return_hint
         else:
             returns.append({"name": None, "type": return_hint, "description": None})
-    return params, returns, raises, versions
+    return Fields(params, doc_only, returns, raises, versions)
 
 
 def _version(kind: str, text: str) -> dict[str, Any]:
@@ -243,4 +277,13 @@ def _unwrap_single(ul: Element) -> None:
     dd.replace(ul, para)
 
 
-__all__ = ["apply_fields", "as_field_lists", "field_rows", "version_notes"]
+__all__ = [
+    "FieldRow",
+    "Fields",
+    "apply_fields",
+    "as_field_lists",
+    "field_rows",
+    "merge_fields",
+    "read_fields",
+    "version_notes",
+]

@@ -10,7 +10,7 @@ when nothing changed, so backing off quickly is cheap to undo. From the geometri
 middle of the default bounds (1 h, 7 d: about 13 h), a site that never changes reaches
 7 d in 7 rounds, and one that changes every round reaches 1 h in 4.
 
-Pure: the caller supplies the random source; Redis is ``frontier/cadence.py``.
+Pure: the caller supplies the random source; Redis is ``frontier/refresh_schedule.py``.
 """
 
 from __future__ import annotations
