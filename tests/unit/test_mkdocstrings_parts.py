@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from invcrawl.common.extract.mkdocstrings.sections import Section, merge
+from invcrawl.common.extract.mkdocstrings.merge import merge
+from invcrawl.common.extract.mkdocstrings.sections import Section
 from invcrawl.common.extract.mkdocstrings.signature import (
     _one_line,
     call_parts,
