@@ -292,29 +292,7 @@ def build_sized_item(
     """``build_item`` and the size of the item's JSON, but for its crawl, project,
     version and checksum (the same on every item of a page): the checksum's own
     serialisation measures it, for the size bounds (``common/bounds.py``)."""
-    item: dict[str, Any] = {
-        "key": entry.key,
-        "crawl": crawl.crawl_id,
-        "project": crawl.project,
-        "version": crawl.version,
-        "name": entry.name,
-        "domain": entry.domain,
-        "role": entry.role,
-        "priority": entry.priority,
-        "dispname": entry.dispname,
-        "url": task.entry_url(entry),
-        "page_url": task.url,
-        "anchor": entry.anchor,
-    }
-    for name in _CONTENT_ORDER:
-        if name in OPTIONAL_FIELDS:
-            value = content.get(name)
-            if value:
-                item[name] = list(value) if isinstance(value, tuple) else value
-            continue
-        value = content.get(name, CONTENT_DEFAULTS[name])
-        item[name] = list(value) if isinstance(value, tuple) else value
-    item["status"] = content["status"]
+    item = item_fields(crawl, task, entry, content)
     data = _content_json(item)
     item["checksum"] = hashlib.sha1(data).hexdigest()[:16]
     return cast(Item, item), len(data)  # every field of Item, in its order
@@ -343,3 +321,35 @@ def prepare(item: Item, layout: ItemLayout) -> PreparedItem:
         terms=terms,
         record=record_bucket(field, layout.buckets),
     )
+
+
+def item_fields(
+    crawl: CrawlInfo, task: Task, entry: TaskEntry, content: Mapping[str, Any]
+) -> dict[str, Any]:
+    """An item's fields in the order of its JSON (:data:`ITEM_FIELDS`, the optional ones
+    only where ``content`` has them), but for its checksum: the values are ``content``'s
+    own, shared, not copied (``common/pageitems.py`` copies them once they are bounded)."""
+    item: dict[str, Any] = {
+        "key": entry.key,
+        "crawl": crawl.crawl_id,
+        "project": crawl.project,
+        "version": crawl.version,
+        "name": entry.name,
+        "domain": entry.domain,
+        "role": entry.role,
+        "priority": entry.priority,
+        "dispname": entry.dispname,
+        "url": task.entry_url(entry),
+        "page_url": task.url,
+        "anchor": entry.anchor,
+    }
+    for name in _CONTENT_ORDER:
+        if name in OPTIONAL_FIELDS:
+            value = content.get(name)
+            if value:
+                item[name] = list(value) if isinstance(value, tuple) else value
+            continue
+        value = content.get(name, CONTENT_DEFAULTS[name])
+        item[name] = list(value) if isinstance(value, tuple) else value
+    item["status"] = content["status"]
+    return item

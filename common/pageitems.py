@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from invcrawl.common.bounds import SizeLimits, Sizer, apply_bounds
-from invcrawl.common.items import CONTENT_DEFAULTS, CrawlInfo, Item, checksum
+from invcrawl.common.items import CrawlInfo, Item, checksum, item_fields
 from invcrawl.common.tasks import Task, TaskEntry
 
 __all__ = ["page_items"]
@@ -55,23 +55,6 @@ def _shallow(
 ) -> dict[str, Any]:
     """``items.build_sized_item``'s item, its fields in the same order, its values those
     of ``content`` (shared, not copied) and its checksum a stand-in."""
-    item: dict[str, Any] = {
-        "key": entry.key,
-        "crawl": crawl.crawl_id,
-        "project": crawl.project,
-        "version": crawl.version,
-        "name": entry.name,
-        "domain": entry.domain,
-        "role": entry.role,
-        "priority": entry.priority,
-        "dispname": entry.dispname,
-        "url": task.entry_url(entry),
-        "page_url": task.url,
-        "anchor": entry.anchor,
-    }
-    for name, default in CONTENT_DEFAULTS.items():
-        value = content.get(name, default)
-        item[name] = list(value) if isinstance(value, tuple) else value
-    item["status"] = content["status"]
+    item = item_fields(crawl, task, entry, content)
     item["checksum"] = _CHECKSUM
     return item

@@ -55,12 +55,38 @@ def inventory_url(site: str) -> str:
         raise SiteError(f"unsupported URL scheme {parts.scheme!r} in {site!r}: use http(s)://")
     local = Path(site).expanduser()
     if local.is_dir():
+        if not (local / INVENTORY_NAME).exists() and (inner := _built_inside(local)):
+            shown = site.rstrip("/") + "/" + inner
+            raise SiteError(f"no {INVENTORY_NAME} in {site}; did you mean {shown} ?")
         return (local / INVENTORY_NAME).resolve().as_uri()
     if local.is_file():
         return local.resolve().as_uri()
     if re.match(r"^[\w.-]+\.[a-z]{2,}(/|$)", site):
         raise SiteError(f"{site!r} is not a local path; did you mean https://{site} ?")
     raise SiteError(f"no such file or directory: {site}")
+
+
+# Where a docs build keeps its site under a project or package folder (Sphinx's
+# _build/html, Debian's /usr/share/doc/P/html, MkDocs' site): a folder given without
+# its objects.inv is looked in for these, then its direct subfolders.
+_BUILT_IN = ("html", "_build/html", "build/html", "docs/_build/html", "site", "doc/html")
+_SUBFOLDERS_LOOKED_IN = 100
+
+
+def _built_inside(folder: Path) -> str | None:
+    """The subfolder of ``folder`` (as a relative path) that holds an objects.inv, if
+    one does: what a user who gave ``folder`` most likely meant."""
+    for inner in _BUILT_IN:
+        if (folder / inner / INVENTORY_NAME).is_file():
+            return inner
+    try:
+        children = sorted(p for p in folder.iterdir() if p.is_dir())[:_SUBFOLDERS_LOOKED_IN]
+    except OSError:
+        return None
+    for child in children:
+        if (child / INVENTORY_NAME).is_file():
+            return child.name
+    return None
 
 
 def crawl_id_for(site: str) -> str:

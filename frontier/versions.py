@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import orjson
 
@@ -115,6 +115,33 @@ async def crawl_versions(frontier: Frontier) -> list[CrawlVersion]:
             )
         )
     return out
+
+
+class _Labelled(Protocol):
+    @property
+    def crawl_id(self) -> str: ...
+    @property
+    def project(self) -> str | None: ...
+    @property
+    def version(self) -> str | None: ...
+    @property
+    def state(self) -> str: ...
+
+
+def same_as(crawls: Sequence[_Labelled]) -> dict[str, str]:
+    """Crawl id -> the crawl it duplicates: the same project (case aside) and version
+    crawled again under another id (from another path), which makes ``PROJECT@VERSION``
+    ambiguous. The first of each group by id is the one named; failed crawls and
+    crawls without a version are none. ``versions`` and ``status`` show it (issue 47.3)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for c in crawls:
+        if c.state != "failed" and c.version:
+            groups.setdefault(((c.project or "").casefold(), c.version), []).append(c.crawl_id)
+    twins: dict[str, str] = {}
+    for ids in groups.values():
+        first, *others = sorted(ids)
+        twins.update((other, first) for other in others)
+    return twins
 
 
 def by_project(crawls: Sequence[CrawlVersion]) -> dict[str, list[CrawlVersion]]:

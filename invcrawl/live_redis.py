@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 
 from invcrawl import terminal
 from invcrawl.common.settings.config import Config, ConfigError
+from invcrawl.common.settings.datadir import holds_index
 from invcrawl.errors import UserError
 from invcrawl.frontier.session import Frontier
 from invcrawl.frontier.startup import RedisUnavailable, redis_url, wait_for_redis
@@ -35,11 +36,10 @@ def redis_for(config: Config, *, create: bool) -> Iterator[Config]:
         yield resolved(live)
         return
     data_dir = config.data_dir
-    has_data = (data_dir / "appendonlydir").exists() or (data_dir / "appendonly.aof").exists()
-    if not create and not has_data:
+    if not create and not holds_index(data_dir):
         raise UserError(
             f"no --redis given and no embedded Redis data in {data_dir}/: pass "
-            "--redis URL, or run `invcrawl crawl SITE` first"
+            "--redis URL or the --data-dir of your crawls, or run `invcrawl crawl SITE` first"
         )
     with embedded_redis(data_dir, config.fsync) as url:
         preflight(url, 0)

@@ -15,7 +15,7 @@ passed through :func:`terminal_safe` as well."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import wraps
 from typing import Any
 
@@ -117,10 +117,25 @@ def first_line(sites: Sequence[tuple[str, str]], width: int | None) -> str:
     return line
 
 
-def interrupted_note(crawl_ids: Sequence[str], written: Iterable[str]) -> str:
+def crawl_seconds(s: CrawlSummary, run_seconds: float) -> float:
+    """The time of one crawl, from the times Redis recorded for it: its start (its
+    creation, or its refresh round's) to its end. A multi-site run's summaries each said
+    the whole run's ("finished in 1m07s" for a crawl done in seconds). ``run_seconds``
+    when Redis holds no end (or no start) for it."""
+    start = (s.last_refresh_at if s.refresh_round else None) or s.created_at or s.started_at
+    if not (start and s.finished_at) or s.finished_at < start:
+        return run_seconds
+    return (s.finished_at - start) / 1000
+
+
+def interrupted_note(
+    crawl_ids: Sequence[str], written: Iterable[str], items: Mapping[str, int]
+) -> str:
     """What an interrupted ``crawl`` keeps: the files of the crawls it finished; the
     items of the others stay in Redis (their partial files are removed: a run that
-    finishes them writes them whole)."""
+    finishes them writes them whole). ``export`` is hinted for a crawl that holds items
+    only (``items``: each crawl's count): Ctrl-C while an inventory was read hinted
+    ``export --crawl-id`` of a crawl that did not exist yet."""
     done = set(written)
     left = [crawl_id for crawl_id in crawl_ids if crawl_id not in done]
     note = "interrupted: run the same command again to resume"
@@ -129,9 +144,12 @@ def interrupted_note(crawl_ids: Sequence[str], written: Iterable[str]) -> str:
     which = (
         f"crawl {left[0]} is" if len(left) == 1 else f"{len(left)} crawls ({', '.join(left)}) are"
     )
+    holding = [crawl_id for crawl_id in left if items.get(crawl_id, 0) > 0]
+    if not holding:
+        return f"{note}: {which} not finished and no item is stored yet"
     return (
         f"{note}: {which} not finished, the items so far are kept in Redis, not in a "
-        f"partial file (`invcrawl export --crawl-id {left[0]}` writes them)"
+        f"partial file (`invcrawl export --crawl-id {holding[0]}` writes them)"
     )
 
 

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from invcrawl.frontier.summary import CrawlStatus, CrawlSummary, FleetStatus
+from invcrawl.frontier.versions import same_as
 from invcrawl.render import SOFT_WIDTH, bar, duration, fit, safe, terminal_text, wrap
 
 
@@ -17,7 +18,8 @@ def render_status(status: CrawlStatus, width: int | None = None) -> str:
     """The status of one crawl; on a terminal every line fits in ``width`` columns,
     whatever the figures."""
     s = status.summary
-    title = f"crawl {s.crawl_id}  [{s.state}]"
+    paused = is_paused(s, len(status.consumers_alive))
+    title = f"crawl {s.crawl_id}  [{shown_state(s, len(status.consumers_alive))}]"
     if s.project:
         title += f"  {safe(s.project)} {safe(s.version)}".rstrip()
     lines = [fit(title, width), fit(f"site     {safe(s.site) or '-'}", width)]
@@ -40,7 +42,8 @@ def render_status(status: CrawlStatus, width: int | None = None) -> str:
         [
             f"{s.rate_pages_s:.1f} pages/s",
             f" elapsed {duration(s.elapsed_s)}",
-            f" ETA {duration(s.eta_s)}",
+            # (no consumer serves it: no time of arrival either, whatever the last rate)
+            f" ETA {duration(None if paused else s.eta_s)}",
             f" consumers {len(status.consumers_alive)}",
         ],
         width=width,
@@ -94,6 +97,18 @@ def render_status(status: CrawlStatus, width: int | None = None) -> str:
     return "\n".join(lines)
 
 
+def is_paused(s: CrawlSummary, consumers: int) -> bool:
+    """A running crawl no consumer serves (its run interrupted, its consumers gone): it
+    waits for `invcrawl crawl` again, and showed "[running] ETA 45s consumers 0"."""
+    return s.state == "running" and consumers == 0
+
+
+def shown_state(s: CrawlSummary, consumers: int) -> str:
+    """The state as the tables show it: ``paused`` for a running crawl no consumer serves
+    (``--json`` keeps the stored state, and its ``consumers_alive``)."""
+    return "paused" if is_paused(s, consumers) else s.state
+
+
 def column(values: Iterable[str], header: str, width: int | None, rest: int) -> int:
     """The width of a table's first column: its longest value (piped), or what is left
     of ``width`` beside ``rest`` columns of the others (at least 10)."""
@@ -102,11 +117,13 @@ def column(values: Iterable[str], header: str, width: int | None, rest: int) -> 
 
 
 def clear_failed(crawl_ids: list[str]) -> str:
-    """What to do about failed crawls: they stay listed until forgotten."""
+    """What to do about failed crawls: they stay listed until forgotten (each by its id,
+    or every failed crawl at once)."""
     them = "it" if len(crawl_ids) == 1 else "them"
     return (
-        f"listed until forgotten: `invcrawl forget {' '.join(crawl_ids)} --yes` removes {them} "
-        "(output files are kept); running a crawl again retries it"
+        f"listed until forgotten: `invcrawl forget {' '.join(crawl_ids)} --yes` removes {them}, "
+        "`invcrawl forget --failed --yes` every failed crawl (output files are kept); running "
+        "a crawl again retries it"
     )
 
 
@@ -140,12 +157,14 @@ def render_fleet(fleet: FleetStatus, width: int | None = None) -> str:
                 width,
             )
         ]
+    twins = same_as(crawls)
     for c in crawls:
         pages = f"{c.pages_done}/{c.pages_total}"
-        rate = f"{c.rate_pages_s:.1f}" if c.is_open else "-"
+        state = shown_state(c, fleet.consumers_alive.get(c.crawl_id, 0))
+        rate = f"{c.rate_pages_s:.1f}" if c.is_open and state != "paused" else "-"
         lines.append(
             fit(
-                f"{fit(c.crawl_id, idw):<{idw}} {c.state[:9]:<9} {pages:>13} "
+                f"{fit(c.crawl_id, idw):<{idw}} {state[:9]:<9} {pages:>13} "
                 f"{c.items:>8} {c.pages_dead:>5} {rate:>8}",
                 width,
             )
@@ -155,6 +174,14 @@ def render_fleet(fleet: FleetStatus, width: int | None = None) -> str:
             lines.append(fit("  refresh " + ", ".join(schedule), width))
         if c.error:
             lines.append(fit(f"  error: {safe(c.error)}", width))
+        if c.crawl_id in twins:
+            lines.append(
+                fit(
+                    f"  same as {twins[c.crawl_id]} ({safe(c.project)} {safe(c.version)}): give "
+                    "a crawl id where PROJECT@VERSION would name both",
+                    width,
+                )
+            )
     failed = [c.crawl_id for c in crawls if c.state == "failed"]
     if failed:
         lines += ["", fit(f"{len(failed)} failed, {clear_failed(failed)}", width)]

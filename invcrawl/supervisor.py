@@ -54,6 +54,7 @@ from invcrawl.output.crawl_files import CrawlOutputs
 from invcrawl.process import interrupts
 from invcrawl.render import (
     crawl_json,
+    crawl_seconds,
     duration,
     first_line,
     fleet_progress_line,
@@ -161,7 +162,8 @@ class CrawlRun:
                 await self.outputs.finish(self.summaries, this_run_only=True, announce=False)
                 for crawl_id in self.outputs.written:
                     self.summary(self.summaries[crawl_id], crawl_id, time.monotonic() - started)
-                self.say(interrupted_note(self.crawl_ids, self.outputs.written))
+                items = {c: s.items for c, s in self.summaries.items()}
+                self.say(interrupted_note(self.crawl_ids, self.outputs.written, items))
                 return interrupts.exit_code() or EXIT_INTERRUPTED
             await self.outputs.finish(self.summaries, this_run_only=False, announce=False)
         finally:
@@ -391,7 +393,8 @@ class CrawlRun:
             with contextlib.suppress(ProcessLookupError):
                 proc.terminate()
 
-    def summary(self, s: CrawlSummary, crawl_id: str, seconds: float) -> None:
+    def summary(self, s: CrawlSummary, crawl_id: str, run_seconds: float) -> None:
+        seconds = crawl_seconds(s, run_seconds)  # this crawl's, not the run's
         by = s.items_by_status
         written, output = self.outputs.written[crawl_id], self.output_of(crawl_id)
         self.say(

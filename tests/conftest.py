@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.abc
+import os
 import signal
 import sys
 from collections.abc import Awaitable, Iterator
@@ -55,6 +56,34 @@ T = TypeVar("T")
 # from the defaults a terminal gives. (Before anything imports invcrawl.process.interrupts here.)
 signal.signal(signal.SIGINT, signal.default_int_handler)
 signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_data_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Without --data-dir a command's index is the user's (common/settings/datadir.py),
+    which no test may read or write: the session's fixtures (module-scoped ones start
+    before any test's own) get this XDG_DATA_HOME, each test one of its own below."""
+    home = tmp_path_factory.mktemp("xdg-data-session")
+    before = os.environ.get("XDG_DATA_HOME")
+    os.environ["XDG_DATA_HOME"] = str(home)
+    yield home
+    if before is None:
+        os.environ.pop("XDG_DATA_HOME", None)
+    else:
+        os.environ["XDG_DATA_HOME"] = before
+
+
+@pytest.fixture(autouse=True)
+def _own_data_home(
+    _session_data_home: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Path:
+    """Every test its own XDG_DATA_HOME (commands started as subprocesses inherit it:
+    tests/support/cli.clean_env keeps it)."""
+    home = tmp_path_factory.mktemp("xdg-data")
+    monkeypatch.setenv("XDG_DATA_HOME", str(home))
+    return home
 
 
 def run(coro: Awaitable[T]) -> T:

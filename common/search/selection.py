@@ -29,6 +29,11 @@ class UnknownVersion(SelectionError):
     pass
 
 
+class AmbiguousVersion(SelectionError):
+    """A version that several crawls of the project hold (the same docs crawled from two
+    paths): never one of them picked silently (issue 47.3)."""
+
+
 class VersionChoice(Protocol):
     """A version of a project (``invcrawl.frontier.versions.CrawlVersion`` is one)."""
 
@@ -95,14 +100,29 @@ def select_version(requested: str | None, versions: Sequence[V]) -> V:
             )
         return done[-1]
     wanted = requested.strip()
+    by_id = [v for v in usable if v.crawl_id == wanted]
+    if by_id:  # a crawl id goes wherever a version does
+        return by_id[0]
     exact = [v for v in usable if v.version == wanted]
     if not exact and not is_x_range(wanted):
         exact = [v for v in usable if v.version.casefold() == wanted.casefold()]
     if exact:
-        return exact[-1]
+        return _only(exact, exact[-1])
     if is_x_range(wanted):
         stem = wanted.rsplit(".", 1)[0]
         matched = [v for v in usable if v.version == stem or v.version.startswith(stem + ".")]
         if matched:
-            return matched[-1]
+            return _only(matched, matched[-1])
     raise UnknownVersion(f"no version {requested!r} (versions: {listing(names)})")
+
+
+def _only(matched: Sequence[V], chosen: V) -> V:
+    """``chosen``, unless other crawls hold its very version: then which one is meant
+    is the user's to say, by crawl id."""
+    same = [v.crawl_id for v in matched if v.version == chosen.version]
+    if len(same) > 1:
+        raise AmbiguousVersion(
+            f"version {chosen.version!r} is {len(same)} crawls ({listing(sorted(same))}): "
+            "give one crawl id in its place"
+        )
+    return chosen

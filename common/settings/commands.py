@@ -97,7 +97,7 @@ COMMANDS: tuple[Command, ...] = (
         "redis",
         "keep the embedded Redis of --data-dir running for redis-cli (its port and password "
         "are files of the data dir), until Ctrl-C",
-        "invcrawl redis --data-dir .invcrawl",
+        "invcrawl redis",
     ),
     Command(
         "versions",

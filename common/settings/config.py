@@ -24,6 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
+from invcrawl.common.settings.datadir import default_data_dir
 from invcrawl.common.settings.options import OPTIONS, OPTIONS_BY_NAME
 from invcrawl.process.secrets import register_secret, register_url
 
@@ -37,6 +38,11 @@ class ConfigError(ValueError):
 
 def _default_consumers() -> int:
     return max(2, os.cpu_count() or 2)
+
+
+def _default_data_dir() -> Path:
+    # one per user (common/settings/datadir.py), read when no flag or variable names one
+    return default_data_dir(os.environ, Path.cwd())
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +88,7 @@ class Config:
     robots: bool = True
     download_timeout: float = 30.0
     user_agent: str = "invcrawl/0.1 (+https://github.com/invcrawl/invcrawl)"
-    data_dir: Path = field(default_factory=lambda: Path(".invcrawl"))
+    data_dir: Path = field(default_factory=_default_data_dir)
     fsync: str = "always"
     output: Path | None = None
     out_dir: Path = field(default_factory=lambda: Path("."))
@@ -102,6 +108,7 @@ class Config:
     task_ids: tuple[str, ...] = ()
     all_tasks: bool = False
     forget_ids: tuple[str, ...] = ()
+    forget_failed: bool = False  # forget --failed
     yes: bool = False
     bind: str = "127.0.0.1"
     port: int = 8780

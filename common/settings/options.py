@@ -13,6 +13,7 @@ from typing import Any
 
 from invcrawl.common.settings import parsers as values
 from invcrawl.common.settings.commands import COMMAND_NAMES, COMMANDS
+from invcrawl.common.settings.datadir import DEFAULT_TEXT as DATA_DIR_DEFAULT
 
 # The commands that talk to Redis, that run Scrapy, that deliver pages (leases, retries),
 # and that read every crawl or --crawl-id's: the groups most options are taken by.
@@ -144,6 +145,14 @@ OPTIONS: tuple[Option, ...] = (
         metavar="CRAWL_ID",
     ),
     Option(
+        "forget_failed",
+        values.boolean,
+        "also every failed crawl (an inventory that could not be read: a mistyped site)",
+        frozenset({"forget"}),
+        ("--failed",),
+        switch=True,
+    ),
+    Option(
         "yes",
         values.boolean,
         "do not ask for confirmation (needed when standard input is not a terminal)",
@@ -178,10 +187,11 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "symbol",
         str,
-        "the item key of the symbol, domain:role:name (e.g. py:function:json.dumps)",
+        "the symbol, as show takes it: an item key (py:function:json.dumps), a qualified "
+        "name or an unambiguous last component",
         frozenset({"history"}),
         positional=True,
-        metavar="KEY",
+        metavar="NAME",
     ),
     Option(
         "query",
@@ -467,9 +477,11 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "data_dir",
         Path,
-        "directory of the embedded Redis (AOF) and run files",
+        "directory of the embedded Redis (AOF) and run files: one per user by default, "
+        "shared by every command run from any folder",
         _REDIS,
         metavar="DIR",
+        default_text=DATA_DIR_DEFAULT,
     ),
     Option(
         "fsync",

@@ -19,6 +19,7 @@ from invcrawl.frontier import admin
 from invcrawl.frontier.every_crawl import dead_letters_all, redrive_all
 from invcrawl.frontier.forget import Forgotten, forget, forget_in_use, is_known
 from invcrawl.frontier.session import CrawlNotFound, Frontier
+from invcrawl.frontier.versions import crawl_versions
 from invcrawl.live_redis import redis_for, serve_until_stopped
 from invcrawl.process import interrupts
 from invcrawl.render import duration
@@ -109,8 +110,8 @@ def cmd_forget(config: Config) -> int:
     """Delete crawls from Redis (keys and registry entries), after asking (``--yes``:
     without asking); refused while a consumer holds a crawl's pages, unless ``--force``."""
 
-    if not config.forget_ids:
-        raise UsageError("forget needs the CRAWL_ID of the crawl to delete")
+    if not config.forget_ids and not config.forget_failed:
+        raise UsageError("forget needs the CRAWL_ID of the crawl to delete (or --failed)")
     if not config.yes and not sys.stdin.isatty():
         raise UsageError("forget deletes crawls for good: confirm with --yes")
     with redis_for(config, create=False) as live:
@@ -118,19 +119,27 @@ def cmd_forget(config: Config) -> int:
 
 
 async def forget_crawls(frontier: Frontier, config: Config) -> int:
-    """Forget every crawl of ``config.forget_ids`` (asked first, unless ``--yes``); the
-    exit code (1 when one was in use and not forced)."""
+    """Forget every crawl of ``config.forget_ids``, and with ``--failed`` every failed
+    crawl (asked first, unless ``--yes``); the exit code (1 when one was in use and not
+    forced)."""
     for crawl_id in config.forget_ids:
         if not await is_known(frontier.crawl(crawl_id)):
             raise CrawlNotFound(crawl_id)
+    crawl_ids = list(dict.fromkeys(config.forget_ids))
+    if config.forget_failed:
+        failed = sorted(c.crawl_id for c in await crawl_versions(frontier) if c.failed)
+        crawl_ids += [c for c in failed if c not in crawl_ids]
+        if not crawl_ids:
+            terminal.say("no failed crawl to forget")
+            return EXIT_OK
     if not config.yes and not terminal.confirm(
-        f"delete crawl {', '.join(config.forget_ids)} from Redis (its queues, items and "
+        f"delete crawl {', '.join(crawl_ids)} from Redis (its queues, items and "
         "counters; output files are kept)? [y/N] "
     ):
         terminal.say("nothing deleted")
         return EXIT_FAILED
     code = EXIT_OK
-    for crawl_id in config.forget_ids:
+    for crawl_id in crawl_ids:
         session = frontier.crawl(crawl_id)
         if config.force:
             done = await forget_in_use(session, config.lease_ms, _waiting)

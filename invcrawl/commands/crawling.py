@@ -22,11 +22,14 @@ from invcrawl.common.settings.config import Config, ConfigError
 from invcrawl.common.settings.parsers import crawl_ids
 from invcrawl.common.site import inventory_url, parse_sites_file, plan_sites
 from invcrawl.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError, UserError, fail
+from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.versions import crawl_versions
 from invcrawl.live_redis import redis_for
 from invcrawl.output.paths import check_crawl_outputs
 from invcrawl.process import interrupts
-from invcrawl.render import duration
+from invcrawl.render import duration, safe
 from invcrawl.render_status import render_inventory
+from invcrawl.scope import with_frontier
 from invcrawl.supervisor import run_crawl
 
 if TYPE_CHECKING:
@@ -55,6 +58,49 @@ def _sites(config: Config) -> list[tuple[str, str]]:
     for site in sites:  # a missing directory or a bad URL is a usage error, whatever the flags
         inventory_url(site)
     return plan_sites(sites, config.crawl_id)
+
+
+def check_identity(config: Config, sites: Sequence[tuple[str, str]]) -> None:
+    """Refuse, before any work, a ``--project``/``--version`` that would relabel a crawl
+    holding another (its stored and written items would keep saying the old one: the
+    label lied), or that names a project@version another crawl already is (two crawls of
+    one version make ``PROJECT@VERSION`` ambiguous). Issue 47.3."""
+    if config.project is None and config.version is None:
+        return
+
+    async def job(frontier: Frontier) -> None:
+        crawls = {c.crawl_id: c for c in await crawl_versions(frontier)}
+        for _, crawl_id in sites:
+            held = crawls.get(crawl_id)
+            if held is None or held.failed:
+                continue
+            for flag, given, stored in (
+                ("--project", config.project, held.project),
+                ("--version", config.version, held.version),
+            ):
+                if given is not None and stored and given != stored:
+                    raise UsageError(
+                        f"crawl {crawl_id} holds {safe(held.project)} {safe(held.version)} (its "
+                        f"items say so): {flag} {safe(given)} would relabel it without "
+                        f"rewriting them; give another --crawl-id for a crawl of its own, or "
+                        f"`invcrawl forget {crawl_id}` first"
+                    )
+        for _, crawl_id in sites:
+            held = crawls.get(crawl_id)
+            project = config.project or (held.project if held else None)
+            version = config.version or (held.version if held else None)
+            if not project or not version:
+                continue
+            for other in crawls.values():
+                same = other.project.casefold() == project.casefold() and other.version == version
+                if same and other.crawl_id != crawl_id and not other.failed:
+                    raise UsageError(
+                        f"{safe(other.project)} {safe(other.version)} is already crawl "
+                        f"{other.crawl_id} ({safe(other.site)}): refresh that one "
+                        f"(--crawl-id {other.crawl_id}) or give another --version"
+                    )
+
+    with_frontier(config, job)
 
 
 def cmd_inventory(config: Config) -> int:
@@ -91,6 +137,7 @@ def cmd_produce(config: Config) -> int:
     if config.every is not None and config.consume:
         raise ConfigError("--every and --consume do not go together (`invcrawl crawl --every`)")
     with redis_for(config, create=True) as live:
+        check_identity(live, _sites(live) if live.crawl_id != config.crawl_id else sites)
         if live.consume:
             if not hasattr(os, "fork"):
                 raise UserError(
@@ -177,4 +224,5 @@ def cmd_crawl(config: Config) -> int:
     with redis_for(config, create=True) as live:
         if live.crawl_id != config.crawl_id:  # PROJECT@VERSION named the crawl
             sites = _sites(live)
+        check_identity(live, sites)
         return run_crawl(live, sites, embedded=config.redis is None)

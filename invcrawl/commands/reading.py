@@ -23,12 +23,13 @@ from invcrawl.frontier.export import HistoryTrimmed
 from invcrawl.frontier.retry import Calls, Once, reconnect
 from invcrawl.frontier.session import Frontier
 from invcrawl.frontier.status import FLEET_PAGE, status_view
-from invcrawl.frontier.versions import resolve_ref
+from invcrawl.frontier.versions import crawl_versions, resolve_ref, same_as
 from invcrawl.live_redis import redis_for
 from invcrawl.output.export import export_all_to, export_to, follow_all_to, follow_to
 from invcrawl.output.files import appending
 from invcrawl.output.paths import check_output_file, write_failed
 from invcrawl.process import interrupts
+from invcrawl.render import fit
 from invcrawl.render_status import render_reports, render_status_view
 from invcrawl.scope import crawls_in_scope, with_frontier
 
@@ -41,6 +42,9 @@ def cmd_status(config: Config) -> int:
         # --watch rides out Redis outages (one line each): the last status stays shown
         redis: Calls = reconnect("status --watch", terminal.note) if config.watch else Once()
         crawl_id = await resolve_ref(frontier, config.crawl_id) if config.crawl_id else None
+        # the same project@version as another crawl: said under its title (issue 47.3)
+        # (one crawl's view only: the fleet's table reads its page's crawls, not every one)
+        twin = same_as(await crawl_versions(frontier)).get(crawl_id) if crawl_id else None
         limit = None if config.show_all else FLEET_PAGE
         offset = (config.page - 1) * FLEET_PAGE
         while True:
@@ -51,6 +55,10 @@ def cmd_status(config: Config) -> int:
                 text = json.dumps(data.as_dict(), indent=None if config.watch else 2)
             else:
                 text = render_status_view(data, terminal.width())
+                if twin is not None:
+                    title, _, rest = text.partition("\n")
+                    note = f"same as  {twin}: give a crawl id where PROJECT@VERSION names both"
+                    text = f"{title}\n{fit(note, terminal.width())}\n{rest}"
             if clear:
                 sys.stdout.write("\x1b[H\x1b[2J")
             print(text, flush=True)

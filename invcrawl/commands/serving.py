@@ -15,7 +15,10 @@ def cmd_mcp(config: Config) -> int:
     if not config.http:
         from invcrawl.mcpserver.stdio import run_stdio  # noqa: PLC0415
 
-        with redis_for(config, create=False) as live:
+        # An agent starts it in its own project folder, before any crawl maybe: the
+        # per-user data dir is created rather than refused (the client saw only
+        # "Connection closed"), and its tools answer with what is there, nothing at first.
+        with redis_for(config, create=True) as live:
             return run_stdio(live)
     # a bind beyond loopback without a token (or a reader user's password): refused
     secret = listener_secret(

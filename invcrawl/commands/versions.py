@@ -27,10 +27,13 @@ from invcrawl.common.apidiff import SymbolDiff, diff_all
 from invcrawl.common.apidiff.order import Step, history_steps, summary_of
 from invcrawl.common.apidiff.render import Style, describe, markdown, summary
 from invcrawl.common.items import Item
+from invcrawl.common.search.ranking import SearchInputError
+from invcrawl.common.search.selection import SelectionError
 from invcrawl.common.settings.config import Config, ConfigError
 from invcrawl.errors import EXIT_OK, UsageError, UserError
 from invcrawl.frontier.export import HistoryTrimmed
 from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.symbol_names import symbol_key
 from invcrawl.frontier.versions import (
     CrawlVersion,
     by_project,
@@ -38,6 +41,7 @@ from invcrawl.frontier.versions import (
     latest_items,
     pick_project,
     resolve_ref,
+    same_as,
     symbol_versions,
 )
 from invcrawl.live_redis import redis_for
@@ -99,6 +103,7 @@ def render_versions(grouped: dict[str, list[CrawlVersion]]) -> str:
     """Each project and its versions in order; its failed crawls (an inventory that
     could not be read: no version) after them, marked, with their error."""
     lines = []
+    twins = same_as([c for rows in grouped.values() for c in rows])
     for project, rows in grouped.items():
         real = [c for c in rows if not c.failed]
         failed = [c for c in rows if c.failed]
@@ -113,6 +118,8 @@ def render_versions(grouped: dict[str, list[CrawlVersion]]) -> str:
                 row += f"not a version: {safe(c.error) or 'its inventory could not be read'}"
             else:
                 row += f"{c.entries:>7} entries  {_when(c.crawled_at)}"
+                if c.crawl_id in twins:  # PROJECT@VERSION names both: give a crawl id
+                    row += f"  same as {safe(twins[c.crawl_id])}"
             lines.append(row)
         if failed:
             lines.append("  (a failed crawl holds nothing: `invcrawl forget ID` removes it)")
@@ -204,20 +211,27 @@ def note_other_project(old: CrawlVersion | None, new: CrawlVersion | None) -> No
         )
 
 
-def history(config: Config, read: Read[tuple[str, list[tuple[CrawlVersion, Item | None]]]]) -> int:
-    key = config.symbol
-    if not key:
-        raise ConfigError("history needs KEY: an item key, e.g. py:function:json.dumps")
+History = tuple[str, str, list[tuple[CrawlVersion, Item | None]]]
 
-    async def job(
-        frontier: Frontier,
-    ) -> tuple[str, list[tuple[CrawlVersion, Item | None]]]:
-        return await symbol_versions(frontier, key, config.project)
+
+def history(config: Config, read: Read[History]) -> int:
+    name = config.symbol
+    if not name:
+        raise ConfigError(
+            "history needs NAME: an item key, e.g. py:function:json.dumps, or a qualified name"
+        )
+
+    async def job(frontier: Frontier) -> History:
+        # a name as `show` takes it (requests.get), turned into its key first
+        key = await symbol_key(frontier, name, config.project)
+        return (key, *await symbol_versions(frontier, key, config.project))
 
     try:
-        project, rows = read(job)
+        key, project, rows = read(job)
     except HistoryTrimmed as exc:
         raise UserError(str(exc)) from None
+    except (SearchInputError, SelectionError) as exc:
+        raise UsageError(str(exc)) from None
     steps = history_steps([(c.version or c.crawl_id, c.crawl_id, item) for c, item in rows])
     facts = summary_of(steps)
     if not facts["exists_in"]:

@@ -14,6 +14,7 @@ from invcrawl.common.site import crawl_id_for
 from invcrawl.localredis.server import RedisServer
 from support.cli import invcrawl
 from support.crawl import build_site, check_accounting
+from support.datahome import user_data_dir
 from support.httpserver import serve
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -74,7 +75,7 @@ def test_one_output_file_for_several_sites_is_a_usage_error(tmp_path: Path) -> N
         "crawl", str(tmp_path / "a"), str(tmp_path / "b"), "-o", "a.jsonl", cwd=tmp_path
     )
     assert result.code == 2 and "-o names one output file" in result.stderr  # usage (README)
-    assert not (tmp_path / ".invcrawl").exists()  # refused before any Redis was started
+    assert not user_data_dir().exists()  # refused before any Redis was started
 
 
 def test_an_unreadable_sites_file_is_one_line(tmp_path: Path) -> None:

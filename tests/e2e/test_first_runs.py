@@ -22,6 +22,7 @@ from invcrawl.localredis.server import RedisServer, free_port
 from invcrawl.supervisor import CrawlRun
 from support.cli import invcrawl
 from support.crawl import Site, Throttle, build_site
+from support.datahome import user_data_dir
 from support.httpserver import serve
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
@@ -78,7 +79,7 @@ def test_paths_with_spaces_a_broken_site_and_verbose(tmp_path: Path) -> None:
         assert again.code == 0, again.stderr
         assert "starting 1 consumer(s), not 100000: 0 page(s) left" in again.stderr
         assert keys_of(tmp_path / "again.jsonl") == spaced.keys
-        logs = {p.name for p in (tmp_path / ".invcrawl" / "logs" / ids[0]).glob("*.log")}
+        logs = {p.name for p in (user_data_dir() / "logs" / ids[0]).glob("*.log")}
         assert logs == {"consumer-0.log"}
 
 

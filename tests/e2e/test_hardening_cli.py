@@ -20,6 +20,7 @@ from invcrawl.common.site import crawl_id_for
 from invcrawl.localredis.server import RedisServer, free_port
 from support.cli import Result, clean_env, invcrawl
 from support.crawl import Throttle, build_site, wait_for
+from support.datahome import user_data_dir
 from support.httpserver import serve
 from support.redisproc import LoggedRedisServer
 
@@ -76,7 +77,7 @@ def test_unwritable_out_dir_is_refused(tmp_path: Path) -> None:
     site = build_site(tmp_path / "site", pages=2)
     result = invcrawl("crawl", str(site.root), "--out-dir", "/proc/nope", cwd=tmp_path)
     one_line(result, 2, "cannot create --out-dir /proc/nope")
-    assert not (tmp_path / ".invcrawl").exists()  # no embedded Redis was even started
+    assert not user_data_dir().exists()  # no embedded Redis was even started
 
 
 def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:

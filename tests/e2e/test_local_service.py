@@ -24,7 +24,14 @@ from invcrawl.common.site import crawl_id_for
 from invcrawl.localredis.server import free_port
 from support.cli import clean_env
 from support.crawl import Proc, Site, Throttle, build_site, wait_for
-from support.embedded import client, password, redis_pid, server_processes, wait_stopped
+from support.embedded import (
+    client,
+    password,
+    raw_client,
+    redis_pid,
+    server_processes,
+    wait_stopped,
+)
 from support.httpserver import StaticServer, serve
 
 pytestmark = pytest.mark.e2e
@@ -58,11 +65,13 @@ def sites(tmp_path: Path) -> Iterator[Sites]:
 
 
 class Cli:
-    """``invcrawl`` subprocesses in one working directory (so one embedded Redis)."""
+    """``invcrawl`` subprocesses in one working directory, on one per-user data dir (so one
+    embedded Redis): an XDG_DATA_HOME of its own, as a module's fixture outlives a test's."""
 
     def __init__(self, work: Path) -> None:
         self.work = work
-        self.data = work / ".invcrawl"
+        self.data_home = work.parent / "xdg-data"
+        self.data = self.data_home / "invcrawl"
         self.procs: list[Proc] = []
         work.mkdir(parents=True, exist_ok=True)
 
@@ -70,7 +79,8 @@ class Cli:
         # the installed entry point, as a user runs it (`python -m` would import an
         # invcrawl.py of the working directory: the user's choice, not a child's)
         argv = [str(Path(sys.executable).parent / "invcrawl"), *args]
-        proc = Proc(name, argv, self.work / f"{name}.log", clean_env(), self.work)
+        env = clean_env(XDG_DATA_HOME=str(self.data_home))
+        proc = Proc(name, argv, self.work / f"{name}.log", env, self.work)
         self.procs.append(proc)
         return proc
 
@@ -344,7 +354,9 @@ def test_a_finished_site_file_is_final_at_once_and_kept_on_interrupt(
     # file was in place (the stream may be trimmed already)
     stream = f"invcrawl:{{{small_id}}}:items"
     groups = {g["name"]: g["last-delivered-id"] for g in redis.xinfo_groups(stream)}
-    assert groups.get("crawl-output") == redis.xinfo_stream(stream)["last-generated-id"]
+    # (not decoded: the stream's last entry, in the reply, is a binary frame)
+    last = raw_client(cli.data).xinfo_stream(stream)["last-generated-id"].decode()
+    assert groups.get("crawl-output") == last
     slow_stream = f"invcrawl:{{{slow_id}}}:items"
     slow_groups = redis.xinfo_groups(slow_stream) if redis.exists(slow_stream) else []
     assert {g["last-delivered-id"] for g in slow_groups if g["name"] == "crawl-output"} <= {"0-0"}
@@ -403,8 +415,10 @@ def test_the_cookbook_works_against_the_embedded_redis(sites: Sites, cli: Cli) -
     wait_for(lambda: "Ctrl-C to release it" in holder.output(), 60, "invcrawl redis")
     client(cli.data).xgroup_create("invcrawl:{cook}:items", "export", id="0")
     connect, setup, *recipes = cookbook_blocks()
-    assert ".invcrawl" in connect
-    env = {"PATH": os.environ["PATH"], "C": "", "LC_ALL": "C"}
+    assert connect.startswith('D="${D:-'), connect
+    # (the per-user data dir the block names: the test's XDG_DATA_HOME)
+    env = {"PATH": os.environ["PATH"], "C": "", "LC_ALL": "C", "HOME": str(cli.work)}
+    env["XDG_DATA_HOME"] = str(cli.data_home)
     outputs = []
     for block in recipes:
         proc = subprocess.run(

@@ -62,5 +62,12 @@ def client(data_dir: Path) -> redis.Redis:
     return redis.Redis(port=port, password=secret, decode_responses=True)
 
 
+def raw_client(data_dir: Path) -> redis.Redis:
+    """:func:`client` without decoding: for replies that hold items' binary (zstd) frames,
+    as ``XINFO STREAM``'s first and last entries do."""
+    port = int((data_dir / "port").read_text())
+    return redis.Redis(port=port, password=password(data_dir))
+
+
 def password(data_dir: Path) -> str:
     return (data_dir / "password").read_text().strip()

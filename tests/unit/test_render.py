@@ -6,7 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from invcrawl.frontier.summary import CrawlStatus, CrawlSummary, FleetStatus, FleetTotals
-from invcrawl.render import crawl_json, duration, first_line, fleet_progress_line, interrupted_note
+from invcrawl.render import (
+    crawl_json,
+    crawl_seconds,
+    duration,
+    first_line,
+    fleet_progress_line,
+    interrupted_note,
+)
 from invcrawl.render import progress_line as _progress_line
 from invcrawl.render_status import render_dlq, render_reports
 from invcrawl.render_status import render_fleet as _render_fleet
@@ -261,11 +268,29 @@ def test_failed_crawls_say_how_to_clear_them() -> None:
 
 
 def test_an_interrupted_crawl_says_what_is_kept() -> None:
-    done = interrupted_note(["a", "b"], ["a", "b"])
+    done = interrupted_note(["a", "b"], ["a", "b"], {"a": 3, "b": 4})
     assert done == "interrupted: run the same command again to resume"
-    note = interrupted_note(["a", "b", "c"], ["a"])
+    note = interrupted_note(["a", "b", "c"], ["a"], {"a": 3, "b": 2, "c": 1})
     assert note.startswith(f"{done}: 2 crawls (b, c) are not finished, the items so far are kept")
     assert note.endswith("not in a partial file (`invcrawl export --crawl-id b` writes them)")
+    # the export is hinted for a crawl that holds items, never one that has none (or
+    # does not exist yet: Ctrl-C while its inventory was read)
+    held = interrupted_note(["a", "b", "c"], [], {"c": 5})
+    assert held.endswith("(`invcrawl export --crawl-id c` writes them)")
+    nothing = interrupted_note(["py-int"], [], {})
+    assert nothing == f"{done}: crawl py-int is not finished and no item is stored yet"
+    assert "export" not in nothing
+
+
+def test_a_summary_gives_the_crawl_its_own_time() -> None:
+    """A crawl of seconds in a run of a minute said "finished in 1m07s"."""
+    own = CrawlSummary("c", state="finished", created_at=10_000, started_at=11_000,
+                       finished_at=14_500)  # fmt: skip
+    assert crawl_seconds(own, 67.0) == 4.5  # created -> finished
+    refreshed = CrawlSummary("c", state="finished", created_at=10_000, refresh_round=2,
+                             last_refresh_at=90_000, finished_at=92_000)  # fmt: skip
+    assert crawl_seconds(refreshed, 67.0) == 2.0  # its round's
+    assert crawl_seconds(CrawlSummary("c", state="failed", created_at=10_000), 67.0) == 67.0
 
 
 def test_a_report_names_its_roles_whole_when_piped() -> None:
@@ -274,3 +299,26 @@ def test_a_report_names_its_roles_whole_when_piped() -> None:
     report = {"crawl_id": "c", "roles": {role: counts}, "totals": counts}
     assert role in render_reports([report])
     assert all(len(line) <= 100 for line in render_reports([report], 100).splitlines())
+
+
+def test_a_running_crawl_no_consumer_serves_is_paused() -> None:
+    """After a Ctrl-C, `status` showed "[running] ETA 45s consumers 0": the rate of the
+    last minute, no consumer left to make it true."""
+    left = {"crawl_id": "py", "state": "running", **status(), "consumers_alive": []}
+    text = render_status(left)
+    assert text.startswith("crawl py  [paused]"), text
+    assert "ETA -" in text and "consumers 0" in text and "ETA 5s" not in text
+    served = render_status({**left, "consumers_alive": ["host-1-0"]})
+    assert served.startswith("crawl py  [running]") and "ETA 5s" in served
+    totals = {"crawls": 2, "open": 2, "pages_total": 1000, "pages_done": 500,
+              "pages_dead": 2, "items": 14000, "rate_pages_s": 50.0}  # fmt: skip
+    crawls = [{**left, "crawl_id": "alone"}, {**left, "crawl_id": "served", "consumers_alive": 1}]
+    rows = {
+        line.split()[0]: line.split()
+        for line in render_fleet({"crawls": crawls, "hosts": [], "totals": totals}).splitlines()
+        if line.startswith(("alone", "served"))
+    }
+    assert rows["alone"][1] == "paused" and rows["alone"][-1] == "-"
+    assert rows["served"][1] == "running" and rows["served"][-1] == "50.0"
+    # --json keeps the stored state (and says how many consumers serve it)
+    assert CrawlStatus.from_dict(left).summary.state == "running"

@@ -22,6 +22,7 @@ from invcrawl.common.search.ranking import (
     rank,
 )
 from invcrawl.common.search.selection import (
+    AmbiguousVersion,
     SelectionError,
     UnknownProject,
     UnknownVersion,
@@ -242,6 +243,23 @@ def test_select_version_exact_range_and_latest_finished() -> None:
     assert select_version("1.X", VERSIONS).crawl_id == "p-1.9"
     assert select_version("3.0", VERSIONS).crawl_id == "p-3.0"  # asked for: given as is
     assert select_version(None, VERSIONS).crawl_id == "p-2.1.10"  # 3.0 is not finished
+
+
+def test_a_crawl_id_goes_where_a_version_does_and_twins_are_never_picked() -> None:
+    """Issue 47.3: the same version crawled from two paths made `show` and `api_diff`
+    pick one silently (and `diff` refuse): ambiguous everywhere, each crawl id taken."""
+    assert select_version("p-1.9", VERSIONS).version == "1.9"
+    twins = [*VERSIONS, Version("2.1.10", "p-2.1.10-again")]
+    for requested in ("2.1.10", "2.x"):
+        with pytest.raises(AmbiguousVersion) as raised:
+            select_version(requested, twins)
+        assert str(raised.value) == (
+            "version '2.1.10' is 2 crawls ('p-2.1.10', 'p-2.1.10-again'): give one crawl id "
+            "in its place"
+        )
+        assert isinstance(raised.value, SelectionError)
+    assert select_version("p-2.1.10-again", twins).crawl_id == "p-2.1.10-again"
+    assert select_version("2.0", twins).crawl_id == "p-2.0"  # other versions: as before
 
 
 @pytest.mark.parametrize("requested", ["2.2", "5.x", "4.0", "2", "", "*"])
