@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from invcrawl import terminal
+from invcrawl.common.content import Content
 from invcrawl.common.search.ranking import SearchInputError
 from invcrawl.common.search.selection import SelectionError
 from invcrawl.common.settings.config import Config, ConfigError
@@ -129,18 +130,17 @@ def _item_text(item: dict[str, Any], where: str) -> str:
     for field, words in (("inherited_from", "inherited from"), ("alias_of", "alias of")):
         if item.get(field):
             lines.append(f"  {words} {safe(item[field])}")
-    for param in item.get("params") or []:
-        kind = f" [{safe(param.get('kind'))}]" if param.get("kind") else ""
-        type_ = f": {safe(param.get('type'))}" if param.get("type") else ""
-        default = f" = {safe(param.get('default'))}" if param.get("default") else ""
-        lines.append(f"  param {safe(param.get('name'))}{type_}{default}{kind}")
-    for name in ("returns", "raises"):
-        for value in item.get(name) or []:
-            text = (
-                value.get("type") or value.get("description") if isinstance(value, dict) else value
-            )
-            lines.append(f"  {name} {safe(text)}")
-    extra = [safe(p.get("name")) for p in item.get("doc_only_params") or []]
+    content = Content.of(item)
+    for param in content.params:
+        kind = f" [{safe(param.kind)}]" if param.kind else ""
+        type_ = f": {safe(param.type)}" if param.type else ""
+        default = f" = {safe(param.default)}" if param.default else ""
+        lines.append(f"  param {safe(param.name)}{type_}{default}{kind}")
+    for value in content.returns:
+        lines.append(f"  returns {safe(value.type or value.description)}")
+    for raised in content.raises:
+        lines.append(f"  raises {safe(raised.type or raised.description)}")
+    extra = [safe(p.name) for p in content.doc_only_params]
     if extra:  # documented names the signature does not take (docs/items.md)
         lines.append(f"  documented, not in the signature: {', '.join(map(str, extra))}")
     doc = str(item.get("doc") or "")

@@ -7,11 +7,18 @@ from typing import Any
 
 import pytest
 
-from invcrawl.common.apidiff import diff_all, diff_items, item_changes, param_changes
+from invcrawl.common.apidiff import diff_all, diff_items, item_changes
+from invcrawl.common.apidiff import param_changes as typed_param_changes
 from invcrawl.common.apidiff.render import counts, describe, markdown, module_of, summary
+from invcrawl.common.content import Param
 from invcrawl.common.params import param
 
 PK, KW, PO = "positional-or-keyword", "keyword-only", "positional-only"
+
+
+def param_changes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The changes between two lists of parameters as items hold them (decoded)."""
+    return typed_param_changes(map(Param.from_json, old), map(Param.from_json, new))
 
 
 def item(key: str = "py:function:m.f", **fields: Any) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from invcrawl.common.apidiff import diff as apidiff
 from invcrawl.common.apidiff import diff_all, item_changes
 from invcrawl.common.apidiff.order import history_steps
 from invcrawl.common.apidiff.render import markdown, summary
+from invcrawl.common.content import Content
 from invcrawl.common.params import POSITIONAL_OR_KEYWORD
 from support.growth import CountedStr, growth
 
@@ -104,6 +105,10 @@ def test_version_notes_each_cost_one_pass_over_the_doc_at_most_a_bounded_number(
     assert len(passes) == 2 * apidiff.NOTES_STRIPPED
 
 
+def doc_text(item: dict[str, Any]) -> str:
+    return apidiff._doc_text(item, Content.of(item))
+
+
 def test_a_note_is_taken_out_of_the_doc_as_before() -> None:
     """The lead-in is read backwards from the version: the same text comes out as the
     regex that tried it at every position (checked on 4,058 items of the CPython and
@@ -113,8 +118,8 @@ def test_a_note_is_taken_out_of_the_doc_as_before() -> None:
         {"kind": "changed", "version": "3.2", "text": "Accepts bytes."},
         {"kind": "deprecated", "version": "3.9", "text": ""},
     ]
-    assert apidiff._doc_text({"doc": doc, "versions": notes}) == "Returnx."
+    assert doc_text({"doc": doc, "versions": notes}) == "Returnx."
     german = "Gibt x zurück. Geändert in Version 3.2: Nimmt Bytes."
     note = [{"kind": "changed", "version": "3.2", "text": "Nimmt Bytes."}]
-    assert apidiff._doc_text({"doc": german, "versions": note}) == "Gibtxzurück."
-    assert apidiff._doc_text({"doc": "a 3.2 b", "versions": note}) == "a3.2b"  # no lead-in
+    assert doc_text({"doc": german, "versions": note}) == "Gibtxzurück."
+    assert doc_text({"doc": "a 3.2 b", "versions": note}) == "a3.2b"  # no lead-in
