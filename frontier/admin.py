@@ -21,13 +21,13 @@ async def dead_tasks(session: CrawlSession, limit: int | None = None) -> list[di
     k = session.keys
     first = -limit if limit else 0
     ids_scores = cast(
-        list[tuple[str, float]], await session._redis.zrange(k.dlq, first, -1, withscores=True)
+        list[tuple[str, float]], await session.commands.zrange(k.dlq, first, -1, withscores=True)
     )
     if not ids_scores:
         return []
     ids = [task_id for task_id, _ in ids_scores]
-    whys = await session._redis.hmget(k.dlq_why, ids)
-    payloads = await session._redis.hmget(k.task, ids)
+    whys = await session.commands.hmget(k.dlq_why, ids)
+    payloads = await session.commands.hmget(k.task, ids)
     out = []
     for (task_id, score), why, payload in zip(ids_scores, whys, payloads, strict=True):
         info = json.loads(why) if why else {}
@@ -52,11 +52,11 @@ async def dead_letters(
     """The dead-lettered tasks not in ``skip``: (task id, task payload, the dead letter's
     JSON reason), a payload None for a task redriven and committed meanwhile."""
     k = session.keys
-    dead = [str(t) for t in await session._redis.zrange(k.dlq, 0, -1) if t not in skip]
+    dead = [str(t) for t in await session.commands.zrange(k.dlq, 0, -1) if t not in skip]
     if not dead:
         return []
-    payloads = cast(list[str | None], await session._redis.hmget(k.task, dead))
-    whys = cast(list[str | None], await session._redis.hmget(k.dlq_why, dead))
+    payloads = cast(list[str | None], await session.commands.hmget(k.task, dead))
+    whys = cast(list[str | None], await session.commands.hmget(k.dlq_why, dead))
     return list(zip(dead, payloads, whys, strict=True))
 
 
@@ -64,7 +64,7 @@ async def redrive(session: CrawlSession, task_ids: Sequence[str] | None) -> int:
     """Put dead tasks (all of them when ``task_ids`` is None) back in their queues."""
     k = session.keys
     if task_ids is None:
-        task_ids = cast(list[str], await session._redis.zrange(k.dlq, 0, -1))
+        task_ids = cast(list[str], await session.commands.zrange(k.dlq, 0, -1))
     if not task_ids:
         return 0
     ids = list(task_ids)
@@ -75,7 +75,7 @@ async def redrive(session: CrawlSession, task_ids: Sequence[str] | None) -> int:
         args: list[Any] = [layout.slots, len(ids)]
         for task_id in ids:
             args += [task_id, queues.add(k.queue(session.slot_of(task_id, layout)))]
-        return int(await session._scripts.run("redrive", fixed, args, queues.keys))
+        return int(await session.run("redrive", fixed, args, queues.keys))
 
     await session.registry.activate(session.crawl_id)  # redrive reopens a finished crawl
     redriven = await session.with_layout(call)
@@ -96,7 +96,7 @@ async def reshard(session: CrawlSession, new_slots: int) -> tuple[int, int]:
         for key in (k.queue(slot), k.delayed(slot))
     ]
     try:
-        queued, delayed = await session._scripts.run(
+        queued, delayed = await session.run(
             "reshard", k.bind("meta"), [layout.slots, new_slots], per_slot
         )
     except StaleLayout:

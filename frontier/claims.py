@@ -31,7 +31,7 @@ async def claim_many(
         session.claim_call(consumer, asks[i][1], asks[i][2], busy, lease_ms)
         for session, i in zip(sessions, wanted, strict=True)
     ]
-    replies = await sessions[0]._scripts.run_many(calls)
+    replies = await sessions[0].run_many(calls)
     for session, i, reply in zip(sessions, wanted, replies, strict=True):
         got[i] = session.claims_of(reply)
     return got

@@ -203,7 +203,7 @@ async def redrive_all(
         if task_ids is None:
             wanted = None
         else:
-            pipe = session._redis.pipeline(transaction=False)
+            pipe = session.pipeline(transaction=False)
             for task_id in task_ids:
                 pipe.zscore(session.keys.dlq, task_id)
             scores = await pipe.execute()

@@ -47,7 +47,7 @@ async def latest_entry_ids(session: CrawlSession) -> dict[str, str]:
 async def iter_latest(session: CrawlSession) -> AsyncIterator[str]:
     """The JSON of the latest version of every live item, each once (a key whose latest
     entry is a tombstone is left out)."""
-    updated, removed = await session._redis.hmget(
+    updated, removed = await session.commands.hmget(
         session.keys.stats, ["items_updated", "items_removed"]
     )
     latest = await latest_entry_ids(session) if int(updated or 0) or int(removed or 0) else None
@@ -146,7 +146,7 @@ async def pull_tails(tails: Sequence[StreamTail]) -> list[list[bytes] | Exceptio
     lines: list[list[bytes] | Exception] = [[] for _ in tails]
     wanted = [i for i, tail in enumerate(tails) if not tail.stale]
     while wanted:
-        pipe = tails[wanted[0]].session._redis.pipeline(transaction=False)
+        pipe = tails[wanted[0]].session.pipeline(transaction=False)
         for i in wanted:
             tails[i]._read(pipe)
         replies = await pipe.execute(raise_on_error=False)

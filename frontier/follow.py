@@ -105,7 +105,7 @@ class GroupReader:
         """Join the group (created at the stream's start if it is new) and adopt what dead
         followers left pending; False while the crawl does not exist (its stream is not
         created for it)."""
-        redis = self.session._redis
+        redis = self.session.commands
         if not await redis.exists(self.key) and not await self.session.exists():
             return False
         try:  # MKSTREAM: a crawl produced, with no item committed yet
@@ -182,14 +182,14 @@ class GroupReader:
         ids = [entry.id for entry in entries]
         if not ids:
             return
-        await self.reconnect.call(lambda: self.session._redis.xack(self.key, self.group, *ids))
+        await self.reconnect.call(lambda: self.session.commands.xack(self.key, self.group, *ids))
         self.last_acked = ids[-1]
         if self.trim:
             await self.reconnect.call(lambda: trim_exported(self.session))
 
     async def _recreate_group(self) -> None:
         try:
-            await self.session._redis.xgroup_create(
+            await self.session.commands.xgroup_create(
                 self.key, self.group, id=self.last_acked or "0", mkstream=False
             )
         except ResponseError as exc:  # created meanwhile, or the stream went too

@@ -75,7 +75,7 @@ async def forget(
     """Delete the crawl's keys (unless in use and not ``force``), then its registry
     entries."""
     k = session.keys
-    slots, max_slots, buckets, term_logs = await session._redis.hmget(
+    slots, max_slots, buckets, term_logs = await session.commands.hmget(
         k.meta, ["slots", "max_slots", "buckets", "term_logs"]
     )
     ever = max(int(slots or 0), int(max_slots or 0))
@@ -86,12 +86,12 @@ async def forget(
         index.add(key)
     args = [int(force), default_lease_ms, len(inflight), *(index.add(key) for key in inflight)]
     deleted, count, held, serving, lease_ms = (
-        int(n) for n in await session._scripts.run("forget", fixed, args, index.keys)
+        int(n) for n in await session.run("forget", fixed, args, index.keys)
     )
     listed = False
     if deleted:
-        listed = bool(await session._redis.srem(CRAWLS, session.crawl_id))
-        listed = bool(await session._redis.zrem(ACTIVE, session.crawl_id)) or listed
+        listed = bool(await session.commands.srem(CRAWLS, session.crawl_id))
+        listed = bool(await session.commands.zrem(ACTIVE, session.crawl_id)) or listed
         await session.registry.unmark(session.crawl_id)
     return Forgotten(session.crawl_id, bool(deleted), count, held, serving, lease_ms, listed)
 
@@ -120,7 +120,7 @@ async def is_known(session: CrawlSession) -> bool:
     """Whether anything of the crawl is left: its meta, or its registry entry."""
     if await session.exists():
         return True
-    return bool(await session._redis.sismember(CRAWLS, session.crawl_id))
+    return bool(await session.commands.sismember(CRAWLS, session.crawl_id))
 
 
 async def withdraw(session: CrawlSession, consumer_id: str) -> None:
@@ -128,7 +128,7 @@ async def withdraw(session: CrawlSession, consumer_id: str) -> None:
     heartbeat may have written them after the deletion; the last one out deletes the
     key). Its slot owner keys expire by themselves within a lease."""
     k = session.keys
-    pipe = session._redis.pipeline(transaction=False)
+    pipe = session.pipeline(transaction=False)
     pipe.zrem(k.consumers, consumer_id)
     pipe.zrem(k.ring, consumer_id)
     pipe.hdel(k.cinfo, consumer_id)

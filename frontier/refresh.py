@@ -16,8 +16,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from redis.client import NEVER_DECODE
-
 from invcrawl.common.items import key_digest
 from invcrawl.common.search.postings import record_bucket
 from invcrawl.common.tasks import Task, TaskStatus
@@ -56,11 +54,11 @@ class Refresh:
     def __init__(self, session: CrawlSession) -> None:
         self.session = session
         self.keys = session.keys
-        self._redis = session._redis
+        self._commands = session.commands
 
     async def start_round(self) -> Round:
         k = self.keys
-        started, number = await self.session._scripts.run(
+        started, number = await self.session.run(
             "refresh",
             k.bind("meta", "stats", "seen", "task", "tries", "reaped", "errors", "dlq", "dlq_why"),
             [],
@@ -71,10 +69,8 @@ class Refresh:
 
     async def stored_inventory(self) -> StoredInventory:
         # The one client decodes replies as UTF-8; the inventory is zlib bytes.
-        body = await self._redis.execute_command(  # type: ignore[no-untyped-call]
-            "GET", self.keys.inventory, **{NEVER_DECODE: []}
-        )
-        etag, last_modified = await self._redis.hmget(
+        body = await self.session.raw("GET", self.keys.inventory)
+        etag, last_modified = await self._commands.hmget(
             self.keys.meta, ["inv_etag", "inv_last_modified"]
         )
         return StoredInventory(
@@ -88,7 +84,7 @@ class Refresh:
     ) -> None:
         """Keep the inventory this round was produced from: the next refresh diffs against
         it and reuses it when the server answers 304."""
-        pipe = self._redis.pipeline(transaction=True)
+        pipe = self.session.pipeline(transaction=True)
         pipe.set(self.keys.inventory, body)
         pipe.hset(
             self.keys.meta,
@@ -102,7 +98,7 @@ class Refresh:
         out: list[Task] = []
         for start in range(0, len(tasks), VALIDATOR_BATCH):
             batch = tasks[start : start + VALIDATOR_BATCH]
-            stored = await self._redis.hmget(self.keys.pages, [t.id for t in batch])
+            stored = await self._commands.hmget(self.keys.pages, [t.id for t in batch])
             for task, value in zip(batch, stored, strict=True):
                 v = decode_validators(value) if task.status == TaskStatus.FETCH else None
                 out.append(
@@ -129,17 +125,15 @@ class Refresh:
                 record = k.search_record(record_bucket(field, buckets))
                 args += [index.add(k.isum(bucket)), field, key, index.add(record)]
             if batch or page_ids:
-                written += int(
-                    await self.session._scripts.run("tombstone", fixed, args, index.keys)
-                )
+                written += int(await self.session.run("tombstone", fixed, args, index.keys))
         return written
 
     async def mark_next(self, at_ms: int | None) -> None:
         """When the crawl supervisor's next scheduled refresh is due (``--every``)."""
         if at_ms is None:
-            await self._redis.hdel(self.keys.meta, "next_refresh_at")
+            await self._commands.hdel(self.keys.meta, "next_refresh_at")
         else:
-            await self._redis.hset(self.keys.meta, "next_refresh_at", at_ms)
+            await self._commands.hset(self.keys.meta, "next_refresh_at", at_ms)
 
 
 async def record_next_refresh(

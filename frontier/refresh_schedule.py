@@ -44,13 +44,13 @@ class Next:
 
 async def changes(session: CrawlSession) -> int:
     """Items added, changed and removed over the crawl's whole life."""
-    counts = await session._redis.hmget(session.keys.stats, list(CHANGE_COUNTERS))
+    counts = await session.commands.hmget(session.keys.stats, list(CHANGE_COUNTERS))
     return sum(int(n or 0) for n in counts)
 
 
 async def begin_round(session: CrawlSession) -> None:
     """Note the crawl's changes so far, right before a refresh round of it starts."""
-    await session._redis.hset(session.keys.meta, META_REFRESH_BASE, await changes(session))
+    await session.commands.hset(session.keys.meta, META_REFRESH_BASE, await changes(session))
 
 
 async def schedule_next(session: CrawlSession, rng: random.Random, mode: Mode) -> Next:
@@ -58,12 +58,12 @@ async def schedule_next(session: CrawlSession, rng: random.Random, mode: Mode) -
     crawl's interval and next round as the round planner sets them (``common/rounds.py``:
     adapted within the bounds of :class:`Adaptive`, or the fixed period)."""
     k = session.keys
-    stored, base = await session._redis.hmget(k.meta, [META_REFRESH_INTERVAL, META_REFRESH_BASE])
+    stored, base = await session.commands.hmget(k.meta, [META_REFRESH_INTERVAL, META_REFRESH_BASE])
     changed = None if base is None else await changes(session) > int(base)
     planned = next_interval(mode, float(stored) if stored else None, changed, rng)
     interval, delay = planned.interval, planned.delay
     at = await session.server_ms() + int(delay * 1000)
-    pipe = session._redis.pipeline(transaction=True)
+    pipe = session.pipeline(transaction=True)
     pipe.hset(
         k.meta,
         mapping={
@@ -82,7 +82,7 @@ async def schedule_next(session: CrawlSession, rng: random.Random, mode: Mode) -
 async def due_at(frontier: Frontier, crawl_ids: Sequence[str]) -> tuple[dict[str, int | None], int]:
     """When each crawl's next round is due (ms; None: not scheduled), and the Redis
     clock now."""
-    pipe = frontier._redis.pipeline(transaction=False)
+    pipe = frontier.pipeline(transaction=False)
     for crawl_id in crawl_ids:
         pipe.hget(frontier.crawl(crawl_id).keys.meta, META_NEXT_REFRESH)
     replies = await pipe.execute() if crawl_ids else []

@@ -57,12 +57,12 @@ def _next(entry_id: str) -> str:
 
 
 async def retains_all(session: CrawlSession) -> bool:
-    return (await session._redis.hget(session.keys.meta, "retain_items") or ALL) != EXPORTED
+    return (await session.commands.hget(session.keys.meta, "retain_items") or ALL) != EXPORTED
 
 
 async def history(session: CrawlSession) -> StreamHistory:
-    trimmed = await session._redis.hget(session.keys.stats, "items_trimmed")
-    before = await session._redis.hget(session.keys.meta, "trimmed_before")
+    trimmed = await session.commands.hget(session.keys.stats, "items_trimmed")
+    before = await session.commands.hget(session.keys.meta, "trimmed_before")
     return StreamHistory(int(trimmed or 0), str(before) if before else None)
 
 
@@ -82,12 +82,12 @@ async def trim_exported(session: CrawlSession) -> Trimmed:
         return Trimmed(0, "")
     items = session.keys.items
     try:
-        groups = await session._redis.xinfo_groups(items)
+        groups = await session.commands.xinfo_groups(items)
     except ResponseError:  # no stream yet
         return Trimmed(0, "")
     keep_from: str | None = None
     for group in groups:
-        pending = await session._redis.xpending(items, group["name"])
+        pending = await session.commands.xpending(items, group["name"])
         if int(pending["pending"]):
             needs = str(pending["min"])  # its oldest unacknowledged entry
         else:
@@ -103,14 +103,14 @@ async def trim_exported(session: CrawlSession) -> Trimmed:
     # export then asks for --base it did not need), never a trim without its mark.
     previous = await trimmed_before(session)
     if previous is None or entry_before(previous, keep_from):
-        await session._redis.hset(session.keys.meta, "trimmed_before", keep_from)
+        await session.commands.hset(session.keys.meta, "trimmed_before", keep_from)
     # Exact, not `~`: an approximate trim removes whole stream nodes only, and at most
     # 100 x stream-node-max-entries entries per call (a crawl of 15,595 items kept 5,595
     # after its one trim). An exact MINID trim has no such limit and leaves nothing
     # acknowledged behind.
-    trimmed = int(await session._redis.xtrim(items, minid=keep_from, approximate=False))
+    trimmed = int(await session.commands.xtrim(items, minid=keep_from, approximate=False))
     if trimmed:
-        await session._redis.hincrby(session.keys.stats, "items_trimmed", trimmed)
+        await session.commands.hincrby(session.keys.stats, "items_trimmed", trimmed)
     return Trimmed(trimmed, keep_from)
 
 
@@ -118,9 +118,9 @@ async def acknowledge_output(session: CrawlSession, through: str) -> Trimmed:
     """``invcrawl crawl``'s output file holds (complete, fsynced) every entry through
     ``through``: its export group (created on first use) moves there; trim."""
     try:
-        await session._redis.xgroup_create(session.keys.items, OUTPUT_GROUP, id=through)
+        await session.commands.xgroup_create(session.keys.items, OUTPUT_GROUP, id=through)
     except ResponseError as exc:
         if "BUSYGROUP" not in str(exc):
             raise
-        await session._redis.xgroup_setid(session.keys.items, OUTPUT_GROUP, id=through)
+        await session.commands.xgroup_setid(session.keys.items, OUTPUT_GROUP, id=through)
     return await trim_exported(session)

@@ -14,7 +14,7 @@ network blip) or fails over a shard.
       Retry(outage)                                   # a reader: until it succeeds
       Retry(outage, deadline=t)                       # a task's call: not past its deadline
       Retry(outage, give_up=stopping)                 # not once the process is stopping
-      Retry(tries=3, waits=lambda: RetryWaits(0.1, 0.5, jitter=0))  # a tool call: 3 tries
+      Retry(tries=3, waits=lambda: GivenWaits(0.1, 0.5))  # a tool call: 3 tries
 
   A policy that gives up on a deadline or ``give_up`` raises :class:`GaveUp`; one out of
   ``tries`` raises the last error. A call retried must be safe to run again: a read, or
@@ -85,6 +85,28 @@ class RetryWaits:
         await asyncio.sleep(self.next())
 
 
+class GivenWaits:
+    """Waits given one by one (``GivenWaits(0.1, 0.5)``: 0.1 s, then 0.5 s, then 0.5 s
+    again), for a caller whose tries are few and bounded (a tool call)."""
+
+    def __init__(self, *seconds: float) -> None:
+        if not seconds:
+            raise ValueError("GivenWaits needs at least one wait")
+        self._waits = list(seconds)
+
+    def next(self) -> float:
+        return self._waits.pop(0) if len(self._waits) > 1 else self._waits[0]
+
+    async def sleep(self) -> None:
+        await asyncio.sleep(self.next())
+
+
+class Waits(Protocol):
+    """The waits of one call's retries (:class:`RetryWaits`, :class:`GivenWaits`)."""
+
+    async def sleep(self) -> None: ...
+
+
 def reason(exc: BaseException) -> str:
     """An error as one line of a note: its text (or its type), no password, no newline."""
     text = " ".join(str(exc).split()) or type(exc).__name__
@@ -149,7 +171,7 @@ class Retry:
     deadline: float | None = None  # time.monotonic() past which it gives up
     tries: int | None = None  # at most this many calls (None: unbounded)
     give_up: Callable[[], bool] | None = None  # asked after each error: stop now?
-    waits: Callable[[], RetryWaits] = RetryWaits  # a fresh sequence for each call
+    waits: Callable[[], Waits] = RetryWaits  # a fresh sequence for each call
     on_error: Callable[[BaseException], None] | None = None  # every transient error
 
     def but(self, **options: Any) -> Retry:

@@ -19,12 +19,15 @@ from typing import Any, TypeVar, cast
 
 import orjson
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+from redis.client import NEVER_DECODE
 
 from invcrawl.common.items import PageOutcome, PreparedItem
 from invcrawl.common.search.postings import posting, term_logs_for
 from invcrawl.common.sharding import slot_for
 from invcrawl.common.tasks import Task, decode_task, encode_task
 from invcrawl.frontier import permissions
+from invcrawl.frontier.commands import Commands
 from invcrawl.frontier.hosts import Hosts
 from invcrawl.frontier.keys import CrawlKeys
 from invcrawl.frontier.meta import CrawlMeta
@@ -53,6 +56,16 @@ class Frontier:
 
     def crawl(self, crawl_id: str) -> CrawlSession:
         return CrawlSession(self._redis, self._scripts, crawl_id)
+
+    # -- the face the other frontier modules use (frontier/commands.py) ------------------
+
+    @property
+    def commands(self) -> Commands:
+        return cast(Commands, self._redis)
+
+    def pipeline(self, transaction: bool = False) -> Pipeline:
+        """Commands sent in one round trip (a MULTI/EXEC block when ``transaction``)."""
+        return self._redis.pipeline(transaction=transaction)
 
     async def write_allowed(self) -> str | None:
         """The first write command the client's Redis user may run (``"SET"``...), or
@@ -103,6 +116,35 @@ class CrawlSession:
         self.keys = CrawlKeys(crawl_id)
         self.registry = Registry(redis, scripts)
         self.layout: Layout | None = None
+
+    # -- the face the other frontier modules use (frontier/commands.py) ------------------
+
+    @property
+    def commands(self) -> Commands:
+        return cast(Commands, self._redis)
+
+    def pipeline(self, transaction: bool = False) -> Pipeline:
+        """Commands sent in one round trip (a MULTI/EXEC block when ``transaction``)."""
+        return self._redis.pipeline(transaction=transaction)
+
+    async def run(
+        self,
+        script: str,
+        keys: Mapping[str, str],
+        args: Sequence[Any] = (),
+        more_keys: Sequence[str] = (),
+    ) -> Any:
+        """One Lua script of frontier/lua (frontier/scripts.Scripts.run)."""
+        return await self._scripts.run(script, keys, args, more_keys)
+
+    async def run_many(self, calls: Sequence[ScriptCall]) -> list[Any]:
+        """Several scripts in one round trip (frontier/scripts.Scripts.run_many)."""
+        return await self._scripts.run_many(calls)
+
+    async def raw(self, *args: Any) -> Any:
+        """One command, its reply undecoded (binary values: the stream's ``data``, the
+        stored inventory)."""
+        return await self._redis.execute_command(*args, **{NEVER_DECODE: True})  # type: ignore[no-untyped-call]
 
     # -- layout ------------------------------------------------------------------------
 

@@ -42,7 +42,7 @@ async def _consumers(
     consumer beats every lease/3), whatever lease the process asking for the status uses."""
     if not beats:
         return []
-    infos = await session._redis.hmget(session.keys.cinfo, [c for c, _ in beats])
+    infos = await session.commands.hmget(session.keys.cinfo, [c for c, _ in beats])
     out = []
     for (consumer, beat), raw in zip(beats, infos, strict=True):
         try:
@@ -69,7 +69,7 @@ async def crawl_summary(session: CrawlSession, now: int | None = None) -> CrawlS
     """One crawl's state, progress, items by status, rate and ETA."""
     if now is None:
         now = await session.server_ms()
-    return (await _summaries(session._redis, [(session.crawl_id, session.keys)], now))[0]
+    return (await _summaries(session, [(session.crawl_id, session.keys)], now))[0]
 
 
 async def crawl_summaries(
@@ -79,13 +79,13 @@ async def crawl_summaries(
     supervisor and ``status`` of the fleet show hundreds of crawls every tick)."""
     if now is None:
         now = await frontier.registry.server_ms()
-    return await _summaries(frontier._redis, [(c, frontier.crawl(c).keys) for c in crawl_ids], now)
+    return await _summaries(frontier, [(c, frontier.crawl(c).keys) for c in crawl_ids], now)
 
 
 async def _summaries(
-    redis: Any, crawls: Sequence[tuple[str, CrawlKeys]], now: int
+    via: Frontier | CrawlSession, crawls: Sequence[tuple[str, CrawlKeys]], now: int
 ) -> list[CrawlSummary]:
-    pipe = redis.pipeline(transaction=False)
+    pipe = via.pipeline(transaction=False)
     for _, k in crawls:
         pipe.hgetall(k.meta)
         pipe.hgetall(k.stats)
@@ -106,7 +106,7 @@ async def crawl_status(session: CrawlSession, lease_ms: int = 30_000) -> CrawlSt
     summary = await crawl_summary(session, now)
     meta = await session.meta()
     slots, max_slots = meta.slots, meta.max_slots
-    pipe = session._redis.pipeline(transaction=False)
+    pipe = session.pipeline(transaction=False)
     pipe.xlen(k.items)
     pipe.zrange(k.consumers, 0, -1, withscores=True)
     pipe.hlen(k.task)
@@ -172,7 +172,7 @@ async def crawl_memory(session: CrawlSession, layout: ItemLayout) -> dict[str, i
         ("search_index", layout.buckets, k.search_record),
         ("search_index", logs, k.search_log),
     ]
-    pipe = session._redis.pipeline(transaction=False)
+    pipe = session.pipeline(transaction=False)
     for key in (k.items, k.task, k.pages, k.inventory):
         pipe.memory_usage(key, samples=5)
     for _, count, key_of in families:
@@ -248,7 +248,7 @@ async def fleet_consumers(
     with what it holds per crawl: ``{id, host, pid, started, last_beat, alive, held,
     crawls: {crawl id: {slots, held, last_beat}}}``, by id. A consumer is ``alive`` while
     its last heartbeat is within three of its own leases."""
-    pipe = frontier._redis.pipeline(transaction=False)
+    pipe = frontier.pipeline(transaction=False)
     for crawl_id in crawl_ids:
         pipe.zrangebyscore(
             frontier.crawl(crawl_id).keys.consumers,
@@ -257,7 +257,7 @@ async def fleet_consumers(
             withscores=True,
         )
     beats = await pipe.execute() if crawl_ids else []
-    pipe = frontier._redis.pipeline(transaction=False)
+    pipe = frontier.pipeline(transaction=False)
     asked = []
     for crawl_id, rows in zip(crawl_ids, beats, strict=True):
         if rows:

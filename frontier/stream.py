@@ -65,7 +65,7 @@ class StreamEntry:
 
 async def _call(session: CrawlSession, *args: Any) -> object:
     """One command, its reply undecoded."""
-    return await session._redis.execute_command(*args, **RAW)  # type: ignore[no-untyped-call]
+    return await session.raw(*args)
 
 
 def stream_entry(raw: RawEntry) -> StreamEntry:
@@ -95,7 +95,7 @@ async def read_range(
 
 async def read_ranges(session: CrawlSession, ids: list[str]) -> list[StreamEntry | None]:
     """The entries of ``ids`` in one pipelined round trip (None: no longer there)."""
-    pipe = session._redis.pipeline(transaction=False)
+    pipe = session.pipeline(transaction=False)
     for entry_id in ids:
         pipe.execute_command("XRANGE", session.keys.items, entry_id, entry_id, **RAW)
     found = [stream_entries(reply) for reply in await pipe.execute()]
@@ -165,7 +165,7 @@ async def group_consumers(session: CrawlSession, group: str) -> list[tuple[str, 
     (XINFO CONSUMERS; none when the stream or the group is gone, or when the Redis user
     may not look: an exporter of an ACL file older than this command)."""
     try:
-        rows = await session._redis.xinfo_consumers(session.keys.items, group)
+        rows = await session.commands.xinfo_consumers(session.keys.items, group)
     except NoPermissionError:
         return []
     except ResponseError as exc:
@@ -179,4 +179,4 @@ async def drop_consumer(session: CrawlSession, group: str, consumer: str) -> Non
     """XGROUP DELCONSUMER (its pending entries, if any, would go with it); nothing when
     the Redis user may not (an older ACL file: the dead consumer just stays listed)."""
     with contextlib.suppress(NoPermissionError):
-        await session._redis.xgroup_delconsumer(session.keys.items, group, consumer)
+        await session.commands.xgroup_delconsumer(session.keys.items, group, consumer)

@@ -89,7 +89,7 @@ async def crawl_versions(frontier: Frontier) -> list[CrawlVersion]:
     crawls = await frontier.registry.known()
     if not crawls:
         return []
-    pipe = frontier._redis.pipeline(transaction=False)
+    pipe = frontier.pipeline(transaction=False)
     for crawl_id in crawls:
         pipe.hmget(frontier.crawl(crawl_id).keys.meta, list(_FIELDS))
     rows = await pipe.execute()
@@ -204,7 +204,7 @@ async def resolve_ref(frontier: Frontier, ref: str) -> str:
 async def given_names(session: CrawlSession) -> tuple[str | None, str | None]:
     """The project and version ``--project`` / ``--version`` gave the crawl earlier: a
     later run without them keeps them (the inventory header names it otherwise)."""
-    project, version = await session._redis.hmget(
+    project, version = await session.commands.hmget(
         session.keys.meta, ["project_given", "version_given"]
     )
     return (str(project) if project else None), (str(version) if version else None)
@@ -254,7 +254,7 @@ async def projects_holding(
     candidates = versions_only(crawls or await crawl_versions(frontier))
     if not candidates:
         return []
-    pipe = frontier._redis.pipeline(transaction=False)
+    pipe = frontier.pipeline(transaction=False)
     for crawl in candidates:
         bucket, field = key_digest(key, crawl.buckets)
         pipe.hexists(frontier.crawl(crawl.crawl_id).keys.isum(bucket), field)

@@ -113,15 +113,23 @@ def test_embedded_server_is_private(tmp_path: Path, binary: str) -> None:
         if "v=6.2" in binary or "v=7" in binary:
             with pytest.raises(redis.ResponseError, match="unknown command"):
                 client.execute_command("FAILOVER")
-        # the durability settings, read where CONFIG is not needed
+        # the durability settings (CONFIG is disabled: read in INFO and on disk): the AOF
+        # on, RDB snapshots off (no snapshot took these writes; none is made at shutdown)
+        before = client.info("persistence")["rdb_changes_since_last_save"]
+        for n in range(3):
+            client.set(f"durable:{n}", n)
         persistence = client.info("persistence")
-        assert persistence["aof_enabled"] == 1 and persistence["rdb_changes_since_last_save"] >= 0
+        assert persistence["aof_enabled"] == 1 and persistence["rdb_bgsave_in_progress"] == 0
+        assert persistence["rdb_changes_since_last_save"] == before + 3
         assert client.info("memory")["maxmemory_policy"] == "noeviction"
         client.close()
         # the password is on no command line
         for pid in server_processes(data_dir):
             assert secret.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes()
     wait_stopped(data_dir)
+    # a server with save points writes dump.rdb when it stops; this one has none
+    assert not (data_dir / "dump.rdb").exists()
+    assert list(data_dir.glob("appendonly*")), sorted(p.name for p in data_dir.iterdir())
 
 
 @pytest.mark.skipif(

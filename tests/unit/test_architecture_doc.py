@@ -7,6 +7,7 @@ folder (`` `extract/` ``)."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -52,3 +53,46 @@ def test_the_architecture_page_names_every_runtime_module() -> None:
         and not named_in_row(inside, rows[package])
     ]
     assert missing == [], f"docs/architecture.md does not name {missing}"
+
+
+_COMMAND_ROW = re.compile(
+    r"^\| `([a-z]+)` \| `(\w+)` \| `([\w/]+\.py)` \| `([\w/]+\.py)` \|$", re.M
+)
+
+
+def _module_name(path: str) -> str:
+    """``invcrawl/commands/reading.py`` -> ``invcrawl.commands.reading``; a layer's folder
+    installs under invcrawl (``frontier/status.py`` -> ``invcrawl.frontier.status``)."""
+    dotted = path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    return dotted if dotted.startswith("invcrawl.") else f"invcrawl.{dotted}"
+
+
+def _imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_the_command_map_names_each_commands_places() -> None:
+    """The command map lists every command of HANDLERS once; each row's handler is the
+    one HANDLERS names, defined (``def``) in the module it gives, and that module imports
+    the one it says the command runs on."""
+    from invcrawl.commands import HANDLERS
+
+    rows = _COMMAND_ROW.findall(DOC.read_text())
+    assert sorted(command for command, *_ in rows) == sorted(HANDLERS)
+    for command, handler, module, below in rows:
+        path = ROOT / module
+        assert path.is_file(), (command, module)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        assert handler in defined, (command, handler, module)
+        function = HANDLERS[command]
+        assert (function.__module__, function.__name__) == (_module_name(module), handler)
+        assert (ROOT / below).is_file(), (command, below)
+        assert _module_name(below) in _imports(path), (command, module, below)

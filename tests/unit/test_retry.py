@@ -17,6 +17,7 @@ from invcrawl.frontier.retry import (
     PAST_DEADLINE,
     STOPPING,
     GaveUp,
+    GivenWaits,
     Outage,
     Outages,
     Retry,
@@ -112,6 +113,13 @@ def test_bounded_tries_raise_the_last_error() -> None:
         )
     assert raised.value is third and len(errors) == 3
     assert asyncio.run(tool.call(calls(ConnectionError("1"), 42))) == 42
+
+
+def test_given_waits_are_taken_in_turn_the_last_kept() -> None:
+    waits = GivenWaits(0.1, 0.5)
+    assert [waits.next() for _ in range(4)] == [0.1, 0.5, 0.5, 0.5]
+    with pytest.raises(ValueError):
+        GivenWaits()
 
 
 def test_a_deadline_or_a_stop_gives_up_and_says_why() -> None:
