@@ -3,7 +3,8 @@ break a caller. Pure: items in (as docs/items.md describes them), change records
 
 Signatures are compared as parsed parameter lists (an item's ``params``: name, kind,
 type, default), not as strings, so a theme or whitespace change is no change. A
-symbol's changes, each a dict with a ``kind`` and its facts:
+symbol's changes, each a typed record (``common/apidiff/changes.py``) with a ``kind`` and
+its facts:
 
 =======================  ==========================  ===========================================
 kind                     facts                       breaking when
@@ -47,6 +48,17 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from invcrawl.common.apidiff.changes import (
+    Change,
+    ChangeKind,
+    Deprecated,
+    LabelChanged,
+    ParamAdded,
+    ParamChanged,
+    ParamRemoved,
+    RaisesChanged,
+    Replaced,
+)
 from invcrawl.common.content import Content, Param, VersionNote
 from invcrawl.common.items import Item
 from invcrawl.common.params import (
@@ -69,28 +81,6 @@ class SymbolChange(StrEnum):
 ADDED, REMOVED, CHANGED = SymbolChange.ADDED, SymbolChange.REMOVED, SymbolChange.CHANGED
 
 
-class ChangeKind(StrEnum):
-    """The ``kind`` of one typed change (the table of the module's docstring), in the
-    order the terminal summary counts them."""
-
-    PARAM_ADDED = "param_added"
-    PARAM_REMOVED = "param_removed"
-    PARAM_RENAMED = "param_renamed"
-    PARAM_DEFAULT_CHANGED = "param_default_changed"
-    PARAM_TYPE_CHANGED = "param_type_changed"
-    PARAM_KIND_CHANGED = "param_kind_changed"
-    RETURN_CHANGED = "return_changed"
-    RAISES_ADDED = "raises_added"
-    RAISES_REMOVED = "raises_removed"
-    DEPRECATED = "deprecated"
-    LABEL_ADDED = "label_added"
-    LABEL_REMOVED = "label_removed"
-    SIGNATURE_CHANGED = "signature_changed"
-    STATUS_CHANGED = "status_changed"
-    DOC_CHANGED = "doc_changed"
-
-
-CHANGE_KINDS = tuple(ChangeKind)
 # The members as globals too: the diff reads them in its loops per parameter, where a
 # global is cheaper to read than an enum's attribute (docs/performance.md).
 PARAM_ADDED = ChangeKind.PARAM_ADDED
@@ -121,7 +111,7 @@ class SymbolDiff:
     key: str
     change: SymbolChange
     breaking: bool
-    changes: list[dict[str, Any]] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
     old: Item | None = None  # the items, for renderers (not in the JSON line)
     new: Item | None = None
 
@@ -130,7 +120,7 @@ class SymbolDiff:
             "key": self.key,
             "change": self.change,
             "breaking": self.breaking,
-            "changes": self.changes,
+            "changes": [c.to_json() for c in self.changes],
         }
 
 
@@ -155,7 +145,7 @@ def diff_items(old: Item | None, new: Item | None) -> SymbolDiff | None:
     changes = item_changes(old, new)
     if not changes:
         return None
-    return SymbolDiff(new["key"], CHANGED, any(c["breaking"] for c in changes), changes, old, new)
+    return SymbolDiff(new["key"], CHANGED, any(c.breaking for c in changes), changes, old, new)
 
 
 # What the diff reads of an item: two items equal on these have no change (the fast path:
@@ -170,7 +160,7 @@ BREAKING_LABEL_REMOVED = frozenset(
 _ATTRIBUTE_LABELS = frozenset(("property", "cached_property"))
 
 
-def item_changes(old: Item, new: Item) -> list[dict[str, Any]]:
+def item_changes(old: Item, new: Item) -> list[Change]:
     """Every typed change from ``old`` to ``new`` (two live items of one key), each with
     its ``breaking`` flag."""
     if all(old.get(f) == new.get(f) for f in COMPARED):
@@ -178,27 +168,27 @@ def item_changes(old: Item, new: Item) -> list[dict[str, Any]]:
     if old.get("status") not in _CONTENT or new.get("status") not in _CONTENT:
         if old.get("status") == new.get("status"):
             return []
-        return [_change(STATUS_CHANGED, False, old=old.get("status"), new=new.get("status"))]
+        return [Replaced(STATUS_CHANGED, False, old=old.get("status"), new=new.get("status"))]
     was, now = Content.of(old), Content.of(new)  # (decoded once: notes are told by identity)
     old_params, new_params = _call_params(was, now), _call_params(now, was)
     same_params = old_params == new_params
     changes = [] if same_params else param_changes(old_params, new_params)
     old_return, new_return = _returns(was), _returns(now)
     if _squash(old_return) != _squash(new_return):
-        changes.append(_change(RETURN_CHANGED, False, old=old_return, new=new_return))
+        changes.append(Replaced(RETURN_CHANGED, False, old=old_return, new=new_return))
     old_raises, new_raises = _raises(was), _raises(now)
     changes += [
-        _change(RAISES_ADDED, False, exception=e) for e in new_raises if e not in old_raises
+        RaisesChanged(RAISES_ADDED, False, exception=e) for e in new_raises if e not in old_raises
     ]
     changes += [
-        _change(RAISES_REMOVED, False, exception=e) for e in old_raises if e not in new_raises
+        RaisesChanged(RAISES_REMOVED, False, exception=e) for e in old_raises if e not in new_raises
     ]
     reordered = _reordered(_positional_order(was), _positional_order(now))
     if _squash(old.get("signature")) != _squash(new.get("signature")) and (
         reordered or not changes
     ):
         changes.append(
-            _change(
+            Replaced(
                 SIGNATURE_CHANGED,
                 reordered,
                 old=old.get("signature"),
@@ -207,17 +197,17 @@ def item_changes(old: Item, new: Item) -> list[dict[str, Any]]:
         )
     seen = {v.version for v in _notes(was, "deprecated")}
     deprecations = [v for v in _notes(now, "deprecated") if v.version not in seen]
-    changes += [_change(DEPRECATED, False, version=v.version) for v in deprecations]
+    changes += [Deprecated(DEPRECATED, False, version=v.version) for v in deprecations]
     if "labels" in old and "labels" in new:  # items of before the field have no labels
         old_labels, new_labels = old["labels"] or [], new["labels"] or []
         changes += [
-            _change(LABEL_ADDED, x in BREAKING_LABEL_ADDED, label=x)
+            LabelChanged(LABEL_ADDED, x in BREAKING_LABEL_ADDED, label=x)
             for x in new_labels
             if x not in old_labels
         ]
         still_attribute = not _ATTRIBUTE_LABELS.isdisjoint(new_labels)
         changes += [
-            _change(
+            LabelChanged(
                 LABEL_REMOVED,
                 x in BREAKING_LABEL_REMOVED and not (x in _ATTRIBUTE_LABELS and still_attribute),
                 label=x,
@@ -233,7 +223,7 @@ def item_changes(old: Item, new: Item) -> list[dict[str, Any]]:
             or _other_notes(was, []) != _other_notes(now, deprecations)
         )
     ):  # the text, or version notes other than a new deprecation (one taken away...)
-        changes.append(_change(DOC_CHANGED, False))
+        changes.append(Change(DOC_CHANGED, False))
     return changes
 
 
@@ -245,10 +235,6 @@ def diff_all(old: Mapping[str, Item], new: Mapping[str, Item]) -> list[SymbolDif
         if found is not None:
             out.append(found)
     return out
-
-
-def _change(kind: ChangeKind, breaking: bool, **facts: Any) -> dict[str, Any]:
-    return {"kind": kind, **facts, "breaking": breaking}
 
 
 # -- parameters ------------------------------------------------------------------------
@@ -264,7 +250,7 @@ def required(p: Param) -> bool:
     return p.kind in _REQUIRED_KINDS and p.default is None
 
 
-def param_changes(old: Iterable[Param], new: Iterable[Param]) -> list[dict[str, Any]]:
+def param_changes(old: Iterable[Param], new: Iterable[Param]) -> list[Change]:
     """Changes between two parameter lists, matched by name (unnamed C parameters by
     position), in the order of the new list, removals last."""
     old_list, new_list = _keyed(old), _keyed(new)
@@ -276,13 +262,13 @@ def param_changes(old: Iterable[Param], new: Iterable[Param]) -> list[dict[str, 
     if len(gone) == 1 and len(came) == 1 and _renamed(old_list, new_list, gone[0], *came):
         renamed[next(iter(came))] = gone[0]
         gone, came = [], set()
-    out: list[dict[str, Any]] = []
+    out: list[Change] = []
     for key, p in new_list:
         if key in renamed:
             q = old_by[renamed[key]]
             kinds = {q.kind, p.kind}
             out.append(
-                _change(
+                Replaced(
                     PARAM_RENAMED,
                     kinds != {POSITIONAL_ONLY},
                     old=q.name,
@@ -291,10 +277,10 @@ def param_changes(old: Iterable[Param], new: Iterable[Param]) -> list[dict[str, 
             )
             continue
         if key in came:
-            out.append(_change(PARAM_ADDED, required(p), param=p.name, required=required(p)))
+            out.append(ParamAdded(PARAM_ADDED, required(p), param=p.name, required=required(p)))
             continue
         out += _same_param(p.name, old_by[key], p)
-    out += [_change(PARAM_REMOVED, True, param=old_by[k].name) for k in gone]
+    out += [ParamRemoved(PARAM_REMOVED, True, param=old_by[k].name) for k in gone]
     return out
 
 
@@ -335,18 +321,20 @@ def _renamed(
     return bool(evidence) and all(_squash(a) == _squash(b) for a, b in evidence)
 
 
-def _same_param(name: str | None, q: Param, p: Param) -> list[dict[str, Any]]:
-    out = []
+def _same_param(name: str | None, q: Param, p: Param) -> list[Change]:
+    out: list[Change] = []
     old_kind, new_kind = q.kind, p.kind
     if old_kind and new_kind and old_kind != new_kind:
         breaking = new_kind in (KEYWORD_ONLY, POSITIONAL_ONLY) or (
             new_kind in (VAR_POSITIONAL, VAR_KEYWORD)  # no longer one named parameter
         )
-        out.append(_change(PARAM_KIND_CHANGED, breaking, param=name, old=old_kind, new=new_kind))
+        out.append(
+            ParamChanged(PARAM_KIND_CHANGED, breaking, param=name, old=old_kind, new=new_kind)
+        )
     if _squash(q.default) != _squash(p.default):
         became_required = q.default is not None and p.default is None
         out.append(
-            _change(
+            ParamChanged(
                 PARAM_DEFAULT_CHANGED,
                 became_required and new_kind in _REQUIRED_KINDS,
                 param=name,
@@ -356,7 +344,7 @@ def _same_param(name: str | None, q: Param, p: Param) -> list[dict[str, Any]]:
         )
     if _squash(q.type) != _squash(p.type):
         out.append(
-            _change(
+            ParamChanged(
                 PARAM_TYPE_CHANGED,
                 False,
                 param=name,

@@ -47,7 +47,7 @@ def test_renamed_parameters_diff_in_linear_work() -> None:
 
     assert growth(work_at, 400) < LINEAR
     old, new = renamed(3)
-    kinds = [c["kind"] for c in item_changes(old, new)]
+    kinds = [c.kind for c in item_changes(old, new)]
     assert kinds == ["param_added"] * 3 + ["param_removed"] * 3
 
 
@@ -101,7 +101,7 @@ def test_version_notes_each_cost_one_pass_over_the_doc_at_most_a_bounded_number(
     doc = " ".join(f"Changed in version 1.{i}: Note {i}." for i in range(5000))
     old = function(["a"], doc="Intro. " + doc, versions=notes)
     new = function(["a"], doc="Intro, edited. " + doc, versions=notes)
-    assert [c["kind"] for c in item_changes(old, new)] == ["doc_changed"]
+    assert [c.kind for c in item_changes(old, new)] == ["doc_changed"]
     assert len(passes) == 2 * apidiff.NOTES_STRIPPED
 
 

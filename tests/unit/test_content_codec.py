@@ -11,6 +11,8 @@ from typing import Any
 import orjson
 import pytest
 
+from invcrawl.common.apidiff import Change, ChangeKind, diff_items
+from invcrawl.common.apidiff.changes import ParamRemoved, RaisesChanged
 from invcrawl.common.content import (
     Content,
     Param,
@@ -95,3 +97,54 @@ def test_every_kind_of_entry_and_what_older_items_hold() -> None:
     assert content.doc_only_params[0].name == "colour"
     assert params_of({}) == () and returns_of({"returns": None}) == ()
     assert "doc_only_params" not in Content.of({"params": []}).to_json()
+
+
+def test_change_records_write_the_json_of_before_and_read_it_back() -> None:
+    """Each change kind's JSON (``invcrawl diff --json``, ``history``, the change feed) is
+    byte for byte the dict the diff made before its records were typed, and reads back as
+    the same record."""
+    written = [
+        {"kind": "param_added", "param": "c", "required": True, "breaking": True},
+        {"kind": "param_removed", "param": "gone", "breaking": True},
+        {"kind": "param_renamed", "old": "src", "new": "source", "breaking": True},
+        {"kind": "param_default_changed", "param": "b", "old": "1", "new": None,
+         "breaking": True},
+        {"kind": "param_type_changed", "param": "a", "old": "int", "new": "str",
+         "breaking": False},
+        {"kind": "param_kind_changed", "param": "c", "old": "positional-or-keyword",
+         "new": "keyword-only", "breaking": True},
+        {"kind": "return_changed", "old": "int", "new": "str", "breaking": False},
+        {"kind": "raises_added", "exception": "TypeError", "breaking": False},
+        {"kind": "raises_removed", "exception": "KeyError", "breaking": False},
+        {"kind": "deprecated", "version": "1.4", "breaking": False},
+        {"kind": "label_added", "label": "async", "breaking": True},
+        {"kind": "label_removed", "label": "property", "breaking": True},
+        {"kind": "signature_changed", "old": "f(a, b)", "new": "f(b, a)", "breaking": True},
+        {"kind": "status_changed", "old": "ok", "new": "failed", "breaking": False},
+        {"kind": "doc_changed", "breaking": False},
+    ]  # fmt: skip
+    assert {c["kind"] for c in written} == set(ChangeKind)
+    for d in written:
+        record = Change.from_json(d)
+        assert orjson.dumps(record.to_json()) == orjson.dumps(d)
+        assert Change.from_json(record.to_json()) == record
+    newer = Change.from_json({"kind": "from_a_newer_version", "breaking": True})
+    assert newer.to_json() == {"kind": "from_a_newer_version", "breaking": True}
+
+
+def test_the_diff_makes_typed_records_with_the_json_of_before() -> None:
+    old = {"key": "py:function:m.f", "status": "ok", "signature": "f(a)", "doc": "",
+           "params": [{"name": "a", "kind": "positional-or-keyword", "type": None,
+                       "default": None, "description": None}],
+           "returns": [], "raises": [], "versions": []}  # fmt: skip
+    new = dict(old, params=[], signature="f()", raises=[{"type": "E", "description": None}])
+    found = diff_items(old, new)  # type: ignore[arg-type]
+    assert found is not None
+    assert found.changes == [
+        ParamRemoved(ChangeKind.PARAM_REMOVED, True, "a"),
+        RaisesChanged(ChangeKind.RAISES_ADDED, False, "E"),
+    ]
+    assert orjson.dumps(found.to_json()["changes"]) == (
+        b'[{"kind":"param_removed","param":"a","breaking":true},'
+        b'{"kind":"raises_added","exception":"E","breaking":false}]'
+    )
