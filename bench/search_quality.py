@@ -3,7 +3,7 @@ and our own, each beside an SQLite FTS5 BM25 baseline built from the same items,
 run; and the tokens an agent gets per MCP answer.
 
     python -m bench.search_quality                  # the sites below, ~1 min once crawled
-    python -m bench.search_quality --json > q.json
+    python -m bench.search_quality --json q.json     # the table, and JSON in q.json
     python -m bench.search_quality --misses misses.md   # every miss, top 3 vs expected
 
 1. Sites: CPython 3.11, Django, SQLAlchemy, Requests, attrs, Scrapy, Flask, Click and
@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import quality_eval, quality_tokens
+from bench import quality_eval, quality_misses, quality_tokens
 from bench.quality_crawl import (
     DEFAULT_DATA_DIR,
     Corpus,
@@ -75,27 +75,6 @@ def _checked(qs: QuerySet, corpus: Corpus) -> QuerySet:
     return QuerySet(qs.name, tuple(kept), qs.source)
 
 
-def misses_report(run: quality_eval.Run, top: int = 3) -> str:
-    """Markdown: every question invcrawl does not answer first, its top hits."""
-    out = []
-    for (set_, scope, system), answers in run.answers.items():
-        if system != "invcrawl":
-            continue
-        out.append(f"## {set_}, {scope}\n")
-        for a in answers:
-            if a.rank == 1:
-                continue
-            shown = ", ".join(f"`{h.key}`" + (f" ({h.project})" if scope == "across" else "")
-                              for h in a.top[:top]) or "nothing"  # fmt: skip
-            rank = a.rank if a.rank is not None else "-"
-            out.append(
-                f"- {a.question.text!r} [{a.question.project}] rank {rank}: "
-                f"expected `{'` / `'.join(a.question.answers[:3])}`; got {shown}"
-            )
-        out.append("")
-    return "\n".join(out)
-
-
 async def _run(args: argparse.Namespace, url: str, corpus: Corpus) -> dict[str, Any]:
     sets = [_checked(qs, corpus) for qs in _sets(args.sets, args.questions)]
     baseline = Baseline(corpus.rows)
@@ -104,7 +83,7 @@ async def _run(args: argparse.Namespace, url: str, corpus: Corpus) -> dict[str, 
     started = time.monotonic()
     try:
         searchers = {
-            "invcrawl": quality_eval.invcrawl_searcher(redis, corpus),
+            "invcrawl": quality_eval.invcrawl_searcher(redis, corpus, run.errors),
             "fts5": quality_eval.fts_searcher(baseline),
         }
         for qs in sets:
@@ -118,7 +97,7 @@ async def _run(args: argparse.Namespace, url: str, corpus: Corpus) -> dict[str, 
     if not args.no_tokens and own is not None:
         sizes = await quality_tokens.measure(url, own.questions)
     if args.misses:
-        args.misses.write_text(misses_report(run), encoding="utf-8")
+        args.misses.write_text(quality_misses.report(run), encoding="utf-8")
         say(f"misses: {args.misses}")
     return {
         "items": len(corpus.rows),
@@ -126,6 +105,7 @@ async def _run(args: argparse.Namespace, url: str, corpus: Corpus) -> dict[str, 
         "sets": {qs.name: {"questions": len(qs.questions), "source": qs.source} for qs in sets},
         "scores": [s.to_json() for s in run.scores],
         "tokens": [s.to_json() for s in sizes],
+        "errors": run.errors,
         "seconds": round(time.monotonic() - started, 1),
         "_run": run,
         "_sizes": sizes,
@@ -139,7 +119,16 @@ def render(result: dict[str, Any]) -> str:
         f"({', '.join(result['projects'])}); top {quality_eval.LIMIT}",
         "",
         quality_eval.table(run.scores),
+        "Targets of issue 48:",
+        "",
+        quality_eval.targets(run.scores),
     ]
+    if run.errors:
+        lines += [
+            f"invcrawl raised on {len(run.errors)} search(es), counted as no answer; "
+            f"first: {run.errors[0]}",
+            "",
+        ]
     if result["_sizes"]:
         lines += [
             "Tokens per MCP answer (UTF-8 bytes / 4), own set:",
@@ -159,7 +148,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="our set's file (default bench/data/questions.json)")  # fmt: skip
     parser.add_argument("--sets", default=",".join(SETS),
                         help=f"sets to run, comma-separated (default {','.join(SETS)})")  # fmt: skip
-    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--json", type=Path, help="also write the results to FILE as JSON")
     parser.add_argument("--misses", type=Path, help="write every miss of invcrawl to FILE")
     parser.add_argument("--no-tokens", action="store_true", help="skip the MCP answer sizes")
     args = parser.parse_args(argv)
@@ -186,9 +175,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         corpus = load_corpus(data_dir, sites)
         result = asyncio.run(_run(args, url, corpus))
     if args.json:
-        print(json.dumps({k: v for k, v in result.items() if not k.startswith("_")}, indent=1))
-    else:
-        print(render(result))
+        data = {k: v for k, v in result.items() if not k.startswith("_")}
+        args.json.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    print(render(result))
     return 0
 
 

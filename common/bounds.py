@@ -49,7 +49,8 @@ SHRINKABLE = (
     "parent",
 )
 _NOTHING_LEFT = 256  # bytes of a field not worth cutting further
-_PAGE_FIELDS = ("crawl", "project", "version", "checksum")
+# Fields the same on every item of a page (items.build_sized_item does not measure them).
+PAGE_FIELDS = ("crawl", "project", "version", "checksum")
 
 
 # Characters of an inventory header's Project or Version (real ones: 31 at most in 90
@@ -108,7 +109,7 @@ def bound_items(
     items = cast(list[dict[str, Any]], page_items)  # their fields are cut by name
     sizer = Sizer()
     if sizes is not None:  # the crawl, project, version and checksum fields, on every item
-        extra = sizer.item({k: items[0].get(k) for k in _PAGE_FIELDS}) if items else 0
+        extra = sizer.item({k: items[0].get(k) for k in PAGE_FIELDS}) if items else 0
         sizes = [size + extra for size in sizes]
     changed = apply_bounds(items, limits, page_bytes, sizer, sizes)
     for i in changed:
@@ -206,6 +207,8 @@ class Sizer:
         self._known: dict[int, tuple[Any, int]] = {}
 
     def value(self, value: Any) -> int:
+        if value is None:
+            return 4
         if not isinstance(value, str | list | dict):
             return len(orjson.dumps(value))
         found = self._known.get(id(value))

@@ -21,6 +21,15 @@ def is_loopback(bind: str) -> bool:
         return False
 
 
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer TOKEN`` header (None: another scheme or
+    none). The scheme is case-insensitive (RFC 9110 11.1: ``bearer`` is ``Bearer``)."""
+    scheme, _, token = (authorization or "").strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return token.strip() or None
+
+
 def metrics_token(config: Config) -> str | None:
     """The token a consumer's metrics endpoint asks for (None: none); a bind beyond
     loopback without one is refused in one line, before any work."""

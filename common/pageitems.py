@@ -18,12 +18,28 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from invcrawl.common.bounds import SizeLimits, Sizer, apply_bounds
-from invcrawl.common.items import CrawlInfo, Item, checksum, item_fields
+from invcrawl.common.bounds import PAGE_FIELDS, SizeLimits, Sizer, apply_bounds
+from invcrawl.common.items import CrawlInfo, Item, build_sized_item, checksum, item_fields
 from invcrawl.common.tasks import Task, TaskEntry
 
 __all__ = ["page_items"]
 
+# The fields that can be large (strings over 256 characters, non-empty lists): those whose
+# sharing between entries matters.
+_LARGE = (
+    "doc_markdown",
+    "doc",
+    "signature",
+    "params",
+    "doc_only_params",
+    "returns",
+    "raises",
+    "versions",
+    "title",
+)
+# Shared values of at most this many bytes of JSON are serialised with each entry holding
+# them (as before: one serialisation gives an item's checksum and size); larger ones once.
+SHARED_BYTES = 64 * 1024
 # Stands for the checksum while the bounds measure an item (it is 16 hex digits).
 _CHECKSUM = "0" * 16
 
@@ -37,24 +53,53 @@ def page_items(
 ) -> list[Item]:
     """The items of the page's entries (``task.entries``, one content each, in order),
     every bound applied, each with its checksum. The same items as ``items.build_item``
-    then ``bounds.bound_items`` give, without their cost per entry."""
-    items = [_shallow(crawl, task, e, c) for e, c in zip(task.entries, contents, strict=True)]
-    apply_bounds(items, limits, page_bytes, Sizer())
-    out = []
-    for item in items:
-        for name, value in item.items():
-            if isinstance(value, list):  # an entry's own lists and dicts, now bounded
-                item[name] = [dict(x) if isinstance(x, dict) else x for x in value]
-        item["checksum"] = checksum(item)
-        out.append(cast(Item, item))  # every field of Item, in its order
-    return out
+    then ``bounds.bound_items`` give, without their cost per entry.
+
+    An entry is built as before (one serialisation gives its checksum and its size)
+    unless it shares more than ``SHARED_BYTES`` of values with an earlier entry (another
+    entry at its anchor): then it is a shallow item measured through the page's ``Sizer``,
+    so that a shared value is serialised once whatever the number of entries. An entry
+    sharing values copies them once they are bounded."""
+    sizer = Sizer()
+    seen: set[int] = set()  # ids of the large values of the entries built so far
+    items: list[dict[str, Any]] = []
+    sizes: list[int] = []
+    own: list[bool] = []  # built by build_sized_item: its checksum is its content's
+    shares: list[bool] = []  # holds values of an earlier entry: copies them once bounded
+    extra = 0
+    for entry, content in zip(task.entries, contents, strict=True):
+        large = [v for k in _LARGE if (v := content.get(k)) and (type(v) is list or len(v) > 256)]
+        shared = not seen.isdisjoint(id(v) for v in large)
+        if not shared or sum(sizer.value(v) for v in large) <= SHARED_BYTES:
+            built, size = build_sized_item(crawl, task, entry, content)
+            if not extra:  # crawl, project, version and checksum: the same on every item
+                extra = sizer.item({k: built.get(k) for k in PAGE_FIELDS})
+            items.append(cast(dict[str, Any], built))
+            sizes.append(size + extra)
+            own.append(True)
+        else:
+            shallow = _shallow(crawl, task, entry, content)
+            items.append(shallow)
+            sizes.append(sizer.item(shallow))
+            own.append(False)
+        shares.append(shared)
+        seen.update(id(v) for v in large)
+    changed = apply_bounds(items, limits, page_bytes, sizer, sizes)
+    for i, fields in enumerate(items):
+        if shares[i] or i in changed:
+            for name, value in fields.items():
+                if value and isinstance(value, list):  # its own lists and dicts, bounded
+                    fields[name] = [dict(x) if isinstance(x, dict) else x for x in value]
+        if i in changed or not own[i]:
+            fields["checksum"] = checksum(fields)
+    return cast(list[Item], items)  # every field of Item, in its order
 
 
 def _shallow(
     crawl: CrawlInfo, task: Task, entry: TaskEntry, content: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """``items.build_sized_item``'s item, its fields in the same order, its values those
-    of ``content`` (shared, not copied) and its checksum a stand-in."""
+    """``items.build_sized_item``'s item, its values those of ``content`` (shared, not
+    copied) and its checksum a stand-in."""
     item = item_fields(crawl, task, entry, content)
     item["checksum"] = _CHECKSUM
     return item

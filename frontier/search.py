@@ -60,8 +60,8 @@ __all__ = [
     "search_symbols",
 ]
 
-POOL = 80  # candidates read and ranked, whatever the limit (ranks never depend on it)
-KIND_FACTOR = 4  # more candidates when a kind filters them after reading
+POOL = 200  # candidates read and ranked, whatever the limit (ranks never depend on it)
+KIND_FACTOR = 2  # more candidates when a kind filters them after reading
 CANDIDATES_SHOWN = 10  # of an ambiguous get_symbol
 EXPANDED_WORDS = 6  # query words whose neighbours in meaning are looked up, at most
 
@@ -215,8 +215,8 @@ def _terms(query: Query, model: semantic.StaticModel | None) -> list[LookupTerm]
     if model is None or (query.name_like and "." in query.text.strip(".")):
         return found
     neighbours: dict[str, float] = {}
-    for word in query.words[:EXPANDED_WORDS]:
-        for near, similarity in model.neighbours(word).items():
+    for near_words in model.neighbours_of(query.words[:EXPANDED_WORDS]).values():
+        for near, similarity in near_words.items():
             neighbours[near] = max(similarity, neighbours.get(near, 0.0))
     known = {w for w in query.words} | {stem(w) for w in query.words}
     have = {term.term for term in found}
@@ -255,6 +255,11 @@ def _check_kind(kind: str | None) -> str | None:
     if len(kind) > 100:
         raise SearchInputError("kind must be a role such as function, class or py:method")
     return kind
+
+
+def crawl_rankers(crawl: CrawlVersion) -> list[str]:
+    """The rankers a search of ``crawl`` runs (none for a failed crawl: nothing in it)."""
+    return [] if crawl.failed else semantic.shipped_rankers()
 
 
 async def search_answer(

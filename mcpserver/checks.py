@@ -48,6 +48,13 @@ def limit_arg(tool: str, value: int) -> int:
     return value
 
 
+def number_arg(name: str, value: int, low: int, high: int) -> int:
+    """An integer argument within ``low`` to ``high``."""
+    if not low <= value <= high:
+        raise ToolInputError(f"{name} must be between {low:,} and {high:,}, got {value}")
+    return value
+
+
 def cursor_arg(value: str | None) -> str | None:
     """A change feed cursor as ``invcrawl changes`` prints it: ``0``, ``$`` (what comes
     next), one entry id, or ``CRAWL=ID,CRAWL=ID...`` (frontier/every_crawl.py), an ID

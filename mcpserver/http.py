@@ -22,10 +22,10 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from invcrawl.common.listen import HostCheck, is_loopback
+from invcrawl.common.listen import HostCheck, bearer_token, is_loopback
 from invcrawl.common.settings.config import Config, ConfigError
 from invcrawl.mcpserver.server import Connection, build_server
-from invcrawl.mcpserver.shedding import Limits, connection_cap, shedding_protocol
+from invcrawl.mcpserver.shedding import ACCEPT_BATCH, server_limits, shedding_protocol
 from invcrawl.process import interrupts
 from invcrawl.process.secrets import mask_url
 
@@ -43,10 +43,8 @@ class Guard:
     def authorised(self, headers: Headers) -> bool:
         if self.secret is None:
             return True
-        bearer = headers.get("authorization", "")
-        return bearer.startswith("Bearer ") and hmac.compare_digest(
-            bearer[7:].encode(), self.secret.encode()
-        )
+        token = bearer_token(headers.get("authorization"))
+        return token is not None and hmac.compare_digest(token.encode(), self.secret.encode())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -82,8 +80,10 @@ class QuietDisconnects(logging.Filter):
         return not (record.exc_info and isinstance(record.exc_info[1], ClientDisconnect))
 
 
-def build_app(connection: Connection, hosts: HostCheck, secret: str | None) -> ASGIApp:
-    app = build_server(connection).streamable_http_app(
+def build_app(
+    connection: Connection, hosts: HostCheck, secret: str | None, max_chars: int
+) -> ASGIApp:
+    app = build_server(connection, max_chars).streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,
         json_response=True,
@@ -119,9 +119,10 @@ async def serve(config: Config, secret: str | None) -> None:
                 f"but the Redis user of --redis may write (it may run {writer}): connect as "
                 "a read-only user (docs/deploy.md, invcrawl-reader)"
             )
-    app = build_app(connection, HostCheck(config.bind, config.allow_hosts), secret)
+    hosts = HostCheck(config.bind, config.allow_hosts)
+    app = build_app(connection, hosts, secret, config.mcp_max_chars)
     sock = listen(config.bind, config.mcp_port)  # an OSError: the command says why
-    limits = Limits(total=connection_cap())
+    limits = server_limits()
     server = uvicorn.Server(
         uvicorn.Config(
             app,
@@ -129,6 +130,9 @@ async def serve(config: Config, secret: str | None) -> None:
             access_log=False,
             http=shedding_protocol(limits),
             timeout_keep_alive=limits.keep_alive_s,
+            backlog=ACCEPT_BATCH,
+            # a stop waits this long at most for the answers under way
+            timeout_graceful_shutdown=limits.keep_alive_s,
         )
     )
     loop = asyncio.get_running_loop()
@@ -154,12 +158,15 @@ async def serve(config: Config, secret: str | None) -> None:
 
 
 def listen(bind: str, port: int) -> socket.socket:
-    """The listening socket of ``bind``:``port`` (0: any free port)."""
+    """The socket listening on ``bind``:``port`` (0: any free port)."""
     family = socket.AF_INET6 if ":" in bind else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((bind.strip("[]"), port))
+        # listening now: a client that reads the address line and connects at once is
+        # answered, not refused (uvicorn would only listen once it serves)
+        sock.listen(ACCEPT_BATCH)
     except OSError:
         sock.close()
         raise

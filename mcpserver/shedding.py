@@ -30,10 +30,18 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 DESCRIPTORS_KEPT = 48  # for Redis, the listening socket, logs and imports
+# Connections asyncio accepts in one turn of the loop, before any is shed (its batch is
+# the listen backlog): descriptors kept for them too. asyncio (3.11) that meets EMFILE
+# mid-batch logs it for every remaining turn of the batch and schedules as many retries,
+# which starved the loop: 150 connections at once left it answering nothing.
+ACCEPT_BATCH = 32
 MOST_CONNECTIONS = 1024
+PER_CLIENT = 32
 
 
-def connection_cap(kept: int = DESCRIPTORS_KEPT, most: int = MOST_CONNECTIONS) -> int:
+def connection_cap(
+    kept: int = DESCRIPTORS_KEPT + ACCEPT_BATCH, most: int = MOST_CONNECTIONS
+) -> int:
     """Open connections that leave ``kept`` descriptors of this process's soft limit."""
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
@@ -41,12 +49,19 @@ def connection_cap(kept: int = DESCRIPTORS_KEPT, most: int = MOST_CONNECTIONS) -
     return max(8, min(most, soft - kept))
 
 
+def server_limits() -> Limits:
+    """The limits of a server in this process: one address holds at most half of all
+    connections, so that it cannot shed another's."""
+    total = connection_cap()
+    return Limits(total=total, per_client=min(PER_CLIENT, max(1, total // 2)))
+
+
 @dataclass(frozen=True, slots=True)
 class Limits:
     header_s: float = 10.0  # to the end of a request's headers
     idle_s: float = 10.0  # silence while a body is awaited
     keep_alive_s: int = 5  # an idle connection between two requests (uvicorn's own)
-    per_client: int = 32  # open connections of one client address
+    per_client: int = PER_CLIENT  # open connections of one client address
     total: int = MOST_CONNECTIONS  # open connections in all
 
 
@@ -70,24 +85,28 @@ class SheddingProtocol(H11Protocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._address: str | None = None  # counted in open_by_client
+        self._address: str | None = None  # admitted: counted in open_by_client
         self._headers_due: asyncio.TimerHandle | None = None
         self._body_due: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._address = self.client[0] if self.client else ""
-        self.open_by_client[self._address] += 1
-        if self.open_by_client[self._address] > self.limits.per_client:
+        address = self.client[0] if self.client else ""
+        # Only admitted connections count: one being shed is gone a moment later, and a
+        # batch of them must not make the caps shed another address's (len(connections)
+        # counted them).
+        if self.open_by_client[address] >= self.limits.per_client:
             self._shed(503, "Service Unavailable", "too many open connections from this address")
-        elif len(self.connections) > self.limits.total:
+        elif self.open_by_client.total() >= self.limits.total:
             self._shed(503, "Service Unavailable", "too many open connections")
         else:
+            self._address = address
+            self.open_by_client[address] += 1
             self._watch()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel()
-        if self._address is not None:
+        if self._address is not None:  # admitted
             self.open_by_client[self._address] -= 1
             if self.open_by_client[self._address] <= 0:
                 del self.open_by_client[self._address]

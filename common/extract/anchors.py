@@ -143,8 +143,51 @@ def _from_dt(dt: Element) -> Located:
             dts.append(nxt)
         nxt = nxt.getnext()
     glossary = dl is not None and has_class(dl, "glossary")
+    if not glossary and dl is not None and (dd is None or _empty(dd)):
+        # A directive whose content follows it unindented (Django's reference pages):
+        # its description is the prose after it, as a reader sees it under the signature.
+        return Located("object", dt, dts=dts, body=_written_after(dl))
     body = children_items(dd) if dd is not None else []
     return Located("term" if glossary else "object", dt, dts=dts, body=body, dd=dd)
+
+
+def _empty(dd: Element) -> bool:
+    return not len(dd) and not (dd.text or "").strip()
+
+
+def _object_dl(el: Element) -> bool:
+    """An object description: a ``dl`` whose terms are targets (not a glossary)."""
+    return el.tag == "dl" and any(c.tag == "dt" and c.get("id") for c in el)
+
+
+def _described_here(dl: Element) -> bool:
+    """An object description with a description of its own."""
+    return any(c.tag == "dd" and not _empty(c) for c in dl)
+
+
+def _written_after(dl: Element) -> list[Element | str]:
+    """The blocks after an object description whose ``dd`` is empty, up to the next object
+    description, heading, section or target: first over the empty descriptions that
+    directly follow it (``.. method:: incr`` then ``.. method:: decr``, one prose for both)."""
+    items: list[Element | str] = []
+    sib = dl.getnext()
+    tail = dl.tail
+    while sib is not None and not (tail or "").strip() and _object_dl(sib):
+        if _described_here(sib):
+            return []
+        tail, sib = sib.tail, sib.getnext()
+    if tail and tail.strip():
+        items.append(tail)
+    while sib is not None:
+        if sib.tag in HEADINGS or is_section(sib) or _object_dl(sib) or sib.get("id"):
+            break
+        if sib.tag == "span" and not len(sib) and not (sib.text or "").strip():
+            break  # an empty target: a label of what follows
+        items.append(sib)
+        if sib.tail and sib.tail.strip():
+            items.append(sib.tail)
+        sib = sib.getnext()
+    return items
 
 
 def _is_leading(span: Element, parent: Element) -> bool:

@@ -185,6 +185,13 @@ def _strip_noise(main: Element, raw: bytes, holders: list[Element], noise: list[
                 noise.append(parent if parent is not None and parent.tag == "a" else el)
             if linenos and "linenos" in cls and "linenos" in cls.split():
                 noise.append(el)
+    # sphinx-paramlinks (SQLAlchemy) writes a permalink after each parameter's name, inside
+    # the field list's paragraph: "¶ – the description" otherwise.
+    if _maybe_in(raw, b"paramlink", lines):
+        for el in main.iter("a"):
+            cls = el.get("class")
+            if cls and "paramlink" in cls and "paramlink" in cls.split():
+                noise.append(el)
     for el in noise:
         drop(el)
 

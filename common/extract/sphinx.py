@@ -21,6 +21,7 @@ from .fields import parse_fields
 from .markdown import Markdown
 from .page import Page, build
 from .signature import dt_text, params, return_annotation
+from .sphinx_capi import take_annotations
 from .sphinx_labels import sphinx_labels
 from .text import HEADINGS, Element, has_class, is_section, norm, raw_text, text
 from .version_notes import versions
@@ -40,7 +41,7 @@ def extract_sphinx(
     root: Element, body: bytes, url: str, targets: Sequence[TaskEntry]
 ) -> list[dict[str, Any]]:
     """One content dict per target, in the same order, from a parsed Sphinx page."""
-    extractor = _PageExtractor(build(root, url, body), url, targets)
+    extractor = _PageExtractor(build(root, url, body), url, targets, body)
     located = [extractor.locate(t) for t in targets]
     whole_page = False
     for loc, _status, _reason in located:
@@ -55,8 +56,11 @@ def extract_sphinx(
 
 
 class _PageExtractor:
-    def __init__(self, page: Page, url: str, targets: Sequence[TaskEntry]) -> None:
+    def __init__(self, page: Page, url: str, targets: Sequence[TaskEntry], raw: bytes) -> None:
         self.page = page
+        # CPython's C API annotations leave the tree (for labels) before any text is read.
+        self.capi = take_annotations(page.main, raw)
+        self._numbers = _section_numbers(page.main) if b"section-number" in raw else set()
         self.signatures: dict[Element, str | None] = {}
         self.md = Markdown(url, page.members, page.has_members, self.signatures)
         self.text = DocText(page.main, page.members, page.has_members)
@@ -95,11 +99,13 @@ class _PageExtractor:
         else:
             key = (t.anchor if status == ItemStatus.OK else "\x00" + t.anchor, exclude, loc.kind)
         content = self._content.get(key)
-        if content is None:  # first entry with this body: it gets the rendered dict itself
-            out = self._content[key] = self._render(loc, t, exclude)
-        else:  # shared values: an entry's own copy is made of its bounded item (pageitems.py)
-            out = dict(content)
+        if content is None:  # the first entry with this body renders it
+            content = self._content[key] = self._render(loc, t, exclude)
+        out = dict(content)  # shared values: each item copies its bounded ones (pageitems.py)
         out["status"], out["reason"] = status, reason
+        capi = self.capi.get(loc.dd) if loc.dd is not None and self.capi else None
+        if capi and loc.kind == "object" and not t.role.endswith("Param"):
+            out["labels"] = [*out["labels"], *capi]  # the function's facts, not its parameter's
         out["title"] = self._title(loc, t)
         out["parent"] = self._parent(loc, t)
         return out
@@ -168,13 +174,16 @@ class _PageExtractor:
             line = _production(loc.element)
             content.update(signature=line, doc=line, doc_markdown=f"```\n{line}\n```")
             return content
-        if loc.kind in ("object", "term"):  # the body is the dd's content
-            dd = loc.dd
-            content["doc"] = self.text.dd_doc(dd, exclude) if dd is not None else ""
-            content["doc_markdown"] = self.md.dd_body(dd, exclude) if dd is not None else ""
-        else:
-            content["doc"] = self.text.doc(body, exclude)
-            content["doc_markdown"] = self.md.items(body, exclude)
+        dd = loc.dd
+        if loc.kind in ("object", "term") and dd is not None:  # the body is the dd's content
+            content["doc"] = self.text.dd_doc(dd, exclude)
+            content["doc_markdown"] = self.md.dd_body(dd, exclude)
+        else:  # (an object without a dd: the prose written after it, anchors.locate)
+            # A module's version note before its prose is a version note (``versions``),
+            # not the start of its description (CPython's argparse: "New in version 3.2.").
+            shown = _after_notes(body) if t.role == "module" else body
+            content["doc"] = self._unnumbered(self.text.doc(shown, exclude))
+            content["doc_markdown"] = self.md.items(shown, exclude)
         if loc.kind == "object":
             md = self.md
             lines = [md.signature(dt) for dt in loc.dts]
@@ -199,6 +208,14 @@ class _PageExtractor:
             holder = top[0] if len(top) == 1 and is_section(top[0]) else main
             content["versions"] = self._versions_in(holder)
         return content
+
+    def _unnumbered(self, doc: str) -> str:
+        """``doc`` without the section number it starts with (``:numbered:`` toctrees
+        write "6.11. " before each heading: numbering, not text)."""
+        if not self._numbers or not doc[:1].isdigit():
+            return doc
+        number, _, rest = doc.partition(" ")
+        return rest if number in self._numbers else doc
 
     def _versions_in(self, holder: Element) -> list[dict[str, Any]]:
         """Version notes among ``holder``'s children; std:doc and the label of the page's top
@@ -241,6 +258,33 @@ class _PageExtractor:
         if t.role == "module":
             return _prefix(t.name, t.domain)
         return None
+
+
+def _section_numbers(main: Element) -> set[str]:
+    """The section numbers Sphinx wrote in the page's headings (``span.section-number``)."""
+    found = set()
+    for span in main.iter("span"):
+        parent = span.getparent()
+        if span.get("class") == "section-number" and parent is not None and parent.tag in HEADINGS:
+            found.add(norm(raw_text(span)))
+    return found - {""}
+
+
+def _after_notes(body: list[Element | str]) -> list[Element | str]:
+    """``body`` from its first item that is not a version note (nor blank)."""
+    for i, item in enumerate(body):
+        if isinstance(item, str):
+            if item.strip():
+                return body[i:]
+        elif not _blank(item) and not versions([item]):
+            return body[i:]
+    return []
+
+
+def _blank(el: Element) -> bool:
+    """An empty target (``span``, ``a``) or a rule: nothing a reader reads before a module's
+    prose (CPython puts an ``hr`` under its "Source code:" line, or alone)."""
+    return el.tag in ("span", "a", "hr") and not len(el) and not (el.text or "").strip()
 
 
 def _prefix(name: str, domain: str) -> str | None:

@@ -7,8 +7,9 @@ semantic rankers fused, the priors users expect, aliases once, projects spread.
   query's (``semantic.py``); the two ranks are fused by reciprocal rank fusion
   (RRF_K), then multiplied by its priors: a label, a document or a glossary term below
   an API object, a deprecated symbol below a current one, CPython's C API below Python
-  unless the query is about C. It must clear the relevance floor: at least
-  MIN_COVERAGE of the query's rarity among its words, or a cosine of MIN_SIMILARITY;
+  unless the query is about C, an exception below the rest unless it is about errors.
+  It must clear the relevance floor: at least MIN_COVERAGE of the query's rarity among
+  its words, or a cosine of MIN_SIMILARITY;
   the rest is no good match, said as such.
 * The same symbol under several names (aliases, re-exports: one page anchor in one
   crawl) is one result, its other names listed.
@@ -30,16 +31,21 @@ from invcrawl.common.search import terms as t
 from invcrawl.common.search.ranking import Query, Tier
 from invcrawl.common.search.semantic import StaticModel
 
-RRF_K = 10
-MIN_COVERAGE = 0.3
-MIN_SIMILARITY = 0.45
+RRF_K = 30
+MIN_COVERAGE = 0.25
+MIN_SIMILARITY = 0.4
 SPREAD = 0.3
 # priors of what a query finds by its words (a name tier orders by the name's own)
 LABEL_PRIOR = 0.6  # std:label, std:doc, std:term, ...: a page or a section, not an API
 MEMBER_PRIOR = 0.92  # a method or an attribute before the class or function it belongs to
 DEPRECATED_PRIOR = 0.8
 C_API_PRIOR = 0.35
+EXCEPTION_PRIOR = 0.75  # an exception, for a question not about errors
+_ERROR_WORDS = frozenset(
+    {"error", "errors", "exception", "exceptions", "raise", "raises", "raised", "catch", "fail"}
+)
 PACKAGE_PRIOR = 1.05
+SHORT_PRIOR = 0.2  # how much a longer name, a member or a label loses (ranking.tie_break)
 _C_WORDS = frozenset({"c", "capi", "pyobject", "extension", "embed", "embedding", "cpython"})
 _API_ROLES = frozenset({"module", "class", "exception", "function"})
 _MEMBER_ROLES = frozenset(
@@ -81,6 +87,8 @@ def _priors(query: Query, item: Mapping[str, Any], deprecated: bool) -> dict[str
         out["not an API object"] = LABEL_PRIOR
     elif role in _MEMBER_ROLES:
         out["member"] = MEMBER_PRIOR
+    elif role == "exception" and not _ERROR_WORDS & set(query.words):
+        out["exception"] = EXCEPTION_PRIOR
     if deprecated:
         out["deprecated"] = DEPRECATED_PRIOR
     return out
@@ -148,8 +156,13 @@ def order(
         value = fused
         for prior in priors.values():
             value *= prior
-        if ranking.package_match(str(cand.item.get("name", "")), cand.project):
+        name = str(cand.item.get("name", ""))
+        if ranking.package_match(name, cand.project):
             value *= PACKAGE_PRIOR
+        if SHORT_PRIOR:
+            item = cand.item
+            fit = ranking.tie_break(name, str(item.get("role", "")), str(item.get("domain", "")))
+            value *= 1 - SHORT_PRIOR * (1 - fit)
         why: dict[str, Any] = {"matched": _tier_name(Tier.TEXT), "words": list(lex.matched)}
         why["lexical"] = (
             {"rank": lex_rank[i], "bm25f": round(lex.score, 3)} if lex.matched else None

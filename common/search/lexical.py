@@ -19,7 +19,7 @@ from typing import Any
 
 from invcrawl.common.search import terms as t
 
-DOC_CHARS = 4000  # of a doc read (the rest of a long page adds length, not meaning)
+DOC_CHARS = 2000  # of a doc read (the rest of a long page adds length, not meaning)
 K1 = 1.2
 
 

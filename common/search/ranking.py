@@ -115,14 +115,14 @@ def name_terms(query: Query) -> list[LookupTerm]:
 
 
 def word_terms(query: Query) -> list[LookupTerm]:
-    """The terms of the query's words: each as a token of a name and as a word of a
-    summary (and, for a name-like query, as a last component)."""
+    """The terms of the query's words: each as a last component (``exists`` is
+    ``os.path.exists``'s, which is no other token of its name), a token of a name and a
+    word of a summary."""
     out: dict[str, LookupTerm] = {}
     words = query.words if query.name_like else query.words[:PHRASE_WORDS_LOOKED_UP]
     for word in words:
-        if query.name_like:
-            term = t.cut(t.LAST + word)
-            out.setdefault(term, LookupTerm(term, WORD_WEIGHTS[t.LAST], word))
+        term = t.cut(t.LAST + word)
+        out.setdefault(term, LookupTerm(term, WORD_WEIGHTS[t.LAST], word))
         term = t.cut(t.NAME_PART + word)
         out.setdefault(term, LookupTerm(term, WORD_WEIGHTS[t.NAME_PART], word))
         term = t.cut(t.WORD + t.stem(word))

@@ -45,10 +45,11 @@ class StaticModel:
         self.index = {w: i for i, w in enumerate(self.words)}
         self.vectors = vectors  # float32, rows of unit length
         # words a query may be expanded with: whole alphabetic words, not pieces
-        self._whole = np.array(
-            [w.isalpha() and len(w) >= 3 and not w.startswith("#") for w in self.words]
+        self._whole_rows = np.array(
+            [n for n, w in enumerate(self.words) if w.isalpha() and len(w) >= 3]
         )
         self._rows = lru_cache(maxsize=1 << 15)(self._word_rows)
+        self._entry = lru_cache(maxsize=1 << 15)(self._word_entry)
 
     @property
     def dims(self) -> int:
@@ -59,6 +60,11 @@ class StaticModel:
         if row is not None:
             return (row,)
         return tuple(self.index[p] for p in wordpiece.pieces(word, self.index))
+
+    def _word_entry(self, word: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
+        """A word's rows and their weights (each piece's share of the word)."""
+        found = self._rows(word)
+        return found, tuple(1.0 / len(found) for _ in found)
 
     def embed(self, words: Sequence[str], weights: Sequence[float] | None = None) -> Any:
         """The unit vector of ``words`` (lower-cased), each weighed; None for no word
@@ -86,12 +92,13 @@ class StaticModel:
         rows: list[int] = []
         scale: list[float] = []
         starts: list[int] = []
+        entry = self._entry
         for words in texts:
             starts.append(len(rows))
             for word in words:
-                found = self._rows(word)
-                rows.extend(found)
-                scale.extend([1.0 / len(found)] * len(found))
+                found, weights = entry(word)  # a word of no known piece adds nothing
+                rows += found
+                scale += weights
         if not rows:
             return [None] * len(texts)
         weighted = self.vectors[rows] * np.asarray(scale, dtype=np.float32)[:, None]
@@ -115,22 +122,33 @@ class StaticModel:
     def neighbours(self, word: str, most: int = NEIGHBOURS) -> dict[str, float]:
         """Whole words nearest ``word`` in meaning (cosine at least MIN_NEIGHBOUR), the
         word itself and its own stem left out."""
-        vector = self.embed([word])
-        if vector is None:
-            return {}
+        return self.neighbours_of([word], most).get(word, {})
+
+    def neighbours_of(
+        self, words: Sequence[str], most: int = NEIGHBOURS
+    ) -> dict[str, dict[str, float]]:
+        """:meth:`neighbours` of several words, in one product with the table."""
         np = self._np
-        sims = self.vectors @ vector
-        sims[~self._whole] = -1.0
-        out: dict[str, float] = {}
-        stem = t.stem(word)
-        for row in np.argsort(-sims)[: most * 4]:
-            candidate = self.words[int(row)]
-            similarity = float(sims[row])
-            if similarity < MIN_NEIGHBOUR or len(out) >= most:
-                break
-            if candidate in t.STOPWORDS or t.stem(candidate) == stem:
-                continue
-            out[candidate] = similarity
+        known = [(w, v) for w in words if (v := self.embed([w])) is not None]
+        if not known:
+            return {}
+        sims = self.vectors[self._whole_rows] @ np.stack([v for _, v in known], axis=1)
+        out: dict[str, dict[str, float]] = {}
+        take = min(most * 4, len(self._whole_rows))
+        for col, (word, _) in enumerate(known):
+            column = sims[:, col]
+            best = np.argpartition(-column, take - 1)[:take]
+            mine: dict[str, float] = {}
+            stem = t.stem(word)
+            for at in sorted(best.tolist(), key=lambda i: -column[i]):
+                candidate = self.words[int(self._whole_rows[at])]
+                similarity = float(column[at])
+                if similarity < MIN_NEIGHBOUR or len(mine) >= most:
+                    break
+                if candidate in t.STOPWORDS or t.stem(candidate) == stem:
+                    continue
+                mine[candidate] = similarity
+            out[word] = mine
         return out
 
 
@@ -170,6 +188,19 @@ def rankers() -> list[str]:
     """The rankers search runs in this process: ``lexical``, and ``semantic`` when the
     model loads."""
     return ["lexical", "semantic"] if load() is not None else ["lexical"]
+
+
+def shipped_rankers() -> list[str]:
+    """:func:`rankers` without loading the table (``status``, ``list_projects``): numpy
+    importable and the table installed."""
+    if _loaded:
+        return rankers()
+    import importlib.util  # noqa: PLC0415 - status only
+
+    path = resources.files("invcrawl.common.search").joinpath("model", MODEL_FILE)
+    if importlib.util.find_spec("numpy") is not None and path.is_file():
+        return ["lexical", "semantic"]
+    return ["lexical"]
 
 
 def disable_for_tests(off: bool) -> None:

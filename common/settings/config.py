@@ -118,6 +118,7 @@ class Config:
     http: bool = False
     mcp_port: int = 8781
     mcp_token: str | None = field(default=None, repr=False)  # a secret
+    mcp_max_chars: int = 40_000  # mcpserver/bounded.DEFAULT_MAX_CHARS
     refresh: bool = False
     force: bool = False
     every: float | str | None = None  # seconds, or "auto" (common/refresh_interval.py)

@@ -585,6 +585,15 @@ OPTIONS: tuple[Option, ...] = (
         metavar="TOKEN",
     ),
     Option(
+        "mcp_max_chars",
+        values.answer_chars,
+        "characters of a tool's answer at most (its JSON; 2,000 to 1,000,000): a longer "
+        "one is cut, with a marker and the offset that reads on",
+        frozenset({"mcp"}),
+        ("--max-chars",),
+        metavar="N",
+    ),
+    Option(
         "metrics_port",
         values.port,
         "serve Prometheus metrics of this consumer at http://BIND:PORT/metrics (0: any "

@@ -41,6 +41,14 @@ def positive_int(text: str) -> int:
     return value
 
 
+def answer_chars(text: str) -> int:
+    """``mcp --max-chars``: 2,000 to 1,000,000 (mcpserver/bounded.py's range)."""
+    value = int(_number(text, int, "an integer"))
+    if not 2_000 <= value <= 1_000_000:
+        raise ValueError(f"expected an integer from 2000 to 1000000, got {value}")
+    return value
+
+
 def positive_float(text: str) -> float:
     value = _number(text, float, "a number > 0")
     if value <= 0:

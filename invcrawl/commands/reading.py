@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from invcrawl import terminal
+from invcrawl.common.search.semantic import shipped_rankers
 from invcrawl.common.settings.config import Config, ConfigError
 from invcrawl.errors import EXIT_OK, UsageError, UserError
 from invcrawl.frontier.changes import read_changes
@@ -51,14 +52,17 @@ def cmd_status(config: Config) -> int:
             data, settled = await redis.call(
                 lambda: status_view(frontier, crawl_id, config.lease_ms, limit, offset)
             )
+            rankers = shipped_rankers()  # the search of every crawl here (docs/search.md)
             if config.json:
-                text = json.dumps(data.as_dict(), indent=None if config.watch else 2)
+                shown = {**data.as_dict(), "search_rankers": rankers}
+                text = json.dumps(shown, indent=None if config.watch else 2)
             else:
                 text = render_status_view(data, terminal.width())
                 if twin is not None:
                     title, _, rest = text.partition("\n")
                     note = f"same as  {twin}: give a crawl id where PROJECT@VERSION names both"
                     text = f"{title}\n{fit(note, terminal.width())}\n{rest}"
+                text += f"\nsearch: {' + '.join(rankers)}"
             if clear:
                 sys.stdout.write("\x1b[H\x1b[2J")
             print(text, flush=True)

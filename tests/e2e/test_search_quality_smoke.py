@@ -57,11 +57,17 @@ def test_search_quality_bench_prints_its_tables(tmp_path: Path) -> None:
             assert any(re.search(row, line) for line in lines), (row, first.stdout)
     for tool in ("search_symbols", "get_symbol"):
         assert any(re.search(rf"^\| {tool} \| 4 \| \d+ \| \d+ \| \d+ \|$", x) for x in lines)
-    assert (tmp_path / "misses.md").read_text().startswith("## own, within")
+    assert "## own, within: " in (tmp_path / "misses.md").read_text()
+    assert re.search(
+        r"^- own, within: MRR@10 >= 0.60: \d\.\d{3} \((met|not met)", first.stdout, re.M
+    )
 
-    again = bench(tmp_path, "--json", "--no-tokens")  # the crawl is reused, not redone
+    again = bench(
+        tmp_path, "--json", str(tmp_path / "q.out.json"), "--no-tokens"
+    )  # the crawl is reused, not redone
     assert "crawling" not in again.stderr
-    result = json.loads(again.stdout)
+    assert "| own | held-out | across |" in again.stdout
+    result = json.loads((tmp_path / "q.out.json").read_text())
     assert result["projects"] == [PROJECT] and result["tokens"] == []
     assert {(s["split"], s["scope"], s["system"]) for s in result["scores"]} == {
         (split, scope, system)

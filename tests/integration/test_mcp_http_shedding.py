@@ -29,7 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from invcrawl.frontier.connection import connect
 from invcrawl.frontier.session import Frontier
 from invcrawl.localredis.server import RedisServer
-from invcrawl.mcpserver.shedding import Limits
+from invcrawl.mcpserver.shedding import PER_CLIENT
 from support.cli import clean_env
 from support.symbols import V1, build_crawl
 
@@ -143,6 +143,6 @@ def test_slow_connections_are_shed_and_normal_calls_answer(server_url: str) -> N
     held = statuses.count("HTTP/1.1 408 Request Timeout")
     # at most a cap's worth held to their deadline (more only if connecting them took
     # longer than one), the others shed at once
-    assert held >= 1 and SLOW - held >= SLOW - 2 * Limits().per_client, statuses
+    assert held >= 1 and SLOW - held >= SLOW - 2 * PER_CLIENT, statuses
     assert [until_closed(s) for s in bodiless] == ["HTTP/1.1 408 Request Timeout"] * 3
     assert asyncio.run(list_projects(server_url)) == ["Reqs"]  # and after

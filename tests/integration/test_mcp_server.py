@@ -351,6 +351,8 @@ def test_http_token_and_host(http_server: str) -> None:
     bearer = {**headers, "Authorization": "Bearer s3cret"}
     wrong = httpx2.post(http_server, json=body, headers={**bearer, "Host": "evil.example"})
     assert wrong.status_code == 403
+    lower = {**headers, "Authorization": "bearer s3cret"}  # the scheme in any case
+    assert httpx2.post(http_server, json=body, headers=lower).status_code == 200
     health = httpx2.get(http_server.replace("/mcp", "/healthz"))
     assert health.status_code == 200
 

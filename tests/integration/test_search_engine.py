@@ -8,7 +8,9 @@ query matching nothing well says so; every hit says why it matched."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +20,7 @@ from invcrawl.common.search import semantic
 from invcrawl.frontier.connection import connect
 from invcrawl.frontier.search import SearchAnswer, search_answer
 from invcrawl.frontier.session import Frontier
+from support.cli import invcrawl
 from support.symbols import build_crawl
 
 pytestmark = pytest.mark.integration
@@ -156,3 +159,19 @@ def test_no_good_match_is_said(crawled: str) -> None:
     data = good.to_json("q")
     assert data["no_good_match"] is False and data["results"][0]["why"]["words"]
     assert data["results"][0]["signature"] == ""
+
+
+def test_the_cli_explains_and_says_no_good_match(crawled: str, tmp_path: Path) -> None:
+    shown = invcrawl("search", "erase folder", "--project", "Fsx", "--explain",
+                     "--redis", crawled, cwd=tmp_path)  # fmt: skip
+    assert shown.code == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0].startswith("fsx.rmtree") and "why: words and meaning" in shown.stdout
+    data = json.loads(
+        invcrawl("search", "Sesion", "--json", "--redis", crawled, cwd=tmp_path).stdout
+    )
+    assert data["results"][0]["name"] == "reqlib.Session" and data["no_good_match"] is False
+    assert data["rankers"] == ["lexical", "semantic"]
+    weak = invcrawl("search", "xylophone quantum banana orchestra mode", "--project", "Fsx",
+                    "--redis", crawled, cwd=tmp_path)  # fmt: skip
+    assert weak.code == 0 and "no good match" in weak.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from invcrawl.common.items import CrawlInfo, PageOutcome, bucket_count, build_item, prepare
 from invcrawl.common.tasks import Task, TaskEntry
@@ -48,11 +49,13 @@ async def build_crawl(
     *,
     first_term_logs: bool = False,
     reverse: bool = False,
+    contents: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[Task]:
     """A finished crawl of ``symbols`` (name -> (role, doc)), ``per_page`` to a page;
     ``first_term_logs``: created as before its meta recorded ``term_logs`` (open.lua
     did not write it), so indexed under the first layout's logs; ``reverse``: the pages
-    committed in the reverse order."""
+    committed in the reverse order; ``contents``: more content fields of some names
+    (``doc_markdown``, ``params``...)."""
     project, version = project_version
     session = frontier.crawl(crawl_id)
     names = sorted(symbols)
@@ -74,7 +77,12 @@ async def build_crawl(
     for claim in reversed(claims) if reverse else claims:
         items = [
             prepare(
-                build_item(crawl, claim.task, e, {"status": "ok", "doc": symbols[e.name][1]}),
+                build_item(
+                    crawl,
+                    claim.task,
+                    e,
+                    {"status": "ok", "doc": symbols[e.name][1], **(contents or {}).get(e.name, {})},
+                ),
                 layout,
             )
             for e in claim.task.entries

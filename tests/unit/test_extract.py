@@ -481,10 +481,10 @@ def test_c_function_and_function_param() -> None:
         ("o", "PyObject *"),
         ("attr_name", "PyObject *"),
     ]
-    # Inline annotations and the first paragraph must not run together.
-    assert func["doc"] == (
-        "Return value: New reference. Part of the Stable ABI. Retrieve an attribute."
-    )
+    # CPython's annotations are labels, not text (issue 49, 9); a parameter has none.
+    assert func["doc"] == "Retrieve an attribute."
+    assert func["labels"] == ["refcount:new", "stable-abi"]
+    assert param["labels"] == [] and param["doc"] == func["doc"]
     assert param["parent"] == "PyObject_GetAttr"
     assert param["signature"] == func["signature"]
 
@@ -825,15 +825,12 @@ def test_object_doc_text_separates_glued_blocks_and_leaves_out_members() -> None
             target("m", "std", "doc", "", "-"),
         ],
     )
-    assert f["doc"] == "Return value: New reference. Does f. Second."
+    assert f["doc"] == "Does f. Second." and f["labels"] == ["refcount:new"]
     assert (k["doc"], k["doc_markdown"]) == ("A class. Tail text.", "A class.\n\nTail text.")
     assert (g["doc"], g["parent"]) == ("Method g.", "m.K")
-    assert doc["doc"] == (
-        "Mf()Return value: New reference.Does f. Second. K A class. g()Method g. Tail text."
-    )
+    assert doc["doc"] == ("Mf()Does f. Second. K A class. g()Method g. Tail text.")
     assert doc["doc_markdown"] == (
-        "# M\n\n`f()`\n\n*Return value: New reference.*\n\nDoes f.\n\nSecond.\n\n"
-        "`K`\n\nA class.\n\n`g()`\n\nMethod g.\n\nTail text."
+        "# M\n\n`f()`\n\nDoes f.\n\nSecond.\n\n`K`\n\nA class.\n\n`g()`\n\nMethod g.\n\nTail text."
     )
 
 

@@ -84,7 +84,7 @@ def test_batch_embedding_equals_one_by_one() -> None:
     model = semantic.load()
     if model is None:
         pytest.skip(semantic.unavailable())
-    texts = [["delete", "directory", "tree"], [], ["zzzqqqxxx"], ["json", "loads"]]
+    texts = [["delete", "directory", "tree"], [], ["zzzqqqxxx"], ["\u2603"], ["json", "loads"]]
     many = model.embed_many(texts)
     for words, vector in zip(texts, many, strict=True):
         single = model.embed(words)

@@ -66,3 +66,19 @@ def test_keywords_before_the_name_are_labels(
 def test_an_annotation_after_the_name_is_no_label() -> None:
     after = '<em class="property"><span class="p">:</span> <span class="pre">property</span></em>'
     assert _one(_dt("", after=after))["labels"] == []
+
+
+def test_c_api_annotations_name_their_labels() -> None:
+    """CPython's c_annotations texts (3.11 and later releases) and the labels they state
+    (issue 49, 9); an annotation this does not know stays text."""
+    from invcrawl.common.extract.sphinx_capi import annotation_label
+
+    assert annotation_label("Return value: New reference.") == "refcount:new"
+    assert annotation_label("Return value: Borrowed reference.") == "refcount:borrowed"
+    assert annotation_label("Return value: Always NULL.") == "refcount:null"
+    assert annotation_label("Part of the Stable ABI.") == "stable-abi"
+    assert annotation_label("Part of the Stable ABI since version 3.7.") == "stable-abi:3.7"
+    assert annotation_label("Part of the Limited API.") == "limited-api"
+    assert annotation_label("Part of the Limited API (as an opaque struct).") == "limited-api"
+    assert annotation_label("Part of the Limited API since version 3.10.") == "limited-api:3.10"
+    assert annotation_label("Thread safety: safe.") is None
