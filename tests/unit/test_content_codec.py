@@ -148,3 +148,21 @@ def test_the_diff_makes_typed_records_with_the_json_of_before() -> None:
         b'[{"kind":"param_removed","param":"a","breaking":true},'
         b'{"kind":"raises_added","exception":"E","breaking":false}]'
     )
+
+
+def test_show_reads_typed_returns_and_raises_of_any_age() -> None:
+    """``invcrawl show`` reads the codec's values: a ``returns`` stored as one object (before
+    it was a list) prints its type, not its keys, as it did when it guessed per entry."""
+    from invcrawl.symbol_cmds import _item_text
+
+    item = {"name": "f", "key": "py:function:f",
+            "params": [{"name": "x", "kind": "keyword-only", "type": "int", "default": "1",
+                        "description": None}],
+            "returns": {"name": None, "type": "int", "description": None},
+            "raises": [{"type": None, "description": "when empty"}]}  # fmt: skip
+    lines = _item_text(item, "P 1").splitlines()
+    assert lines[1:] == [
+        "  param x: int = 1 [keyword-only]",
+        "  returns int",
+        "  raises when empty",
+    ]
