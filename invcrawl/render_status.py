@@ -5,7 +5,7 @@ width and every site-provided string made safe as ``invcrawl/render.py`` says.""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from invcrawl.frontier.summary import CrawlStatus, CrawlSummary, FleetStatus
@@ -81,8 +81,17 @@ def render_status(status: CrawlStatus, width: int | None = None) -> str:
     if s.state == "failed":
         lines.append(fit(f"         failed, {clear_failed([s.crawl_id])}", width))
     lines.append("")
-    lines.append(f"{'slot':>4} {'queued':>7} {'inflight':>8} {'delayed':>7} {'dead':>5}  owner")
-    for row in status.per_slot:
+    # only the slots holding something: a finished crawl's 16 empty rows say one thing
+    busy = [row for row in status.per_slot if slot_busy(row)]
+    if not busy:
+        lines.append(f"slots    {len(status.per_slot)}, all empty (nothing queued or in flight)")
+    else:
+        lines.append(
+            f"{'slot':>4} {'queued':>7} {'inflight':>8} {'delayed':>7} {'dead':>5}  owner"
+            + (f"  ({len(status.per_slot) - len(busy)} empty slots not shown)" if
+               len(busy) < len(status.per_slot) else "")
+        )  # fmt: skip
+    for row in busy:
         owner = row["owner"] or "-"
         lines.append(
             fit(
@@ -95,6 +104,12 @@ def render_status(status: CrawlStatus, width: int | None = None) -> str:
         lines.append("")
         lines += wrap("consumers ", status.consumers_alive, ", ", width=width)
     return "\n".join(lines)
+
+
+def slot_busy(row: Mapping[str, Any]) -> bool:
+    """Whether a slot row has anything to show: tasks in it, or a consumer owning it."""
+    counts = ("queued", "inflight", "delayed", "dead")
+    return bool(row.get("owner")) or any(int(row.get(k) or 0) for k in counts)
 
 
 def is_paused(s: CrawlSummary, consumers: int) -> bool:

@@ -105,7 +105,7 @@ class CrawlRun:
         self.summaries: dict[str, CrawlSummary] = {}
         self.totals = FleetTotals()  # of the summaries, kept as each one changes
         self.sessions: dict[str, CrawlSession] = {}
-        self.outputs = CrawlOutputs(self.sessions, self.output_of, self.say)
+        self.outputs = CrawlOutputs(self.sessions, self.output_of, self.say, config.item_filter)
         self.before: dict[str, dict[str, int]] = {}  # item counters before a refresh
         self.relay: LogRelay | None = None
         self.changes_seq: int | None = None  # the change journal read up to (None: not yet)

@@ -122,9 +122,13 @@ def explanation(hit: SymbolHit) -> str:
 
 
 def _item_text(item: dict[str, Any], where: str) -> str:
+    """A symbol for the terminal: its signature and URL, each parameter with its type,
+    default and description, returns and raises with theirs, then its doc as written
+    (``doc_markdown``: paragraphs, lists and code blocks kept; ``doc``, one paragraph,
+    where an older item has none)."""
     lines = [f"{safe(item.get('name'))}  ({safe(item.get('key'))}, {where})"]
     if item.get("signature"):
-        lines.append(f"  {safe(item['signature'])}")
+        lines += [f"  {safe(line)}" for line in str(item["signature"]).splitlines()]
     if item.get("url"):
         lines.append(f"  {safe(item['url'])}")
     for field, words in (("inherited_from", "inherited from"), ("alias_of", "alias of")):
@@ -136,16 +140,23 @@ def _item_text(item: dict[str, Any], where: str) -> str:
         type_ = f": {safe(param.type)}" if param.type else ""
         default = f" = {safe(param.default)}" if param.default else ""
         lines.append(f"  param {safe(param.name)}{type_}{default}{kind}")
-    for value in content.returns:
-        lines.append(f"  returns {safe(value.type or value.description)}")
-    for raised in content.raises:
-        lines.append(f"  raises {safe(raised.type or raised.description)}")
+        if param.description:
+            lines.append(f"      {safe(param.description)}")
+    entries: list[tuple[str, tuple[str | None, ...], str | None]] = [
+        ("returns", (r.name, r.type), r.description) for r in content.returns
+    ]
+    entries += [("raises", (r.type,), r.description) for r in content.raises]
+    for name, named, description in entries:
+        head = " ".join(safe(v) for v in named if v)
+        described = safe(description) if description else ""
+        lines.append(f"  {name} {head}: {described}" if head and described else
+                     f"  {name} {head or described}")  # fmt: skip
     extra = [safe(p.name) for p in content.doc_only_params]
     if extra:  # documented names the signature does not take (docs/items.md)
         lines.append(f"  documented, not in the signature: {', '.join(map(str, extra))}")
-    doc = str(item.get("doc") or "")
+    doc = str(item.get("doc_markdown") or item.get("doc") or "")
     if doc:
-        lines += ["", terminal_safe(doc)]
+        lines += ["", terminal_safe(doc.strip("\n"))]
     return "\n".join(lines)
 
 

@@ -9,8 +9,9 @@ however it exits (SIGKILL included), and a forked child (the producer of
 small *service* process (``python -P -m invcrawl.localredis.embedded``, in its own session, so no
 signal for the terminal reaches it): it starts ``redis-server``, then checks every
 0.2 s whether any user is left (an exclusive lock on ``users.lock`` is free only when
-none is), and once none has been for ``IDLE_GRACE`` seconds it stops Redis (SIGTERM: the
-AOF is flushed and fsynced) and exits. So the server outlives no user and no user
+none is), and once none has been for ``IDLE_GRACE`` seconds it stops Redis (first compacting the AOF
+when it replays commands: localredis/aof.py; then SIGTERM: the AOF is flushed and
+fsynced) and exits. So the server outlives no user and no user
 outlives the server, whatever signal ends a command, and a command started during the
 grace reuses it. ``server.lock`` serialises joining, starting and stopping, so the
 service's last check and a new user's registration never interleave.
@@ -49,6 +50,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from invcrawl.localredis import aof
 from invcrawl.localredis.server import (
     RedisServer,
     RedisServerError,
@@ -331,7 +333,26 @@ def _wait_for_no_user(data_dir: Path, server: RedisServer, users: int) -> None:
 
 def _stop(data_dir: Path, server: RedisServer) -> None:
     (data_dir / PORT).unlink(missing_ok=True)
+    _compact(data_dir, server)
     server.stop()
+
+
+def _compact(data_dir: Path, server: RedisServer) -> None:
+    """Leave an AOF the next start loads fast (localredis/aof.py); a failure is only
+    logged (service.log): the AOF as it is stays complete."""
+    if server.process is None or server.process.poll() is not None:
+        return
+    import redis  # noqa: PLC0415 - the service's last step only
+
+    client = redis.Redis(
+        host="127.0.0.1", port=server.port, password=server.password, socket_timeout=10
+    )
+    try:
+        aof.compact(client, data_dir)
+    except (redis.RedisError, OSError) as exc:
+        print(f"invcrawl: AOF not compacted: {exc}", file=sys.stderr, flush=True)
+    finally:
+        client.close()
 
 
 def _knows_failover(binary: str) -> bool:

@@ -6,7 +6,8 @@ Durability settings are the ones the delivery contract needs (docs/delivery.md):
 nothing either way because Redis writes the AOF buffer to the kernel before replying;
 ``everysec`` only risks the last ~1-2 s on an OS crash or power loss) and
 ``maxmemory-policy noeviction`` (a full Redis refuses writes instead of evicting queue
-state). RDB snapshots are off: the AOF is the only persistence.
+state). RDB snapshots are off: the AOF is the only persistence (an RDB image only as the
+preamble of a rewritten AOF, localredis/aof.py).
 """
 
 from __future__ import annotations
@@ -161,6 +162,10 @@ class RedisServer:
             "noeviction",
             "--save",
             "",
+            # an AOF rewrite starts with an RDB image of the data (loads several times
+            # faster than replaying commands: localredis/aof.py)
+            "--aof-use-rdb-preamble",
+            "yes",
             "--logfile",
             "redis.log",
             "--daemonize",

@@ -24,6 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
+from invcrawl.common.itemfilter import ItemFilter
 from invcrawl.common.settings.datadir import default_data_dir
 from invcrawl.common.settings.options import OPTIONS, OPTIONS_BY_NAME
 from invcrawl.process.secrets import register_secret, register_url
@@ -134,6 +135,16 @@ class Config:
     max_crawl_delay: float = 60.0
     max_doc_chars: int = 4_000_000
     max_item_mb: float = 16.0
+    domain: tuple[str, ...] = ()  # crawl, export: the items written (common/itemfilter.py)
+    role: tuple[str, ...] = ()
+    status: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()
+    omit_page_text: bool = False
+
+    @property
+    def item_filter(self) -> ItemFilter:
+        """What ``crawl`` and ``export`` write of each item."""
+        return ItemFilter(self.domain, self.role, self.status, self.fields, self.omit_page_text)
 
     @property
     def lease_ms(self) -> int:

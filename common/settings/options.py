@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from invcrawl.common import itemfilter
 from invcrawl.common.settings import parsers as values
 from invcrawl.common.settings.commands import COMMAND_NAMES, COMMANDS
 from invcrawl.common.settings.datadir import DEFAULT_TEXT as DATA_DIR_DEFAULT
@@ -215,10 +216,11 @@ OPTIONS: tuple[Option, ...] = (
         str,
         "crawl, produce: the crawl's project name (default: the inventory's '# Project:' "
         "line; kept by later runs that do not give it); history: the project to read",
-        frozenset({"crawl", "produce", "history", "search", "show"}),
+        frozenset({"crawl", "produce", "history", "search", "show", "export"}),
         metavar="NAME",
         inherited=True,
         help_for=(
+            ("export", "only the crawls of this project, named in any case"),
             ("search", "search this project only, named in any case (default: every project)"),
             ("show", "look in this project only, named in any case (default: every project)"),
         ),
@@ -228,10 +230,11 @@ OPTIONS: tuple[Option, ...] = (
         str,
         "the crawl's version (default: the inventory's '# Version:' line; kept by later "
         "runs that do not give it). `invcrawl --version` alone prints invcrawl's version",
-        frozenset({"crawl", "produce", "search", "show"}),
+        frozenset({"crawl", "produce", "search", "show", "export"}),
         metavar="V",
         inherited=True,
         help_for=(
+            ("export", "only the crawls of this version (with --project or alone)"),
             (
                 "search",
                 "an exact version or an X-range (2.x, 2.1.x: the highest match); never "
@@ -875,6 +878,49 @@ OPTIONS: tuple[Option, ...] = (
         _RUNNERS,
         metavar="SECONDS",
         inherited=True,
+    ),
+)
+
+# What crawl's and export's files hold of each item (common/itemfilter.py).
+_WRITES_ITEMS = frozenset({"crawl", "export"})
+OPTIONS += (
+    Option(
+        "domain",
+        itemfilter.domains,
+        "write only the items of these domains, comma-separated (py,std)",
+        _WRITES_ITEMS,
+        metavar="D[,D]",
+    ),
+    Option(
+        "role",
+        itemfilter.roles,
+        "write only the items of these roles, comma-separated: a role of any domain "
+        "(function) or domain:role (py:method)",
+        _WRITES_ITEMS,
+        metavar="ROLE[,ROLE]",
+    ),
+    Option(
+        "status",
+        itemfilter.statuses,
+        "write only the items of these statuses, comma-separated (ok,anchor_missing: "
+        "docs/items.md)",
+        _WRITES_ITEMS,
+        metavar="S[,S]",
+    ),
+    Option(
+        "fields",
+        itemfilter.field_names,
+        "write only these fields of each item, in this order, comma-separated (key,signature,url)",
+        _WRITES_ITEMS,
+        metavar="F[,F]",
+    ),
+    Option(
+        "omit_page_text",
+        values.boolean,
+        "write std:doc and std:label items (whole pages and sections) with an empty doc "
+        "and doc_markdown",
+        _WRITES_ITEMS,
+        switch=True,
     ),
 )
 

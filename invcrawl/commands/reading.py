@@ -90,22 +90,37 @@ def cmd_report(config: Config) -> int:
 
 
 def cmd_export(config: Config) -> int:
+    item_filter = config.item_filter
+    picked = config.project is not None or config.version is not None
+
     async def job(frontier: Frontier) -> int:
         crawls = await crawls_in_scope(frontier, config)
+        if picked:
+            crawls = await crawls_of_version(frontier, crawls, config.project, config.version)
         try:
+            if picked:
+                return await export_all_to(frontier, crawls, config.output, item_filter)
             if config.crawl_id is None and config.follow:
-                return await follow_all_to(frontier, config.output, config.group, terminal.note)
+                return await follow_all_to(
+                    frontier, config.output, config.group, terminal.note, item_filter
+                )
             if config.crawl_id is None:
                 if config.base is not None:
                     raise UsageError("--base is the earlier export of one crawl: give --crawl-id")
-                return await export_all_to(frontier, crawls, config.output)
+                return await export_all_to(frontier, crawls, config.output, item_filter)
             session = frontier.crawl(crawls[0])
             if config.follow:
-                return await follow_to(session, config.output, config.group, terminal.note)
-            return await export_to(session, config.output, config.base)
+                return await follow_to(
+                    session, config.output, config.group, terminal.note, item_filter
+                )
+            return await export_to(session, config.output, config.base, item_filter)
         except HistoryTrimmed as exc:
             raise UserError(str(exc)) from None
 
+    if picked and (config.follow or config.base is not None):
+        raise UsageError(
+            "--project and --version pick crawls to export once: not with --follow or --base"
+        )
     check_output_file(config.output)
     if config.base is not None and not config.base.is_file():
         raise ConfigError(f"--base {config.base}: no such file")
@@ -120,6 +135,24 @@ def cmd_export(config: Config) -> int:
     if not live.follow:
         terminal.say(f"{count} items written to {live.output or 'stdout'}")
     return EXIT_OK
+
+
+async def crawls_of_version(
+    frontier: Frontier, crawls: list[str], project: str | None, version: str | None
+) -> list[str]:
+    """The crawls of ``crawls`` whose project (in any case) and version are these."""
+    wanted = set(crawls)
+    found = [
+        c.crawl_id
+        for c in await crawl_versions(frontier)
+        if c.crawl_id in wanted
+        and (project is None or c.project.casefold() == project.casefold())
+        and (version is None or c.version == version)
+    ]
+    if not found:
+        named = "@".join(v for v in (project or "*", version or "*"))
+        raise UserError(f"no crawl of {named} in this Redis (see `invcrawl versions`)")
+    return found
 
 
 def cmd_changes(config: Config) -> int:

@@ -21,12 +21,13 @@ import resource
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from invcrawl.common.itemfilter import NO_FILTER, ItemFilter
 from invcrawl.errors import UserError
 from invcrawl.frontier.export import HistoryTrimmed, pull_tails
 from invcrawl.frontier.session import CrawlSession
 from invcrawl.frontier.states import CrawlState, ProducerState
 from invcrawl.frontier.summary import CrawlSummary
-from invcrawl.output.export import IncrementalExport, export_to
+from invcrawl.output.export import FilteredOnlyCopy, IncrementalExport, export_to
 from invcrawl.output.files import PartFileLost, is_stdout
 from invcrawl.output.paths import write_failed
 
@@ -57,8 +58,10 @@ class CrawlOutputs:
         sessions: dict[str, CrawlSession],
         output_of: Callable[[str], Path],
         say: Callable[[str], None],
+        item_filter: ItemFilter = NO_FILTER,
     ) -> None:
         self.sessions = sessions
+        self.item_filter = item_filter  # what of each item the files hold
         self.output_of = output_of
         self.say = say
         self.exports: dict[str, IncrementalExport] = {}  # files not final yet
@@ -76,7 +79,7 @@ class CrawlOutputs:
             output = self.output_of(crawl_id)
             if not is_stdout(output):
                 try:
-                    self.exports[crawl_id] = IncrementalExport(session, output)
+                    self.exports[crawl_id] = IncrementalExport(session, output, self.item_filter)
                 except OSError as exc:
                     raise write_failed(output, exc, "nothing was crawled") from None
 
@@ -166,7 +169,9 @@ class CrawlOutputs:
             if export:
                 self.written[crawl_id] = await _finish_export(export)
             else:
-                self.written[crawl_id] = await export_to(self.sessions[crawl_id], output)
+                self.written[crawl_id] = await export_to(
+                    self.sessions[crawl_id], output, item_filter=self.item_filter
+                )
         except OSError as exc:
             if export:
                 export.abandon()
@@ -184,6 +189,6 @@ class CrawlOutputs:
 async def _finish_export(export: IncrementalExport) -> int:
     try:
         return await export.finish()
-    except HistoryTrimmed as exc:
+    except (HistoryTrimmed, FilteredOnlyCopy) as exc:
         export.abandon()
         raise UserError(f"{exc}; the crawl is kept in Redis") from None

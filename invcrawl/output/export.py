@@ -21,6 +21,7 @@ from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from invcrawl.common.itemfilter import NO_FILTER, ItemFilter
 from invcrawl.frontier.every_crawl import DISCOVER_EVERY, check_exportable, iter_latest_all
 from invcrawl.frontier.export import (
     StreamTail,
@@ -43,20 +44,30 @@ from invcrawl.output.files import (
 )
 
 
+class FilteredOnlyCopy(Exception):
+    """A crawl whose output is the only copy of its items cannot be written filtered."""
+
+
 def say_nothing(text: str) -> None:
     """The default ``note``: silent."""
 
 
-async def export_to(session: CrawlSession, output: Path | None, base: Path | None = None) -> int:
-    """Write the latest items (atomically, unless to standard output); the count. With
-    ``base`` (an earlier complete export of a crawl that keeps only unexported items):
-    that export updated by what the stream still holds."""
+async def export_to(
+    session: CrawlSession,
+    output: Path | None,
+    base: Path | None = None,
+    item_filter: ItemFilter = NO_FILTER,
+) -> int:
+    """Write the latest items (atomically, unless to standard output), those
+    ``item_filter`` keeps, as it shapes them; the count. With ``base`` (an earlier
+    complete export of a crawl that keeps only unexported items): that export updated by
+    what the stream still holds."""
     have_base = base is not None and base.exists()
     await check_history(session, have_base, "give its earlier complete export with --base FILE")
     if base is not None and have_base:
         latest, _ = await merged_with(session, read_lines(base))
-        return write_lines(latest.values(), output)
-    return await write_lines_async(iter_latest(session), output)
+        return write_lines(item_filter.texts(latest.values()), output)
+    return await write_lines_async(item_filter.texts_async(iter_latest(session)), output)
 
 
 class IncrementalExport:
@@ -66,9 +77,12 @@ class IncrementalExport:
     :meth:`finish` falls back to it, since the file holds the latest version of the live
     items only."""
 
-    def __init__(self, session: CrawlSession, output: Path) -> None:
+    def __init__(
+        self, session: CrawlSession, output: Path, item_filter: ItemFilter = NO_FILTER
+    ) -> None:
         self.session = session
         self.output = output
+        self.item_filter = item_filter
         self.tail = StreamTail(session)
         self.part = PartFile(output)
 
@@ -81,8 +95,9 @@ class IncrementalExport:
         """Append lines its tail pulled (:func:`~invcrawl.frontier.export.pull_tails`); how many.
         :class:`~invcrawl.output.files.PartFileLost` if the ``.part`` file is gone."""
         self.part.check()
-        self.part.write_lines(lines)
-        return len(lines)
+        kept = self.item_filter.lines(lines)
+        self.part.write_lines(kept)
+        return len(kept)
 
     async def finish(self) -> int:
         """Read the tail and move the file into place; returns the item count (what the
@@ -91,8 +106,17 @@ class IncrementalExport:
         if await retains_all(self.session):
             if self.tail.stale:
                 self.part.abandon()
-                return await export_to(self.session, self.output)
+                return await export_to(self.session, self.output, item_filter=self.item_filter)
             return self.part.commit()
+        if not self.item_filter.empty:
+            # acknowledged, the file would be the only copy: what a filter left out lost
+            self.part.abandon()
+            raise FilteredOnlyCopy(
+                f"crawl {self.session.crawl_id} keeps only unexported items (--retain-items "
+                "exported): its output is their only copy and must hold them whole; crawl "
+                "it without --domain/--role/--status/--fields/--omit-page-text and filter "
+                "with `invcrawl export --base`"
+            )
         # --retain-items exported: once acknowledged, the file is the only copy of the
         # items: complete (merged with the previous output after a refresh), fsynced and
         # in place before the group moves on and the stream is trimmed.
@@ -123,7 +147,11 @@ ACK_ON_EXIT_SECONDS = 5.0
 
 
 async def follow_to(
-    session: CrawlSession, output: Path | None, group: str, note: Note = say_nothing
+    session: CrawlSession,
+    output: Path | None,
+    group: str,
+    note: Note = say_nothing,
+    item_filter: ItemFilter = NO_FILTER,
 ) -> int:
     """Append items to ``output`` as they arrive, acknowledging each batch after it is
     flushed and fsynced. Runs until interrupted, through Redis outages and the crawl's
@@ -131,7 +159,7 @@ async def follow_to(
     count."""
     with appending(output) as out:
         try:
-            follower = Follower(reconnect("export --follow", note), note)
+            follower = Follower(reconnect("export --follow", note), note, item_filter)
             return await follower.follow(session, out, group)
         except (asyncio.CancelledError, KeyboardInterrupt):
             return 0
@@ -141,9 +169,12 @@ class Follower:
     """What the followers of one ``export --follow`` share: one :class:`Retry` (an
     outage is said once, not once per crawl), the notes, the count of items written."""
 
-    def __init__(self, reconnect_with: Retry, note: Note) -> None:
+    def __init__(
+        self, reconnect_with: Retry, note: Note, item_filter: ItemFilter = NO_FILTER
+    ) -> None:
         self.reconnect = reconnect_with
         self.note = note
+        self.item_filter = item_filter
         self.count = 0
         self.gone: set[str] = set()  # crawls said to be forgotten
         self._warned = False
@@ -182,7 +213,9 @@ class Follower:
                     continue
                 self.gone.discard(session.crawl_id)
                 for entry in entries:
-                    out.write(entry.item_json() + "\n")
+                    line = self.item_filter.text(entry.item_json())
+                    if line is not None:
+                        out.write(line + "\n")
                 durable_flush(out)
                 unacknowledged = entries
                 count += len(entries)
@@ -216,21 +249,31 @@ async def _finish(work: Coroutine[Any, Any, None], grace: float) -> None:
         task.exception()  # retrieved: not logged as never retrieved
 
 
-async def export_all_to(frontier: Frontier, crawl_ids: Sequence[str], output: Path | None) -> int:
-    """The latest version of every live item of every crawl, in one file written
-    atomically (or on standard output); the count."""
+async def export_all_to(
+    frontier: Frontier,
+    crawl_ids: Sequence[str],
+    output: Path | None,
+    item_filter: ItemFilter = NO_FILTER,
+) -> int:
+    """The latest version of every live item of every crawl (those ``item_filter``
+    keeps), in one file written atomically (or on standard output); the count."""
     await check_exportable(frontier, crawl_ids)
-    return await write_lines_async(iter_latest_all(frontier, crawl_ids), output)
+    lines = item_filter.texts_async(iter_latest_all(frontier, crawl_ids))
+    return await write_lines_async(lines, output)
 
 
 async def follow_all_to(
-    frontier: Frontier, output: Path | None, group: str, note: Note = say_nothing
+    frontier: Frontier,
+    output: Path | None,
+    group: str,
+    note: Note = say_nothing,
+    item_filter: ItemFilter = NO_FILTER,
 ) -> int:
     """``export --follow`` of every crawl, and of every crawl created meanwhile: one
     follower per crawl (each its own consumer group ``group`` on its stream), all writing
     to one output; the follower of a crawl that left the registry (forgotten) stops.
     Runs until cancelled, through Redis outages; returns the items written."""
-    follower = Follower(reconnect("export --follow", note), note)
+    follower = Follower(reconnect("export --follow", note), note, item_filter)
     followers: dict[str, asyncio.Task[int]] = {}
     with appending(output) as out:
         try:

@@ -96,6 +96,15 @@ async def watch(url: str, tmp_path: Path, throttle: Throttle) -> None:
         await until(browser, f"+{ROW}.dataset.done > {moved}", 30, "the progress to move again")
         label = await browser.evaluate(f"{ROW}.querySelector('.progress').innerText")
         assert re.search(r"\d+/46 · \d+\.\d%", label), label
+        # each crawl's project and version, in columns of their own (issue 47)
+        named = await browser.evaluate(
+            f"['.project', '.version'].map((c) => {ROW}.querySelector(c).innerText)"
+        )
+        assert named == ["Demo", "1.0"], named
+        headers = await browser.evaluate(
+            "[...document.querySelectorAll('#crawls th')].map((th) => th.innerText)"
+        )
+        assert headers[:4] == ["crawl", "project", "version", "state"], headers
         await until(browser, "document.querySelectorAll('#chart path').length", 30, "the chart")
         # the flaky crawl's page that always fails: its dead letter, reason and command
         dead = await until(

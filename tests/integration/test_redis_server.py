@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from invcrawl.localredis import embedded
+from invcrawl.localredis import aof, embedded
 from invcrawl.localredis.embedded import embedded_redis
 from invcrawl.localredis.server import RedisServer, find_redis_server
 from support.embedded import comm, server_processes, wait_stopped
@@ -242,3 +242,34 @@ def test_a_legacy_server_is_never_doubled(tmp_path: Path) -> None:
             pass
     finally:
         legacy.stop()
+
+
+def test_the_aof_is_compacted_when_the_service_stops(tmp_path: Path, binary: str) -> None:
+    """Commands written since the last rewrite are replayed one by one at the next start;
+    past a threshold the service rewrites the AOF (an RDB preamble) before it stops, and
+    the next start loads every key from that image (localredis/aof.py). Redis 6 keeps
+    one file (no preamble until a rewrite), Redis 7 a base and a tail of commands."""
+    value = "x" * (1024 * 1024)
+    chunks = aof.GROWN_BYTES // len(value) + 4
+    with embedded_redis(tmp_path) as url:
+        r = redis.Redis.from_url(url)
+        for chunk in range(chunks):
+            r.set(f"k:{chunk}", value)
+        r.close()
+    wait_stopped(tmp_path)
+    assert aof.has_preamble(tmp_path)
+    assert commands_after_the_base(tmp_path) < 1024 * 1024
+    with embedded_redis(tmp_path) as url:
+        r = redis.Redis.from_url(url)
+        assert r.strlen(f"k:{chunks - 1}") == len(value) and r.dbsize() == chunks
+        r.close()
+    wait_stopped(tmp_path)
+
+
+def commands_after_the_base(data_dir: Path) -> int:
+    """Bytes of commands a start replays after the RDB image: Redis 7's incremental
+    files; Redis 6's one file holds none right after a rewrite."""
+    folder = data_dir / "appendonlydir"
+    if folder.is_dir():
+        return sum(p.stat().st_size for p in folder.glob("*.incr.aof"))
+    return 0

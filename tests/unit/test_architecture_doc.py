@@ -82,7 +82,7 @@ def test_the_command_map_names_each_commands_places() -> None:
     """The command map lists every command of HANDLERS once; each row's handler is the
     one HANDLERS names, defined (``def``) in the module it gives, and that module imports
     the one it says the command runs on."""
-    from invcrawl.commands import HANDLERS
+    from invcrawl.commands import HANDLERS, handler_of
 
     rows = _COMMAND_ROW.findall(DOC.read_text())
     assert sorted(command for command, *_ in rows) == sorted(HANDLERS)
@@ -92,6 +92,7 @@ def test_the_command_map_names_each_commands_places() -> None:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
         assert handler in defined, (command, handler, module)
-        assert HANDLERS[command] == f"{_module_name(module)}:{handler}", command
+        function = handler_of(command)
+        assert (function.__module__, function.__name__) == (_module_name(module), handler)
         assert (ROOT / below).is_file(), (command, below)
         assert _module_name(below) in _imports(path), (command, module, below)

@@ -301,6 +301,21 @@ def test_a_report_names_its_roles_whole_when_piped() -> None:
     assert all(len(line) <= 100 for line in render_reports([report], 100).splitlines())
 
 
+def test_a_finished_crawl_shows_one_line_for_its_empty_slots() -> None:
+    """16 rows of zeros said nothing: the slots holding something are listed, and the
+    others counted."""
+    empty = [
+        {"slot": n, "queued": 0, "inflight": 0, "delayed": 0, "owner": None} for n in range(16)
+    ]
+    done = render_status(summary(per_slot=empty))
+    assert "slots    16, all empty" in done and "inflight" not in done
+    busy = [*empty[:15], {"slot": 15, "queued": 3, "inflight": 1, "delayed": 0, "owner": "c1"}]
+    running = render_status(summary(per_slot=busy))
+    rows = [line for line in running.splitlines() if line.strip().startswith("15 ")]
+    assert len(rows) == 1 and "c1" in rows[0]
+    assert "(15 empty slots not shown)" in running
+
+
 def test_a_running_crawl_no_consumer_serves_is_paused() -> None:
     """After a Ctrl-C, `status` showed "[running] ETA 45s consumers 0": the rate of the
     last minute, no consumer left to make it true."""
