@@ -179,3 +179,26 @@ def targets(scores: Sequence[Score]) -> str:
             f"- {what}: {value:.3f} ({'met' if value >= need else f'not met, needs {need:.3f}'})"
         )
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def by_project(run: Run, set_name: str, scope: str) -> str:
+    """Markdown: MRR@10 per project of one set and scope, invcrawl beside the baseline."""
+    ours = run.answers.get((set_name, scope, "invcrawl"), [])
+    base = run.answers.get((set_name, scope, "fts5"), [])
+    projects = sorted({a.question.project for a in ours})
+    head = "| project | n | invcrawl MRR@10 | hit@5 | FTS5 MRR@10 | hit@5 |\n|---|---:|---:|---:|---:|---:|\n"
+    lines = []
+    for project in projects:
+        mine = score(
+            [a for a in ours if a.question.project == project], **_where(scope, "invcrawl")
+        )
+        theirs = score([a for a in base if a.question.project == project], **_where(scope, "fts5"))
+        lines.append(
+            f"| {project} | {mine.n} | {mine.mrr10:.3f} | {mine.hit5:.2f} "
+            f"| {theirs.mrr10:.3f} | {theirs.hit5:.2f} |"
+        )
+    return head + "\n".join(lines) + "\n"
+
+
+def _where(scope: str, system: str) -> dict[str, str]:
+    return {"set": "", "split": "all", "scope": scope, "system": system}

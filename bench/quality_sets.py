@@ -52,18 +52,19 @@ class Question:
 
     def rank(self, hits: Sequence[Hit]) -> int | None:
         """1-based rank of the first hit that answers, None when none does. Pages are
-        counted once each (the page of the 3rd distinct page is rank 3)."""
+        counted once each (a hit on the 3rd distinct page is rank 3), another project's
+        as much as the question's."""
         if self.level is Level.SYMBOL:
             for i, hit in enumerate(hits, 1):
                 if hit.project == self.project and hit.key in self.answers:
                     return i
             return None
-        pages: list[str] = []
+        pages: list[tuple[str, str]] = []  # another project's page takes a place too
         for hit in hits:
-            if hit.project == self.project and hit.page not in pages:
-                pages.append(hit.page)
-        for i, page in enumerate(pages, 1):
-            if page in self.answers:
+            if (hit.project, hit.page) not in pages:
+                pages.append((hit.project, hit.page))
+        for i, (project, page) in enumerate(pages, 1):
+            if project == self.project and page in self.answers:
                 return i
         return None
 
@@ -183,7 +184,7 @@ def map_conala(upstream: Path, items: Path, root: str) -> dict[str, Any]:
 
 
 def map_docs_mcp(upstream: Path) -> dict[str, Any]:
-    import yaml
+    import yaml  # type: ignore[import-untyped]  # only to rebuild the stored file
 
     data = yaml.safe_load(upstream.read_text(encoding="utf-8"))
     out = []

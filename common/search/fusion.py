@@ -13,8 +13,9 @@ semantic rankers fused, the priors users expect, aliases once, projects spread.
   the rest is no good match, said as such.
 * The same symbol under several names (aliases, re-exports: one page anchor in one
   crawl) is one result, its other names listed.
-* Across projects, each further result of a project counts SPREAD less, so one site
-  cannot fill the first ten with its own names when others match; ties fall to the
+* Across projects, each further result of a project counts SPREAD less in a name tier
+  (TEXT_SPREAD of its score by words), so one site cannot fill the first ten with its
+  own names when others match; ties fall to the
   key, then to the crawl this Redis opened first: never to a value the site chose.
 
 Nothing here depends on the limit: the caller cuts the order this gives.
@@ -35,6 +36,7 @@ RRF_K = 30
 MIN_COVERAGE = 0.25
 MIN_SIMILARITY = 0.4
 SPREAD = 0.3
+TEXT_SPREAD = 0.1
 # priors of what a query finds by its words (a name tier orders by the name's own)
 LABEL_PRIOR = 0.6  # std:label, std:doc, std:term, ...: a page or a section, not an API
 MEMBER_PRIOR = 0.92  # a method or an attribute before the class or function it belongs to
@@ -160,9 +162,7 @@ def order(
         if ranking.package_match(name, cand.project):
             value *= PACKAGE_PRIOR
         if SHORT_PRIOR:
-            item = cand.item
-            fit = ranking.tie_break(name, str(item.get("role", "")), str(item.get("domain", "")))
-            value *= 1 - SHORT_PRIOR * (1 - fit)
+            value *= 1 - SHORT_PRIOR * (1 - _fit(cand.item, name))
         why: dict[str, Any] = {"matched": _tier_name(Tier.TEXT), "words": list(lex.matched)}
         why["lexical"] = (
             {"rank": lex_rank[i], "bm25f": round(lex.score, 3)} if lex.matched else None
@@ -173,6 +173,18 @@ def order(
             why["priors"] = priors
         found.append(Result(cand, Tier.TEXT, min(value, 0.999), why))
     return _spread(_aliases(found), spread)
+
+
+def _fit(item: Mapping[str, Any], name: str) -> float:
+    """In [0, 1]: a shallower name, an API object (``ranking.tie_break``); a module
+    counts one level deeper than its name (its doc is its whole page, which has the
+    words of everything on it: ``fixlib`` is no better an answer than
+    ``fixlib.parse_json``)."""
+    role = str(item.get("role", ""))
+    if role == "module":
+        name += ".x"
+        role = "function"
+    return ranking.tie_break(name, role, str(item.get("domain", "")))
 
 
 def _key(cand: Candidate) -> tuple[str, int, str]:
@@ -216,6 +228,15 @@ def _aliases(found: list[Result]) -> list[Result]:
     return out
 
 
+def _spread_score(result: Result, shown: Mapping[str, int]) -> float:
+    """A result's score less what its project's earlier results cost it: SPREAD each in
+    a name tier (worth 1 a tier), a share TEXT_SPREAD each by words (scores under 1)."""
+    n = shown.get(result.candidate.project, 0)
+    if result.tier is Tier.TEXT:
+        return result.score * (1 - TEXT_SPREAD) ** n
+    return result.score - SPREAD * n
+
+
 def _spread(found: list[Result], spread: bool) -> list[Result]:
     """Greedy: each pick the best, a project's next counting SPREAD less per result it
     has already (across projects only). Sorted input; ties as :func:`_key`."""
@@ -227,10 +248,7 @@ def _spread(found: list[Result], spread: bool) -> list[Result]:
     while left:
         best = min(
             range(len(left)),
-            key=lambda i: (
-                -(left[i].score - SPREAD * shown.get(left[i].candidate.project, 0)),
-                _key(left[i].candidate),
-            ),
+            key=lambda i: (-_spread_score(left[i], shown), _key(left[i].candidate)),
         )
         pick = left.pop(best)
         shown[pick.candidate.project] = shown.get(pick.candidate.project, 0) + 1

@@ -55,6 +55,7 @@ def test_search_quality_bench_prints_its_tables(tmp_path: Path) -> None:
         for scope in ("within", "across"):
             row = rf"^\| own \| {split} \| {scope} \| \d+ " + rf"\| {NUMBER} " * 6 + r"\| "
             assert any(re.search(row, line) for line in lines), (row, first.stdout)
+    assert any(re.search(rf"^\| {PROJECT} \| 4 " + rf"\| {NUMBER} " * 4 + r"\|$", x) for x in lines)
     for tool in ("search_symbols", "get_symbol"):
         assert any(re.search(rf"^\| {tool} \| 4 \| \d+ \| \d+ \| \d+ \|$", x) for x in lines)
     assert "## own, within: " in (tmp_path / "misses.md").read_text()
