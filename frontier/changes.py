@@ -104,8 +104,8 @@ class Previous:
             old = previous_items.get(prev_id) if prev_id else None
             if event["event"] == "changed" and old is not None:
                 changes = item_changes(old, event["item"])
-                event["changes"] = changes
-                event["breaking"] = any(c["breaking"] for c in changes)
+                event["changes"] = [c.to_json() for c in changes]
+                event["breaking"] = any(c.breaking for c in changes)
             out.append(event)
         return out
 

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from invcrawl import terminal
+from invcrawl.common.content import Content
 from invcrawl.common.search.ranking import SearchInputError
 from invcrawl.common.search.selection import SelectionError
 from invcrawl.common.settings.config import Config, ConfigError
@@ -133,23 +134,24 @@ def _item_text(item: dict[str, Any], where: str) -> str:
     for field, words in (("inherited_from", "inherited from"), ("alias_of", "alias of")):
         if item.get(field):
             lines.append(f"  {words} {safe(item[field])}")
-    for param in item.get("params") or []:
-        kind = f" [{safe(param.get('kind'))}]" if param.get("kind") else ""
-        type_ = f": {safe(param.get('type'))}" if param.get("type") else ""
-        default = f" = {safe(param.get('default'))}" if param.get("default") else ""
-        lines.append(f"  param {safe(param.get('name'))}{type_}{default}{kind}")
-        if param.get("description"):
-            lines.append(f"      {safe(param['description'])}")
-    for name in ("returns", "raises"):
-        for value in item.get(name) or []:
-            if not isinstance(value, dict):
-                lines.append(f"  {name} {safe(value)}")
-                continue
-            head = " ".join(safe(value[k]) for k in ("name", "type") if value.get(k))
-            described = safe(value.get("description")) if value.get("description") else ""
-            lines.append(f"  {name} {head}: {described}" if head and described else
-                         f"  {name} {head or described}")  # fmt: skip
-    extra = [safe(p.get("name")) for p in item.get("doc_only_params") or []]
+    content = Content.of(item)
+    for param in content.params:
+        kind = f" [{safe(param.kind)}]" if param.kind else ""
+        type_ = f": {safe(param.type)}" if param.type else ""
+        default = f" = {safe(param.default)}" if param.default else ""
+        lines.append(f"  param {safe(param.name)}{type_}{default}{kind}")
+        if param.description:
+            lines.append(f"      {safe(param.description)}")
+    entries: list[tuple[str, tuple[str | None, ...], str | None]] = [
+        ("returns", (r.name, r.type), r.description) for r in content.returns
+    ]
+    entries += [("raises", (r.type,), r.description) for r in content.raises]
+    for name, named, description in entries:
+        head = " ".join(safe(v) for v in named if v)
+        described = safe(description) if description else ""
+        lines.append(f"  {name} {head}: {described}" if head and described else
+                     f"  {name} {head or described}")  # fmt: skip
+    extra = [safe(p.name) for p in content.doc_only_params]
     if extra:  # documented names the signature does not take (docs/items.md)
         lines.append(f"  documented, not in the signature: {', '.join(map(str, extra))}")
     doc = str(item.get("doc_markdown") or item.get("doc") or "")

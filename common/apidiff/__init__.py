@@ -1,19 +1,19 @@
 """The typed API diff (pure): ``diff`` (what changed in one symbol between two items,
 and whether it can break a caller: the change kinds and the breaking rule), ``render``
-(the terminal summary and release-notes Markdown), ``versions`` (a project's versions in
+(the terminal summary and release-notes Markdown), ``changes`` (the typed change
+records and their JSON), ``versions`` (a project's versions in
 order, ``PROJECT@VERSION``, a symbol's history). The names of ``diff`` are exported here:
 ``from invcrawl.common.apidiff import diff_all``."""
 
+from invcrawl.common.apidiff.changes import CHANGE_KINDS, Change, ChangeKind
 from invcrawl.common.apidiff.diff import (
     ADDED,
     BREAKING_LABEL_ADDED,
     BREAKING_LABEL_REMOVED,
-    CHANGE_KINDS,
     CHANGED,
     COMPARED,
     NOTES_STRIPPED,
     REMOVED,
-    ChangeKind,
     SymbolChange,
     SymbolDiff,
     diff_all,
@@ -33,6 +33,7 @@ __all__ = [
     "COMPARED",
     "NOTES_STRIPPED",
     "REMOVED",
+    "Change",
     "ChangeKind",
     "SymbolChange",
     "SymbolDiff",

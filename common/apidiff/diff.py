@@ -3,7 +3,8 @@ break a caller. Pure: items in (as docs/items.md describes them), change records
 
 Signatures are compared as parsed parameter lists (an item's ``params``: name, kind,
 type, default), not as strings, so a theme or whitespace change is no change. A
-symbol's changes, each a dict with a ``kind`` and its facts:
+symbol's changes, each a typed record (``common/apidiff/changes.py``) with a ``kind`` and
+its facts:
 
 =======================  ==========================  ===========================================
 kind                     facts                       breaking when
@@ -47,6 +48,18 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from invcrawl.common.apidiff.changes import (
+    Change,
+    ChangeKind,
+    Deprecated,
+    LabelChanged,
+    ParamAdded,
+    ParamChanged,
+    ParamRemoved,
+    RaisesChanged,
+    Replaced,
+)
+from invcrawl.common.content import Content, Param, VersionNote
 from invcrawl.common.items import Item
 from invcrawl.common.params import (
     KEYWORD_ONLY,
@@ -68,28 +81,6 @@ class SymbolChange(StrEnum):
 ADDED, REMOVED, CHANGED = SymbolChange.ADDED, SymbolChange.REMOVED, SymbolChange.CHANGED
 
 
-class ChangeKind(StrEnum):
-    """The ``kind`` of one typed change (the table of the module's docstring), in the
-    order the terminal summary counts them."""
-
-    PARAM_ADDED = "param_added"
-    PARAM_REMOVED = "param_removed"
-    PARAM_RENAMED = "param_renamed"
-    PARAM_DEFAULT_CHANGED = "param_default_changed"
-    PARAM_TYPE_CHANGED = "param_type_changed"
-    PARAM_KIND_CHANGED = "param_kind_changed"
-    RETURN_CHANGED = "return_changed"
-    RAISES_ADDED = "raises_added"
-    RAISES_REMOVED = "raises_removed"
-    DEPRECATED = "deprecated"
-    LABEL_ADDED = "label_added"
-    LABEL_REMOVED = "label_removed"
-    SIGNATURE_CHANGED = "signature_changed"
-    STATUS_CHANGED = "status_changed"
-    DOC_CHANGED = "doc_changed"
-
-
-CHANGE_KINDS = tuple(ChangeKind)
 # The members as globals too: the diff reads them in its loops per parameter, where a
 # global is cheaper to read than an enum's attribute (docs/performance.md).
 PARAM_ADDED = ChangeKind.PARAM_ADDED
@@ -120,7 +111,7 @@ class SymbolDiff:
     key: str
     change: SymbolChange
     breaking: bool
-    changes: list[dict[str, Any]] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
     old: Item | None = None  # the items, for renderers (not in the JSON line)
     new: Item | None = None
 
@@ -129,7 +120,7 @@ class SymbolDiff:
             "key": self.key,
             "change": self.change,
             "breaking": self.breaking,
-            "changes": self.changes,
+            "changes": [c.to_json() for c in self.changes],
         }
 
 
@@ -154,7 +145,7 @@ def diff_items(old: Item | None, new: Item | None) -> SymbolDiff | None:
     changes = item_changes(old, new)
     if not changes:
         return None
-    return SymbolDiff(new["key"], CHANGED, any(c["breaking"] for c in changes), changes, old, new)
+    return SymbolDiff(new["key"], CHANGED, any(c.breaking for c in changes), changes, old, new)
 
 
 # What the diff reads of an item: two items equal on these have no change (the fast path:
@@ -169,7 +160,7 @@ BREAKING_LABEL_REMOVED = frozenset(
 _ATTRIBUTE_LABELS = frozenset(("property", "cached_property"))
 
 
-def item_changes(old: Item, new: Item) -> list[dict[str, Any]]:
+def item_changes(old: Item, new: Item) -> list[Change]:
     """Every typed change from ``old`` to ``new`` (two live items of one key), each with
     its ``breaking`` flag."""
     if all(old.get(f) == new.get(f) for f in COMPARED):
@@ -177,45 +168,46 @@ def item_changes(old: Item, new: Item) -> list[dict[str, Any]]:
     if old.get("status") not in _CONTENT or new.get("status") not in _CONTENT:
         if old.get("status") == new.get("status"):
             return []
-        return [_change(STATUS_CHANGED, False, old=old.get("status"), new=new.get("status"))]
-    old_params, new_params = _call_params(old, new), _call_params(new, old)
+        return [Replaced(STATUS_CHANGED, False, old=old.get("status"), new=new.get("status"))]
+    was, now = Content.of(old), Content.of(new)  # (decoded once: notes are told by identity)
+    old_params, new_params = _call_params(was, now), _call_params(now, was)
     same_params = old_params == new_params
     changes = [] if same_params else param_changes(old_params, new_params)
-    old_return, new_return = _returns(old), _returns(new)
+    old_return, new_return = _returns(was), _returns(now)
     if _squash(old_return) != _squash(new_return):
-        changes.append(_change(RETURN_CHANGED, False, old=old_return, new=new_return))
-    old_raises, new_raises = _raises(old), _raises(new)
+        changes.append(Replaced(RETURN_CHANGED, False, old=old_return, new=new_return))
+    old_raises, new_raises = _raises(was), _raises(now)
     changes += [
-        _change(RAISES_ADDED, False, exception=e) for e in new_raises if e not in old_raises
+        RaisesChanged(RAISES_ADDED, False, exception=e) for e in new_raises if e not in old_raises
     ]
     changes += [
-        _change(RAISES_REMOVED, False, exception=e) for e in old_raises if e not in new_raises
+        RaisesChanged(RAISES_REMOVED, False, exception=e) for e in old_raises if e not in new_raises
     ]
-    reordered = _reordered(_positional_order(old), _positional_order(new))
+    reordered = _reordered(_positional_order(was), _positional_order(now))
     if _squash(old.get("signature")) != _squash(new.get("signature")) and (
         reordered or not changes
     ):
         changes.append(
-            _change(
+            Replaced(
                 SIGNATURE_CHANGED,
                 reordered,
                 old=old.get("signature"),
                 new=new.get("signature"),
             )
         )
-    seen = {v.get("version") for v in _notes(old, "deprecated")}
-    deprecations = [v for v in _notes(new, "deprecated") if v.get("version") not in seen]
-    changes += [_change(DEPRECATED, False, version=v.get("version")) for v in deprecations]
+    seen = {v.version for v in _notes(was, "deprecated")}
+    deprecations = [v for v in _notes(now, "deprecated") if v.version not in seen]
+    changes += [Deprecated(DEPRECATED, False, version=v.version) for v in deprecations]
     if "labels" in old and "labels" in new:  # items of before the field have no labels
         old_labels, new_labels = old["labels"] or [], new["labels"] or []
         changes += [
-            _change(LABEL_ADDED, x in BREAKING_LABEL_ADDED, label=x)
+            LabelChanged(LABEL_ADDED, x in BREAKING_LABEL_ADDED, label=x)
             for x in new_labels
             if x not in old_labels
         ]
         still_attribute = not _ATTRIBUTE_LABELS.isdisjoint(new_labels)
         changes += [
-            _change(
+            LabelChanged(
                 LABEL_REMOVED,
                 x in BREAKING_LABEL_REMOVED and not (x in _ATTRIBUTE_LABELS and still_attribute),
                 label=x,
@@ -227,11 +219,11 @@ def item_changes(old: Item, new: Item) -> list[dict[str, Any]]:
         old.get("doc") != new.get("doc")
         and _squash(old.get("doc")) != _squash(new.get("doc"))
         and (
-            _doc_text(old) != _doc_text(new)
-            or _other_notes(old, []) != _other_notes(new, deprecations)
+            _doc_text(old, was) != _doc_text(new, now)
+            or _other_notes(was, []) != _other_notes(now, deprecations)
         )
     ):  # the text, or version notes other than a new deprecation (one taken away...)
-        changes.append(_change(DOC_CHANGED, False))
+        changes.append(Change(DOC_CHANGED, False))
     return changes
 
 
@@ -245,10 +237,6 @@ def diff_all(old: Mapping[str, Item], new: Mapping[str, Item]) -> list[SymbolDif
     return out
 
 
-def _change(kind: ChangeKind, breaking: bool, **facts: Any) -> dict[str, Any]:
-    return {"kind": kind, **facts, "breaking": breaking}
-
-
 # -- parameters ------------------------------------------------------------------------
 
 
@@ -256,15 +244,13 @@ def _bare(name: str | None) -> str:
     return (name or "").lstrip("*")
 
 
-def required(p: Mapping[str, Any]) -> bool:
+def required(p: Param) -> bool:
     """A caller must pass it: a named, non-variadic parameter of the signature without a
     default (a parameter only a field list names has no kind, and is not)."""
-    return p.get("kind") in _REQUIRED_KINDS and p.get("default") is None
+    return p.kind in _REQUIRED_KINDS and p.default is None
 
 
-def param_changes(
-    old: Iterable[Mapping[str, Any]], new: Iterable[Mapping[str, Any]]
-) -> list[dict[str, Any]]:
+def param_changes(old: Iterable[Param], new: Iterable[Param]) -> list[Change]:
     """Changes between two parameter lists, matched by name (unnamed C parameters by
     position), in the order of the new list, removals last."""
     old_list, new_list = _keyed(old), _keyed(new)
@@ -276,95 +262,94 @@ def param_changes(
     if len(gone) == 1 and len(came) == 1 and _renamed(old_list, new_list, gone[0], *came):
         renamed[next(iter(came))] = gone[0]
         gone, came = [], set()
-    out: list[dict[str, Any]] = []
+    out: list[Change] = []
     for key, p in new_list:
         if key in renamed:
             q = old_by[renamed[key]]
-            kinds = {q.get("kind"), p.get("kind")}
+            kinds = {q.kind, p.kind}
             out.append(
-                _change(
+                Replaced(
                     PARAM_RENAMED,
                     kinds != {POSITIONAL_ONLY},
-                    old=q.get("name"),
-                    new=p.get("name"),
+                    old=q.name,
+                    new=p.name,
                 )
             )
             continue
         if key in came:
-            out.append(_change(PARAM_ADDED, required(p), param=p.get("name"), required=required(p)))
+            out.append(ParamAdded(PARAM_ADDED, required(p), param=p.name, required=required(p)))
             continue
-        out += _same_param(p.get("name"), old_by[key], p)
-    out += [_change(PARAM_REMOVED, True, param=old_by[k].get("name")) for k in gone]
+        out += _same_param(p.name, old_by[key], p)
+    out += [ParamRemoved(PARAM_REMOVED, True, param=old_by[k].name) for k in gone]
     return out
 
 
-def _call_params(item: Mapping[str, Any], other: Mapping[str, Any]) -> list[Any]:
+def _call_params(item: Content, other: Content) -> list[Param]:
     """The item's params but those only its docstring named (kind None) that the other
     item lists as ``doc_only_params``: an item of before that field had them among its
     params, and their move is no change of the call."""
-    params = list(item.get("params") or [])
-    names = {_bare(d.get("name")) for d in other.get("doc_only_params") or []}
+    params = list(item.params)
+    names = {_bare(d.name) for d in other.doc_only_params}
     if not names:
         return params
-    return [p for p in params if p.get("kind") is not None or _bare(p.get("name")) not in names]
+    return [p for p in params if p.kind is not None or _bare(p.name) not in names]
 
 
-def _keyed(params: Iterable[Mapping[str, Any]]) -> list[tuple[str, Mapping[str, Any]]]:
+def _keyed(params: Iterable[Param]) -> list[tuple[str, Param]]:
     out = []
     for i, p in enumerate(params):
-        name = _bare(p.get("name"))
+        name = _bare(p.name)
         out.append((name or f"#{i}", p))
     return out
 
 
 def _renamed(
-    old_list: list[tuple[str, Mapping[str, Any]]],
-    new_list: list[tuple[str, Mapping[str, Any]]],
+    old_list: list[tuple[str, Param]],
+    new_list: list[tuple[str, Param]],
     gone: str,
     came: str,
 ) -> bool:
     old_at = [k for k, _ in old_list].index(gone)
     new_at = [k for k, _ in new_list].index(came)
     q, p = old_list[old_at][1], new_list[new_at][1]
-    if old_at != new_at or q.get("kind") != p.get("kind") or q.get("kind") is None:
+    if old_at != new_at or q.kind != p.kind or q.kind is None:
         return False
-    if _squash(q.get("default")) != _squash(p.get("default")):
+    if _squash(q.default) != _squash(p.default):
         return False
-    evidence = [
-        (q.get(f), p.get(f)) for f in ("type", "description", "default") if q.get(f) or p.get(f)
-    ]
+    pairs = ((q.type, p.type), (q.description, p.description), (q.default, p.default))
+    evidence = [(a, b) for a, b in pairs if a or b]
     return bool(evidence) and all(_squash(a) == _squash(b) for a, b in evidence)
 
 
-def _same_param(
-    name: str | None, q: Mapping[str, Any], p: Mapping[str, Any]
-) -> list[dict[str, Any]]:
-    out = []
-    old_kind, new_kind = q.get("kind"), p.get("kind")
+def _same_param(name: str | None, q: Param, p: Param) -> list[Change]:
+    out: list[Change] = []
+    old_kind, new_kind = q.kind, p.kind
     if old_kind and new_kind and old_kind != new_kind:
         breaking = new_kind in (KEYWORD_ONLY, POSITIONAL_ONLY) or (
             new_kind in (VAR_POSITIONAL, VAR_KEYWORD)  # no longer one named parameter
         )
-        out.append(_change(PARAM_KIND_CHANGED, breaking, param=name, old=old_kind, new=new_kind))
-    if _squash(q.get("default")) != _squash(p.get("default")):
-        became_required = q.get("default") is not None and p.get("default") is None
         out.append(
-            _change(
+            ParamChanged(PARAM_KIND_CHANGED, breaking, param=name, old=old_kind, new=new_kind)
+        )
+    if _squash(q.default) != _squash(p.default):
+        became_required = q.default is not None and p.default is None
+        out.append(
+            ParamChanged(
                 PARAM_DEFAULT_CHANGED,
                 became_required and new_kind in _REQUIRED_KINDS,
                 param=name,
-                old=q.get("default"),
-                new=p.get("default"),
+                old=q.default,
+                new=p.default,
             )
         )
-    if _squash(q.get("type")) != _squash(p.get("type")):
+    if _squash(q.type) != _squash(p.type):
         out.append(
-            _change(
+            ParamChanged(
                 PARAM_TYPE_CHANGED,
                 False,
                 param=name,
-                old=q.get("type"),
-                new=p.get("type"),
+                old=q.type,
+                new=p.type,
             )
         )
     return out
@@ -376,8 +361,8 @@ def _reordered(old: list[str], new: list[str]) -> bool:
     return [n for n in old if n in in_new] != [n for n in new if n in in_old]
 
 
-def _positional_order(item: Mapping[str, Any]) -> list[str]:
-    return [_bare(p.get("name")) for p in item.get("params") or [] if p.get("kind") in _POSITIONAL]
+def _positional_order(item: Content) -> list[str]:
+    return [_bare(p.name) for p in item.params if p.kind in _POSITIONAL]
 
 
 # -- the rest of the item --------------------------------------------------------------
@@ -390,35 +375,31 @@ def _squash(text: Any) -> str | None:
     return None if text is None else _BLANKS.sub("", str(text))
 
 
-def _returns(item: Mapping[str, Any]) -> str | None:
-    types = [r.get("type") for r in item.get("returns") or [] if r.get("type")]
+def _returns(item: Content) -> str | None:
+    types = [r.type for r in item.returns if r.type]
     return "; ".join(types) if types else None
 
 
-def _raises(item: Mapping[str, Any]) -> dict[str, None]:
+def _raises(item: Content) -> dict[str, None]:
     """The exception names, in order, each once (a dict: an ordered set)."""
     out: dict[str, None] = {}
-    for r in item.get("raises") or []:
-        name = " ".join(str(r.get("type") or "").split())
+    for r in item.raises:
+        name = " ".join((r.type or "").split())
         if name:
             out[name] = None
     return out
 
 
-def _notes(item: Mapping[str, Any], kind: str) -> list[Mapping[str, Any]]:
-    return [v for v in item.get("versions") or [] if v.get("kind") == kind]
+def _notes(item: Content, kind: str) -> list[VersionNote]:
+    return [v for v in item.versions if v.kind == kind]
 
 
 def _other_notes(
-    item: Mapping[str, Any], reported: list[Mapping[str, Any]]
-) -> list[tuple[Any, Any, str | None]]:
+    item: Content, reported: list[VersionNote]
+) -> list[tuple[str | None, str | None, str | None]]:
     """The item's version notes but ``reported`` (notes of this very item: by identity)."""
     skip = {id(v) for v in reported}
-    return [
-        (v.get("kind"), v.get("version"), _squash(v.get("text")))
-        for v in item.get("versions") or []
-        if id(v) not in skip
-    ]
+    return [(v.kind, v.version, _squash(v.text)) for v in item.versions if id(v) not in skip]
 
 
 # Version notes taken out of a doc before it is compared: each is a pass over the doc,
@@ -431,15 +412,15 @@ NOTES_STRIPPED = 64
 _LEAD_BACKWARDS = re.compile(r"[^\W\d]+(?: [^\W\d]+){0,5}")
 
 
-def _doc_text(item: Mapping[str, Any]) -> str:
+def _doc_text(item: Mapping[str, Any], content: Content) -> str:
     """The item's text without its version notes (reported apart), whitespace squashed."""
     doc = " ".join(str(item.get("doc") or "").split())
-    for note in (item.get("versions") or [])[:NOTES_STRIPPED]:
-        version = note.get("version")
+    for note in content.versions[:NOTES_STRIPPED]:
+        version = note.version
         if not version:
             continue
-        rest = " ".join(str(note.get("text") or "").split())
-        doc = _without_note(doc, str(version), rest)
+        rest = " ".join((note.text or "").split())
+        doc = _without_note(doc, version, rest)
     return _BLANKS.sub("", doc)
 
 

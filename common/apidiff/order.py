@@ -14,6 +14,7 @@ from typing import Any
 
 from packaging.version import Version
 
+from invcrawl.common.apidiff.changes import Change
 from invcrawl.common.apidiff.diff import REMOVED, SymbolChange, diff_items, live
 from invcrawl.common.items import Item
 
@@ -69,7 +70,7 @@ class Step:
     present: bool
     change: SymbolChange | None = None
     breaking: bool = False
-    changes: list[dict[str, Any]] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,7 +79,7 @@ class Step:
             "present": self.present,
             "change": self.change,
             "breaking": self.breaking,
-            "changes": self.changes,
+            "changes": [c.to_json() for c in self.changes],
         }
 
 

@@ -20,14 +20,19 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from invcrawl.common.apidiff.diff import (
-    ADDED,
+from invcrawl.common.apidiff.changes import (
     CHANGE_KINDS,
-    CHANGED,
-    REMOVED,
+    Change,
     ChangeKind,
-    SymbolDiff,
+    Deprecated,
+    LabelChanged,
+    ParamAdded,
+    ParamChanged,
+    ParamRemoved,
+    RaisesChanged,
+    Replaced,
 )
+from invcrawl.common.apidiff.diff import ADDED, CHANGED, REMOVED, SymbolDiff
 
 _LINE_BREAKS = re.compile(r"\r\n?|\n")
 _TICKS = re.compile(r"`+")
@@ -70,53 +75,50 @@ PLAIN = Style(str, str)
 MARKDOWN = Style(markdown_code, markdown_text)
 
 
-# One change in words, per kind: ``c`` writes a name or value (None as "none"), ``t`` a
-# text of the site; ``ch`` is the change.
-_Describe = Callable[[dict[str, Any], Callable[[Any], str], Callable[[Any], str]], str]
-_DESCRIBE: dict[str, _Describe] = {
-    ChangeKind.PARAM_ADDED: lambda ch, c, t: (
-        f"new {'required parameter' if ch['required'] else 'parameter'} {c(ch['param'])}"
-    ),
-    ChangeKind.PARAM_REMOVED: lambda ch, c, t: f"parameter {c(ch['param'])} removed",
-    ChangeKind.PARAM_RENAMED: lambda ch, c, t: (
-        f"parameter {c(ch['old'])} renamed to {c(ch['new'])}"
-    ),
-    ChangeKind.PARAM_DEFAULT_CHANGED: lambda ch, c, t: (
-        f"default of {c(ch['param'])}: {c(ch['old'])} -> {c(ch['new'])}"
-    ),
-    ChangeKind.PARAM_TYPE_CHANGED: lambda ch, c, t: (
-        f"type of {c(ch['param'])}: {c(ch['old'])} -> {c(ch['new'])}"
-    ),
-    ChangeKind.PARAM_KIND_CHANGED: lambda ch, c, t: (
-        f"parameter {c(ch['param'])} is now {t(ch['new'])} (was {t(ch['old'])})"
-    ),
-    ChangeKind.RETURN_CHANGED: lambda ch, c, t: f"returns {c(ch['new'])} (was {c(ch['old'])})",
-    ChangeKind.RAISES_ADDED: lambda ch, c, t: f"may raise {c(ch['exception'])}",
-    ChangeKind.RAISES_REMOVED: lambda ch, c, t: (
-        f"no longer documented to raise {c(ch['exception'])}"
-    ),
-    ChangeKind.DEPRECATED: lambda ch, c, t: (
-        f"deprecated in {t(ch['version']) if ch['version'] else 'this version'}"
-    ),
-    ChangeKind.LABEL_ADDED: lambda ch, c, t: f"now {c(ch['label'])}",
-    ChangeKind.LABEL_REMOVED: lambda ch, c, t: f"no longer {c(ch['label'])}",
-    ChangeKind.SIGNATURE_CHANGED: lambda ch, c, t: f"signature: {c(ch['old'])} -> {c(ch['new'])}",
-    ChangeKind.STATUS_CHANGED: lambda ch, c, t: (
-        f"extraction status {t(ch['old'])} -> {t(ch['new'])}"
-    ),
-    ChangeKind.DOC_CHANGED: lambda ch, c, t: "documentation changed",
-}
+def _words(ch: Change, c: Callable[[Any], str], t: Callable[[Any], str]) -> str:
+    """One change in words: ``c`` writes a name or value (None as "none"), ``t`` a text
+    of the site."""
+    kind = ch.kind
+    match ch:
+        case ParamAdded():
+            return f"new {'required parameter' if ch.required else 'parameter'} {c(ch.param)}"
+        case ParamRemoved():
+            return f"parameter {c(ch.param)} removed"
+        case ParamChanged() if kind == ChangeKind.PARAM_DEFAULT_CHANGED:
+            return f"default of {c(ch.param)}: {c(ch.old)} -> {c(ch.new)}"
+        case ParamChanged() if kind == ChangeKind.PARAM_TYPE_CHANGED:
+            return f"type of {c(ch.param)}: {c(ch.old)} -> {c(ch.new)}"
+        case ParamChanged():
+            return f"parameter {c(ch.param)} is now {t(ch.new)} (was {t(ch.old)})"
+        case Replaced() if kind == ChangeKind.PARAM_RENAMED:
+            return f"parameter {c(ch.old)} renamed to {c(ch.new)}"
+        case Replaced() if kind == ChangeKind.RETURN_CHANGED:
+            return f"returns {c(ch.new)} (was {c(ch.old)})"
+        case Replaced() if kind == ChangeKind.SIGNATURE_CHANGED:
+            return f"signature: {c(ch.old)} -> {c(ch.new)}"
+        case Replaced():
+            return f"extraction status {t(ch.old)} -> {t(ch.new)}"
+        case RaisesChanged() if kind == ChangeKind.RAISES_ADDED:
+            return f"may raise {c(ch.exception)}"
+        case RaisesChanged():
+            return f"no longer documented to raise {c(ch.exception)}"
+        case Deprecated():
+            return f"deprecated in {t(ch.version) if ch.version else 'this version'}"
+        case LabelChanged() if kind == ChangeKind.LABEL_ADDED:
+            return f"now {c(ch.label)}"
+        case LabelChanged():
+            return f"no longer {c(ch.label)}"
+    return "documentation changed"
 
 
-def describe(change: dict[str, Any], style: Style = PLAIN) -> str:
+def describe(change: Change, style: Style = PLAIN) -> str:
     """One change in words, the site's names and values written in ``style`` (a kind
     this version does not know, from a newer one, reads as a documentation change)."""
 
     def c(value: Any) -> str:
         return "none" if value is None else style.code(value)
 
-    words = _DESCRIBE.get(change["kind"], _DESCRIBE[ChangeKind.DOC_CHANGED])
-    return words(change, c, style.text)
+    return _words(change, c, style.text)
 
 
 def counts(diffs: Iterable[SymbolDiff]) -> Counter[str]:
@@ -125,7 +127,7 @@ def counts(diffs: Iterable[SymbolDiff]) -> Counter[str]:
     for d in diffs:
         total[d.change] += 1
         total["breaking"] += d.breaking
-        total.update(c["kind"] for c in d.changes)
+        total.update(str(c.kind) for c in d.changes)
     return total
 
 
@@ -135,7 +137,7 @@ def _line(d: SymbolDiff, style: Style = PLAIN, only_breaking: bool | None = None
         return f"{key} added"
     if d.change == REMOVED:
         return f"{key} removed"
-    picked = [c for c in d.changes if only_breaking is None or bool(c["breaking"]) == only_breaking]
+    picked = [c for c in d.changes if only_breaking is None or c.breaking == only_breaking]
     return f"{key}: " + "; ".join(describe(c, style) for c in picked)
 
 
@@ -155,7 +157,7 @@ def summary(diffs: Sequence[SymbolDiff], old: str, new: str, style: Style = PLAI
     others = [
         _line(d, style, only_breaking=False)
         for d in diffs
-        if (d.change == CHANGED and any(not c["breaking"] for c in d.changes))
+        if (d.change == CHANGED and any(not c.breaking for c in d.changes))
         or (d.change != CHANGED and not d.breaking)
     ]
     if others:

@@ -259,7 +259,7 @@ def render_history(key: str, project: str, steps: list[Step], facts: dict[str, A
             what = "unchanged" if s.present else "-"
         elif s.change == "changed":
             what = "; ".join(
-                describe(c, TERMINAL) + (" (breaking)" if c["breaking"] else "") for c in s.changes
+                describe(c, TERMINAL) + (" (breaking)" if c.breaking else "") for c in s.changes
             )
         else:
             what = s.change + (" (breaking)" if s.breaking else "")

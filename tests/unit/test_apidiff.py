@@ -7,11 +7,25 @@ from typing import Any
 
 import pytest
 
-from invcrawl.common.apidiff import diff_all, diff_items, item_changes, param_changes
+from invcrawl.common.apidiff import Change, diff_all, diff_items
+from invcrawl.common.apidiff import item_changes as typed_item_changes
+from invcrawl.common.apidiff import param_changes as typed_param_changes
 from invcrawl.common.apidiff.render import counts, describe, markdown, module_of, summary
+from invcrawl.common.content import Param
 from invcrawl.common.params import param
 
 PK, KW, PO = "positional-or-keyword", "keyword-only", "positional-only"
+
+
+def param_changes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The changes between two lists of parameters as items hold them (decoded)."""
+    found = typed_param_changes(map(Param.from_json, old), map(Param.from_json, new))
+    return [c.to_json() for c in found]
+
+
+def item_changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    """The changes between two items, as their JSON holds them."""
+    return [c.to_json() for c in typed_item_changes(old, new)]  # type: ignore[arg-type]
 
 
 def item(key: str = "py:function:m.f", **fields: Any) -> dict[str, Any]:
@@ -302,10 +316,13 @@ def test_module_of_and_describe() -> None:
     assert module_of("py:method:a.b.C.m", ["a", "a.b"]) == "a.b"
     assert module_of("c:function:f", []) == "C API"
     assert (
-        describe({"kind": "param_added", "param": "x", "required": True})
+        describe(Change.from_json({"kind": "param_added", "param": "x", "required": True}))
         == "new required parameter x"
     )
-    assert describe({"kind": "deprecated", "version": None}) == "deprecated in this version"
+    assert (
+        describe(Change.from_json({"kind": "deprecated", "version": None}))
+        == "deprecated in this version"
+    )
 
 
 def test_a_deprecation_taken_away_is_a_doc_change() -> None:
@@ -345,7 +362,7 @@ def test_label_changes_and_when_they_break(
 ) -> None:
     changes = item_changes(item(labels=old), item(labels=new))
     assert kinds(changes) == expected
-    assert [describe(c) for c in changes] == [
+    assert [describe(Change.from_json(c)) for c in changes] == [
         f"now {c['label']}" if c["kind"] == "label_added" else f"no longer {c['label']}"
         for c in changes
     ]

@@ -15,6 +15,7 @@ from invcrawl.common.apidiff import diff as apidiff
 from invcrawl.common.apidiff import diff_all, item_changes
 from invcrawl.common.apidiff.order import history_steps
 from invcrawl.common.apidiff.render import markdown, summary
+from invcrawl.common.content import Content
 from invcrawl.common.params import POSITIONAL_OR_KEYWORD
 from support.growth import CountedStr, growth
 
@@ -46,7 +47,7 @@ def test_renamed_parameters_diff_in_linear_work() -> None:
 
     assert growth(work_at, 400) < LINEAR
     old, new = renamed(3)
-    kinds = [c["kind"] for c in item_changes(old, new)]
+    kinds = [c.kind for c in item_changes(old, new)]
     assert kinds == ["param_added"] * 3 + ["param_removed"] * 3
 
 
@@ -100,8 +101,12 @@ def test_version_notes_each_cost_one_pass_over_the_doc_at_most_a_bounded_number(
     doc = " ".join(f"Changed in version 1.{i}: Note {i}." for i in range(5000))
     old = function(["a"], doc="Intro. " + doc, versions=notes)
     new = function(["a"], doc="Intro, edited. " + doc, versions=notes)
-    assert [c["kind"] for c in item_changes(old, new)] == ["doc_changed"]
+    assert [c.kind for c in item_changes(old, new)] == ["doc_changed"]
     assert len(passes) == 2 * apidiff.NOTES_STRIPPED
+
+
+def doc_text(item: dict[str, Any]) -> str:
+    return apidiff._doc_text(item, Content.of(item))
 
 
 def test_a_note_is_taken_out_of_the_doc_as_before() -> None:
@@ -113,8 +118,8 @@ def test_a_note_is_taken_out_of_the_doc_as_before() -> None:
         {"kind": "changed", "version": "3.2", "text": "Accepts bytes."},
         {"kind": "deprecated", "version": "3.9", "text": ""},
     ]
-    assert apidiff._doc_text({"doc": doc, "versions": notes}) == "Returnx."
+    assert doc_text({"doc": doc, "versions": notes}) == "Returnx."
     german = "Gibt x zurück. Geändert in Version 3.2: Nimmt Bytes."
     note = [{"kind": "changed", "version": "3.2", "text": "Nimmt Bytes."}]
-    assert apidiff._doc_text({"doc": german, "versions": note}) == "Gibtxzurück."
-    assert apidiff._doc_text({"doc": "a 3.2 b", "versions": note}) == "a3.2b"  # no lead-in
+    assert doc_text({"doc": german, "versions": note}) == "Gibtxzurück."
+    assert doc_text({"doc": "a 3.2 b", "versions": note}) == "a3.2b"  # no lead-in

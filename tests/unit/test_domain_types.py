@@ -8,7 +8,7 @@ import json
 
 import orjson
 
-from invcrawl.common.apidiff import CHANGE_KINDS, ChangeKind, SymbolChange
+from invcrawl.common.apidiff import CHANGE_KINDS, Change, ChangeKind, SymbolChange
 from invcrawl.common.apidiff.render import MARKDOWN, describe
 from invcrawl.common.items import ITEM_FIELDS, Item
 from invcrawl.common.params import KINDS, ParamKind, with_kinds
@@ -38,11 +38,11 @@ def test_the_enums_hold_the_strings_of_the_json() -> None:
 def test_every_change_kind_has_its_words_and_stored_strings_find_them() -> None:
     facts = {"param": "x", "old": "a", "new": "b", "required": True, "exception": "E",
              "version": "1.0", "label": "async"}  # fmt: skip
-    words = {describe({"kind": kind, **facts}) for kind in ChangeKind}
+    words = {describe(Change.from_json({"kind": kind, **facts})) for kind in ChangeKind}
     assert len(words) == len(ChangeKind)  # none falls through to another's words
     stored = {"kind": "param_removed", "param": "x"}  # a kind read back from JSON: a str
-    assert describe(stored, MARKDOWN) == "parameter `x` removed"
-    assert describe({"kind": "from_a_newer_version"}) == "documentation changed"
+    assert describe(Change.from_json(stored), MARKDOWN) == "parameter `x` removed"
+    assert describe(Change.from_json({"kind": "from_a_newer_version"})) == "documentation changed"
 
 
 def test_the_item_typeddict_names_every_field_in_order() -> None:

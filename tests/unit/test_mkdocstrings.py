@@ -390,7 +390,7 @@ def test_two_versions_give_typed_changes() -> None:
         '<details class="deprecated"><summary>Deprecated since 2.0</summary><p>Use g.</p></details>',
     )
     changes = {(c["kind"], c.get("param") or c.get("version"), c["breaking"])
-               for c in item_changes(old, new)}  # fmt: skip
+               for c in (c.to_json() for c in item_changes(old, new))}  # fmt: skip
     assert ("param_added", "b", False) in changes
     assert ("param_added", "strict", True) in changes
     assert ("deprecated", "2.0", False) in changes
