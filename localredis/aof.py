@@ -66,7 +66,7 @@ def needs_compaction(preamble: bool, current_size: int, base_size: int) -> bool:
 
 
 def compact(client: Any, data_dir: Path, wait: float = REWRITE_WAIT) -> bool:
-    """Rewrite the AOF of the server ``client`` (a redis-py client) talks to, when
+    """Rewrite the AOF of the server ``client`` (a ``server.Connection``) talks to, when
     :func:`needs_compaction` says so, and wait for the rewrite; whether one was done."""
     info = client.info("persistence")
     if not int(info.get("aof_enabled", 0)):

@@ -52,8 +52,10 @@ from typing import Any
 
 from invcrawl.localredis import aof
 from invcrawl.localredis.server import (
+    Connection,
     RedisServer,
     RedisServerError,
+    ReplyError,
     find_redis_server,
     on_parent_death,
     ping,
@@ -342,14 +344,14 @@ def _compact(data_dir: Path, server: RedisServer) -> None:
     logged (service.log): the AOF as it is stays complete."""
     if server.process is None or server.process.poll() is not None:
         return
-    import redis  # noqa: PLC0415 - the service's last step only
-
-    client = redis.Redis(
-        host="127.0.0.1", port=server.port, password=server.password, socket_timeout=10
-    )
+    try:
+        client = Connection(server.port, server.password)
+    except OSError as exc:
+        print(f"invcrawl: AOF not compacted: {exc}", file=sys.stderr, flush=True)
+        return
     try:
         aof.compact(client, data_dir)
-    except (redis.RedisError, OSError) as exc:
+    except (ReplyError, OSError) as exc:
         print(f"invcrawl: AOF not compacted: {exc}", file=sys.stderr, flush=True)
     finally:
         client.close()

@@ -103,6 +103,55 @@ def _read_lines(sock: socket.socket, count: int) -> list[bytes]:
     return data.split(b"\r\n")[:count]
 
 
+class ReplyError(Exception):
+    """The server answered a command with an error (its ``-ERR ...`` line)."""
+
+
+class Connection:
+    """A connection to a server of this module speaking just enough of the Redis protocol
+    for the service's own housekeeping (``INFO``, ``BGREWRITEAOF``), so that localredis
+    needs no Redis client library: that is the frontier's alone (tests/unit/test_boundaries.py)."""
+
+    def __init__(self, port: int, password: str | None = None, timeout: float = 10.0) -> None:
+        self._sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self._file = self._sock.makefile("rb")
+        if password is not None:
+            self.call("AUTH", password)
+
+    def call(self, *words: str) -> bytes | int | None:
+        """One command's reply: a simple or bulk string (bytes), an integer, or None."""
+        self._sock.sendall(_command(*words))
+        line = self._file.readline().rstrip(b"\r\n")
+        if not line:
+            raise OSError("Redis closed the connection")
+        kind, rest = line[:1], line[1:]
+        if kind == b"-":
+            raise ReplyError(rest.decode(errors="replace"))
+        if kind == b":":
+            return int(rest)
+        if kind == b"$":
+            size = int(rest)
+            if size < 0:
+                return None
+            data = self._file.read(size + 2)
+            return data[:size]
+        return rest  # "+OK" and the like
+
+    def info(self, section: str) -> dict[str, str]:
+        """``INFO section`` as a mapping of its ``name:value`` lines."""
+        reply = self.call("INFO", section)
+        text = reply.decode(errors="replace") if isinstance(reply, bytes) else ""
+        pairs = (ln.split(":", 1) for ln in text.splitlines() if ":" in ln)
+        return {name: value for name, value in pairs}
+
+    def bgrewriteaof(self) -> None:
+        self.call("BGREWRITEAOF")
+
+    def close(self) -> None:
+        self._file.close()
+        self._sock.close()
+
+
 class RedisServer:
     """One redis-server process on 127.0.0.1 with its data (AOF) in ``data_dir``.
 
