@@ -55,7 +55,8 @@ def test_params_and_return_of_a_call() -> None:
     [(None, False), ("", False), ("X: int = 3", False), ("Base(ABC)", True)],
 )
 def test_no_params_for_values_bare_names_and_bases(sig: str | None, no_params: bool) -> None:
-    assert params_and_return(sig, no_params) == ([], None)
+    # None: the page shows no parameter list (the documented names are then the params)
+    assert params_and_return(sig, no_params) == (None, None)
 
 
 def test_a_formatted_signature_is_read_as_its_one_line() -> None:
@@ -86,14 +87,15 @@ def test_sections_complete_the_signatures_parameters() -> None:
         ),
         Section("raises", [(None, "ValueError", None, "When bad.")]),
     ]
-    params, returns, raises = merge(sections, signature, "int")
+    merged = merge(sections, signature, "int")
+    params, returns, raises = merged.params, merged.returns, merged.raises
     assert [(p["name"], p["type"], p["default"], p["description"]) for p in params] == [
         ("a", "str", "None", "The a."),
         ("b", "int", "3", "The b."),
         ("*args", "int", None, "More."),
-        ("c", "bool", None, "Documented, not in the signature."),
     ]
-    assert params[3]["kind"] is None  # as Sphinx's field lists: no kind known
+    # a documented name the signature lacks is no parameter of the call (issue 49, 7)
+    assert merged.doc_only == [{"name": "c", "description": "Documented, not in the signature."}]
     assert signature[0]["type"] is None  # the signature's own dicts are left as they were
     assert raises == [{"type": "ValueError", "description": "When bad."}]
     # no Returns section: the annotation is the one return value
@@ -102,8 +104,8 @@ def test_sections_complete_the_signatures_parameters() -> None:
 
 def test_the_annotation_types_an_untyped_return_only() -> None:
     untyped = [Section("returns", [(None, None, None, "The result.")])]
-    _, returns, _ = merge(untyped, [], "list[str]")
+    returns = merge(untyped, [], "list[str]").returns
     assert returns == [{"name": None, "type": "list[str]", "description": "The result."}]
     typed = [Section("returns", [("out", "dict", None, "Named.")])]
-    _, returns, _ = merge(typed, [], "list[str]")
+    returns = merge(typed, [], "list[str]").returns
     assert returns == [{"name": "out", "type": "dict", "description": "Named."}]
