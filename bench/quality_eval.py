@@ -20,6 +20,7 @@ from bench.quality_crawl import Corpus
 from bench.quality_fts import Baseline
 from bench.quality_sets import Hit, QuerySet, Question
 from invcrawl.frontier.search import search_symbols
+from invcrawl.frontier.session import Frontier
 
 LIMIT = 10
 SCOPES = ("within", "across")
@@ -35,7 +36,7 @@ def invcrawl_searcher(redis: Redis, corpus: Corpus, errors: list[str]) -> Search
 
     async def search(query: str, project: str | None) -> list[Hit]:
         try:
-            hits = await search_symbols(redis, query, project=project, limit=LIMIT)
+            hits = await search_symbols(Frontier(redis), query, project=project, limit=LIMIT)
         except ValueError:  # a query the engine refuses (too long, no term): no answer
             return []
         except Exception as exc:

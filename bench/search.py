@@ -199,7 +199,7 @@ async def timed_queries(
                 before = server_usec(plain)
                 cpu = time.process_time()
                 start = time.perf_counter()
-                hits = await search_symbols(client, q.query, project=project, limit=10)
+                hits = await search_symbols(Frontier(client), q.query, project=project, limit=10)
                 times["wall"].append((time.perf_counter() - start) * 1000)
                 times["client_cpu"].append((time.process_time() - cpu) * 1000)
                 times["server"].append((server_usec(plain) - before) / 1000)

@@ -20,8 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from redis.asyncio import Redis
-
 from invcrawl.common.items import key_digest
 from invcrawl.common.search import fusion, semantic
 from invcrawl.common.search.fusion import Candidate, Result
@@ -75,15 +73,14 @@ _crawl_lists: weakref.WeakKeyDictionary[Any, tuple[float, frozenset[str], list[C
 _crawl_lists = weakref.WeakKeyDictionary()
 
 
-async def _crawl_list(redis: Redis) -> list[CrawlVersion]:
-    frontier = Frontier(redis)
+async def _crawl_list(frontier: Frontier) -> list[CrawlVersion]:
     ids = frozenset(await frontier.registry.known())
-    cached = _crawl_lists.get(redis)
+    cached = _crawl_lists.get(frontier)
     now = time.monotonic()
     if cached is not None and cached[1] == ids and now - cached[0] < CRAWLS_FRESH_S:
         return cached[2]
     crawls = await crawl_versions(frontier)
-    _crawl_lists[redis] = (now, ids, crawls)
+    _crawl_lists[frontier] = (now, ids, crawls)
     return crawls
 
 
@@ -230,14 +227,14 @@ class _Ranked:
 
 
 async def _search(
-    redis: Redis, query: Query, crawls: Sequence[CrawlVersion], kind: str | None
+    frontier: Frontier, query: Query, crawls: Sequence[CrawlVersion], kind: str | None
 ) -> _Ranked:
     model = semantic.load()
     wanted = POOL * (KIND_FACTOR if kind is not None else 1)
-    found = await pool(redis, _terms(query, model), crawls, wanted)
+    found = await pool(frontier, _terms(query, model), crawls, wanted)
     index = {crawl.crawl_id: n for n, crawl in enumerate(crawls)}
     candidates = []
-    for crawl, item in await read_items(redis, found.candidates):
+    for crawl, item in await read_items(frontier, found.candidates):
         if _kind_matches(kind, item):
             summary = first_sentence(item.get("doc"))
             n = index[crawl.crawl_id]
@@ -263,7 +260,7 @@ def crawl_rankers(crawl: CrawlVersion) -> list[str]:
 
 
 async def search_answer(
-    redis: Redis,
+    frontier: Frontier,
     query: str,
     *,
     project: str | None = None,
@@ -278,27 +275,29 @@ async def search_answer(
     parsed = parse_query(query)
     check_limit(limit)
     kind = _check_kind(kind)
-    crawls = choose_crawls(await _crawl_list(redis), project, version)
-    ranked = await _search(redis, parsed, crawls, kind)
+    crawls = choose_crawls(await _crawl_list(frontier), project, version)
+    ranked = await _search(frontier, parsed, crawls, kind)
     hits = [_hit(crawl, result) for crawl, result in ranked.results[:limit]]
     return SearchAnswer(hits, semantic.rankers(), not hits, semantic.unavailable())
 
 
-async def search_symbols(redis: Redis, query: str, **options: Any) -> list[SymbolHit]:
+async def search_symbols(frontier: Frontier, query: str, **options: Any) -> list[SymbolHit]:
     """:func:`search_answer`'s results alone."""
-    return (await search_answer(redis, query, **options)).hits
+    return (await search_answer(frontier, query, **options)).hits
 
 
 async def _by_key(
-    redis: Redis, key: str, crawls: Sequence[CrawlVersion]
+    frontier: Frontier, key: str, crawls: Sequence[CrawlVersion]
 ) -> list[tuple[CrawlVersion, dict[str, Any]]]:
     """The items of ``key`` in ``crawls`` (a key is ``domain:role:name``)."""
     candidates = [(crawl, key_digest(key, max(crawl.buckets, 1))[1]) for crawl in crawls]
-    return [(c, item) for c, item in await read_items(redis, candidates) if item.get("key") == key]
+    return [
+        (c, item) for c, item in await read_items(frontier, candidates) if item.get("key") == key
+    ]
 
 
 async def get_symbol(
-    redis: Redis,
+    frontier: Frontier,
     name: str,
     *,
     project: str | None = None,
@@ -308,16 +307,16 @@ async def get_symbol(
     component (case-insensitive). Several matches give ``candidates`` and no item;
     none gives no item and the nearest symbols as candidates."""
     query = parse_query(name)
-    crawls = choose_crawls(await _crawl_list(redis), project, version)
+    crawls = choose_crawls(await _crawl_list(frontier), project, version)
     scope_project = crawls[0].project if len(crawls) == 1 else ""
     scope_version = crawls[0].version if len(crawls) == 1 else ""
     domain, _ = _split_key(query.text)
     if domain:
-        held = await _by_key(redis, query.text, crawls)
+        held = await _by_key(frontier, query.text, crawls)
         if len(held) == 1:
             crawl, item = held[0]
             return SymbolLookup(item, [], crawl.project, crawl.version)
-    found = (await _search(redis, query, crawls, None)).results
+    found = (await _search(frontier, query, crawls, None)).results
     for tier in (Tier.EXACT, Tier.LAST):
         matched = [(c, r) for c, r in found if r.tier is tier]
         if len(matched) == 1:
@@ -328,13 +327,3 @@ async def get_symbol(
             return SymbolLookup(None, hits, scope_project, scope_version)
     hits = [_hit(c, r) for c, r in found[:CANDIDATES_SHOWN]]
     return SymbolLookup(None, hits, scope_project, scope_version)
-
-
-async def search_in(frontier: Frontier, query: str, **options: Any) -> SearchAnswer:
-    """:func:`search_answer` on a :class:`Frontier`'s client (the CLI's)."""
-    return await search_answer(frontier._redis, query, **options)
-
-
-async def lookup_in(frontier: Frontier, name: str, **options: Any) -> SymbolLookup:
-    """:func:`get_symbol` on a :class:`Frontier`'s client (the CLI's)."""
-    return await get_symbol(frontier._redis, name, **options)

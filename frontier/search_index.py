@@ -48,8 +48,8 @@ async def reindex(session: CrawlSession) -> int:
             args += [index.add(log), term_tag(term)]
         count += 1
         if count >= BATCH:
-            indexed += int(await session._scripts.run("search_index", fixed, args, index.keys))
+            indexed += int(await session.run("search_index", fixed, args, index.keys))
             index, args, count = KeyIndex(len(fixed)), [], 0
     if count:
-        indexed += int(await session._scripts.run("search_index", fixed, args, index.keys))
+        indexed += int(await session.run("search_index", fixed, args, index.keys))
     return indexed

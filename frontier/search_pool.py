@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from redis.asyncio import Redis
 from redis.exceptions import NoPermissionError, ResponseError
 
 from invcrawl.common.search.lexical import idf
@@ -32,24 +31,17 @@ from invcrawl.common.search.postings import (
 )
 from invcrawl.common.search.ranking import LookupTerm
 from invcrawl.frontier.keys import CrawlKeys
-from invcrawl.frontier.scripts import KeyIndex, ScriptCall, Scripts
+from invcrawl.frontier.scripts import KeyIndex, ScriptCall
+from invcrawl.frontier.session import Frontier
 from invcrawl.frontier.stream import RAW, stream_entries
 from invcrawl.frontier.versions import CrawlVersion
 
 ROUND = 8  # each crawl's best ROUND candidates compete before any crawl's next ones
 SPREAD_POSTINGS = 1000  # a term in more items only adds to candidates rarer ones found
 
-# Clients whose Redis user may not run scripts (the ``reader`` of deploy/redis: no
-# EVALSHA): their lookups are plain GETs. And each client's script runner.
+# Frontiers whose Redis user may not run scripts (the ``reader`` of deploy/redis: no
+# EVALSHA): their lookups are plain GETs.
 _no_scripts: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
-_runners: weakref.WeakKeyDictionary[Any, Scripts] = weakref.WeakKeyDictionary()
-
-
-def _scripts(redis: Redis) -> Scripts:
-    runner = _runners.get(redis)
-    if runner is None:
-        runner = _runners[redis] = Scripts(redis)
-    return runner
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,25 +83,25 @@ def _scored_reply(reply: Any, terms: int) -> Scored:
 
 
 async def _by_script(
-    redis: Redis, terms: Sequence[LookupTerm], crawls: Sequence[CrawlVersion], wanted: int
+    frontier: Frontier, terms: Sequence[LookupTerm], crawls: Sequence[CrawlVersion], wanted: int
 ) -> list[Scored] | None:
     """One ``search_lookup.lua`` call per crawl, pipelined; None when this Redis user
     may not run scripts."""
     try:
-        replies = await _scripts(redis).run_many(_calls(terms, crawls, wanted), raw=True)
+        replies = await frontier.run_many(_calls(terms, crawls, wanted), raw=True)
     except NoPermissionError:
-        _no_scripts[redis] = True
+        _no_scripts[frontier] = True
         return None
     except ResponseError as exc:
         if "NOPERM" not in str(exc):
             raise
-        _no_scripts[redis] = True
+        _no_scripts[frontier] = True
         return None
     return [_scored_reply(reply, len(terms)) for reply in replies]
 
 
 async def _by_gets(
-    redis: Redis, terms: Sequence[LookupTerm], crawls: Sequence[CrawlVersion], wanted: int
+    frontier: Frontier, terms: Sequence[LookupTerm], crawls: Sequence[CrawlVersion], wanted: int
 ) -> list[Scored]:
     """The same answer from one ``GET`` per term log and crawl (no script)."""
     requests = [
@@ -118,7 +110,7 @@ async def _by_gets(
         for term in terms
     ]
     logs = list(dict.fromkeys(log for log, _ in requests))
-    pipe = redis.pipeline(transaction=False)
+    pipe = frontier.pipeline(transaction=False)
     for log in logs:
         pipe.execute_command("GET", log, **RAW)
     read = dict(zip(logs, await pipe.execute(), strict=True))
@@ -132,16 +124,16 @@ async def _by_gets(
 
 
 async def pool(
-    redis: Redis, terms: Sequence[LookupTerm], crawls: Sequence[CrawlVersion], wanted: int
+    frontier: Frontier, terms: Sequence[LookupTerm], crawls: Sequence[CrawlVersion], wanted: int
 ) -> Pool:
     """The best ``wanted`` (crawl, item digest) pairs under ``terms`` over ``crawls``."""
     if not terms or not crawls:
         return Pool([], {})
     scored: list[Scored] | None = None
-    if not _no_scripts.get(redis):
-        scored = await _by_script(redis, terms, crawls, wanted)
+    if not _no_scripts.get(frontier):
+        scored = await _by_script(frontier, terms, crawls, wanted)
     if scored is None:
-        scored = await _by_gets(redis, terms, crawls, wanted)
+        scored = await _by_gets(frontier, terms, crawls, wanted)
     ranked = []
     for crawl, found in zip(crawls, scored, strict=True):
         for rank, (field, score) in enumerate(zip(found.fields, found.scores, strict=True)):
@@ -163,17 +155,17 @@ async def pool(
 
 
 async def read_items(
-    redis: Redis, candidates: Sequence[tuple[CrawlVersion, str]]
+    frontier: Frontier, candidates: Sequence[tuple[CrawlVersion, str]]
 ) -> list[tuple[CrawlVersion, dict[str, Any]]]:
     """The latest items of candidates (those still recorded and in their stream)."""
     if not candidates:
         return []
-    pipe = redis.pipeline(transaction=False)
+    pipe = frontier.pipeline(transaction=False)
     for crawl, field in candidates:
         keys = CrawlKeys(crawl.crawl_id)
         pipe.hget(keys.search_record(record_bucket(field, crawl.buckets)), field)
     entry_ids = await pipe.execute()
-    pipe = redis.pipeline(transaction=False)
+    pipe = frontier.pipeline(transaction=False)
     wanted = []
     for (crawl, _), entry_id in zip(candidates, entry_ids, strict=True):
         if entry_id:

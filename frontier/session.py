@@ -67,6 +67,11 @@ class Frontier:
         """Commands sent in one round trip (a MULTI/EXEC block when ``transaction``)."""
         return self._redis.pipeline(transaction=transaction)
 
+    async def run_many(self, calls: Sequence[ScriptCall], *, raw: bool = False) -> list[Any]:
+        """Scripts of several crawls in one round trip (frontier/scripts.Scripts.run_many;
+        ``raw``: their replies undecoded)."""
+        return await self._scripts.run_many(calls, raw=raw)
+
     async def write_allowed(self) -> str | None:
         """The first write command the client's Redis user may run (``"SET"``...), or
         None: it may write nothing (:mod:`invcrawl.frontier.permissions`)."""

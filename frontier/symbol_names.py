@@ -8,7 +8,7 @@ Kept apart from ``frontier/versions.py``, which ``frontier/search.py`` imports."
 from __future__ import annotations
 
 from invcrawl.common.search.selection import listing
-from invcrawl.frontier.search import SymbolLookup, lookup_in
+from invcrawl.frontier.search import SymbolLookup, get_symbol
 from invcrawl.frontier.session import Frontier
 from invcrawl.frontier.versions import (
     CrawlRefError,
@@ -49,7 +49,7 @@ async def symbol_key(frontier: Frontier, name: str, project: str | None) -> str:
     name = name.strip()
     if is_key(name):
         return name
-    keys = _named(await lookup_in(frontier, name, project=project), name)
+    keys = _named(await get_symbol(frontier, name, project=project), name)
     if not keys:
         crawls = await crawl_versions(frontier)
         projects = by_project(crawls)
@@ -58,7 +58,7 @@ async def symbol_key(frontier: Frontier, name: str, project: str | None) -> str:
             projects = {picked: projects[picked]}
         older = [c for rows in projects.values() for c in reversed(versions_only(rows)[:-1])]
         for crawl in older[:OLDER_VERSIONS_TRIED]:
-            found = await lookup_in(frontier, name, project=crawl.project, version=crawl.version)
+            found = await get_symbol(frontier, name, project=crawl.project, version=crawl.version)
             keys = _named(found, name)
             if keys:
                 break

@@ -22,8 +22,8 @@ from invcrawl.frontier.search import (
     SearchAnswer,
     SymbolHit,
     SymbolLookup,
-    lookup_in,
-    search_in,
+    get_symbol,
+    search_answer,
 )
 from invcrawl.frontier.search_index import reindex
 from invcrawl.frontier.session import Frontier
@@ -75,7 +75,7 @@ def cmd_search(config: Config) -> int:
         raise ConfigError("search needs QUERY: a name or a few words, e.g. json.loads")
 
     async def job(frontier: Frontier) -> SearchAnswer:
-        return await search_in(
+        return await search_answer(
             frontier,
             query,
             project=config.project,
@@ -182,7 +182,7 @@ def cmd_show(config: Config) -> int:
         raise ConfigError("--json and --markdown do not go together: pick one")
 
     async def job(frontier: Frontier) -> SymbolLookup:
-        return await lookup_in(frontier, name, project=config.project, version=config.version)
+        return await get_symbol(frontier, name, project=config.project, version=config.version)
 
     found: SymbolLookup = _read(config, job)
     if found.item is not None:

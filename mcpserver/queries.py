@@ -19,7 +19,6 @@ from invcrawl.common.search import semantic
 from invcrawl.common.search.selection import SelectionError, match_project, select_version
 from invcrawl.frontier import search
 from invcrawl.frontier.changes import read_changes
-from invcrawl.frontier.connection import Client
 from invcrawl.frontier.every_crawl import (
     CursorTrimmed,
     check_not_trimmed,
@@ -262,7 +261,7 @@ async def changes_since(
 
 
 async def search_symbols(
-    redis: Client,
+    frontier: Frontier,
     query: str,
     *,
     project: str | None,
@@ -273,7 +272,7 @@ async def search_symbols(
 ) -> Answer:
     try:
         answer = await search.search_answer(
-            redis, query, project=project, version=version, kind=kind, limit=limit
+            frontier, query, project=project, version=version, kind=kind, limit=limit
         )
     except ValueError as exc:  # SelectionError included
         raise ToolInputError(str(exc)) from None
@@ -291,7 +290,7 @@ async def search_symbols(
 
 
 async def get_symbol(
-    redis: Client,
+    frontier: Frontier,
     name: str,
     *,
     project: str | None,
@@ -305,7 +304,7 @@ async def get_symbol(
     if field is not None and field not in PAGED:
         raise ToolInputError(f"field {shown(field)} is not one that is cut: {', '.join(PAGED)}")
     try:
-        found = await search.get_symbol(redis, name, project=project, version=version)
+        found = await search.get_symbol(frontier, name, project=project, version=version)
     except ValueError as exc:
         raise ToolInputError(str(exc)) from None
     where = {"project": found.project, "version": found.version}
@@ -338,7 +337,7 @@ async def get_symbol(
     if not close and tail:  # the name's last component alone finds a misspelt one
         try:
             nearby = await search.search_answer(
-                redis, tail, project=project, version=version, limit=20
+                frontier, tail, project=project, version=version, limit=20
             )
         except ValueError:
             nearby = None

@@ -65,7 +65,7 @@ class Connection:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def redis(self) -> Client:
-        """The client, for the search functions (``frontier/search.py`` takes it)."""
+        """The client, made in this loop (the frontier holds it)."""
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
             self._client = connect(self.url, self.cluster)
@@ -259,7 +259,7 @@ def build_server(connection: Connection, max_chars: int = DEFAULT_MAX_CHARS) -> 
 
         def job() -> Awaitable[queries.Answer]:
             return queries.search_symbols(
-                connection.redis(),
+                connection.frontier(),
                 text_arg("query", query, required=True) or "",
                 project=text_arg("project", project),
                 version=text_arg("version", version),
@@ -298,7 +298,7 @@ def build_server(connection: Connection, max_chars: int = DEFAULT_MAX_CHARS) -> 
 
         def job() -> Awaitable[queries.Answer]:
             return queries.get_symbol(
-                connection.redis(),
+                connection.frontier(),
                 text_arg("name", name, required=True) or "",
                 project=text_arg("project", project),
                 version=text_arg("version", version),

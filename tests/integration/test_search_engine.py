@@ -76,7 +76,7 @@ def answer(url: str, query: str, **options: Any) -> SearchAnswer:
     async def main() -> SearchAnswer:
         client = connect(url)
         try:
-            return await search_answer(client, query, **options)
+            return await search_answer(Frontier(client), query, **options)
         finally:
             await client.aclose()
 
@@ -134,8 +134,8 @@ def test_ranks_never_depend_on_the_commit_order(fresh_redis: Any) -> None:
             frontier = Frontier(client)
             await build_crawl(frontier, "a", ("A", "1"), many, per_page=7)
             await build_crawl(frontier, "b", ("B", "1"), many, per_page=7, reverse=True)
-            a = await search_answer(client, "frobnicate widget", project="A", limit=100)
-            b = await search_answer(client, "frobnicate widget", project="B", limit=100)
+            a = await search_answer(Frontier(client), "frobnicate widget", project="A", limit=100)
+            b = await search_answer(Frontier(client), "frobnicate widget", project="B", limit=100)
             return [h.key for h in a.hits], [h.key for h in b.hits]
         finally:
             await client.aclose()

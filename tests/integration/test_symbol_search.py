@@ -59,7 +59,7 @@ def searching(url: str, query: str, **options: Any) -> list[SymbolHit]:
     async def main() -> list[SymbolHit]:
         client = connect(url)
         try:
-            return await search_symbols(client, query, **options)
+            return await search_symbols(Frontier(client), query, **options)
         finally:
             await client.aclose()
 
@@ -129,11 +129,13 @@ def test_get_symbol(crawled: str) -> None:
         client = connect(crawled)
         try:
             return [
-                await get_symbol(client, "reqs.get"),
-                await get_symbol(client, "py:function:reqs.get", version="1.0", project="Reqs"),
-                await get_symbol(client, "SessionRedirectMixin"),
-                await get_symbol(client, "Session"),
-                await get_symbol(client, "no_such_thing_here"),
+                await get_symbol(Frontier(client), "reqs.get"),
+                await get_symbol(
+                    Frontier(client), "py:function:reqs.get", version="1.0", project="Reqs"
+                ),
+                await get_symbol(Frontier(client), "SessionRedirectMixin"),
+                await get_symbol(Frontier(client), "Session"),
+                await get_symbol(Frontier(client), "no_such_thing_here"),
             ]
         finally:
             await client.aclose()
@@ -155,10 +157,10 @@ def test_tombstones_and_forget_remove_it(crawled: str) -> None:
             session = Frontier(client).crawl("reqs-2.0")
             layout = await session.refresh_layout()
             await Refresh(session).tombstone(["py:function:reqs.post"], [], layout.buckets)
-            after = names(await search_symbols(client, "reqs.post"))
+            after = names(await search_symbols(Frontier(client), "reqs.post"))
             gone = await forget(Frontier(client).crawl("reqs-2.0"))
             assert gone.deleted
-            latest = [h.version for h in await search_symbols(client, "reqs.get")]
+            latest = [h.version for h in await search_symbols(Frontier(client), "reqs.get")]
             left = 0
             async for _ in client.scan_iter(match="invcrawl:{reqs-2.0}:*"):
                 left += 1
@@ -182,8 +184,8 @@ def test_search_on_a_cluster(tmp_path: Path) -> None:
             client = connect(cluster.url, cluster=True)
             try:
                 await _build(client)
-                first = names(await search_symbols(client, "Session", limit=2))
-                loads = names(await search_symbols(client, "loads"))
+                first = names(await search_symbols(Frontier(client), "Session", limit=2))
+                loads = names(await search_symbols(Frontier(client), "loads"))
                 return first, loads
             finally:
                 await client.aclose()
@@ -234,14 +236,14 @@ def test_reindex_a_crawl_committed_before_the_index(crawled: str) -> None:
                 for k in plain.scan_iter(match=pattern)
             ]
             plain.delete(*index_keys)  # as a crawl made before the index was
-            before = names(await search_symbols(client, "Session", project="Reqs"))
+            before = names(await search_symbols(Frontier(client), "Session", project="Reqs"))
             session = Frontier(client).crawl("reqs-2.0")
             first = await reindex(session)
             dump = {k.decode(): plain.dump(k) for k in sorted(plain.scan_iter("*:slog:*"))}
             second = await reindex(session)
             again = {k.decode(): plain.dump(k) for k in sorted(plain.scan_iter("*:slog:*"))}
             assert again == dump  # idempotent: no posting twice
-            after = names(await search_symbols(client, "Session", project="Reqs"))
+            after = names(await search_symbols(Frontier(client), "Session", project="Reqs"))
             plain.close()
             return before, after, first, second, dump
         finally:
@@ -261,9 +263,9 @@ def test_without_scripts_the_same_answers(crawled: str) -> None:
     async def main() -> tuple[list[SymbolHit], list[SymbolHit]]:
         client = connect(crawled)
         try:
-            scripted = await search_symbols(client, "parse a json string")
+            scripted = await search_symbols(Frontier(client), "parse a json string")
             engine._no_scripts[client] = True
-            plain = await search_symbols(client, "parse a json string")
+            plain = await search_symbols(Frontier(client), "parse a json string")
             return scripted, plain
         finally:
             await client.aclose()
@@ -294,8 +296,8 @@ def test_the_reader_user_searches(tmp_path: Path) -> None:
             reader = connect(role_url(server.port, "reader"))
             try:
                 await _build(admin)
-                found = names(await search_symbols(reader, "Session", limit=2))
-                shown = await get_symbol(reader, "reqs.get", version="1.0")
+                found = names(await search_symbols(Frontier(reader), "Session", limit=2))
+                shown = await get_symbol(Frontier(reader), "reqs.get", version="1.0")
                 return found, shown
             finally:
                 await admin.aclose()

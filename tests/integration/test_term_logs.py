@@ -54,7 +54,8 @@ def crawl_state(url: str, first_term_logs: bool) -> dict[str, Any]:
             )
             dump = {n: await client.dump(session.keys.search_log(n)) for n in logs}
             found = [
-                [hit.name for hit in await search_symbols(client, name, limit=1)] for name in SAMPLE
+                [hit.name for hit in await search_symbols(Frontier(client), name, limit=1)]
+                for name in SAMPLE
             ]
             memory = (await crawl_status(session)).redis_memory
             index_keys = [

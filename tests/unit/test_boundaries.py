@@ -134,11 +134,6 @@ def test_the_frontier_is_closed(package: str) -> None:
     assert clients == {}
 
 
-# frontier/search.py and search_index.py are being moved onto the face by the search work
-# of issue 45 (their own runner); they leave this set when they no longer reach in.
-NOT_YET_ON_THE_FACE = {"frontier/search.py", "frontier/search_index.py"}
-
-
 def test_frontier_modules_reach_redis_through_the_face() -> None:
     """Inside frontier/, only session.py holds the client and the script runner; the
     other modules call the face of frontier/commands.py (``commands``, ``pipeline``,
@@ -147,7 +142,7 @@ def test_frontier_modules_reach_redis_through_the_face() -> None:
     reaching: dict[str, list[str]] = {}
     for path in sorted((REPO / "frontier").glob("*.py")):
         module = str(path.relative_to(REPO))
-        if module == "frontier/session.py" or module in NOT_YET_ON_THE_FACE:
+        if module == "frontier/session.py":
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
