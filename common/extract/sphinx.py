@@ -186,7 +186,7 @@ class _PageExtractor:
             content["doc_markdown"] = self.md.items(shown, exclude)
         if loc.kind == "object":
             md = self.md
-            lines = [md.signature(dt) for dt in loc.dts]
+            lines = [_without_type_word(md.signature(dt), t.role) for dt in loc.dts]
             content["signature"] = "\n".join(line for line in lines if line) or None
             dt = loc.element
             sig_params = params(dt, t.domain, md.signature(dt) or "")
@@ -363,3 +363,18 @@ def _production(strong: Element) -> str:
             parts.append(sib.tail)
         sib = sib.getnext()
     return norm("".join(parts))
+
+
+# Type words a theme writes before a name where Sphinx writes none: zzzeeksphinx
+# (SQLAlchemy's docs) puts ``function`` and ``method`` before every function and method.
+# They say what the role says and are no part of the call (Python has no such keyword),
+# so the signature goes without them; Sphinx's own keywords (``class``, ``classmethod``,
+# ``async``...) stay, as docs/items.md says.
+_TYPE_WORDS = {"function": "function ", "method": "method "}
+
+
+def _without_type_word(line: str | None, role: str) -> str | None:
+    word = _TYPE_WORDS.get(role)
+    if line and word and line.startswith(word):
+        return line[len(word) :]
+    return line

@@ -63,6 +63,16 @@ def test_keywords_before_the_name_are_labels(
     assert out["signature"] == " ".join([*words, "f()"])  # the signature text is unchanged
 
 
+@pytest.mark.parametrize("markup", [_em, _k])
+def test_a_themes_type_word_leaves_the_signature(markup: Callable[[str], str]) -> None:
+    """zzzeeksphinx (SQLAlchemy) writes ``method`` (``function``) before every method
+    (function): the role says so, and Python has no such keyword (issue 47, 8)."""
+    out = _one(_dt(markup("method")))
+    assert out["signature"] == "f()" and out["labels"] == []
+    kept = _one(_dt(markup("classmethod") + markup("method")))  # only a leading one
+    assert kept["signature"] == "classmethod method f()"
+
+
 def test_an_annotation_after_the_name_is_no_label() -> None:
     after = '<em class="property"><span class="p">:</span> <span class="pre">property</span></em>'
     assert _one(_dt("", after=after))["labels"] == []
