@@ -192,9 +192,8 @@ def render_fleet(fleet: FleetStatus, width: int | None = None) -> str:
         if c.crawl_id in twins:
             lines.append(
                 fit(
-                    f"  same as {twins[c.crawl_id]} ({safe(c.project)} {safe(c.version)}): give "
-                    "a crawl id where PROJECT@VERSION would name both",
-                    width,
+                    f"  same as {twins[c.crawl_id]} (give a crawl id, not PROJECT@VERSION)",
+                    min(width, 80),
                 )
             )
     failed = [c.crawl_id for c in crawls if c.state == "failed"]
