@@ -192,7 +192,8 @@ def render_fleet(fleet: FleetStatus, width: int | None = None) -> str:
         if c.crawl_id in twins:
             lines.append(
                 fit(
-                    f"  same as {twins[c.crawl_id]} (give a crawl id, not PROJECT@VERSION)",
+                    f"  same as {twins[c.crawl_id]} ({safe(c.project)} {safe(c.version)}): "
+                    "use crawl ids",
                     min(width, 80),
                 )
             )
