@@ -194,7 +194,7 @@ def render_fleet(fleet: FleetStatus, width: int | None = None) -> str:
                 fit(
                     f"  same as {twins[c.crawl_id]} ({safe(c.project)} {safe(c.version)}): "
                     "use crawl ids",
-                    min(width, 80),
+                    width,
                 )
             )
     failed = [c.crawl_id for c in crawls if c.state == "failed"]
