@@ -72,16 +72,16 @@ def free_port() -> int:
 def ping(port: int, timeout: float = 0.5, password: str | None = None) -> bool:
     """True when a Redis on 127.0.0.1:port answers PING with the dataset loaded
     (authenticating first when ``password`` is given)."""
-    request = b"PING\r\n"
-    if password is not None:
-        request = _command("AUTH", password) + request
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
-            sock.sendall(request)
-            replies = _read_lines(sock, 2 if password is not None else 1)
-    except OSError:
+        connection = Connection(port, password, timeout)
+    except (OSError, ReplyError):
         return False
-    return replies[-1:] == [b"+PONG"] and all(r.startswith(b"+") for r in replies)
+    try:
+        return connection.call("PING") == b"PONG"
+    except (OSError, ReplyError):  # LOADING: not ready yet
+        return False
+    finally:
+        connection.close()
 
 
 def _command(*words: str) -> bytes:
@@ -91,16 +91,6 @@ def _command(*words: str) -> bytes:
         data = word.encode()
         out.append(b"$%d\r\n%s\r\n" % (len(data), data))
     return b"".join(out)
-
-
-def _read_lines(sock: socket.socket, count: int) -> list[bytes]:
-    data = b""
-    while data.count(b"\r\n") < count:
-        chunk = sock.recv(256)
-        if not chunk:
-            break
-        data += chunk
-    return data.split(b"\r\n")[:count]
 
 
 class ReplyError(Exception):
