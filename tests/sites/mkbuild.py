@@ -215,14 +215,47 @@ def combo_hash(combo: MkCombo, src_hash: str) -> str:
 
 
 def is_fresh(combo: MkCombo, src_hash: str) -> bool:
-    root = cache_root() / combo.id
+    return stamp_matches(cache_root() / combo.id, combo_hash(combo, src_hash))
+
+
+def stamp_matches(root: Path, wanted: str) -> bool:
+    """Whether the build under ``root`` has its inventory and a stamp of hash ``wanted``."""
     stamp = root / "stamp.json"
     if not (root / "html" / "objects.inv").is_file() or not stamp.is_file():
         return False
     try:
-        return bool(json.loads(stamp.read_text())["hash"] == combo_hash(combo, src_hash))
+        return bool(json.loads(stamp.read_text())["hash"] == wanted)
     except (ValueError, KeyError):
         return False
+
+
+def mkdocs_build(
+    site_id: str,
+    python: Path,
+    root: Path,
+    config_for: Callable[[Path], dict[str, Any]],
+    *,
+    env: dict[str, str],
+    timeout: float,
+) -> Path:
+    """``mkdocs build`` of the ``mkdocs.yml`` that ``config_for(site_dir)`` gives, into
+    ``root/html`` (built beside it, moved in once it holds an inventory); its log in
+    ``root/build.log``."""
+    out, tmp = root / "html", root / "html.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    root.mkdir(parents=True, exist_ok=True)
+    config = root / "mkdocs.yml"
+    config.write_text(json.dumps(config_for(tmp), indent=1))
+    proc = _run([str(python), "-m", "mkdocs", "build", "-q", "-f", str(config)], env, timeout)
+    (root / "build.log").write_text(proc.stdout + proc.stderr)
+    if proc.returncode != 0 or not (tmp / "objects.inv").is_file():
+        raise BuildError(
+            f"{site_id}: mkdocs build failed (exit {proc.returncode}), "
+            f"log in {root / 'build.log'}:\n{_tail(proc.stderr + proc.stdout)}"
+        )
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    return out
 
 
 def ensure_env(combo: MkCombo, log: Callable[[str], None] = _default_log) -> Path:
@@ -245,23 +278,12 @@ def build_combo(
         return BuiltMkSite(combo, root, cached=True)
     start = time.monotonic()
     python = ensure_env(combo, log)
-    out, tmp = root / "html", root / "html.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    root.mkdir(parents=True, exist_ok=True)
-    config = root / "mkdocs.yml"
-    config.write_text(json.dumps(combo.config(SRC / "docs", tmp), indent=1))
-    log(f"{combo.id}: mkdocs build ({combo.theme})")
     env = _clean_env(python.parent.parent)
     env["PYTHONPATH"] = str(SRC)  # the legacy handler imports the package
-    proc = _run([str(python), "-m", "mkdocs", "build", "-q", "-f", str(config)], env, 600)
-    (root / "build.log").write_text(proc.stdout + proc.stderr)
-    if proc.returncode != 0 or not (tmp / "objects.inv").is_file():
-        raise BuildError(
-            f"{combo.id}: mkdocs build failed (exit {proc.returncode}), "
-            f"log in {root / 'build.log'}:\n{_tail(proc.stderr + proc.stdout)}"
-        )
-    shutil.rmtree(out, ignore_errors=True)
-    tmp.rename(out)
+    log(f"{combo.id}: mkdocs build ({combo.theme})")
+    mkdocs_build(
+        combo.id, python, root, lambda out: combo.config(SRC / "docs", out), env=env, timeout=600
+    )
     (root / "stamp.json").write_text(
         json.dumps({"hash": combo_hash(combo, src_hash), "combo": json.loads(combo.spec())})
     )

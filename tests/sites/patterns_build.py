@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import shutil
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -34,15 +33,13 @@ from sites.build import (
     BuildError,
     _clean_env,
     _default_log,
-    _run,
-    _tail,
     cache_root,
     holding_cache_lock,
     raise_collected,
     source_hash,
     venv_with,
 )
-from sites.mkbuild import _CURRENT, _MATERIAL
+from sites.mkbuild import _CURRENT, _MATERIAL, mkdocs_build, stamp_matches
 from sites.pydoctor_build import build_package
 
 HERE = Path(__file__).resolve().parent
@@ -186,16 +183,6 @@ PD_SITES: tuple[PdSite, ...] = tuple(
 ALL_IDS = tuple(c.id for c in PAT_COMBOS) + tuple(s.id for s in PD_SITES)
 
 
-def _fresh(root: Path, wanted: str) -> bool:
-    stamp = root / "stamp.json"
-    if not (root / "html" / "objects.inv").is_file() or not stamp.is_file():
-        return False
-    try:
-        return bool(json.loads(stamp.read_text())["hash"] == wanted)
-    except (ValueError, KeyError):
-        return False
-
-
 def _hash(spec: str, src: Path) -> str:
     text = "\n".join([BUILD_FORMAT, source_hash(src), spec])
     return hashlib.sha256(text.encode()).hexdigest()
@@ -204,25 +191,12 @@ def _hash(spec: str, src: Path) -> str:
 def _build_mk(combo: PatCombo, force: bool, log: Callable[[str], None]) -> Path:
     root = cache_root() / combo.id
     wanted = _hash(combo.spec(), SRC)
-    if not force and _fresh(root, wanted):
+    if not force and stamp_matches(root, wanted):
         return root / "html"
     python = venv_with(combo.env, combo.packages, log)
-    out, tmp = root / "html", root / "html.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    root.mkdir(parents=True, exist_ok=True)
-    config = root / "mkdocs.yml"
-    config.write_text(json.dumps(combo.config(tmp), indent=1))
     log(f"{combo.id}: mkdocs build ({combo.theme})")
     env = _clean_env(python.parent.parent)
-    proc = _run([str(python), "-m", "mkdocs", "build", "-q", "-f", str(config)], env, 900)
-    (root / "build.log").write_text(proc.stdout + proc.stderr)
-    if proc.returncode != 0 or not (tmp / "objects.inv").is_file():
-        raise BuildError(
-            f"{combo.id}: mkdocs build failed (exit {proc.returncode}):\n"
-            f"{_tail(proc.stderr + proc.stdout)}"
-        )
-    shutil.rmtree(out, ignore_errors=True)
-    tmp.rename(out)
+    out = mkdocs_build(combo.id, python, root, combo.config, env=env, timeout=900)
     (root / "stamp.json").write_text(json.dumps({"hash": wanted}))
     return out
 
@@ -230,7 +204,7 @@ def _build_mk(combo: PatCombo, force: bool, log: Callable[[str], None]) -> Path:
 def _build_pd(site: PdSite, force: bool, log: Callable[[str], None]) -> Path:
     root = cache_root() / site.id
     wanted = _hash(json.dumps({"id": site.id, "pydoctor": site.version}), SRC / "pdpat")
-    if not force and _fresh(root, wanted):
+    if not force and stamp_matches(root, wanted):
         return root / "html"
     python = venv_with(site.env, (f"pydoctor=={site.version}",), log)
     root.mkdir(parents=True, exist_ok=True)
