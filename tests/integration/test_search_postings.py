@@ -134,9 +134,10 @@ def lookup(url: str, crawl_id: str, terms: list[LookupTerm], wanted: int) -> tup
     async def go() -> tuple[Any, Any]:
         client = connect(url)
         try:
-            scripted = await _by_script(client, terms, [crawl], wanted)
+            frontier = Frontier(client)
+            scripted = await _by_script(frontier, terms, [crawl], wanted)
             assert scripted is not None
-            return scripted[0], (await _by_gets(client, terms, [crawl], wanted))[0]
+            return scripted[0], (await _by_gets(frontier, terms, [crawl], wanted))[0]
         finally:
             await client.aclose()
 
