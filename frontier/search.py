@@ -44,6 +44,7 @@ from invcrawl.common.search.selection import (
 from invcrawl.common.search.summary import first_sentence
 from invcrawl.common.search.terms import stem
 from invcrawl.frontier.search_pool import pool, read_items
+from invcrawl.frontier.search_vectors import nearest
 from invcrawl.frontier.session import Frontier
 from invcrawl.frontier.versions import CrawlVersion, by_project, crawl_versions, versions_only
 
@@ -232,9 +233,15 @@ async def _search(
     model = semantic.load()
     wanted = POOL * (KIND_FACTOR if kind is not None else 1)
     found = await pool(frontier, _terms(query, model), crawls, wanted)
+    pooled = list(found.candidates)
+    if not query.name_like:  # a question: the items nearest it in meaning too
+        weights = [found.rarity.get(w, 1.0) for w in query.words]
+        near = await nearest(frontier, model, query.words, weights, crawls)
+        have = {(crawl.crawl_id, digest) for crawl, digest in pooled}
+        pooled += [(c, d) for c, d in near if (c.crawl_id, d) not in have]
     index = {crawl.crawl_id: n for n, crawl in enumerate(crawls)}
     candidates = []
-    for crawl, item in await read_items(frontier, found.candidates):
+    for crawl, item in await read_items(frontier, pooled):
         if _kind_matches(kind, item):
             summary = first_sentence(item.get("doc"))
             n = index[crawl.crawl_id]

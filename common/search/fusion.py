@@ -27,12 +27,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from invcrawl.common.search import lexical, ranking
-from invcrawl.common.search import terms as t
+from invcrawl.common.search import lexical, ranking, semantic
 from invcrawl.common.search.ranking import Query, Tier
 from invcrawl.common.search.semantic import StaticModel
 
 RRF_K = 30
+LEXICAL_WEIGHT = 1.0  # of the lexical ranker's rank in the fusion
+SEMANTIC_WEIGHT = 1.0  # of the semantic ranker's
 MIN_COVERAGE = 0.25
 MIN_SIMILARITY = 0.4
 SPREAD = 0.3
@@ -151,10 +152,12 @@ def order(
             continue  # below the relevance floor
         if not lex.matched and model is None:
             continue
-        fused = 1 / (RRF_K + lex_rank[i]) if lex.matched else 0.0
+        fused = LEXICAL_WEIGHT / (RRF_K + lex_rank[i]) if lex.matched else 0.0
+        most = LEXICAL_WEIGHT
         if model is not None:
-            fused += 1 / (RRF_K + sem_rank[i])
-        fused /= (2 if model is not None else 1) / (RRF_K + 1)
+            fused += SEMANTIC_WEIGHT / (RRF_K + sem_rank[i])
+            most += SEMANTIC_WEIGHT
+        fused /= most / (RRF_K + 1)
         value = fused
         for prior in priors.values():
             value *= prior
@@ -203,7 +206,7 @@ def _similarities(
     if vector is None:
         return [0.0] * len(cands)
     vectors = model.embed_many(
-        [[*t.name_tokens(str(c.item.get("name", ""))), *t.words(c.summary)] for c in cands]
+        [semantic.item_words(str(c.item.get("name", "")), c.summary) for c in cands]
     )
     return model.similarities(vector, vectors)
 

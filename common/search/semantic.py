@@ -52,6 +52,11 @@ class StaticModel:
         self._entry = lru_cache(maxsize=1 << 15)(self._word_entry)
 
     @property
+    def np(self) -> Any:
+        """numpy, as the model imported it."""
+        return self._np
+
+    @property
     def dims(self) -> int:
         return int(self.vectors.shape[1])
 
@@ -150,6 +155,11 @@ class StaticModel:
                 mine[candidate] = similarity
             out[word] = mine
         return out
+
+
+def item_words(name: str, summary: str) -> list[str]:
+    """The words an item's vector is made of: its name's tokens and its summary's."""
+    return [*t.name_tokens(name), *t.words(summary)]
 
 
 def load() -> StaticModel | None:
