@@ -42,6 +42,7 @@ SHRINKABLE = (
     "signature",
     "params",
     "doc_only_params",
+    "references",
     "versions",
     "raises",
     "returns",

@@ -14,6 +14,7 @@ from invcrawl.frontier.session import Frontier
 from invcrawl.mcpserver.bounded import DEFAULT_MAX_CHARS, PAGED, fit_item, fit_list, page, size
 from invcrawl.mcpserver.checks import ToolInputError, plural, shown
 from invcrawl.mcpserver.projects import Answer
+from invcrawl.mcpserver.references import with_references
 
 
 async def search_symbols(
@@ -65,7 +66,7 @@ async def get_symbol(
         raise ToolInputError(str(exc)) from None
     where = {"project": found.project, "version": found.version}
     if found.item is not None:
-        item = found.item
+        item = await with_references(frontier, found.item)
         if field is not None:
             return _part(where, item, field, offset, max_chars)
         answer = fit_item({**where, "item": item}, max_chars)

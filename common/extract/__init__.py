@@ -17,9 +17,11 @@ from invcrawl.common.tasks import TaskEntry
 
 from .generators import Generator, detect_generator
 from .generic import extract_generic
+from .links import Linker
 from .mkdocstrings import extract_mkdocstrings
 from .parsing import parse
 from .pydoctor import extract_pydoctor
+from .references import Link, anchor_keys, doc_links, own_references, xref_roles
 from .sphinx import extract_sphinx
 from .text import Element
 
@@ -62,7 +64,32 @@ def extract_page(
         contents = EXTRACTORS[generator](root, body, url, targets)
         for content in contents:
             content["generator"] = generator.value
+        _add_references(body, url, targets, contents)
         return contents
     finally:
         if gc_was_enabled:
             gc.enable()
+
+
+def _add_references(
+    body: bytes, url: str, targets: Sequence[TaskEntry], contents: list[dict[str, Any]]
+) -> None:
+    """Each content's ``references`` (``references.py``), the links of a doc read once (the
+    entries at one anchor share their doc); none is the field absent."""
+    if not any("](" in (c.get("doc_markdown") or "") for c in contents):
+        return
+    roles, anchors = xref_roles(body, Linker(url)), anchor_keys(targets)
+    links: dict[int, list[Link]] = {}
+    done: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    for target, content in zip(targets, contents, strict=True):
+        markdown = content.get("doc_markdown") or ""
+        if "](" not in markdown:
+            continue
+        found = done.get((id(markdown), target.anchor))
+        if found is None:
+            of_doc = links.get(id(markdown))
+            if of_doc is None:
+                of_doc = links[id(markdown)] = doc_links(markdown, url, anchors, roles)
+            found = done[id(markdown), target.anchor] = own_references(of_doc, target.anchor)
+        if found:
+            content["references"] = found
