@@ -23,24 +23,11 @@ from redis.asyncio.client import Pipeline
 
 from invcrawl.frontier import permissions
 from invcrawl.frontier.commands import Commands
-from invcrawl.frontier.delivery import COMPLETE, FAILED_INCOMPLETE, NOT_COMPLETE, TaskDelivery
+from invcrawl.frontier.delivery import TaskDelivery
 from invcrawl.frontier.hosts import Hosts
 from invcrawl.frontier.production import CrawlProduction
 from invcrawl.frontier.registry import Registry
 from invcrawl.frontier.scripts import ScriptCall, Scripts
-from invcrawl.frontier.values import Claim
-
-# Claim and complete.lua's answers are still imported from here by consumer/ (crawls.py,
-# worker.py); the rest of the repository imports them from frontier/values.py and
-# frontier/delivery.py.
-__all__ = [
-    "COMPLETE",
-    "FAILED_INCOMPLETE",
-    "NOT_COMPLETE",
-    "Claim",
-    "CrawlSession",
-    "Frontier",
-]
 
 
 class Frontier:
