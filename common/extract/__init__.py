@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from invcrawl.common.items import ItemStatus, empty_content
+from invcrawl.common.rope import materialise
 from invcrawl.common.tasks import TaskEntry
 
 from .generators import Generator, detect_generator
@@ -40,9 +41,18 @@ EXTRACTORS: Mapping[Generator, Extractor] = {
 
 
 def extract_page(
-    body: bytes, url: str, targets: Sequence[TaskEntry], encoding: str | None = None
+    body: bytes,
+    url: str,
+    targets: Sequence[TaskEntry],
+    encoding: str | None = None,
+    lazy: bool = False,
 ) -> list[dict[str, Any]]:
-    """One content dict per target, in the same order."""
+    """One content dict per target, in the same order.
+
+    ``lazy``: a long ``doc`` or ``doc_markdown`` may be a ``common.rope.Rope`` (the text
+    of nested sections, never copied into each section around it), for
+    ``pageitems.page_items`` to join only what the size bounds keep; else every text is
+    a string."""
     if not targets:
         return []
     # Extraction allocates many short-lived containers and creates no reference cycles, so the
@@ -62,6 +72,8 @@ def extract_page(
         contents = EXTRACTORS[generator](root, body, url, targets)
         for content in contents:
             content["generator"] = generator.value
+        if not lazy:
+            materialise(contents)
         return contents
     finally:
         if gc_was_enabled:
