@@ -4,6 +4,7 @@ flag (exit 2), required flags, help texts that say what each command does."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -93,6 +94,20 @@ def test_a_read_only_command_imports_only_what_it_runs() -> None:
         "lxml",
     ):
         assert module not in loaded, module
+
+
+def test_numpy_runs_one_blas_thread_unless_the_user_chose() -> None:
+    """The CLI keeps OpenBLAS to one thread (its spinning threads cost a `search` more
+    CPU than its products need, issue 47, 5); a user's own setting stays."""
+
+    code = "import os, invcrawl.cli; print(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    for given, seen in ((None, "1"), ("4", "4")):
+        run_env = env if given is None else {**env, "OPENBLAS_NUM_THREADS": given}
+        out = subprocess.run(
+            [sys.executable, "-c", code], env=run_env, capture_output=True, text=True, check=True
+        )
+        assert out.stdout.strip() == seen
 
 
 def test_help_texts_say_what_each_command_does(capsys: pytest.CaptureFixture[str]) -> None:
