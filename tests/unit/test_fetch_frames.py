@@ -7,7 +7,7 @@ import inspect
 import subprocess
 import sys
 
-from invcrawl.fetch.frames import frames_without_source, stack_frames
+from invcrawl.fetch.frames import frames_without_source, module_of, stack_frames
 
 
 def both_stacks() -> tuple[list[inspect.FrameInfo], list[inspect.FrameInfo]]:
@@ -27,6 +27,17 @@ def test_the_frames_are_those_of_inspect_stack_without_source() -> None:
     assert all(f.code_context is None and f.index is None for f in light)
 
 
+def test_a_frames_module_is_the_one_getmodule_finds() -> None:
+    frame = inspect.currentframe()
+    assert module_of(frame) is inspect.getmodule(frame) is sys.modules[__name__]
+    assert module_of(inspect) is inspect  # not a frame: the real getmodule
+    assert module_of(caller_module) is sys.modules[__name__]
+
+
+def caller_module() -> None:
+    return None
+
+
 def test_put_back_when_the_import_fails() -> None:
     try:
         with frames_without_source():
@@ -34,6 +45,7 @@ def test_put_back_when_the_import_fails() -> None:
     except ImportError:
         pass
     assert inspect.stack is not stack_frames
+    assert inspect.getmodule is not module_of
 
 
 def test_scrapys_deprecated_aliases_still_name_their_module() -> None:
