@@ -70,11 +70,16 @@ def test_every_command_of_the_table_has_its_handler() -> None:
         assert callable(handler_of(command)), command
 
 
-def test_a_read_only_command_imports_only_what_it_runs() -> None:
+@pytest.mark.parametrize(
+    ("command", "handler"),
+    [("search", "invcrawl.symbol_cmds"), ("versions", "invcrawl.commands.versions")],
+)
+def test_a_read_only_command_imports_only_what_it_runs(command: str, handler: str) -> None:
     """`invcrawl search` (in a fresh interpreter) loads its own handler module, not the
-    crawling, dashboard or MCP ones, nor Scrapy, Twisted or numpy."""
+    crawling, dashboard or MCP ones, nor Scrapy, Twisted or numpy (the semantic ranker
+    imports it when a search runs), nor w3lib's URL patterns (issue 47, 5)."""
     code = (
-        "import sys; from invcrawl import cli, commands; commands.handler_of('search'); "
+        f"import sys; from invcrawl import cli, commands; commands.handler_of({command!r}); "
         "print(' '.join(sorted(sys.modules)))"
     )
     loaded = set(
@@ -82,7 +87,7 @@ def test_a_read_only_command_imports_only_what_it_runs() -> None:
             [sys.executable, "-c", code], capture_output=True, text=True, check=True
         ).stdout.split()
     )
-    assert "invcrawl.symbol_cmds" in loaded
+    assert handler in loaded
     for module in (
         "invcrawl.commands.crawling",
         "invcrawl.commands.administration",
@@ -92,6 +97,7 @@ def test_a_read_only_command_imports_only_what_it_runs() -> None:
         "twisted",
         "numpy",
         "lxml",
+        "w3lib",
     ):
         assert module not in loaded, module
 
