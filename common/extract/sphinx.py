@@ -204,8 +204,22 @@ class _PageExtractor:
             dt = loc.element
             sig_params = params(dt, t.domain, md.signature(dt) or "")
             hint = return_annotation(dt, md.dt_raw(dt))
-            ps, returns, raises = parse_fields(body, sig_params, hint)
+            # Where the signature shows its parameters, a name only the field list has
+            # is no parameter of the call (docs/items.md, doc_only_params). An empty "()"
+            # is not taken as one: a hand-written or unread signature may show it while
+            # the field list names the real parameters.
+            doc_only: list[dict[str, Any]] | None = [] if sig_params else None
+            overloads = frozenset(
+                _bare_name(p["name"])
+                for other in loc.dts
+                if other is not dt
+                for p in params(other, t.domain, md.signature(other) or "")
+                if p["name"]
+            )
+            ps, returns, raises = parse_fields(body, sig_params, hint, doc_only, overloads)
             content.update(params=ps, returns=returns, raises=raises)
+            if doc_only:
+                content["doc_only_params"] = doc_only
             if t.domain == "py":
                 content["labels"] = sphinx_labels(dt)
         if loc.kind == "intro":
@@ -290,6 +304,10 @@ def _section_numbers(main: Element) -> set[str]:
         if span.get("class") == "section-number" and parent is not None and parent.tag in HEADINGS:
             found.add(norm(raw_text(span)))
     return found - {""}
+
+
+def _bare_name(name: str) -> str:
+    return name.lstrip("*").strip()  # as fields.py compares parameter names
 
 
 def _prefix(name: str, domain: str) -> str | None:

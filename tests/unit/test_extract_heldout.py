@@ -169,3 +169,79 @@ def test_version_notes_before_the_prose_leave_the_doc() -> None:
     assert gasket["versions"] == [{"kind": "added", "version": "0.3", "text": ""}]
     # The section around them reads as the page does, notes included.
     assert "New in version 1.4." in section["doc"]
+
+
+FIELDS_BEYOND_SIGNATURE = """
+<section id="valves">
+<h1>Valves</h1>
+<dl class="py function">
+<dt class="sig sig-object py" id="widgets.open_valve">
+<span class="sig-prename descclassname"><span class="pre">widgets.</span></span><span class="sig-name descname"><span class="pre">open_valve</span></span><span class="sig-paren">(</span><em class="sig-param"><span class="n"><span class="pre">valve</span></span></em>, <em class="sig-param"><span class="o"><span class="pre">**</span></span><span class="n"><span class="pre">options</span></span></em><span class="sig-paren">)</span></dt>
+<dd><p>Open a valve.</p>
+<dl class="field-list simple">
+<dt class="field-odd">Parameters<span class="colon">:</span></dt>
+<dd class="field-odd"><ul class="simple">
+<li><p><strong>v</strong> – the valve (the argument's old name).</p></li>
+<li><p><strong>options</strong> – passed on.</p></li>
+<li><p><strong>rate</strong> (<em>float</em>) – one of the options: litres a second.</p></li>
+</ul></dd>
+</dl>
+</dd></dl>
+<dl class="py function">
+<dt class="sig sig-object py" id="widgets.close_valve">
+<span class="sig-prename descclassname"><span class="pre">widgets.</span></span><span class="sig-name descname"><span class="pre">close_valve</span></span><span class="sig-paren">(</span><em class="sig-param"><span class="n"><span class="pre">valve</span></span></em><span class="sig-paren">)</span></dt>
+<dt class="sig sig-object py">
+<span class="sig-prename descclassname"><span class="pre">widgets.</span></span><span class="sig-name descname"><span class="pre">close_valve</span></span><span class="sig-paren">(</span><em class="sig-param"><span class="n"><span class="pre">valves</span></span></em>, <em class="sig-param"><span class="n"><span class="pre">slowly</span></span></em><span class="sig-paren">)</span></dt>
+<dd><p>Close one valve or several.</p>
+<dl class="field-list simple">
+<dt class="field-odd">Parameters<span class="colon">:</span></dt>
+<dd class="field-odd"><ul class="simple">
+<li><p><strong>valve</strong> – one valve.</p></li>
+<li><p><strong>valves</strong> – several.</p></li>
+<li><p><strong>force</strong> – not in any signature.</p></li>
+</ul></dd>
+</dl>
+</dd></dl>
+<dl class="py class">
+<dt class="sig sig-object py" id="widgets.Valve">
+<em class="property"><span class="pre">class</span><span class="w"> </span></em><span class="sig-prename descclassname"><span class="pre">widgets.</span></span><span class="sig-name descname"><span class="pre">Valve</span></span></dt>
+<dd><p>A valve.</p>
+<dl class="field-list simple">
+<dt class="field-odd">Parameters<span class="colon">:</span></dt>
+<dd class="field-odd"><p><strong>size</strong> – its bore.</p></dd>
+</dl>
+</dd></dl>
+</section>
+"""
+
+
+def test_names_only_the_field_list_has_are_doc_only_where_the_signature_shows_its_list() -> None:
+    opened, closed, valve = extract_page(
+        page(FIELDS_BEYOND_SIGNATURE),
+        URL,
+        [
+            target("widgets.open_valve", "py", "function", "widgets.open_valve", "-"),
+            target("widgets.close_valve", "py", "function", "widgets.close_valve", "-"),
+            target("widgets.Valve", "py", "class", "widgets.Valve", "-"),
+        ],
+    )
+    assert [(p["name"], p["kind"], p["description"]) for p in opened["params"]] == [
+        ("valve", "positional-or-keyword", None),
+        ("**options", "var-keyword", "passed on."),
+    ]
+    assert opened["doc_only_params"] == [
+        {"name": "v", "description": "the valve (the argument's old name)."},
+        {"name": "rate", "description": "one of the options: litres a second."},
+    ]
+    # An overload's own name stays a parameter; a name of none of them is doc-only.
+    assert [(p["name"], p["kind"]) for p in closed["params"]] == [
+        ("valve", "positional-or-keyword"),
+        ("valves", None),
+    ]
+    assert closed["doc_only_params"] == [{"name": "force", "description": "not in any signature."}]
+    # No parameter list shown (a class without its constructor's): the documented names
+    # are its parameters.
+    assert valve["params"] == [
+        {"name": "size", "kind": None, "type": None, "default": None, "description": "its bore."}
+    ]
+    assert "doc_only_params" not in valve
