@@ -40,9 +40,7 @@ SPREAD = 0.3
 TEXT_SPREAD = 0.1
 # priors of what a query finds by its words (a name tier orders by the name's own)
 LABEL_PRIOR = 0.6  # std:label, std:doc, std:term, ...: a page or a section, not an API
-# a method or an attribute, below functions and classes: most answers are those (our
-# tune set: 135 of 192; 0.8 measured against 0.92 and 0.7, bench/MISSES.md)
-MEMBER_PRIOR = 0.8
+MEMBER_PRIOR = 0.92  # a method or an attribute before the class or function it belongs to
 DEPRECATED_PRIOR = 0.8
 C_API_PRIOR = 0.35
 EXCEPTION_PRIOR = 0.75  # an exception, for a question not about errors
