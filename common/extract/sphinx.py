@@ -280,7 +280,17 @@ class _PageExtractor:
             if owner is not None:
                 ident = owner.get("id")
                 names = self.names.get(ident, []) if ident else []
-                return _owner_name(names, t) or _dt_name(owner) or ident
+                name = _owner_name(names, t) or _dt_name(owner) or ident
+                # The enclosing description names something the entry's name is not under
+                # (Django's ``models.Group`` written without its module and without an id,
+                # cryptography's CMAC.finalize indented into CMAC.verify): the parent is
+                # what the name says, as a reader of ``django.contrib.auth.models.Group.name``
+                # expects.
+                prefix = _prefix(t.name, t.domain)
+                sep = "::" if t.domain == "cpp" else "."
+                if prefix and name and not t.name.startswith(name + sep):
+                    return prefix
+                return name
             return _prefix(t.name, t.domain)
         if t.role == "module":
             return _prefix(t.name, t.domain)
