@@ -26,6 +26,8 @@ Classes (an item counts once per class):
 * ``table_chrome``: the plain ``doc`` holds a table's column headings ("Name Type
   Description Default", "PARAMETER DESCRIPTION");
 * ``link_in_code``: a Markdown link written inside a code span of ``doc_markdown``;
+* ``markdown``: ``doc_markdown`` rendered by CommonMark shows a backtick or ``*`` (outside
+  code) more often than ``doc`` has it: a marker that did not render;
 * ``parent``: a ``parent`` that is not a prefix of the name (inherited members and aliases
   apart: ``inherited_from``, ``alias_of``);
 * ``permalink_text``: a permalink sign left in ``doc`` or a signature.
@@ -49,7 +51,7 @@ from invcrawl.common.search.summary import first_sentence
 
 CLASSES = (
     "not_ok", "empty_doc", "param_chrome", "annotation_summary", "number_summary",
-    "version_summary", "kind_null", "table_chrome", "link_in_code", "parent",
+    "version_summary", "kind_null", "table_chrome", "link_in_code", "markdown", "parent",
     "permalink_text",
 )  # fmt: skip
 LIMIT = 0.5  # percent of a site's items (issue 49)
@@ -67,6 +69,7 @@ TABLE = re.compile(
 )
 CODE_LINK = re.compile(r"\[[^\]]+\]\([^)\s]+\)")  # inside a rendered code span: literal
 COMMONMARK = MarkdownIt("commonmark")
+CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 PERMALINK = ("¶", "\uf0c1", "\U0001f517")
 SEP = {"py": ".", "c": ".", "js": ".", "cpp": "::"}
 
@@ -189,6 +192,19 @@ def _link_in_code(markdown: str) -> bool:
     return False
 
 
+def _stray_markers(markdown: str, doc: str) -> bool:
+    """The rendered Markdown (outside code) shows a ``*``, ``_`` pair or backtick more
+    often than the plain text has them: a marker that did not render."""
+    html = COMMONMARK.render(markdown)
+    if "<" not in html:
+        return False
+    root = lxml_html.fromstring("<div>" + CONTROL.sub("", html) + "</div>")
+    for code in root.xpath("//code|//pre"):
+        code.drop_tree()
+    shown = root.text_content()
+    return any(shown.count(m) > doc.count(m) for m in ("`", "**", "*"))
+
+
 def classes_of(item: dict[str, Any], pages: Pages) -> list[str]:
     found: list[str] = []
     status = item.get("status")
@@ -223,6 +239,8 @@ def classes_of(item: dict[str, Any], pages: Pages) -> list[str]:
         found.append("table_chrome")
     if "](" in md and _link_in_code(md):
         found.append("link_in_code")
+    if md and _stray_markers(md, doc):
+        found.append("markdown")
     parent, name, sep = item.get("parent"), item.get("name") or "", SEP.get(domain)
     if (
         parent
