@@ -13,6 +13,7 @@ from lxml import etree
 
 from invcrawl.common.bounds import truncate
 from invcrawl.common.items import ItemStatus, empty_content
+from invcrawl.common.rope import Text, head
 from invcrawl.common.tasks import TaskEntry
 
 from .anchors import Located, children_items, locate, section_title
@@ -46,10 +47,14 @@ def extract_sphinx(
     located = [extractor.locate(t) for t in targets]
     whole_page = False
     for loc, _status, _reason in located:
-        # Sections (and main) whose text is composed from their children's memoised texts,
-        # so that std:doc ⊃ section ⊃ subsection each normalise their text once per page.
-        if loc.kind in ("section", "page") and len(loc.body) == 1:
-            extractor.text.request(loc.body[0])
+        # Bodies (sections, main, blocks, dds) whose text is composed from their children's
+        # memoised texts, so that std:doc ⊃ section ⊃ subsection (or nested blocks with
+        # ids) each normalise their text once per page, a rope of the texts inside.
+        for item in loc.body:
+            if not isinstance(item, str):
+                extractor.text.request(item)
+        if loc.dd is not None:
+            extractor.text.request(loc.dd)
         whole_page = whole_page or loc.kind == "page"
     if whole_page:  # std:doc renders all of main: convert its paragraphs in one batch
         extractor.md.prepare(extractor.page.leaves)
@@ -63,8 +68,8 @@ class _PageExtractor:
         self.capi = take_annotations(page.main, raw)
         self._numbers = _section_numbers(page.main) if b"section-number" in raw else set()
         self.signatures: dict[Element, str | None] = {}
-        self.md = Markdown(url, page.members, page.has_members, self.signatures)
         self.text = DocText(page.main, page.members, page.has_members)
+        self.md = Markdown(url, page.members, page.has_members, self.signatures, self.text)
         # anchor → inventory names, to name the enclosing object of nested members. Parameter
         # entries share their function's anchor, so they must not claim it. One anchor may
         # have several names (SQLAlchemy lists ``sqlalchemy.orm.session.sessionmaker`` and
@@ -237,13 +242,18 @@ class _PageExtractor:
             content["versions"] = self._versions_in(holder)
         return content
 
-    def _unnumbered(self, doc: str) -> str:
+    def _unnumbered(self, doc: Text) -> Text:
         """``doc`` without the section number it starts with (``:numbered:`` toctrees
         write "6.11. " before each heading: numbering, not text)."""
-        if not self._numbers or not doc[:1].isdigit():
+        if not self._numbers or not head(doc, 1).isdigit():
             return doc
-        number, _, rest = doc.partition(" ")
-        return rest if number in self._numbers else doc
+        longest = max(map(len, self._numbers)) + 1
+        if isinstance(doc, str) or len(doc) <= longest:
+            number, _, rest = str(doc).partition(" ")
+            return rest if number in self._numbers else doc
+        # A rope (a long section): its number is within its first characters.
+        number, space, _ = doc.head(longest).partition(" ")
+        return doc.after(len(number) + 1) if space and number in self._numbers else doc
 
     def _versions_in(self, holder: Element) -> list[dict[str, Any]]:
         """Version notes among ``holder``'s children; std:doc and the label of the page's top
