@@ -44,6 +44,7 @@ SHRINKABLE = (
     "signature",
     "params",
     "doc_only_params",
+    "references",
     "versions",
     "raises",
     "returns",

@@ -149,6 +149,8 @@ OPTIONAL_FIELDS: Mapping[str, str] = {
     "inherited_from": "parent",
     "alias_of": "parent",
     "doc_only_params": "params",
+    # the symbols the doc links to (common/extract/references.py), after ``doc_markdown``
+    "references": "doc_markdown",
 }
 _CONTENT_ORDER = tuple(
     f
@@ -187,6 +189,7 @@ class Item(TypedDict):
     alias_of: NotRequired[str]
     doc: str
     doc_markdown: str
+    references: NotRequired[list[dict[str, Any]]]
     params: list[dict[str, Any]]
     doc_only_params: NotRequired[list[dict[str, Any]]]
     returns: list[dict[str, Any]]

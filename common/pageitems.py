@@ -45,6 +45,7 @@ _LARGE = (
     "signature",
     "params",
     "doc_only_params",
+    "references",
     "returns",
     "raises",
     "versions",

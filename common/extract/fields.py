@@ -14,11 +14,25 @@ the first unnamed field after the parameters is Returns and a short one after th
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from invcrawl.common.params import field_names, param
 
 from .text import Element, has_class, norm, text
+
+
+@dataclass(slots=True)
+class DocFields:
+    """What a docstring's fields (mkdocstrings' sections, pydoctor's field tables) say,
+    merged with the signature's parameters."""
+
+    params: list[dict[str, Any]]
+    doc_only: list[dict[str, Any]]  # {name, description}: documented, not in the signature
+    returns: list[dict[str, Any]]
+    raises: list[dict[str, Any]]
+    versions: list[dict[str, Any]] = field(default_factory=list)  # pydoctor's version fields
+
 
 _LABELS: dict[str, tuple[str, ...]] = {
     "params": (
