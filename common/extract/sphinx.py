@@ -25,7 +25,7 @@ from .signature import dt_text, params, return_annotation
 from .sphinx_capi import take_annotations
 from .sphinx_labels import sphinx_labels
 from .text import HEADINGS, Element, has_class, is_section, norm, raw_text, text
-from .version_notes import versions
+from .version_notes import after_notes, described_after_notes, versions
 
 __all__ = ["INTRO_CHARS", "extract_sphinx"]
 
@@ -69,12 +69,17 @@ class _PageExtractor:
         self.signatures: dict[Element, str | None] = {}
         self.text = DocText(page.main, page.members, page.has_members)
         self.md = Markdown(url, page.members, page.has_members, self.signatures, self.text)
-        # anchor → inventory name, to name the enclosing object of nested members. Parameter
-        # entries share their function's anchor, so they must not claim it.
-        self.names: dict[str, str] = {}
+        # anchor → inventory names, to name the enclosing object of nested members. Parameter
+        # entries share their function's anchor, so they must not claim it. One anchor may
+        # have several names (SQLAlchemy lists ``sqlalchemy.orm.session.sessionmaker`` and
+        # ``sqlalchemy.orm.sessionmaker`` at one class): a member's parent is the one its
+        # own name is under.
+        self.names: dict[str, list[str]] = {}
         for t in targets:
             if t.anchor and not t.role.endswith("Param"):
-                self.names.setdefault(t.anchor, t.name)
+                names = self.names.setdefault(t.anchor, [])
+                if t.name not in names:
+                    names.append(t.name)
         self._content: dict[tuple[str, bool, str], dict[str, Any]] = {}
         self._lower: dict[str, Element] | None = None
         self._holder_versions: dict[Element, list[dict[str, Any]]] = {}
@@ -118,7 +123,10 @@ class _PageExtractor:
     def _module_intro(self, loc: Located) -> Located:
         """A module's own introduction: the prose of its section (or after its target)
         up to the first object description or subsection; not its title, not the page."""
-        items = children_items(loc.element) if loc.kind == "section" else loc.body
+        # A section entry's element is the section, or the target that labels it (a
+        # ``span.target`` before it or leading it: its content is the section's).
+        holder = loc.section if loc.kind == "section" and loc.section is not None else loc.element
+        items = children_items(holder) if loc.kind == "section" else loc.body
         intro: list[Element | str] = []
         for item in items:
             if isinstance(item, str):
@@ -180,13 +188,18 @@ class _PageExtractor:
             content.update(signature=line, doc=line, doc_markdown=f"```\n{line}\n```")
             return content
         dd = loc.dd
-        if loc.kind in ("object", "term") and dd is not None:  # the body is the dd's content
+        # A version note before the prose is a version note (``versions``), not the start
+        # of the description (CPython's argparse: "New in version 3.2."; cryptography's
+        # functions and attributes): the doc begins with the prose after it, if any.
+        described = described_after_notes(body, self.page.members) if loc.kind == "object" else None
+        if described is not None:
+            content["doc"] = self.text.doc(described, exclude)
+            content["doc_markdown"] = self.md.items(described, exclude)
+        elif loc.kind in ("object", "term") and dd is not None:  # the dd's content
             content["doc"] = self.text.dd_doc(dd, exclude)
             content["doc_markdown"] = self.md.dd_body(dd, exclude)
         else:  # (an object without a dd: the prose written after it, anchors.locate)
-            # A module's version note before its prose is a version note (``versions``),
-            # not the start of its description (CPython's argparse: "New in version 3.2.").
-            shown = _after_notes(body) if t.role == "module" else body
+            shown = after_notes(body) if t.role == "module" else body
             content["doc"] = self._unnumbered(self.text.doc(shown, exclude))
             content["doc_markdown"] = self.md.items(shown, exclude)
         if loc.kind == "object":
@@ -196,8 +209,22 @@ class _PageExtractor:
             dt = loc.element
             sig_params = params(dt, t.domain, md.signature(dt) or "")
             hint = return_annotation(dt, md.dt_raw(dt))
-            ps, returns, raises = parse_fields(body, sig_params, hint)
+            # Where the signature shows its parameters, a name only the field list has
+            # is no parameter of the call (docs/items.md, doc_only_params). An empty "()"
+            # is not taken as one: a hand-written or unread signature may show it while
+            # the field list names the real parameters.
+            doc_only: list[dict[str, Any]] | None = [] if sig_params else None
+            overloads = frozenset(
+                _bare_name(p["name"])
+                for other in loc.dts
+                if other is not dt
+                for p in params(other, t.domain, md.signature(other) or "")
+                if p["name"]
+            )
+            ps, returns, raises = parse_fields(body, sig_params, hint, doc_only, overloads)
             content.update(params=ps, returns=returns, raises=raises)
+            if doc_only:
+                content["doc_only_params"] = doc_only
             if t.domain == "py":
                 content["labels"] = sphinx_labels(dt)
         if loc.kind == "intro":
@@ -262,12 +289,21 @@ class _PageExtractor:
             owner = _owner_dt(loc.element)
             if owner is not None:
                 ident = owner.get("id")
-                name = self.names.get(ident) if ident else None
-                return name or _dt_name(owner) or ident
+                names = self.names.get(ident, []) if ident else []
+                return _owner_name(names, t) or _dt_name(owner) or ident
             return _prefix(t.name, t.domain)
         if t.role == "module":
             return _prefix(t.name, t.domain)
         return None
+
+
+def _owner_name(names: list[str], t: TaskEntry) -> str | None:
+    """Of the names the owner's anchor has, the one ``t``'s name is under, else the first."""
+    sep = "::" if t.domain == "cpp" else "."
+    for name in names:
+        if t.name.startswith(name + sep):
+            return name
+    return names[0] if names else None
 
 
 def _section_numbers(main: Element) -> set[str]:
@@ -280,21 +316,8 @@ def _section_numbers(main: Element) -> set[str]:
     return found - {""}
 
 
-def _after_notes(body: list[Element | str]) -> list[Element | str]:
-    """``body`` from its first item that is not a version note (nor blank)."""
-    for i, item in enumerate(body):
-        if isinstance(item, str):
-            if item.strip():
-                return body[i:]
-        elif not _blank(item) and not versions([item]):
-            return body[i:]
-    return []
-
-
-def _blank(el: Element) -> bool:
-    """An empty target (``span``, ``a``) or a rule: nothing a reader reads before a module's
-    prose (CPython puts an ``hr`` under its "Source code:" line, or alone)."""
-    return el.tag in ("span", "a", "hr") and not len(el) and not (el.text or "").strip()
+def _bare_name(name: str) -> str:
+    return name.lstrip("*").strip()  # as fields.py compares parameter names
 
 
 def _prefix(name: str, domain: str) -> str | None:
