@@ -69,6 +69,9 @@ TABLE = re.compile(
 )
 CODE_LINK = re.compile(r"\[[^\]]+\]\([^)\s]+\)")  # inside a rendered code span: literal
 COMMONMARK = MarkdownIt("commonmark")
+# A crawl of a local directory links file:// URLs, which markdown-it refuses to render
+# (its safety default): here every link is one, as any CommonMark reader shows it.
+COMMONMARK.validateLink = lambda url: True  # type: ignore[method-assign]
 CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 PERMALINK = ("¶", "\uf0c1", "\U0001f517")
 SEP = {"py": ".", "c": ".", "js": ".", "cpp": "::"}
