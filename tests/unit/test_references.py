@@ -189,6 +189,7 @@ def test_the_keys_a_reference_may_name() -> None:
         "py:module:json"
     ]
     assert candidate_keys(ref("requests.Session"))[0] == "py:class:requests.Session"
+    assert candidate_keys(ref("tut-files"))[-1] == "std:label:tut-files"  # a :ref: link
     assert candidate_keys(ref("")) == []
 
 
@@ -198,7 +199,6 @@ def test_a_reference_is_shown_by_key_with_the_other_crawl_that_holds_it() -> Non
         "key": "py:class:str",
         "name": "str",
         "project": "Python",
-        "version": "3.11",
         "crawl_id": "py-3.11",
     }
     assert shown_reference(ref("lib.g"), (OWN, "py:function:lib.g"), OWN) == {
