@@ -111,6 +111,10 @@ def test_a_link_to_another_crawled_project_s_symbol_is_its_key(redis_url: str) -
                 {"name": "nothing.here", "url": f"{PY_PAGE}#nothing.here"},
                 {"name": "str", "url": f"{MIRROR}/other.html#str"},
             ]
+            # a long list of them is read on by field and offset, as the other long fields
+            asked = {"name": "mylib.f", "field": "references", "offset": 4}
+            part = data(await client.call_tool("get_symbol", asked))
+            assert part["part"] == got["item"]["references"][4:] and part["total"] == 7
             # the agent follows one: its key, project and crawl (as the version) answer it
             asked = {"name": "py:class:str", "project": "Python", "version": "pylib-3.11"}
             followed = data(await client.call_tool("get_symbol", asked))
