@@ -9,11 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from invcrawl.fetch.frames import frames_without_source
+
 # Imported here, at a shallow stack, on purpose: Scrapy builds deprecated aliases in
 # these modules with inspect.stack(), whose cost grows with the depth of the stack, deep
-# when the downloader loads them lazily under the reactor (docs/performance.md, "Figures
-# behind the code's choices").
-import scrapy.core.downloader.handlers.http11  # noqa: F401
+# when the downloader loads them lazily under the reactor, and with the modules loaded:
+# for each frame it looks for the source, scanning sys.modules for every frozen import
+# frame. It only reads the caller's frame, which frames_without_source gives without the
+# source (docs/performance.md, "Figures behind the code's choices").
+with frames_without_source():
+    import scrapy.core.downloader.handlers.http11  # noqa: F401
 from scrapy.settings import default_settings
 
 from invcrawl.common.settings.config import Config

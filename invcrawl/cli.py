@@ -42,6 +42,13 @@ from invcrawl.errors import (
 from invcrawl.process import interrupts
 from invcrawl.process.secrets import install_log_masking
 
+# numpy's OpenBLAS (the semantic ranker's, common/search/semantic.py) starts a thread per
+# CPU when numpy is imported, and they spin between calls: on a busy machine a `search`
+# paid ~0.08 CPU-s and often more than its wall time for threads its small products do
+# not need (issue 47, 5). One thread, unless the user chose otherwise; set before any
+# command imports numpy, and inherited by the processes a command starts.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 # A signal handler as signal.getsignal() gives it.
 Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 

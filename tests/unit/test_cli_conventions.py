@@ -4,6 +4,7 @@ flag (exit 2), required flags, help texts that say what each command does."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -69,11 +70,16 @@ def test_every_command_of_the_table_has_its_handler() -> None:
         assert callable(handler_of(command)), command
 
 
-def test_a_read_only_command_imports_only_what_it_runs() -> None:
+@pytest.mark.parametrize(
+    ("command", "handler"),
+    [("search", "invcrawl.symbol_cmds"), ("versions", "invcrawl.commands.versions")],
+)
+def test_a_read_only_command_imports_only_what_it_runs(command: str, handler: str) -> None:
     """`invcrawl search` (in a fresh interpreter) loads its own handler module, not the
-    crawling, dashboard or MCP ones, nor Scrapy, Twisted or numpy."""
+    crawling, dashboard or MCP ones, nor Scrapy, Twisted or numpy (the semantic ranker
+    imports it when a search runs), nor w3lib's URL patterns (issue 47, 5)."""
     code = (
-        "import sys; from invcrawl import cli, commands; commands.handler_of('search'); "
+        f"import sys; from invcrawl import cli, commands; commands.handler_of({command!r}); "
         "print(' '.join(sorted(sys.modules)))"
     )
     loaded = set(
@@ -81,7 +87,7 @@ def test_a_read_only_command_imports_only_what_it_runs() -> None:
             [sys.executable, "-c", code], capture_output=True, text=True, check=True
         ).stdout.split()
     )
-    assert "invcrawl.symbol_cmds" in loaded
+    assert handler in loaded
     for module in (
         "invcrawl.commands.crawling",
         "invcrawl.commands.administration",
@@ -91,8 +97,23 @@ def test_a_read_only_command_imports_only_what_it_runs() -> None:
         "twisted",
         "numpy",
         "lxml",
+        "w3lib",
     ):
         assert module not in loaded, module
+
+
+def test_numpy_runs_one_blas_thread_unless_the_user_chose() -> None:
+    """The CLI keeps OpenBLAS to one thread (its spinning threads cost a `search` more
+    CPU than its products need, issue 47, 5); a user's own setting stays."""
+
+    code = "import os, invcrawl.cli; print(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    for given, seen in ((None, "1"), ("4", "4")):
+        run_env = env if given is None else {**env, "OPENBLAS_NUM_THREADS": given}
+        out = subprocess.run(
+            [sys.executable, "-c", code], env=run_env, capture_output=True, text=True, check=True
+        )
+        assert out.stdout.strip() == seen
 
 
 def test_help_texts_say_what_each_command_does(capsys: pytest.CaptureFixture[str]) -> None:
