@@ -101,6 +101,9 @@ def test_a_link_to_another_crawled_project_s_symbol_is_its_key(redis_url: str) -
     async def main() -> None:
         async with Client(build_server(Connection(redis_url)), mode="legacy") as client:
             got = data(await client.call_tool("get_symbol", {"name": "mylib.f"}))
+            result = await client.call_tool("get_symbol", {"name": "mylib.f"})
+            block = result.content[0]
+            assert block.type == "text" and block.text.endswith("; 7 references, 4 by symbol key")
             python = {"project": "Python", "crawl_id": "pylib-3.11"}
             assert got["item"]["references"] == [
                 {"key": "py:class:str", "name": "str", **python},
