@@ -10,9 +10,11 @@ from typing import Any
 
 import orjson
 
+from invcrawl.common.bounds import SizeLimits
 from invcrawl.common.extract import extract_page
 from invcrawl.common.extract.references import MAX_NAME, MAX_REFERENCES, doc_references
 from invcrawl.common.items import CrawlInfo, build_item
+from invcrawl.common.pageitems import page_items
 from invcrawl.common.references import (
     Site,
     candidate_keys,
@@ -206,3 +208,23 @@ def test_a_reference_is_shown_by_key_with_the_other_crawl_that_holds_it() -> Non
         "name": "lib.g",
     }
     assert shown_reference(r, None, OWN) == {"name": "str", "url": r["url"]}
+
+
+def test_the_consumer_s_items_keep_them_and_the_size_bound_cuts_them() -> None:
+    """``page_items`` (the consumer's path, texts lazy) gives the item the references of
+    its content; an item over ``item_bytes`` has them cut like its other lists."""
+    links = " ".join(xref(f"other.html#lib.n{n}", "py:class", f"n{n}") for n in range(60))
+    body = sphinx_page(links)
+    task = Task(id="0" * 16, url=URL, entries=(F, G))
+    contents = extract_page(body, URL, [F, G], lazy=True)
+    crawl = CrawlInfo("c", "P", "1")
+    [f, g] = page_items(crawl, task, contents, SizeLimits(), len(body))
+    assert len(f["references"]) == 60 and f["references"][0] == {
+        "name": "lib.n0",
+        "url": "https://lib.test/en/1.0/other.html#lib.n0",
+        "role": "py:class",
+    }
+    assert "references" not in g
+    small = page_items(crawl, task, extract_page(body, URL, [F, G], lazy=True),
+                       SizeLimits(item_bytes=4000), len(body))[0]  # fmt: skip
+    assert 0 < len(small["references"]) < 60 and "references" in (small["reason"] or "")
