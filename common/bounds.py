@@ -29,9 +29,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, cast, overload
 
 import orjson
+
+from invcrawl.common.rope import Rope, Text, head
 
 PAGE_FACTOR = 16
 PAGE_ITEMS = 4  # a page's items hold at most this many items' bound (real: under 1)
@@ -42,6 +44,7 @@ SHRINKABLE = (
     "signature",
     "params",
     "doc_only_params",
+    "references",
     "versions",
     "raises",
     "returns",
@@ -83,12 +86,17 @@ def marker(total: int, markdown: bool = False) -> str:
     return ("\n\n" if markdown else " ") + f"[… truncated by invcrawl: {total} characters in all]"
 
 
-def truncate(text: str, limit: int, markdown: bool = False) -> str:
-    """``text`` cut to at most ``limit`` characters, the marker included."""
+@overload
+def truncate(text: str, limit: int, markdown: bool = False) -> str: ...
+@overload
+def truncate(text: Text, limit: int, markdown: bool = False) -> Text: ...
+def truncate(text: Text, limit: int, markdown: bool = False) -> Text:
+    """``text`` cut to at most ``limit`` characters, the marker included (of a rope, only
+    what is kept is joined: ``common/rope.py``)."""
     if len(text) <= limit:
         return text
     mark = marker(len(text), markdown)
-    return text[: max(0, limit - len(mark))].rstrip() + mark
+    return head(text, max(0, limit - len(mark))).rstrip() + mark
 
 
 # An item (common/items.Item, which imports this module through common/inventory.py).
@@ -135,7 +143,7 @@ def apply_bounds(
     for i, item in enumerate(items):
         for name in ("doc", "doc_markdown"):
             value = item.get(name)
-            if isinstance(value, str) and len(value) > limits.doc_chars:
+            if isinstance(value, str | Rope) and len(value) > limits.doc_chars:
                 item[name] = cuts.string(value, limits.doc_chars, name == "doc_markdown")
                 _note(item, f"{name} cut to {limits.doc_chars} characters")
                 changed.add(i)
@@ -180,7 +188,7 @@ def _fit(item: dict[str, Any], size: int, target: int, cuts: _Cuts, sizer: Sizer
                 continue
             keep = max(0.0, (level - len(marker(0)) - 16) / before)
             value = item[name]
-            if isinstance(value, str):
+            if isinstance(value, str | Rope):
                 item[name] = cuts.string(value, int(len(value) * keep), name == "doc_markdown")
             else:
                 item[name] = cuts.items(value, int(len(value) * keep))
@@ -200,7 +208,9 @@ def _note(item: dict[str, Any], what: str) -> None:
 class Sizer:
     """Sizes of JSON values, each distinct value (by identity) measured once: the items
     of a page share their contents' strings and lists, and an item's size is the sum of
-    its fields' (orjson writes a dict as ``{"k":v,...}``, without blanks)."""
+    its fields' (orjson writes a dict as ``{"k":v,...}``, without blanks). A rope
+    (``common/rope.py``) is measured part by part, never joined: its JSON is its parts'
+    (orjson escapes each character on its own), each distinct part measured once."""
 
     def __init__(self) -> None:
         # id -> (the value, kept alive so that its id is not reused; its size)
@@ -209,12 +219,38 @@ class Sizer:
     def value(self, value: Any) -> int:
         if value is None:
             return 4
-        if not isinstance(value, str | list | dict):
+        if not isinstance(value, str | list | dict | Rope):
             return len(orjson.dumps(value))
         found = self._known.get(id(value))
         if found is None or found[0] is not value:
-            found = self._known[id(value)] = (value, len(orjson.dumps(value)))
+            found = self._known[id(value)] = (value, self._measure(value))
         return found[1]
+
+    def _measure(self, value: Any) -> int:
+        if not isinstance(value, Rope):
+            return len(orjson.dumps(value))
+        # Inner ropes first, each measured once and kept (a section's rope is a part of
+        # every section around it); no recursion: a rope may be as deep as the page.
+        known = self._known
+        stack: list[tuple[Rope, bool]] = [(value, False)]
+        while stack:
+            rope, ready = stack.pop()
+            if not ready:
+                stack.append((rope, True))
+                for part in rope.parts:
+                    if isinstance(part, Rope):
+                        found = known.get(id(part))
+                        if found is None or found[0] is not part:
+                            stack.append((part, False))
+                continue
+            size = 2  # its quotes; each part's own are not written
+            for part in rope.parts:
+                if isinstance(part, str):
+                    size += len(orjson.dumps(part)) - 2
+                else:
+                    size += known[id(part)][1] - 2
+            known[id(rope)] = (rope, size)
+        return known[id(value)][1]
 
     def item(self, item: Mapping[str, Any]) -> int:
         """The size of ``orjson.dumps(item)`` (its keys plain ASCII, as an item's)."""
@@ -230,12 +266,12 @@ class _Cuts:
     def __init__(self) -> None:
         self._done: dict[tuple[int, int, bool], tuple[Any, Any]] = {}
 
-    def string(self, value: str, limit: int, markdown: bool) -> str:
+    def string(self, value: Text, limit: int, markdown: bool) -> Text:
         key = (id(value), limit, markdown)
         found = self._done.get(key)
         if found is None or found[0] is not value:
             found = self._done[key] = (value, truncate(value, limit, markdown))
-        cut: str = found[1]
+        cut: Text = found[1]
         return cut
 
     def items(self, value: list[Any], keep: int) -> list[Any]:

@@ -149,6 +149,8 @@ OPTIONAL_FIELDS: Mapping[str, str] = {
     "inherited_from": "parent",
     "alias_of": "parent",
     "doc_only_params": "params",
+    # the symbols the doc links to (common/extract/references.py), after ``doc_markdown``
+    "references": "doc_markdown",
 }
 _CONTENT_ORDER = tuple(
     f
@@ -187,6 +189,7 @@ class Item(TypedDict):
     alias_of: NotRequired[str]
     doc: str
     doc_markdown: str
+    references: NotRequired[list[dict[str, Any]]]
     params: list[dict[str, Any]]
     doc_only_params: NotRequired[list[dict[str, Any]]]
     returns: list[dict[str, Any]]
@@ -269,16 +272,21 @@ def checksum(item: Mapping[str, Any]) -> str:
     return hashlib.sha1(_content_json(item)).hexdigest()[:16]
 
 
-def _content_json(item: Mapping[str, Any]) -> bytes:
-    # orjson's compact UTF-8 output is byte-identical to json.dumps(sort_keys=True,
-    # ensure_ascii=False, separators=(",", ":")) for item values (str, int, None, lists,
-    # str-keyed dicts), so checksums are unchanged; it is faster (docs/performance.md).
+def content_view(item: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of an item its checksum covers (and ``build_sized_item`` measures)."""
     content = {k: item.get(k) for k in CONTENT_FIELDS}
     for k in OPTIONAL_CONTENT:
         value = item.get(k)
         if value:
             content[k] = value
-    return orjson.dumps(content, option=orjson.OPT_SORT_KEYS)
+    return content
+
+
+def _content_json(item: Mapping[str, Any]) -> bytes:
+    # orjson's compact UTF-8 output is byte-identical to json.dumps(sort_keys=True,
+    # ensure_ascii=False, separators=(",", ":")) for item values (str, int, None, lists,
+    # str-keyed dicts), so checksums are unchanged; it is faster (docs/performance.md).
+    return orjson.dumps(content_view(item), option=orjson.OPT_SORT_KEYS)
 
 
 def build_item(crawl: CrawlInfo, task: Task, entry: TaskEntry, content: Mapping[str, Any]) -> Item:

@@ -11,6 +11,11 @@ only then does an entry get its own copy, of the bounded result. A page's extrac
 holds the page, one content per anchor and at most the page's output bound
 (``bounds.page_budget``); the work is that of the distinct contents plus the output, linear
 in the entries.
+
+Nested sections each holding the next (std:doc, a label per section) have contents of
+their own, each the text of all it contains: their long texts come as ropes
+(``common/rope.py``, ``extract_page(lazy=True)``), joined here only once bounded, unless
+they hold less than the page's output bound together (then joined first, as before).
 """
 
 from __future__ import annotations
@@ -18,8 +23,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from invcrawl.common.bounds import PAGE_FIELDS, SizeLimits, Sizer, apply_bounds
-from invcrawl.common.items import CrawlInfo, Item, build_sized_item, checksum, item_fields
+from invcrawl.common.bounds import PAGE_FIELDS, SizeLimits, Sizer, apply_bounds, page_budget
+from invcrawl.common.items import (
+    CrawlInfo,
+    Item,
+    build_sized_item,
+    checksum,
+    content_view,
+    item_fields,
+)
+from invcrawl.common.rope import Rope, materialise
 from invcrawl.common.tasks import Task, TaskEntry
 
 __all__ = ["page_items"]
@@ -32,6 +45,7 @@ _LARGE = (
     "signature",
     "params",
     "doc_only_params",
+    "references",
     "returns",
     "raises",
     "versions",
@@ -59,7 +73,14 @@ def page_items(
     unless it shares more than ``SHARED_BYTES`` of values with an earlier entry (another
     entry at its anchor): then it is a shallow item measured through the page's ``Sizer``,
     so that a shared value is serialised once whatever the number of entries. An entry
-    sharing values copies them once they are bounded."""
+    sharing values copies them once they are bounded.
+
+    The contents' ropes (``extract_page(lazy=True)``) are joined first when they hold
+    less than the page's output bound together; else their entries are shallow items,
+    a rope measured part by part, and only what the bounds keep of it is joined."""
+    lazy = _ropes(contents) > page_budget(limits, page_bytes)
+    if not lazy:
+        materialise(cast(list[dict[str, Any]], contents))
     sizer = Sizer()
     seen: set[int] = set()  # ids of the large values of the entries built so far
     items: list[dict[str, Any]] = []
@@ -70,7 +91,9 @@ def page_items(
     for entry, content in zip(task.entries, contents, strict=True):
         large = [v for k in _LARGE if (v := content.get(k)) and (type(v) is list or len(v) > 256)]
         shared = not seen.isdisjoint(id(v) for v in large)
-        if not shared or sum(sizer.value(v) for v in large) <= SHARED_BYTES:
+        rope = lazy and any(isinstance(v, Rope) for v in large)
+        own_size = not shared or sum(sizer.value(v) for v in large) <= SHARED_BYTES
+        if own_size and not rope:
             built, size = build_sized_item(crawl, task, entry, content)
             if not extra:  # crawl, project, version and checksum: the same on every item
                 extra = sizer.item({k: built.get(k) for k in PAGE_FIELDS})
@@ -80,11 +103,18 @@ def page_items(
         else:
             shallow = _shallow(crawl, task, entry, content)
             items.append(shallow)
-            sizes.append(sizer.item(shallow))
+            if own_size:  # a rope's: measured as build_sized_item measures its string
+                if not extra:
+                    extra = sizer.item({k: shallow.get(k) for k in PAGE_FIELDS})
+                sizes.append(sizer.item(content_view(shallow)) + extra)
+            else:
+                sizes.append(sizer.item(shallow))
             own.append(False)
         shares.append(shared)
         seen.update(id(v) for v in large)
     changed = apply_bounds(items, limits, page_bytes, sizer, sizes)
+    if lazy:  # what the bounds kept of each rope, joined once
+        materialise(items)
     for i, fields in enumerate(items):
         if shares[i] or i in changed:
             for name, value in fields.items():
@@ -93,6 +123,16 @@ def page_items(
         if i in changed or not own[i]:
             fields["checksum"] = checksum(fields)
     return cast(list[Item], items)  # every field of Item, in its order
+
+
+def _ropes(contents: Sequence[Mapping[str, Any]]) -> int:
+    """Characters of the contents' distinct ropes."""
+    found: dict[int, int] = {}
+    for content in contents:
+        for value in content.values():
+            if isinstance(value, Rope):
+                found[id(value)] = len(value)
+    return sum(found.values())
 
 
 def _shallow(

@@ -20,17 +20,12 @@ from invcrawl.consumer.leases import Leases
 from invcrawl.consumer.pages import Ending
 from invcrawl.consumer.scheduling import CrawlRotation
 from invcrawl.consumer.slots import SlotPinning, SlotPolicy
+from invcrawl.frontier.delivery import COMPLETE, FAILED_INCOMPLETE, NOT_COMPLETE
 from invcrawl.frontier.forget import withdraw
 from invcrawl.frontier.hosts import origin_of
 from invcrawl.frontier.meta import CrawlMeta
 from invcrawl.frontier.retry import Outages
-from invcrawl.frontier.session import (
-    COMPLETE,
-    FAILED_INCOMPLETE,
-    NOT_COMPLETE,
-    CrawlSession,
-    Frontier,
-)
+from invcrawl.frontier.session import CrawlSession, Frontier
 from invcrawl.frontier.states import CrawlState
 from invcrawl.frontier.values import CrawlNotFound
 

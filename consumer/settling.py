@@ -1,7 +1,7 @@
 """The one settle step: every claim a consumer took ends here exactly once, whatever
 became of its page (committed with its items, retried later, dead-lettered, or given
 back because its host is busy), through one fenced Lua call each
-(``frontier/session.py``). Metrics are fed here (``consumer/metrics.py``)."""
+(``frontier/delivery.py``). Metrics are fed here (``consumer/metrics.py``)."""
 
 from __future__ import annotations
 

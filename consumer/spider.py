@@ -171,8 +171,9 @@ class PageSpider(Spider):
         encoding = declared_charset(response)
         # Links are re-based on the page's canonical URL unless the server redirected.
         base = task.url if response.url == task.download_url else response.url
-        contents = extract_page(body, base, targets, encoding=encoding)
-        # Bounded while they are built: an entry's own copy is of its bounded content.
+        contents = extract_page(body, base, targets, encoding=encoding, lazy=True)
+        # Bounded while they are built: an entry's own copy is of its bounded content
+        # (of a long text, a rope: only what the bounds keep of it is ever joined).
         return page_items(crawl, task, contents, self.limits, len(body))  # docs/items.md
 
 

@@ -33,8 +33,9 @@ from invcrawl.consumer.settling import PageBackoff, Settled, Settler
 from invcrawl.fetch.politeness import HostGate
 from invcrawl.frontier.claims import claim_many
 from invcrawl.frontier.retry import Outages, StatSink
-from invcrawl.frontier.session import Claim, Frontier
+from invcrawl.frontier.session import Frontier
 from invcrawl.frontier.states import ProducerState
+from invcrawl.frontier.values import Claim
 
 log = logging.getLogger("invcrawl.consumer")
 

@@ -41,7 +41,8 @@ from invcrawl.dashboard.metrics import CONTENT_TYPE_LATEST, exposition
 from invcrawl.dashboard.snapshot import Throughput, crawl_detail, take
 from invcrawl.frontier.connection import connect, is_transient
 from invcrawl.frontier.retry import Note, Outage, RetryWaits
-from invcrawl.frontier.session import CrawlNotFound, Frontier
+from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.values import CrawlNotFound
 from invcrawl.process import interrupts
 from invcrawl.process.secrets import mask_secrets, mask_url
 

@@ -12,7 +12,8 @@ from typing import Any, cast
 
 from invcrawl.common.tasks import decode_task
 from invcrawl.frontier.scripts import KeyIndex, StaleLayout
-from invcrawl.frontier.session import CrawlSession, Layout
+from invcrawl.frontier.session import CrawlSession
+from invcrawl.frontier.values import Layout
 
 
 async def dead_tasks(session: CrawlSession, limit: int | None = None) -> list[dict[str, Any]]:

@@ -1,10 +1,11 @@
 """The frontier's face: the Redis commands its modules (``admin``, ``export``, ``follow``,
 ``forget``, ``retention``, ``refresh``, ``refresh_schedule``, ``status``, ``stream``,
-``versions``...) run on a crawl's keys, as one typed protocol. ``Frontier`` and
-``CrawlSession`` (frontier/session.py) hand it out as ``commands``, beside
-``pipeline()`` (several commands in one round trip), ``run()`` / ``run_many()`` (the Lua
-scripts, through the one runner of frontier/scripts.py) and ``raw()`` (a reply
-undecoded); their client and script runner stay private to session.py.
+``versions``...) run on a crawl's keys, as one typed protocol. ``Frontier``
+(frontier/session.py) and ``CrawlSession`` (its ``CrawlHandle``, frontier/crawl_handle.py)
+hand it out as ``commands``, beside ``pipeline()`` (several commands in one round trip),
+``run()`` / ``run_many()`` (the Lua scripts, through the one runner of
+frontier/scripts.py) and ``raw()`` (a reply undecoded); their client and script runner
+stay private to them.
 
 A command a module needs and this protocol lacks is added here, so the commands the
 package runs outside its scripts are listed in one place (the Redis users of

@@ -24,8 +24,9 @@ from invcrawl.frontier.admin import dead_tasks
 from invcrawl.frontier.keys import CrawlKeys
 from invcrawl.frontier.meta import CrawlMeta
 from invcrawl.frontier.retention import history
-from invcrawl.frontier.session import CrawlNotFound, CrawlSession, Frontier
+from invcrawl.frontier.session import CrawlSession, Frontier
 from invcrawl.frontier.summary import CrawlStatus, CrawlSummary, FleetStatus
+from invcrawl.frontier.values import CrawlNotFound
 
 HOST_RECENT_MS = 60_000  # a host is shown while busy, blocked or used within this
 CONSUMER_RECENT_MS = 600_000  # the fleet view lists consumers that beat within this

@@ -1,5 +1,5 @@
-"""The typed values a crawl session (:mod:`invcrawl.frontier.session`) hands out: a claimed task,
-a commit's result, the crawl's slot layout."""
+"""The typed values a crawl session (:mod:`invcrawl.frontier.session`) hands out: a claimed
+task, a commit's result, the crawl's slot layout."""
 
 from __future__ import annotations
 

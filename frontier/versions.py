@@ -27,8 +27,9 @@ from invcrawl.common.search.selection import listing
 from invcrawl.frontier.export import HistoryTrimmed, all_entries, iter_latest
 from invcrawl.frontier.meta import CrawlMeta
 from invcrawl.frontier.retention import trimmed_before
-from invcrawl.frontier.session import CrawlNotFound, CrawlSession, Frontier
+from invcrawl.frontier.session import CrawlSession, Frontier
 from invcrawl.frontier.stream import StreamEntry
+from invcrawl.frontier.values import CrawlNotFound
 
 _FIELDS = (
     "project",

@@ -12,7 +12,8 @@ from typing import TypeVar
 from invcrawl.common.settings.config import Config
 from invcrawl.errors import Terminated, UsageError, UserError
 from invcrawl.frontier.connection import fresh_frontier
-from invcrawl.frontier.session import CrawlNotFound, CrawlSession, Frontier
+from invcrawl.frontier.session import CrawlSession, Frontier
+from invcrawl.frontier.values import CrawlNotFound
 from invcrawl.frontier.versions import resolve_ref
 from invcrawl.process import interrupts
 

@@ -27,6 +27,7 @@ MOST_MAX_CHARS = 1_000_000
 PAGED = (
     "doc_markdown",
     "doc",
+    "references",
     "signature",
     "params",
     "returns",

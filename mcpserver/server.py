@@ -1,8 +1,9 @@
 """The six tools on the official SDK's ``MCPServer``, with the names and arguments of
 issue 38. Each answers a ``CallToolResult``: the JSON data as structured content and a
-short text (``mcpserver/queries.py``). An argument out of bounds, a project, version or
-symbol that does not exist, or a Redis that does not answer is a tool error of one line
-(``is_error``), never a traceback; a Redis user that may only read suffices."""
+short text (``mcpserver/projects.py``, ``lookup.py``, ``history.py``, ``feed.py``). An
+argument out of bounds, a project, version or symbol that does not exist, or a Redis that
+does not answer is a tool error of one line (``is_error``), never a traceback; a Redis
+user that may only read suffices."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from redis.exceptions import NoPermissionError, RedisError
 from invcrawl.frontier.connection import Client, connect, is_transient
 from invcrawl.frontier.retry import GaveUp, Outage, Retry
 from invcrawl.frontier.session import Frontier
-from invcrawl.mcpserver import queries
+from invcrawl.mcpserver import feed, history, lookup, projects
 from invcrawl.mcpserver.bounded import DEFAULT_MAX_CHARS, LEAST_MAX_CHARS, MOST_MAX_CHARS, size
 from invcrawl.mcpserver.checks import (
     LIMITS,
@@ -85,7 +86,7 @@ class Connection:
         self._client = self._frontier = None
 
 
-def _result(tool: str, answer: queries.Answer) -> CallToolResult:
+def _result(tool: str, answer: projects.Answer) -> CallToolResult:
     data, text = answer
     # Items hold what orjson writes and pydantic accepts: plain JSON values; every string
     # neutralised (mcpserver/untrusted.py), the site's fields named.
@@ -117,7 +118,7 @@ def tool_calls() -> Retry:
 
 
 async def _answer(
-    calls: Retry, tool: str, job: Callable[[], Awaitable[queries.Answer]]
+    calls: Retry, tool: str, job: Callable[[], Awaitable[projects.Answer]]
 ) -> CallToolResult:
     """Check a tool's arguments and run its query (``job`` does both) through ``calls``,
     no try begun :data:`TOOL_RETRY_DEADLINE_S` after the first: a refusal, and Redis's,
@@ -239,7 +240,7 @@ def build_server(connection: Connection, max_chars: int = DEFAULT_MAX_CHARS) -> 
         return await _answer(
             calls,
             "list_projects",
-            lambda: queries.list_projects(connection.frontier(), room("list_projects", max_chars)),
+            lambda: projects.list_projects(connection.frontier(), room("list_projects", max_chars)),
         )
 
     @tool
@@ -257,8 +258,8 @@ def build_server(connection: Connection, max_chars: int = DEFAULT_MAX_CHARS) -> 
         summary. Without project: every project; without version: each project's latest
         finished version. Results: key, name, role, project, version, url, summary, score."""
 
-        def job() -> Awaitable[queries.Answer]:
-            return queries.search_symbols(
+        def job() -> Awaitable[projects.Answer]:
+            return lookup.search_symbols(
                 connection.frontier(),
                 text_arg("query", query, required=True) or "",
                 project=text_arg("project", project),
@@ -296,8 +297,8 @@ def build_server(connection: Connection, max_chars: int = DEFAULT_MAX_CHARS) -> 
         cut at a block boundary: cut names each field cut (shown, total, next_offset),
         and field with offset reads on, part by part (next_offset until null)."""
 
-        def job() -> Awaitable[queries.Answer]:
-            return queries.get_symbol(
+        def job() -> Awaitable[projects.Answer]:
+            return lookup.get_symbol(
                 connection.frontier(),
                 text_arg("name", name, required=True) or "",
                 project=text_arg("project", project),
@@ -327,8 +328,8 @@ def build_server(connection: Connection, max_chars: int = DEFAULT_MAX_CHARS) -> 
         each symbol added, removed or changed (parameters, defaults, kinds, returns,
         deprecations, docs) with its breaking flag; breaking first."""
 
-        def job() -> Awaitable[queries.Answer]:
-            return queries.api_diff(
+        def job() -> Awaitable[projects.Answer]:
+            return history.api_diff(
                 connection.frontier(),
                 text_arg("project", project, required=True) or "",
                 text_arg("old", old, required=True) or "",
@@ -352,8 +353,8 @@ def build_server(connection: Connection, max_chars: int = DEFAULT_MAX_CHARS) -> 
         """One symbol across the versions of its project, as `invcrawl history`: where it
         exists, where it first appeared and was removed, the typed changes at each step."""
 
-        def job() -> Awaitable[queries.Answer]:
-            return queries.symbol_history(
+        def job() -> Awaitable[projects.Answer]:
+            return history.symbol_history(
                 connection.frontier(),
                 text_arg("key", key, required=True) or "",
                 text_arg("project", project),
@@ -375,8 +376,8 @@ def build_server(connection: Connection, max_chars: int = DEFAULT_MAX_CHARS) -> 
         changes) and removed by crawls and refreshes after CURSOR, and next_cursor to
         continue from."""
 
-        def job() -> Awaitable[queries.Answer]:
-            return queries.changes_since(
+        def job() -> Awaitable[projects.Answer]:
+            return feed.changes_since(
                 connection.frontier(),
                 text_arg("project", project),
                 cursor_arg(cursor),

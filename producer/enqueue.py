@@ -16,8 +16,9 @@ from invcrawl.common.plan import Plan, plan_crawl
 from invcrawl.common.site import local_fetch_url
 from invcrawl.common.tasks import Task
 from invcrawl.frontier.meta import CrawlMeta
+from invcrawl.frontier.production import ENQUEUE_BATCH
 from invcrawl.frontier.refresh import Refresh, StoredInventory
-from invcrawl.frontier.session import ENQUEUE_BATCH, Frontier
+from invcrawl.frontier.session import Frontier
 from invcrawl.frontier.versions import given_names
 from invcrawl.producer.spider import Fetched
 

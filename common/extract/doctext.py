@@ -14,11 +14,14 @@ and pieces are joined with one space or none accordingly.
 
 from __future__ import annotations
 
+from invcrawl.common.rope import Text, join
+
 from .text import Element, raw_text
 
 # (normalised text, leading whitespace, trailing whitespace); whitespace-only text is
-# ("", True, True), empty text ("", False, False).
-Piece = tuple[str, bool, bool]
+# ("", True, True), empty text ("", False, False). A long composed text is a rope of its
+# pieces (``common/rope.py``): a section's text is not copied into each section around it.
+Piece = tuple[Text, bool, bool]
 
 _EMPTY: Piece = ("", False, False)
 _SPACE: Piece = ("", True, True)
@@ -33,7 +36,7 @@ def piece(s: str) -> Piece:
 
 
 def compose(pieces: list[Piece]) -> Piece:
-    out: list[str] = []
+    out: list[Text] = []
     space = False  # whitespace seen since the last non-empty piece
     lead = False
     for text, first_ws, last_ws in pieces:
@@ -50,7 +53,7 @@ def compose(pieces: list[Piece]) -> Piece:
         space = last_ws
     if not out:
         return ("", space, space)
-    return "".join(out), lead, space
+    return join(out), lead, space
 
 
 class DocText:
@@ -65,6 +68,9 @@ class DocText:
         # Elements whose text is composed from their children: the ancestors of requested
         # sections (so an outer section or main reuses the inner one's text).
         self._compose: set[Element] = set()
+        # Elements whose text leaves out some of theirs (``leave_out``): theirs is not
+        # ``norm(raw_text(el))``.
+        self._altered: set[Element] = set()
 
     def request(self, el: Element) -> None:
         """``el`` (a section or main) is the body of some entry: its ancestors up to main are
@@ -87,8 +93,17 @@ class DocText:
         self._full[el] = _EMPTY
         self._excl[el] = _EMPTY
         self.request(el)
+        node = el
+        while node is not None and node not in self._altered:
+            self._altered.add(node)
+            node = node.getparent()
 
-    def doc(self, items: list[Element | str], exclude: bool) -> str:
+    def plain(self, el: Element) -> Text | None:
+        """``norm(raw_text(el))``, composed from the texts inside it as ``full``; None
+        when some of its text is left out (``leave_out``)."""
+        return None if el in self._altered else self.full(el)[0]
+
+    def doc(self, items: list[Element | str], exclude: bool) -> Text:
         pieces: list[Piece] = []
         for item in items:
             if isinstance(item, str):
@@ -101,7 +116,7 @@ class DocText:
                 pieces.append(_SPACE)
         return compose(pieces)[0]
 
-    def dd_doc(self, dd: Element, exclude: bool) -> str:
+    def dd_doc(self, dd: Element, exclude: bool) -> Text:
         """``doc(children_items(dd), exclude)``: the children separated by line breaks.
 
         When the dd's own text and its children's tails are blank (Sphinx writes a newline after

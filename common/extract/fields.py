@@ -14,11 +14,25 @@ the first unnamed field after the parameters is Returns and a short one after th
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from invcrawl.common.params import field_names, param
 
 from .text import Element, has_class, norm, text
+
+
+@dataclass(slots=True)
+class DocFields:
+    """What a docstring's fields (mkdocstrings' sections, pydoctor's field tables) say,
+    merged with the signature's parameters."""
+
+    params: list[dict[str, Any]]
+    doc_only: list[dict[str, Any]]  # {name, description}: documented, not in the signature
+    returns: list[dict[str, Any]]
+    raises: list[dict[str, Any]]
+    versions: list[dict[str, Any]] = field(default_factory=list)  # pydoctor's version fields
+
 
 _LABELS: dict[str, tuple[str, ...]] = {
     "params": (
@@ -217,11 +231,21 @@ def _bare(name: str | None) -> str:
 
 
 def parse_fields(
-    items: list[Element | str], sig_params: list[dict[str, Any]], return_hint: str | None
+    items: list[Element | str],
+    sig_params: list[dict[str, Any]],
+    return_hint: str | None,
+    doc_only: list[dict[str, Any]] | None = None,
+    overloads: frozenset[str] = frozenset(),
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """Merge field lists into the signature params; return (params, returns, raises).
     ``returns`` lists every return value: named ones (numpydoc ``popt``, ``pcov``) each
-    with its own type, or the one unnamed value of ``:returns:``/``:rtype:``."""
+    with its own type, or the one unnamed value of ``:returns:``/``:rtype:``.
+
+    A documented name the signature lacks is a parameter of kind None, unless
+    ``doc_only`` is given (the signature shows its parameters): then it is no parameter
+    of the call (a renamed argument, a key of ``**kwargs``, a copied docstring) and goes
+    to ``doc_only`` as ``{name, description}``, but for a name of another signature of
+    the same description (``overloads``: bare names), which stays a parameter."""
     params = [dict(p) for p in sig_params]
     by_name = {_bare(p["name"]): p for p in params if p["name"]}
     returns: list[dict[str, Any]] = []
@@ -240,6 +264,13 @@ def parse_fields(
                 for part in names:
                     key = _bare(part)
                     p = by_name.get(key)
+                    if p is None and doc_only is not None and key not in overloads:
+                        known = next((d for d in doc_only if _bare(d["name"]) == key), None)
+                        if known is None:
+                            doc_only.append({"name": part, "description": desc or None})
+                        elif desc and not known["description"]:
+                            known["description"] = desc
+                        continue
                     if p is None:  # documented, not in the signature: its kind is unknown
                         p = param(part, None)
                         params.append(p)

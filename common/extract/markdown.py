@@ -23,6 +23,9 @@ from __future__ import annotations
 
 import html
 
+from invcrawl.common.rope import Text, join, to_str
+
+from .doctext import DocText
 from .inline import (
     code_span,
     convert,
@@ -66,14 +69,20 @@ class Markdown:
         members: set[Element],
         has_members: set[Element],
         signatures: dict[Element, str | None] | None = None,
+        text: DocText | None = None,
     ) -> None:
         self.linker = Linker(url)
+        # The page's plain texts: a block flattened (nested beyond the limits) is its
+        # plain text, composed from the texts inside it rather than read again per block.
+        self.text = text
         self.members = members
         self.has_members = has_members
         self.signatures = signatures if signatures is not None else {}
-        self._memo: dict[Element, str] = {}
-        self._memo_excl: dict[Element, str] = {}
-        self._dd: dict[tuple[Element, bool], str] = {}
+        # A block's Markdown holds its children's (a rope when long: ``common/rope.py``), so
+        # that nested sections do not each copy the sections they contain.
+        self._memo: dict[Element, Text] = {}
+        self._memo_excl: dict[Element, Text] = {}
+        self._dd: dict[tuple[Element, bool], Text] = {}
         self._inline: dict[Element, str] = {}
         self._dt_raw: dict[Element, str] = {}
         self._levels: dict[Element, tuple[int, int]] = {}  # element -> (depth, nesting)
@@ -100,18 +109,18 @@ class Markdown:
         fragments = [serialize(el) for el in todo]
         inline.update(zip(todo, convert_many(fragments, self.linker), strict=True))
 
-    def items(self, items: list[Element | str], exclude_members: bool) -> str:
+    def items(self, items: list[Element | str], exclude_members: bool) -> Text:
         """Markdown of a body given as elements and text runs."""
-        return "\n\n".join(self._flow(items, exclude_members))
+        return join(self._flow(items, exclude_members), "\n\n")
 
-    def dd_body(self, dd: Element, excl: bool) -> str:
+    def dd_body(self, dd: Element, excl: bool) -> Text:
         """``items(children_items(dd), excl)``, memoised: shared by the entry and its parent."""
         if excl and dd not in self.has_members:
             excl = False
         key = (dd, excl)
         cached = self._dd.get(key)
         if cached is None:
-            cached = self._dd[key] = "\n\n".join(self._flow_el(dd, excl))
+            cached = self._dd[key] = join(self._flow_el(dd, excl), "\n\n")
         return cached
 
     def signature(self, dt: Element) -> str | None:
@@ -138,7 +147,7 @@ class Markdown:
 
     # -- blocks -------------------------------------------------------------------------------
 
-    def _block(self, el: Element, excl: bool, tag: str | None = None) -> str:
+    def _block(self, el: Element, excl: bool, tag: str | None = None) -> Text:
         if excl:
             if el in self.members:
                 return ""
@@ -150,9 +159,9 @@ class Markdown:
             cached = memo[el] = self._render_block(el, excl, el.tag if tag is None else tag)
         return cached
 
-    def _flow(self, items: list[Element | str], excl: bool) -> list[str]:
+    def _flow(self, items: list[Element | str], excl: bool) -> list[Text]:
         """Group inline runs into paragraphs and render block children in order."""
-        blocks: list[str] = []
+        blocks: list[Text] = []
         inline: list[str] = []  # serialised HTML of the current inline run
         for item in items:
             if isinstance(item, str):
@@ -181,10 +190,10 @@ class Markdown:
                 blocks.append(para)
         return blocks
 
-    def _flow_el(self, el: Element, excl: bool, skip: Element | None = None) -> list[str]:
+    def _flow_el(self, el: Element, excl: bool, skip: Element | None = None) -> list[Text]:
         """``_flow`` over ``el``'s text, children and tails (``skip`` and its tail left out),
         without building the item list. The hot loop of a page render."""
-        blocks: list[str] = []
+        blocks: list[Text] = []
         inline: list[str] = []
         leaves = self._inline
         text = el.text
@@ -201,7 +210,7 @@ class Markdown:
                         blocks.append(para)
                     inline = []
                 # A converted <p> is its own Markdown (no members can sit inside a <p>).
-                md = leaves.get(child) if tag == "p" else None
+                md: Text | None = leaves.get(child) if tag == "p" else None
                 if md is None:
                     md = self._block(child, excl, tag)
                 if md:
@@ -225,7 +234,7 @@ class Markdown:
             # (a table cell converted in a batch by ``prepare``: mkdocstrings' section tables)
             md = self._inline.get(el)
             return md if md is not None else convert(serialize(el), self.linker)
-        return "\n\n".join(self._flow_el(el, excl))
+        return to_str(join(self._flow_el(el, excl), "\n\n"))
 
     def _level(self, el: Element) -> tuple[int, int]:
         """(elements above ``el`` and itself, nesting blocks among them): memoised along
@@ -246,13 +255,13 @@ class Markdown:
             levels[node] = (depth, nesting)
         return depth, nesting
 
-    def _render_block(self, el: Element, excl: bool, tag: str) -> str:
+    def _render_block(self, el: Element, excl: bool, tag: str) -> Text:
         if tag == "p":  # the HTML parser never leaves a block inside <p>
             return self._convert(el)
         if tag not in LEAF_BLOCKS:
             depth, nesting = self._levels.get(el) or self._level(el)
             if depth > MAX_DEPTH or nesting > MAX_NESTING:
-                return flat(el)
+                return self._flat(el)
         if tag in HEADINGS:
             title = self._convert(el)
             return f"{'#' * int(tag[1])} {title}" if title else ""
@@ -267,7 +276,7 @@ class Markdown:
         if tag == "hr":
             return "---"
         if tag == "blockquote":
-            inner = "\n\n".join(self._flow_el(el, excl))
+            inner = to_str(join(self._flow_el(el, excl), "\n\n"))
             return indent(inner, "> ", "> ") if inner else ""
         if tag == "div":
             tokens = class_tokens(el)
@@ -279,7 +288,20 @@ class Markdown:
                     return fence(code, LANG.get(lang, lang))
             if ADMONITIONS.intersection(tokens):
                 return self._admonition(el, excl)
-        return "\n\n".join(self._flow_el(el, excl))
+        return join(self._flow_el(el, excl), "\n\n")
+
+    def _flat(self, el: Element) -> Text:
+        """``mdblocks.flat(el)``: from the page's plain text of ``el`` when it has it (a
+        rope, when long: 150 sections nested beyond MAX_DEPTH each read the text of all
+        those inside it)."""
+        plain = self.text.plain(el) if self.text is not None else None
+        if plain is None:
+            return flat(el)
+        if isinstance(plain, str):
+            return escape_stars(plain)
+        if any("*" in leaf for leaf in plain.leaves()):
+            return escape_stars(str(plain))
+        return plain  # (escape_stars changes only a "*")
 
     def _list(self, el: Element, excl: bool, ordered: bool) -> str:
         # A C-level tag scan (no serialisation) decides between the two paths.
@@ -298,11 +320,11 @@ class Markdown:
             n += 1
         return "\n".join(out)
 
-    def _dl(self, el: Element, excl: bool) -> str:
+    def _dl(self, el: Element, excl: bool) -> Text:
         # numpydoc's parameter lists (one C-level path search: most dls are not)
         if el.find("dt/span[@class='classifier']") is not None:
             return self._parameters(el, excl)
-        out = []
+        out: list[Text] = []
         field_list = has_class(el, "field-list")
         for child in el:
             tag = child.tag
@@ -322,7 +344,7 @@ class Markdown:
                 body = self.dd_body(child, excl)
                 if body:
                     out.append(body)
-        return "\n\n".join(out)
+        return join(out, "\n\n")
 
     def _parameters(self, el: Element, excl: bool) -> str:
         """A numpydoc-style list (``name`` + ``span.classifier`` types per ``dt``) as one
@@ -335,7 +357,7 @@ class Markdown:
                     out.append(indent(term, "- ", "  "))
                 term = self._parameter(child)
             elif child.tag == "dd":
-                body = self.dd_body(child, excl)
+                body = to_str(self.dd_body(child, excl))
                 if body and body[:1] not in BLOCK_STARTS:
                     item = f"{term}: {body}" if term else body
                 else:
@@ -367,7 +389,7 @@ class Markdown:
             title = self._convert(first)
         else:
             first = None
-        inner = "\n\n".join(self._flow_el(el, excl, skip=first))
+        inner = to_str(join(self._flow_el(el, excl, skip=first), "\n\n"))
         head = f"**{title}**" if title else ""
         text = "\n\n".join(x for x in (head, inner) if x)
         return indent(text, "> ", "> ") if text else ""

@@ -13,6 +13,7 @@ from lxml import etree
 
 from invcrawl.common.bounds import truncate
 from invcrawl.common.items import ItemStatus, empty_content
+from invcrawl.common.rope import Text, head
 from invcrawl.common.tasks import TaskEntry
 
 from .anchors import Located, children_items, locate, section_title
@@ -24,7 +25,7 @@ from .signature import dt_text, params, return_annotation
 from .sphinx_capi import take_annotations
 from .sphinx_labels import sphinx_labels
 from .text import HEADINGS, Element, has_class, is_section, norm, raw_text, text
-from .version_notes import versions
+from .version_notes import after_notes, described_after_notes, versions
 
 __all__ = ["INTRO_CHARS", "extract_sphinx"]
 
@@ -45,10 +46,14 @@ def extract_sphinx(
     located = [extractor.locate(t) for t in targets]
     whole_page = False
     for loc, _status, _reason in located:
-        # Sections (and main) whose text is composed from their children's memoised texts,
-        # so that std:doc ⊃ section ⊃ subsection each normalise their text once per page.
-        if loc.kind in ("section", "page") and len(loc.body) == 1:
-            extractor.text.request(loc.body[0])
+        # Bodies (sections, main, blocks, dds) whose text is composed from their children's
+        # memoised texts, so that std:doc ⊃ section ⊃ subsection (or nested blocks with
+        # ids) each normalise their text once per page, a rope of the texts inside.
+        for item in loc.body:
+            if not isinstance(item, str):
+                extractor.text.request(item)
+        if loc.dd is not None:
+            extractor.text.request(loc.dd)
         whole_page = whole_page or loc.kind == "page"
     if whole_page:  # std:doc renders all of main: convert its paragraphs in one batch
         extractor.md.prepare(extractor.page.leaves)
@@ -62,14 +67,19 @@ class _PageExtractor:
         self.capi = take_annotations(page.main, raw)
         self._numbers = _section_numbers(page.main) if b"section-number" in raw else set()
         self.signatures: dict[Element, str | None] = {}
-        self.md = Markdown(url, page.members, page.has_members, self.signatures)
         self.text = DocText(page.main, page.members, page.has_members)
-        # anchor → inventory name, to name the enclosing object of nested members. Parameter
-        # entries share their function's anchor, so they must not claim it.
-        self.names: dict[str, str] = {}
+        self.md = Markdown(url, page.members, page.has_members, self.signatures, self.text)
+        # anchor → inventory names, to name the enclosing object of nested members. Parameter
+        # entries share their function's anchor, so they must not claim it. One anchor may
+        # have several names (SQLAlchemy lists ``sqlalchemy.orm.session.sessionmaker`` and
+        # ``sqlalchemy.orm.sessionmaker`` at one class): a member's parent is the one its
+        # own name is under.
+        self.names: dict[str, list[str]] = {}
         for t in targets:
             if t.anchor and not t.role.endswith("Param"):
-                self.names.setdefault(t.anchor, t.name)
+                names = self.names.setdefault(t.anchor, [])
+                if t.name not in names:
+                    names.append(t.name)
         self._content: dict[tuple[str, bool, str], dict[str, Any]] = {}
         self._lower: dict[str, Element] | None = None
         self._holder_versions: dict[Element, list[dict[str, Any]]] = {}
@@ -113,7 +123,10 @@ class _PageExtractor:
     def _module_intro(self, loc: Located) -> Located:
         """A module's own introduction: the prose of its section (or after its target)
         up to the first object description or subsection; not its title, not the page."""
-        items = children_items(loc.element) if loc.kind == "section" else loc.body
+        # A section entry's element is the section, or the target that labels it (a
+        # ``span.target`` before it or leading it: its content is the section's).
+        holder = loc.section if loc.kind == "section" and loc.section is not None else loc.element
+        items = children_items(holder) if loc.kind == "section" else loc.body
         intro: list[Element | str] = []
         for item in items:
             if isinstance(item, str):
@@ -175,13 +188,18 @@ class _PageExtractor:
             content.update(signature=line, doc=line, doc_markdown=f"```\n{line}\n```")
             return content
         dd = loc.dd
-        if loc.kind in ("object", "term") and dd is not None:  # the body is the dd's content
+        # A version note before the prose is a version note (``versions``), not the start
+        # of the description (CPython's argparse: "New in version 3.2."; cryptography's
+        # functions and attributes): the doc begins with the prose after it, if any.
+        described = described_after_notes(body, self.page.members) if loc.kind == "object" else None
+        if described is not None:
+            content["doc"] = self.text.doc(described, exclude)
+            content["doc_markdown"] = self.md.items(described, exclude)
+        elif loc.kind in ("object", "term") and dd is not None:  # the dd's content
             content["doc"] = self.text.dd_doc(dd, exclude)
             content["doc_markdown"] = self.md.dd_body(dd, exclude)
         else:  # (an object without a dd: the prose written after it, anchors.locate)
-            # A module's version note before its prose is a version note (``versions``),
-            # not the start of its description (CPython's argparse: "New in version 3.2.").
-            shown = _after_notes(body) if t.role == "module" else body
+            shown = after_notes(body) if t.role == "module" else body
             content["doc"] = self._unnumbered(self.text.doc(shown, exclude))
             content["doc_markdown"] = self.md.items(shown, exclude)
         if loc.kind == "object":
@@ -191,8 +209,22 @@ class _PageExtractor:
             dt = loc.element
             sig_params = params(dt, t.domain, md.signature(dt) or "")
             hint = return_annotation(dt, md.dt_raw(dt))
-            ps, returns, raises = parse_fields(body, sig_params, hint)
+            # Where the signature shows its parameters, a name only the field list has
+            # is no parameter of the call (docs/items.md, doc_only_params). An empty "()"
+            # is not taken as one: a hand-written or unread signature may show it while
+            # the field list names the real parameters.
+            doc_only: list[dict[str, Any]] | None = [] if sig_params else None
+            overloads = frozenset(
+                _bare_name(p["name"])
+                for other in loc.dts
+                if other is not dt
+                for p in params(other, t.domain, md.signature(other) or "")
+                if p["name"]
+            )
+            ps, returns, raises = parse_fields(body, sig_params, hint, doc_only, overloads)
             content.update(params=ps, returns=returns, raises=raises)
+            if doc_only:
+                content["doc_only_params"] = doc_only
             if t.domain == "py":
                 content["labels"] = sphinx_labels(dt)
         if loc.kind == "intro":
@@ -209,13 +241,18 @@ class _PageExtractor:
             content["versions"] = self._versions_in(holder)
         return content
 
-    def _unnumbered(self, doc: str) -> str:
+    def _unnumbered(self, doc: Text) -> Text:
         """``doc`` without the section number it starts with (``:numbered:`` toctrees
         write "6.11. " before each heading: numbering, not text)."""
-        if not self._numbers or not doc[:1].isdigit():
+        if not self._numbers or not head(doc, 1).isdigit():
             return doc
-        number, _, rest = doc.partition(" ")
-        return rest if number in self._numbers else doc
+        longest = max(map(len, self._numbers)) + 1
+        if isinstance(doc, str) or len(doc) <= longest:
+            number, _, rest = str(doc).partition(" ")
+            return rest if number in self._numbers else doc
+        # A rope (a long section): its number is within its first characters.
+        number, space, _ = doc.head(longest).partition(" ")
+        return doc.after(len(number) + 1) if space and number in self._numbers else doc
 
     def _versions_in(self, holder: Element) -> list[dict[str, Any]]:
         """Version notes among ``holder``'s children; std:doc and the label of the page's top
@@ -252,12 +289,21 @@ class _PageExtractor:
             owner = _owner_dt(loc.element)
             if owner is not None:
                 ident = owner.get("id")
-                name = self.names.get(ident) if ident else None
-                return name or _dt_name(owner) or ident
+                names = self.names.get(ident, []) if ident else []
+                return _owner_name(names, t) or _dt_name(owner) or ident
             return _prefix(t.name, t.domain)
         if t.role == "module":
             return _prefix(t.name, t.domain)
         return None
+
+
+def _owner_name(names: list[str], t: TaskEntry) -> str | None:
+    """Of the names the owner's anchor has, the one ``t``'s name is under, else the first."""
+    sep = "::" if t.domain == "cpp" else "."
+    for name in names:
+        if t.name.startswith(name + sep):
+            return name
+    return names[0] if names else None
 
 
 def _section_numbers(main: Element) -> set[str]:
@@ -270,21 +316,8 @@ def _section_numbers(main: Element) -> set[str]:
     return found - {""}
 
 
-def _after_notes(body: list[Element | str]) -> list[Element | str]:
-    """``body`` from its first item that is not a version note (nor blank)."""
-    for i, item in enumerate(body):
-        if isinstance(item, str):
-            if item.strip():
-                return body[i:]
-        elif not _blank(item) and not versions([item]):
-            return body[i:]
-    return []
-
-
-def _blank(el: Element) -> bool:
-    """An empty target (``span``, ``a``) or a rule: nothing a reader reads before a module's
-    prose (CPython puts an ``hr`` under its "Source code:" line, or alone)."""
-    return el.tag in ("span", "a", "hr") and not len(el) and not (el.text or "").strip()
+def _bare_name(name: str) -> str:
+    return name.lstrip("*").strip()  # as fields.py compares parameter names
 
 
 def _prefix(name: str, domain: str) -> str | None:

@@ -60,3 +60,41 @@ def versions(items: list[Element | str]) -> list[dict[str, Any]]:
         if kind is not None:
             out.append(_one(item, kind))
     return out
+
+
+def after_notes(body: list[Element | str]) -> list[Element | str]:
+    """``body`` from its first item that is not a version note (nor blank)."""
+    for i, item in enumerate(body):
+        if isinstance(item, str):
+            if item.strip():
+                return body[i:]
+        elif not _blank(item) and not versions([item]):
+            return body[i:]
+    return []
+
+
+def described_after_notes(
+    body: list[Element | str], members: set[Element]
+) -> list[Element | str] | None:
+    """``body`` after the version notes it begins with, when prose follows them; None
+    when it does not begin with one, or when nothing but notes and member descriptions
+    follow (the notes are then the object's own text)."""
+    for i, item in enumerate(body):
+        if isinstance(item, str):
+            if item.strip():
+                return None
+        elif not _blank(item):
+            if not versions([item]):
+                return None
+            rest = after_notes(body[i:])
+            prose = any(
+                item.strip() if isinstance(item, str) else item not in members for item in rest
+            )
+            return rest if prose else None
+    return None
+
+
+def _blank(el: Element) -> bool:
+    """An empty target (``span``, ``a``) or a rule: nothing a reader reads before a module's
+    prose (CPython puts an ``hr`` under its "Source code:" line, or alone)."""
+    return el.tag in ("span", "a", "hr") and not len(el) and not (el.text or "").strip()

@@ -182,7 +182,7 @@ local function kept_entries(part, keep)
   return table.concat(out)
 end
 
--- The page's entries come grouped by log from the consumer (frontier/session.py,
+-- The page's entries come grouped by log from the consumer (frontier/delivery.py,
 -- search_index_args): three ARGV whatever the page's size, and one APPEND per log,
 -- with no Lua work per term unless an item of the page was unchanged.
 local function index_items(written, base, count, ibase)

@@ -58,7 +58,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
     from invcrawl.common.site import SiteError  # noqa: PLC0415
     from invcrawl.errors import UserError  # noqa: PLC0415
     from invcrawl.frontier.scripts import StaleLayout  # noqa: PLC0415
-    from invcrawl.frontier.session import CrawlNotFound  # noqa: PLC0415
+    from invcrawl.frontier.values import CrawlNotFound  # noqa: PLC0415
     from invcrawl.frontier.versions import CrawlRefError  # noqa: PLC0415
     from invcrawl.localredis.server import RedisServerError  # noqa: PLC0415
 
@@ -91,7 +91,7 @@ def user_error(exc: Exception) -> int | None:
 
     from invcrawl.common.site import SiteError  # noqa: PLC0415
     from invcrawl.errors import EXIT_FAILED, EXIT_USAGE, UsageError, fail  # noqa: PLC0415
-    from invcrawl.frontier.session import CrawlNotFound  # noqa: PLC0415
+    from invcrawl.frontier.values import CrawlNotFound  # noqa: PLC0415
     from invcrawl.frontier.versions import CrawlRefError  # noqa: PLC0415
 
     if isinstance(exc, CrawlNotFound):

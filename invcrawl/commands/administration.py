@@ -18,7 +18,8 @@ from invcrawl.errors import EXIT_FAILED, EXIT_OK, UsageError, fail
 from invcrawl.frontier import admin
 from invcrawl.frontier.every_crawl import dead_letters_all, redrive_all
 from invcrawl.frontier.forget import Forgotten, forget, forget_in_use, is_known
-from invcrawl.frontier.session import CrawlNotFound, Frontier
+from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.values import CrawlNotFound
 from invcrawl.frontier.versions import crawl_versions
 from invcrawl.live_redis import redis_for, serve_until_stopped
 from invcrawl.process import interrupts

@@ -234,7 +234,15 @@ class Crawls:
                 return seen
             if seen != last:
                 last, since = seen, time.monotonic()
-            assert time.monotonic() - since < STALL, f"no progress towards {until}: {seen}"
+            if time.monotonic() - since >= STALL:
+                # what each side was doing when nothing moved, for the failure's message
+                running = len(self.compose.containers("consumer"))
+                pytest.fail(
+                    f"no progress towards {until} for {STALL:.0f} s: {seen}; "
+                    f"{running} consumer containers running\n"
+                    f"-- consumer logs --\n{self.compose.logs('consumer')}\n"
+                    f"-- redis logs --\n{self.compose.logs('redis')[-1500:]}"
+                )
             time.sleep(0.5)
 
 

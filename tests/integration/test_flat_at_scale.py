@@ -132,7 +132,9 @@ def consumer_cycle(url: str, size: int) -> tuple[int, int, int]:
         frontier = Frontier(connect(url))
         crawl_ids = [f"c{i:05d}" for i in range(size)]
         await register(frontier, crawl_ids)
-        base = Config(redis=url, lease=30.0, concurrency=4, burst=True)
+        # a lease of an hour: no beat or renewal (every lease/3) can fall inside a counted
+        # step, however long a loaded machine makes it
+        base = Config(redis=url, lease=3600.0, concurrency=4, burst=True)
         worker = Worker(
             Frontier(connect(url)), worker_settings(replace(base, crawl_ids=tuple(crawl_ids)))
         )

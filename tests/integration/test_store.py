@@ -22,8 +22,9 @@ from invcrawl.common.tasks import Task, TaskEntry
 from invcrawl.frontier import admin
 from invcrawl.frontier.connection import connect
 from invcrawl.frontier.keys import CrawlKeys
-from invcrawl.frontier.session import Claim, CrawlSession, Frontier
+from invcrawl.frontier.session import CrawlSession, Frontier
 from invcrawl.frontier.states import CrawlState
+from invcrawl.frontier.values import Claim
 from support.accounting import stream_range
 
 FETCHED = PageOutcome.FETCHED

@@ -18,7 +18,8 @@ from invcrawl.frontier.changes import read_changes
 from invcrawl.frontier.connection import connect
 from invcrawl.frontier.export import HistoryTrimmed
 from invcrawl.frontier.keys import CRAWLS, CrawlKeys
-from invcrawl.frontier.session import CrawlNotFound, Frontier
+from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.values import CrawlNotFound
 from invcrawl.frontier.versions import (
     CrawlRefError,
     by_project,

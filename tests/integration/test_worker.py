@@ -22,7 +22,8 @@ from invcrawl.consumer.run import worker_settings
 from invcrawl.consumer.worker import Worker, WorkerSettings
 from invcrawl.fetch.failures import Outcome
 from invcrawl.frontier.connection import connect
-from invcrawl.frontier.session import Claim, Frontier
+from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.values import Claim
 
 OK = ItemStatus.OK
 

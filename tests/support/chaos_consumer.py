@@ -39,7 +39,8 @@ from redis.asyncio import Redis
 from invcrawl.common.items import PageOutcome, PreparedItem
 from invcrawl.consumer import worker
 from invcrawl.frontier.connection import connect
-from invcrawl.frontier.session import Claim, CommitResult, CrawlSession
+from invcrawl.frontier.session import CrawlSession
+from invcrawl.frontier.values import Claim, CommitResult
 
 
 def install_poison(suffix: str) -> None:

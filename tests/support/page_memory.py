@@ -115,3 +115,32 @@ if __name__ == "__main__":
     mode, params, entries = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     filler = int(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[4].isdigit() else 1_000_000
     print(json.dumps(measure(mode, params, entries, filler)))
+
+
+def nested_page(sections: int, section_bytes: int, kind: str = "section") -> bytes:
+    """A Sphinx page of ``sections`` nested elements with ids, each holding its own
+    ``section_bytes`` of prose and then all the following ones (``kind``: docutils
+    ``section`` elements with headings, or plain ``div`` blocks), as std:label entries
+    at each and a std:doc entry at the page point into (``nested_entries``)."""
+    para = "<p>" + "Words of a section that holds every section after it. " * 20 + "</p>\n"
+    prose = para * max(1, section_bytes // len(para))
+    if kind == "section":
+        opens = "".join(
+            f'<section id="s{i}"><h2>Section {i}</h2>\n{prose}' for i in range(sections)
+        )
+    else:
+        opens = "".join(f'<div id="s{i}">\n{prose}' for i in range(sections))
+    closes = f"</{kind}>\n" * sections
+    return (
+        '<!DOCTYPE html><html><head><meta charset="utf-8"><title>Nested</title>'
+        '<meta name="generator" content="Docutils 0.19: https://docutils.sourceforge.io/" />'
+        f'</head><body><div class="body" role="main">{opens}{closes}</div></body></html>'
+    ).encode()
+
+
+def nested_entries(sections: int) -> tuple[Any, ...]:
+    """A std:label entry at each nested element of ``nested_page``, then its std:doc."""
+    from invcrawl.common.tasks import TaskEntry
+
+    labels = [TaskEntry(f"s{i}", "std", "label", -1, f"s{i}", f"S {i}") for i in range(sections)]
+    return (*labels, TaskEntry("nested", "std", "doc", -1, "", "Nested"))

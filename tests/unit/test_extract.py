@@ -48,7 +48,7 @@ def one(
     role: str = "function",
 ) -> dict[str, Any]:
     [out] = extract_page(body, URL, [target(name, domain, role, anchor, "-")])
-    assert set(out) == KEYS
+    assert set(out) - {"references"} == KEYS  # references: only a doc with links has them
     return out
 
 

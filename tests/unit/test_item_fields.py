@@ -54,6 +54,7 @@ TYPES: dict[str, Any] = {
     "alias_of": str,
     "doc": str,
     "doc_markdown": str,
+    "references": list,
     "params": list,
     "doc_only_params": list,
     "returns": list,
@@ -131,11 +132,21 @@ def test_items_of_one_page_share_no_list() -> None:
 
 
 def test_the_optional_fields_are_absent_when_empty_and_keep_the_checksum() -> None:
-    """An item without inherited_from, alias_of or doc_only_params is byte for byte what
-    it was before they existed; with them, each sits after the field it follows."""
+    """An item without inherited_from, alias_of, doc_only_params or references is byte
+    for byte what it was before they existed; with them, each sits after the field it
+    follows."""
     item = PATHS["ok"]()
     again = build_item(
-        CRAWL, TASK, ENTRY, {**item, "inherited_from": None, "alias_of": "", "doc_only_params": []}
+        CRAWL,
+        TASK,
+        ENTRY,
+        {
+            **item,
+            "inherited_from": None,
+            "alias_of": "",
+            "doc_only_params": [],
+            "references": [],
+        },
     )
     assert orjson.dumps(again) == orjson.dumps(item)
     full = build_item(
@@ -147,6 +158,7 @@ def test_the_optional_fields_are_absent_when_empty_and_keep_the_checksum() -> No
             "inherited_from": "mod.Base",
             "alias_of": "mod.impl.f",
             "doc_only_params": [{"name": "y", "description": "Gone."}],
+            "references": [{"name": "str", "url": "https://docs.test/t.html#str"}],
         },
     )
     assert list(full) == list(ITEM_FIELDS)

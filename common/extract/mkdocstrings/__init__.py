@@ -66,11 +66,11 @@ class _PageExtractor:
         self.labels = {el: take_labels(obj) for el, obj in self.layout.objects.items()}
         members, has_members = self.layout.members, self.layout.has_members
         self.page = Page(root=root, main=main, url=url, has_members=has_members, members=members)
-        self.md = Markdown(url, members, has_members)
+        self.text = DocText(main, members, has_members)
+        self.md = Markdown(url, members, has_members, text=self.text)
         # Paragraphs and section-table cells, converted in one batch (``inline.convert_many``):
         # a page is mostly its objects' docstrings, each a few short fragments.
         self.md.prepare(_leaves(main))
-        self.text = DocText(main, members, has_members)
         # Each object's sections, read before any text: their tables' column headings
         # are no text of the page's (the plain doc reads as the page, not its chrome).
         self.sections: dict[Element, list[Section]] = {}
@@ -91,6 +91,12 @@ class _PageExtractor:
         self._shared: dict[str, dict[str, Any]] = {}
 
     def extract_all(self) -> list[dict[str, Any]]:
+        # Elements that are entries' bodies: the text of each element holding one is
+        # composed from its children's (nested blocks with ids normalise theirs once).
+        for t in self.targets:
+            el = self.page.lookup(t.anchor)[0] if t.anchor else None
+            if el is not None and isinstance(el.tag, str):
+                self.text.request(el)
         out = []
         for t in self.targets:
             out.append(self.extract(t))

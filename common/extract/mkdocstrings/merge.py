@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from invcrawl.common.params import VAR_KEYWORD, VAR_POSITIONAL, field_names, param
 
+from ..fields import DocFields
 from .sections import Section
 
 _VARIADIC = frozenset((VAR_POSITIONAL, VAR_KEYWORD))
@@ -20,19 +20,9 @@ def _bare(name: str | None) -> str:
     return (name or "").lstrip("*").strip()
 
 
-@dataclass(slots=True)
-class Merged:
-    """The fields a docstring's sections and the signature give together."""
-
-    params: list[dict[str, Any]]
-    doc_only: list[dict[str, Any]]  # {name, description}: documented, not in the signature
-    returns: list[dict[str, Any]]
-    raises: list[dict[str, Any]]
-
-
 def merge(
     sections: list[Section], sig_params: list[dict[str, Any]] | None, hint: str | None
-) -> Merged:
+) -> DocFields:
     """The signature's parameters completed by the Parameters sections (type and default
     where the signature shows none, the description); every return value, typed by the
     annotation when the section is not. ``sig_params`` None: the page shows no parameter
@@ -75,4 +65,4 @@ def merge(
             unnamed = {"name": None, "type": None, "description": None}
             returns.append(unnamed)
         unnamed["type"] = hint
-    return Merged(params, doc_only, returns, raises)
+    return DocFields(params, doc_only, returns, raises)

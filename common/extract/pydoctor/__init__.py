@@ -81,7 +81,7 @@ class _Page:
         self.index = Page(root=root, main=main, url=url, has_members=set(), members=set())
         clean(main, raw)
         self.text = DocText(main, set(), set())
-        self.md = Markdown(url, set(), set())
+        self.md = Markdown(url, set(), set(), text=self.text)
         header = _first_class(main, "div", "page-header")
         h1 = header.find(".//h1") if header is not None else None
         # (a qualified name has no blank: the template's line breaks are not part of it)

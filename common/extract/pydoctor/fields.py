@@ -14,13 +14,13 @@ translated.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from lxml import etree
 
 from invcrawl.common.params import field_names, param
 
+from ..fields import DocFields
 from ..text import Element, class_tokens, has_class, norm, raw_text
 
 _KINDS = {
@@ -92,17 +92,6 @@ def _entry(tr: Element) -> tuple[str | None, str | None, str | None, Element | N
     return name, type_ or None, _text(desc), None
 
 
-@dataclass(slots=True)
-class Fields:
-    """What a docstring's field tables say, merged with the header's parameters."""
-
-    params: list[dict[str, Any]]
-    doc_only: list[dict[str, Any]]  # {name, description}: documented, not in the header
-    returns: list[dict[str, Any]]
-    raises: list[dict[str, Any]]
-    versions: list[dict[str, Any]]
-
-
 # (label, (name, type, description, whole cell)) of one field entry.
 FieldRow = tuple[str, tuple[str | None, str | None, str | None, Element | None]]
 
@@ -114,14 +103,14 @@ def read_fields(tables: list[Element]) -> list[FieldRow]:
 
 def apply_fields(
     tables: list[Element], sig_params: list[dict[str, Any]] | None, return_hint: str | None
-) -> Fields:
+) -> DocFields:
     """:func:`merge_fields` of the tables' entries."""
     return merge_fields(read_fields(tables), sig_params, return_hint)
 
 
 def merge_fields(
     rows: list[FieldRow], sig_params: list[dict[str, Any]] | None, return_hint: str | None
-) -> Fields:
+) -> DocFields:
     """A docstring's field tables merged with the header's parameters and return
     annotation. ``sig_params`` None: no parameter list is shown (a class page without a
     constructor), so the documented names are the parameters (kind None); otherwise a
@@ -161,7 +150,7 @@ def merge_fields(
             returns[0]["type"] = return_hint
         else:
             returns.append({"name": None, "type": return_hint, "description": None})
-    return Fields(params, doc_only, returns, raises, versions)
+    return DocFields(params, doc_only, returns, raises, versions)
 
 
 def _version(kind: str, text: str) -> dict[str, Any]:
@@ -279,7 +268,6 @@ def _unwrap_single(ul: Element) -> None:
 
 __all__ = [
     "FieldRow",
-    "Fields",
     "apply_fields",
     "as_field_lists",
     "field_rows",

@@ -1,0 +1,153 @@
+"""``search_symbols`` and ``get_symbol``: the search engine (``frontier/search.py``), one
+item within ``max_chars`` or the part of one of its fields, and the close names offered
+for a name that is no symbol."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from typing import Any
+
+from invcrawl.frontier import search
+from invcrawl.frontier.search import SymbolHit
+from invcrawl.frontier.session import Frontier
+from invcrawl.mcpserver.bounded import DEFAULT_MAX_CHARS, PAGED, fit_item, fit_list, page, size
+from invcrawl.mcpserver.checks import ToolInputError, plural, shown
+from invcrawl.mcpserver.projects import Answer
+from invcrawl.mcpserver.references import with_references
+
+
+async def search_symbols(
+    frontier: Frontier,
+    query: str,
+    *,
+    project: str | None,
+    version: str | None,
+    kind: str | None,
+    limit: int,
+    max_chars: int = DEFAULT_MAX_CHARS,
+) -> Answer:
+    try:
+        answer = await search.search_answer(
+            frontier, query, project=project, version=version, kind=kind, limit=limit
+        )
+    except ValueError as exc:  # SelectionError included
+        raise ToolInputError(str(exc)) from None
+    hits = answer.hits
+    top = ", ".join(
+        f"{shown(h.name, 60)} ({shown(h.role, 20)}, {shown(h.project, 30)} {shown(h.version, 20)})"
+        for h in hits[:5]
+    )
+    text = f"{plural(len(hits), 'result')} for {shown(query)}" + (f": {top}" if top else "")
+    if answer.no_good_match:
+        text = f"no good match for {shown(query)}: nothing clears the relevance floor"
+    if answer.note:
+        text += f" ({answer.note})"
+    return fit_list(answer.to_json(query), "results", max_chars), text
+
+
+async def get_symbol(
+    frontier: Frontier,
+    name: str,
+    *,
+    project: str | None,
+    version: str | None,
+    field: str | None = None,
+    offset: int = 0,
+    max_chars: int = DEFAULT_MAX_CHARS,
+) -> Answer:
+    """The item ``name`` names, within ``max_chars`` (``cut`` says what was cut); with
+    ``field``, the part of that field from ``offset`` (mcpserver/bounded.py)."""
+    if field is not None and field not in PAGED:
+        raise ToolInputError(f"field {shown(field)} is not one that is cut: {', '.join(PAGED)}")
+    try:
+        found = await search.get_symbol(frontier, name, project=project, version=version)
+    except ValueError as exc:
+        raise ToolInputError(str(exc)) from None
+    where = {"project": found.project, "version": found.version}
+    if found.item is not None:
+        item = await with_references(frontier, found.item)
+        if field is not None:
+            return _part(where, item, field, offset, max_chars)
+        answer = fit_item({**where, "item": item}, max_chars)
+        cut = answer.get("cut") or {}
+        text = (
+            f"{shown(item.get('key'))} in {shown(found.project)} {shown(found.version)}: "
+            f"{shown(item.get('signature') or item.get('name'), 200)}"
+            + (f"; cut to {max_chars:,} characters: {', '.join(cut)} (read on with field and "
+               "offset)" if cut else "")
+        )  # fmt: skip
+        for field_name, words in (("inherited_from", "inherited from"), ("alias_of", "alias of")):
+            if item.get(field_name):
+                text += f" ({words} {shown(item[field_name])})"
+        return answer, text
+    named = [c for c in found.candidates if _names(name, c)]
+    if named:  # several symbols by that name: which one is meant
+        text = (
+            f"{shown(name)} names no single symbol: {plural(len(named), 'candidate')}, "
+            + ", ".join(shown(c.key, 80) for c in named[:5])
+        )
+        answer = {**where, "candidates": [c.to_json() for c in named]}
+        return fit_list(answer, "candidates", max_chars), text
+    close = _close(name, found.candidates)
+    tail = name.strip().rpartition(".")[2].rpartition(":")[2]
+    if not close and tail:  # the name's last component alone finds a misspelt one
+        try:
+            nearby = await search.search_answer(
+                frontier, tail, project=project, version=version, limit=20
+            )
+        except ValueError:
+            nearby = None
+        close = _close(name, nearby.hits) if nearby else []
+    scope = f"{shown(found.project)} {shown(found.version)}" if found.project else "any project"
+    raise ToolInputError(
+        f"no symbol {shown(name)} in {scope}"
+        + (f"; did you mean {', '.join(shown(c.key, 80) for c in close)}?" if close else "")
+        + " (search_symbols finds symbols by words of their name)"
+    )
+
+
+def _part(
+    where: dict[str, Any], item: dict[str, Any], field: str, offset: int, max_chars: int
+) -> Answer:
+    """The part of ``item[field]`` from ``offset`` that fits ``max_chars``."""
+    value = item.get(field)
+    total = len(value) if isinstance(value, (str, list)) else 0
+    if offset > total:
+        raise ToolInputError(f"offset {offset} is past the end of {field} ({total:,} in all)")
+    head = {**where, "key": item["key"], "field": field, "offset": offset, "total": total}
+    part, next_offset = page(value, offset, max_chars - size(head) - 200)
+    data = {**head, "next_offset": next_offset, "part": part}
+    count = len(part) if isinstance(part, (str, list)) else 0
+    text = f"{shown(item['key'])} {field}: {offset:,} to {offset + count:,} of {total:,}" + (
+        f"; next offset {next_offset}" if next_offset is not None else "; the end"
+    )
+    return data, text
+
+
+DID_YOU_MEAN = 3  # close names offered for a name that is no symbol
+CLOSE = 0.75  # difflib's ratio of a close name (a typo or two in a short name)
+
+
+def _names(requested: str, hit: SymbolHit) -> bool:
+    """Whether ``requested`` names ``hit`` (its key, qualified name or a dotted tail of
+    it, in any case): a symbol it may mean, not merely a neighbour of the search."""
+    wanted, name = requested.strip().lower(), hit.name.lower()
+    return wanted in (hit.key.lower(), name) or name.endswith("." + wanted)
+
+
+def _close(requested: str, hits: Sequence[SymbolHit]) -> list[SymbolHit]:
+    """At most :data:`DID_YOU_MEAN` of ``hits`` whose name (or its last component) is
+    spelt close to ``requested``, the closest first."""
+    wanted = requested.strip().lower()
+    tail = wanted.rpartition(".")[2]
+
+    def ratio(hit: SymbolHit) -> float:
+        name = hit.name.lower()
+        return max(
+            difflib.SequenceMatcher(None, wanted, name).ratio(),
+            difflib.SequenceMatcher(None, tail, name.rpartition(".")[2]).ratio(),
+        )
+
+    scored = sorted(((ratio(h), n, h) for n, h in enumerate(hits)), key=lambda t: (-t[0], t[1]))
+    return [h for r, _, h in scored if r >= CLOSE][:DID_YOU_MEAN]
