@@ -26,9 +26,14 @@ Classes (an item counts once per class):
 * ``table_chrome``: the plain ``doc`` holds a table's column headings ("Name Type
   Description Default", "PARAMETER DESCRIPTION");
 * ``link_in_code``: a Markdown link written inside a code span of ``doc_markdown``;
+* ``markdown``: ``doc_markdown`` rendered by CommonMark shows a backtick or ``*`` (outside
+  code) more often than ``doc`` has it: a marker that did not render;
 * ``parent``: a ``parent`` that is not a prefix of the name (inherited members and aliases
   apart: ``inherited_from``, ``alias_of``);
-* ``permalink_text``: a permalink sign left in ``doc`` or a signature.
+* ``permalink_text``: a permalink sign left in ``doc`` or a signature;
+* ``fields`` (Sphinx): a name the entry's own Parameters field lists (its ``strong``) in
+  neither ``params`` nor ``doc_only_params``, or fewer ``raises`` than its Raises field
+  has entries.
 """
 
 from __future__ import annotations
@@ -49,8 +54,8 @@ from invcrawl.common.search.summary import first_sentence
 
 CLASSES = (
     "not_ok", "empty_doc", "param_chrome", "annotation_summary", "number_summary",
-    "version_summary", "kind_null", "table_chrome", "link_in_code", "parent",
-    "permalink_text",
+    "version_summary", "kind_null", "table_chrome", "link_in_code", "markdown", "parent",
+    "permalink_text", "fields",
 )  # fmt: skip
 LIMIT = 0.5  # percent of a site's items (issue 49)
 
@@ -67,6 +72,10 @@ TABLE = re.compile(
 )
 CODE_LINK = re.compile(r"\[[^\]]+\]\([^)\s]+\)")  # inside a rendered code span: literal
 COMMONMARK = MarkdownIt("commonmark")
+# A crawl of a local directory links file:// URLs, which markdown-it refuses to render
+# (its safety default): here every link is one, as any CommonMark reader shows it.
+COMMONMARK.validateLink = lambda url: True  # type: ignore[method-assign]
+CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 PERMALINK = ("¶", "\uf0c1", "\U0001f517")
 SEP = {"py": ".", "c": ".", "js": ".", "cpp": "::"}
 
@@ -189,6 +198,63 @@ def _link_in_code(markdown: str) -> bool:
     return False
 
 
+def _own_field_lists(dd: Any) -> list[Any]:
+    return [c for c in dd if c.tag == "dl" and "field-list" in (c.get("class") or "").split()]
+
+
+def page_fields(item: dict[str, Any], pages: Pages) -> dict[str, Any] | None:
+    """The Parameters names and the Raises count of the entry's own Sphinx field list."""
+    el = pages.ids(item["url"]).get(item.get("anchor") or "")
+    if el is None or el.tag != "dt":
+        return None
+    nxt = el.getnext()
+    while nxt is not None and nxt.tag == "dt":
+        nxt = nxt.getnext()
+    if nxt is None or nxt.tag != "dd":
+        return None
+    names: set[str] = set()
+    raises = 0
+    for fl in _own_field_lists(nxt):
+        for label, body in zip(fl.findall("dt"), fl.findall("dd"), strict=False):
+            heading = words(label).rstrip(":").strip().lower()
+            entries = body.findall("ul/li") or [body]
+            if heading in ("parameters", "parameter", "arguments", "keyword arguments"):
+                for entry in entries:
+                    strong = entry.find(".//strong")
+                    if strong is not None and words(strong).lstrip("*").isidentifier():
+                        names.add(words(strong).lstrip("*"))
+            elif heading in ("raises", "raise", "exceptions"):
+                raises += len(entries)
+    return {"names": names, "raises": raises}
+
+
+def field_mismatch(item: dict[str, Any], pages: Pages) -> bool:
+    """A documented parameter name in neither ``params`` nor ``doc_only_params``, or
+    fewer ``raises`` than the Raises field lists."""
+    found = page_fields(item, pages)
+    if found is None:
+        return False
+    have = {
+        (p.get("name") or "").lstrip("*")
+        for key in ("params", "doc_only_params")
+        for p in item.get(key) or []
+    }
+    return bool(found["names"] - have) or len(item.get("raises") or []) < found["raises"]
+
+
+def _stray_markers(markdown: str, doc: str) -> bool:
+    """The rendered Markdown (outside code) shows a ``*``, ``_`` pair or backtick more
+    often than the plain text has them: a marker that did not render."""
+    html = COMMONMARK.render(markdown)
+    if "<" not in html:
+        return False
+    root = lxml_html.fromstring("<div>" + CONTROL.sub("", html) + "</div>")
+    for code in root.xpath("//code|//pre"):
+        code.drop_tree()
+    shown = root.text_content()
+    return any(shown.count(m) > doc.count(m) for m in ("`", "**", "*"))
+
+
 def classes_of(item: dict[str, Any], pages: Pages) -> list[str]:
     found: list[str] = []
     status = item.get("status")
@@ -223,6 +289,8 @@ def classes_of(item: dict[str, Any], pages: Pages) -> list[str]:
         found.append("table_chrome")
     if "](" in md and _link_in_code(md):
         found.append("link_in_code")
+    if md and _stray_markers(md, doc):
+        found.append("markdown")
     parent, name, sep = item.get("parent"), item.get("name") or "", SEP.get(domain)
     if (
         parent
@@ -234,6 +302,8 @@ def classes_of(item: dict[str, Any], pages: Pages) -> list[str]:
         found.append("parent")
     if any(p in doc or p in signature for p in PERMALINK):
         found.append("permalink_text")
+    if item.get("generator") == "sphinx" and api and field_mismatch(item, pages):
+        found.append("fields")
     return found
 
 

@@ -1,8 +1,8 @@
 """Which symbol of which crawl an item's reference names (issue 48, 4). Pure: the reader
 (the MCP server's ``get_symbol``) asks Redis which of the :func:`candidate_keys` exist.
 
-An item keeps each link of its doc as the URL, the name its anchor gives, the xref role
-the page wrote and, for an entry of the same page, its key
+An item keeps each link of its doc as the key of an entry of the same page, else as the
+URL, the name its anchor gives and the xref role the page wrote
 (``common/extract/references.py``). Its keys (:func:`candidate_keys`): the anchor's name
 under each object type the xref role may name (Sphinx's ``py:func`` finds a function or
 a method), the first that the crawl holds; no role, every Python type. Its crawl: the one
@@ -116,7 +116,8 @@ def page_match(link: str, item_url: str) -> int:
 def candidate_keys(reference: Mapping[str, Any]) -> list[str]:
     """The keys ``reference`` may name, the likeliest first: its own key (a symbol of the
     same page), else its name under each type its xref role finds (no role: a module's
-    anchor names a module, a ``c.`` anchor a C symbol, any other a Python one)."""
+    anchor names a module, a ``c.`` anchor a C symbol, any other a Python object or a
+    label)."""
     key = reference.get("key")
     if isinstance(key, str) and key:
         return [key]
@@ -136,19 +137,20 @@ def candidate_keys(reference: Mapping[str, Any]) -> list[str]:
         return [f"py:module:{name}"]
     if name.startswith("c.") and len(name) > 2:
         return [f"c:{t}:{name[2:]}" for t in ("function", "macro", "type", "struct", "var")]
-    return [f"py:{t}:{name}" for t in PY_TYPES]
+    # a link of no xref: a Python object's anchor, else a section's label (``:ref:``)
+    return [*(f"py:{t}:{name}" for t in PY_TYPES), f"std:label:{name}"]
 
 
 def shown_reference(
     reference: Mapping[str, Any], found: tuple[Site, str] | None, own: Site
 ) -> dict[str, Any]:
     """A reference as an answer shows it: ``{key, name}`` of a symbol of the item's own
-    crawl, with ``project``, ``version`` and ``crawl_id`` of another one's; ``{name,
-    url}`` of a link no crawl here holds."""
+    crawl, with ``project`` and ``crawl_id`` of another one's (``get_symbol`` takes a
+    crawl id for a version); ``{name, url}`` of a link no crawl here holds."""
     if found is None:
         return {"name": reference.get("name"), "url": reference.get("url")}
     site, key = found
     shown: dict[str, Any] = {"key": key, "name": key.split(":", 2)[-1]}
     if site.crawl_id != own.crawl_id:
-        shown.update(project=site.project, version=site.version, crawl_id=site.crawl_id)
+        shown.update(project=site.project, crawl_id=site.crawl_id)
     return shown

@@ -24,7 +24,14 @@ from typing import Any, NoReturn
 
 from invcrawl import terminal
 from invcrawl.common.settings.commands import COMMANDS, COMMANDS_BY_NAME
-from invcrawl.common.settings.config import ConfigError, default_of, is_given, load_config
+from invcrawl.common.settings.config import (
+    Config,
+    ConfigError,
+    default_of,
+    is_given,
+    load_config,
+)
+from invcrawl.common.settings.datadir import holds_index
 from invcrawl.common.settings.options import (
     OPTIONS,
     OPTIONS_BY_NAME,
@@ -267,12 +274,43 @@ def _run(argv: Sequence[str] | None) -> int:
         verbose=config.verbose,
         logs=command.name not in SCRAPY_IN_PROCESS,
     )
-    from invcrawl import commands  # noqa: PLC0415 - keep --help fast
+    with prestarted(command.name, config):
+        from invcrawl import commands  # noqa: PLC0415 - keep --help fast
 
-    code = commands.run(args.command, config)
+        code = commands.run(args.command, config)
     sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
     # Stopped by a signal, gracefully (in-flight pages finished, files closed): say so.
     return interrupts.exit_code() or code
+
+
+@contextlib.contextmanager
+def prestarted(command: str, config: Config) -> Iterator[None]:
+    """Start the embedded Redis's service, if it must start, before the command's
+    imports: redis-server loads the AOF meanwhile (localredis/embedded.prestart). A
+    command that ends without joining it lets it go (as when main() runs in a test)."""
+    if not uses_embedded_redis(command, config):
+        yield
+        return
+    from invcrawl.localredis import embedded  # noqa: PLC0415
+    from invcrawl.localredis.server import RedisServerError  # noqa: PLC0415
+
+    with contextlib.suppress(RedisServerError, OSError):  # (said by the usual path)
+        embedded.prestart(config.data_dir, config.fsync)
+    try:
+        yield
+    finally:
+        embedded.let_go()
+
+
+def uses_embedded_redis(command: str, config: Config) -> bool:
+    """Whether ``command`` runs on the embedded Redis of a data dir that holds crawls
+    (no ``--redis``): its service may start before the command's imports (issue 47, 5)."""
+    return (
+        command in OPTIONS_BY_NAME["redis"].commands
+        and not config.redis
+        and not config.redis_cluster
+        and holds_index(config.data_dir)
+    )
 
 
 @contextlib.contextmanager

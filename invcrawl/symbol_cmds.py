@@ -121,6 +121,9 @@ def explanation(hit: SymbolHit) -> str:
     return "; ".join(p for p in parts if p)
 
 
+REFERENCES_LISTED = 12  # references named by `show`; the rest counted
+
+
 def _item_text(item: dict[str, Any], where: str) -> str:
     """A symbol for the terminal: its signature and URL, each parameter with its type,
     default and description, returns and raises with theirs, then its doc as written
@@ -154,10 +157,26 @@ def _item_text(item: dict[str, Any], where: str) -> str:
     extra = [safe(p.name) for p in content.doc_only_params]
     if extra:  # documented names the signature does not take (docs/items.md)
         lines.append(f"  documented, not in the signature: {', '.join(map(str, extra))}")
+    refs = _reference_names(item)
+    if refs:  # what the doc links to, by key where the page holds it (docs/items.md)
+        more = f" and {len(refs) - REFERENCES_LISTED} more" if len(refs) > REFERENCES_LISTED else ""
+        lines.append(f"  links to {', '.join(refs[:REFERENCES_LISTED])}{more}")
     doc = str(item.get("doc_markdown") or item.get("doc") or "")
     if doc:
         lines += ["", terminal_safe(doc.strip("\n"))]
     return "\n".join(lines)
+
+
+def _reference_names(item: dict[str, Any]) -> list[str]:
+    """An item's references as the terminal names them: the key of one the page holds,
+    else the name the link gives (``references`` in docs/items.md)."""
+    names = []
+    for ref in item.get("references") or ():
+        if isinstance(ref, dict):
+            name = ref.get("key") or ref.get("name") or ref.get("url")
+            if name:
+                names.append(safe(str(name)))
+    return names
 
 
 def _item_markdown(item: dict[str, Any], where: str) -> str:

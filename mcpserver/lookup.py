@@ -80,6 +80,10 @@ async def get_symbol(
         for field_name, words in (("inherited_from", "inherited from"), ("alias_of", "alias of")):
             if item.get(field_name):
                 text += f" ({words} {shown(item[field_name])})"
+        references = item.get("references") or []
+        if references:  # (mcpserver/references.py)
+            keyed = sum(1 for r in references if isinstance(r, dict) and r.get("key"))
+            text += f"; {plural(len(references), 'reference')}, {keyed} by symbol key"
         return answer, text
     named = [c for c in found.candidates if _names(name, c)]
     if named:  # several symbols by that name: which one is meant

@@ -1,6 +1,6 @@
 """The references of a ``get_symbol`` answer (issue 48, 4): each link of the item's doc
 as the key of the symbol it names and, when that symbol is another crawled project's, the
-project, version and crawl holding it (``common/references.py`` tells the crawl and the
+project and crawl holding it (``common/references.py`` tells the crawl and the
 keys to try; one read of their records here answers which exist); a link no crawl here
 holds keeps its URL."""
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from invcrawl.common.items import key_digest
 from invcrawl.common.references import (
     MAX_SHOWN,
     Site,
@@ -20,6 +19,7 @@ from invcrawl.common.references import (
     target_site,
 )
 from invcrawl.common.search.selection import SelectionError, select_version
+from invcrawl.frontier.key_records import held, record_field
 from invcrawl.frontier.search_pool import read_items
 from invcrawl.frontier.session import Frontier
 from invcrawl.frontier.versions import CrawlVersion, by_project, crawl_versions
@@ -42,7 +42,7 @@ def _others(crawls: Sequence[CrawlVersion], own: CrawlVersion) -> list[CrawlVers
     return out
 
 
-MAX_READS = 4096  # candidate records read for one answer, at most
+MAX_READS = 1536  # candidate records read for one answer, at most (~30 ms of pipeline)
 
 
 async def with_references(frontier: Frontier, item: dict[str, Any]) -> dict[str, Any]:
@@ -68,19 +68,29 @@ async def with_references(frontier: Frontier, item: dict[str, Any]) -> dict[str,
         site = target_site(str(ref.get("url") or ""), own_site, other_sites)
         sites = [site] if site else [own_site, *other_sites]
         plans.append((site, [(s, key) for key in candidate_keys(ref) for s in sites]))
-    wanted = list(
-        dict.fromkeys(
-            (s.crawl_id, key)
-            for ref, (_, plan) in zip(refs, plans, strict=True)
-            if not ref.get("key")
-            for s, key in plan
-        )
-    )[:MAX_READS]
-    held = await _held(frontier, by_id, wanted)
+    # every reference's likeliest candidates first, so that a cut drops the least likely
+    ranked = sorted(
+        (rank, n, s.crawl_id, key)
+        for n, (ref, (_, plan)) in enumerate(zip(refs, plans, strict=True))
+        if not ref.get("key")
+        for rank, (s, key) in enumerate(plan)
+    )
+    wanted = list(dict.fromkeys((crawl_id, key) for *_, crawl_id, key in ranked))[:MAX_READS]
+    there = await _held(frontier, by_id, wanted)
+    # the URLs of the candidates held for a link no crawl's site holds (another copy of
+    # a site): few, each read whole
+    copies = [
+        pair
+        for (site, plan) in plans
+        if site is None
+        for pair in ((s.crawl_id, k) for s, k in plan)
+        if pair in there
+    ]
+    urls = await _urls(frontier, by_id, list(dict.fromkeys(copies)))
     shown: list[dict[str, Any]] = []
     keys: set[tuple[str, str]] = set()
     for ref, (site, plan) in zip(refs, plans, strict=True):
-        found = _found(ref, site, plan, held, own_site)
+        found = _found(ref, site, plan, there, urls, own_site)
         if found is not None:
             if (found[0].crawl_id, found[1]) in keys:
                 continue
@@ -89,11 +99,12 @@ async def with_references(frontier: Frontier, item: dict[str, Any]) -> dict[str,
     return {**item, "references": shown}
 
 
-def _found(
+def _found(  # noqa: PLR0917 - the reference and what was read of its candidates
     ref: dict[str, Any],
     site: Site | None,
     plan: list[tuple[Site, str]],
-    held: dict[tuple[str, str], str],
+    there: set[tuple[str, str]],
+    urls: dict[tuple[str, str], str],
     own: Site,
 ) -> tuple[Site, str] | None:
     """The (crawl, key) ``ref`` names: its own key; in the crawl whose site holds its URL,
@@ -102,12 +113,12 @@ def _found(
     if ref.get("key"):
         return plan[0]
     if site is not None:
-        return next(((s, k) for s, k in plan if (s.crawl_id, k) in held), None)
+        return next(((s, k) for s, k in plan if (s.crawl_id, k) in there), None)
     url = str(ref.get("url") or "")
     scored = [
-        (page_match(url, held[(s.crawl_id, k)]), s is own, -n, (s, k))
+        (page_match(url, urls[(s.crawl_id, k)]), s is own, -n, (s, k))
         for n, (s, k) in enumerate(plan)
-        if (s.crawl_id, k) in held
+        if (s.crawl_id, k) in urls
     ]
     best = max(scored, default=None, key=lambda t: t[:3])
     return best[3] if best is not None and best[0] > 0 else None
@@ -115,12 +126,19 @@ def _found(
 
 async def _held(
     frontier: Frontier, crawls: dict[str, CrawlVersion], wanted: list[tuple[str, str]]
+) -> set[tuple[str, str]]:
+    """Which (crawl id, key) of ``wanted`` their crawls hold (``frontier/key_records``)."""
+    found = await held(frontier, [(crawls[crawl_id], key) for crawl_id, key in wanted])
+    return {pair for pair, there in zip(wanted, found, strict=True) if there}
+
+
+async def _urls(
+    frontier: Frontier, crawls: dict[str, CrawlVersion], wanted: list[tuple[str, str]]
 ) -> dict[tuple[str, str], str]:
-    """The URL of the item of each (crawl id, key) of ``wanted`` that its crawl holds
-    (one read of their records and items: ``frontier/search_pool.read_items``)."""
+    """The URL of the item of each (crawl id, key) of ``wanted`` (one read of those items:
+    ``frontier/search_pool.read_items``)."""
     candidates = [
-        (crawls[crawl_id], key_digest(key, max(crawls[crawl_id].buckets, 1))[1])
-        for crawl_id, key in wanted
+        (crawls[crawl_id], record_field(crawls[crawl_id], key)) for crawl_id, key in wanted
     ]
     asked = set(wanted)
     return {

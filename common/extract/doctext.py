@@ -98,6 +98,10 @@ class DocText:
             self._altered.add(node)
             node = node.getparent()
 
+    def holds(self, el: Element) -> bool:
+        """``el`` holds an element ``request``ed (its text is composed)."""
+        return el in self._compose
+
     def plain(self, el: Element) -> Text | None:
         """``norm(raw_text(el))``, composed from the texts inside it as ``full``; None
         when some of its text is left out (``leave_out``)."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import html
 
-from invcrawl.common.rope import Text, join, to_str
+from invcrawl.common.rope import ROPE_CHARS, Text, join, to_str
 
 from .doctext import DocText
 from .inline import (
@@ -57,6 +57,10 @@ from .text import HEADINGS, Element, class_tokens, has_class, norm, raw_text
 
 MAX_NESTING = 10  # lists, quotes, admonitions, parameter lists around a block (real: < 6)
 MAX_DEPTH = 128  # elements above a block (libxml2 stops at 256)
+# An inline element holding another entry's body (nested spans with ids), with more plain
+# text than this, is its plain text (a rope): converted, each would be a copy of those
+# inside it.
+INLINE_CHARS = 4 * ROPE_CHARS
 
 
 class Markdown:
@@ -136,7 +140,11 @@ class Markdown:
     def dt_raw(self, dt: Element) -> str:
         raw = self._dt_raw.get(dt)
         if raw is None:
-            raw = self._dt_raw[dt] = raw_text(dt)
+            raw = raw_text(dt)
+            # A long one (a dt holding nested descriptions, libxml2 having closed it
+            # late) is read again rather than kept: one kept per nested dt is quadratic.
+            if len(raw) <= ROPE_CHARS:
+                self._dt_raw[dt] = raw
         return raw
 
     def _convert(self, el: Element) -> str:
@@ -173,13 +181,14 @@ class Markdown:
             tag = item.tag
             if not isinstance(tag, str) or tag in DROP:
                 continue
-            if tag in BLOCK:
+            long = None if tag in BLOCK else self._long_inline(item, excl)
+            if tag in BLOCK or long is not None:
                 if inline:
                     para = convert("".join(inline), self.linker)
                     if para:
                         blocks.append(para)
                     inline = []
-                md = self._block(item, excl)
+                md = self._block(item, excl) if long is None else long
                 if md:
                     blocks.append(md)
             else:
@@ -289,6 +298,15 @@ class Markdown:
             if ADMONITIONS.intersection(tokens):
                 return self._admonition(el, excl)
         return join(self._flow_el(el, excl), "\n\n")
+
+    def _long_inline(self, el: Element, excl: bool) -> Text | None:
+        """An inline body's plain text, when it holds another entry's body and is longer
+        than INLINE_CHARS (see there); else None (converted as any inline run)."""
+        text = self.text
+        if text is None or not text.holds(el) or (excl and el in self.has_members):
+            return None
+        plain = text.plain(el)
+        return self._flat(el) if plain is not None and len(plain) > INLINE_CHARS else None
 
     def _flat(self, el: Element) -> Text:
         """``mdblocks.flat(el)``: from the page's plain text of ``el`` when it has it (a

@@ -7,9 +7,9 @@ href="page.html#anchor"><code class="xref py py-class">``, or, through intersphi
 anchor of a Python object is its qualified name (``#str``, ``#os.path.exists``), the
 ``xref`` classes say its domain and role as the doc wrote them (``py`` ``py-class``).
 mkdocstrings' autorefs and pydoctor link the same way without the classes. So each link
-with an anchor is kept as its URL and the name its anchor gives, the role of the
-``xref`` when the page wrote one, and the exact key when the link is to an entry of the
-same page (the task's entries: the inventory entries this page holds). Which symbol of
+with an anchor is kept as the exact key when the link is to an entry of the same page
+(the task's entries: the inventory entries this page holds), else as its URL and the
+name its anchor gives, with the role of the ``xref`` when the page wrote one. Which symbol of
 which crawl a link names elsewhere is read where every crawl is known
 (``common/references.py``, the MCP server's ``get_symbol``).
 
@@ -82,10 +82,10 @@ def doc_links(
     markdown: str, page_url: str, anchors: Mapping[str, str], roles: Mapping[str, str]
 ) -> list[Link]:
     """The first :data:`MAX_REFERENCES` + 1 distinct links with an anchor of a doc, in its
-    order: ``{"name", "url"}`` and ``"key"`` when it is an entry of this page
-    (``page_url``, whose anchors ``anchors`` maps to keys) or ``"role"`` when the page
-    wrote its xref role (``roles``: :func:`xref_roles`); the anchor of a link to this
-    page beside it (the entry itself is no reference of its own)."""
+    order: ``{"key"}`` of an entry of this page (``page_url``, whose anchors ``anchors``
+    maps to keys), else ``{"name", "url"}`` and ``"role"`` when the page wrote its xref
+    role (``roles``: :func:`xref_roles`); the anchor of a link to this page beside it
+    (the entry itself is no reference of its own)."""
     if "](" not in markdown:
         return []
     page = page_url.split("#", 1)[0]
@@ -100,11 +100,9 @@ def doc_links(
         anchor = unquote(anchor)
         text = _text_before(markdown, match.start()) if " " in anchor else ""
         name = reference_name(anchor, text)
-        ref: dict[str, Any] = {"name": name, "url": url}
         key = anchors.get(anchor) if target == page else None
-        if key is not None:
-            ref["key"] = key
-        elif url in roles:
+        ref: dict[str, Any] = {"key": key} if key is not None else {"name": name, "url": url}
+        if key is None and url in roles:
             ref["role"] = roles[url]
         out.append((anchor if target == page else None, ref))
         if len(out) > MAX_REFERENCES:

@@ -24,6 +24,7 @@ from .page import Page, build
 from .signature import dt_text, params, return_annotation
 from .sphinx_capi import take_annotations
 from .sphinx_labels import sphinx_labels
+from .sphinx_parent import parent_of
 from .text import HEADINGS, Element, has_class, is_section, norm, raw_text, text
 from .version_notes import after_notes, described_after_notes, versions
 
@@ -283,27 +284,7 @@ class _PageExtractor:
         return section_title(loc.section)
 
     def _parent(self, loc: Located, t: TaskEntry) -> str | None:
-        if t.role.endswith("Param"):  # c:functionParam, cpp:templateParam → the function
-            return _prefix(t.name, t.domain)
-        if loc.kind == "object":
-            owner = _owner_dt(loc.element)
-            if owner is not None:
-                ident = owner.get("id")
-                names = self.names.get(ident, []) if ident else []
-                return _owner_name(names, t) or _dt_name(owner) or ident
-            return _prefix(t.name, t.domain)
-        if t.role == "module":
-            return _prefix(t.name, t.domain)
-        return None
-
-
-def _owner_name(names: list[str], t: TaskEntry) -> str | None:
-    """Of the names the owner's anchor has, the one ``t``'s name is under, else the first."""
-    sep = "::" if t.domain == "cpp" else "."
-    for name in names:
-        if t.name.startswith(name + sep):
-            return name
-    return names[0] if names else None
+        return parent_of(loc, t, self.names)
 
 
 def _section_numbers(main: Element) -> set[str]:
@@ -318,50 +299,6 @@ def _section_numbers(main: Element) -> set[str]:
 
 def _bare_name(name: str) -> str:
     return name.lstrip("*").strip()  # as fields.py compares parameter names
-
-
-def _prefix(name: str, domain: str) -> str | None:
-    sep = "::" if domain == "cpp" else "."
-    if domain not in ("py", "c", "cpp", "js") or sep not in name:
-        return None
-    head = name.rsplit(sep, 1)[0]
-    return head or None
-
-
-def _owner_dt(dt: Element) -> Element | None:
-    """The dt of the object whose dd contains this description (class of a method)."""
-    dl = dt.getparent()
-    dd = dl.getparent() if dl is not None else None
-    if dd is None or dd.tag != "dd":
-        return None
-    prev = dd.getprevious()
-    owner = None
-    while prev is not None and prev.tag == "dt":
-        if prev.get("id") or owner is None:
-            owner = prev
-        prev = prev.getprevious()
-    parent_dl = dd.getparent()
-    if (
-        owner is None
-        or parent_dl is None
-        or has_class(parent_dl, "field-list")
-        or has_class(parent_dl, "glossary")
-    ):
-        return None
-    return owner
-
-
-def _dt_name(dt: Element) -> str | None:
-    parts = [
-        text(el)
-        for el in dt.iter("span", "code")
-        if has_class(el, "sig-prename")
-        or has_class(el, "descclassname")
-        or has_class(el, "sig-name")
-        or has_class(el, "descname")
-    ]
-    name = "".join(parts).strip()
-    return name or None
 
 
 _FIRST_H1 = etree.XPath("descendant::h1[1]")  # stops at the first match (an iter() looks ahead)

@@ -1,7 +1,7 @@
 """``get_symbol``'s references through the official SDK's client on a real Redis (issue
 48, 4): a doc's link to another crawled project's symbol (Sphinx's intersphinx link to
-``str``) is that symbol's key with its project, version and crawl, which ``get_symbol``
-then answers; a link within the crawl is a key alone; a link to a site no crawl here
+``str``) is that symbol's key with its project and crawl, which ``get_symbol`` then
+answers; a link within the crawl is a key alone; a link to a site no crawl here
 holds, or to a symbol its crawl lacks, keeps its URL; a link to another copy of a crawled
 site names the symbol its crawl has at that page and anchor. The item's references are those
 extraction read from a Sphinx page (``common/extract/references.py``)."""
@@ -101,7 +101,10 @@ def test_a_link_to_another_crawled_project_s_symbol_is_its_key(redis_url: str) -
     async def main() -> None:
         async with Client(build_server(Connection(redis_url)), mode="legacy") as client:
             got = data(await client.call_tool("get_symbol", {"name": "mylib.f"}))
-            python = {"project": "Python", "version": "3.11", "crawl_id": "pylib-3.11"}
+            result = await client.call_tool("get_symbol", {"name": "mylib.f"})
+            block = result.content[0]
+            assert block.type == "text" and block.text.endswith("; 7 references, 4 by symbol key")
+            python = {"project": "Python", "crawl_id": "pylib-3.11"}
             assert got["item"]["references"] == [
                 {"key": "py:class:str", "name": "str", **python},
                 {"key": "py:function:os.path.exists", "name": "os.path.exists", **python},
@@ -111,10 +114,13 @@ def test_a_link_to_another_crawled_project_s_symbol_is_its_key(redis_url: str) -
                 {"name": "nothing.here", "url": f"{PY_PAGE}#nothing.here"},
                 {"name": "str", "url": f"{MIRROR}/other.html#str"},
             ]
-            # the agent follows one: the key and project answer that symbol
-            followed = data(
-                await client.call_tool("get_symbol", {"name": "py:class:str", "project": "Python"})
-            )
+            # a long list of them is read on by field and offset, as the other long fields
+            asked = {"name": "mylib.f", "field": "references", "offset": 4}
+            part = data(await client.call_tool("get_symbol", asked))
+            assert part["part"] == got["item"]["references"][4:] and part["total"] == 7
+            # the agent follows one: its key, project and crawl (as the version) answer it
+            asked = {"name": "py:class:str", "project": "Python", "version": "pylib-3.11"}
+            followed = data(await client.call_tool("get_symbol", asked))
             assert followed["item"]["key"] == "py:class:str"
             assert followed["item"]["doc"] == PYTHON["str"][1]
             # a symbol without links answers no references, as before

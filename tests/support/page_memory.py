@@ -111,36 +111,96 @@ def measure(mode: str, params: int, entries: int, filler: int) -> dict[str, Any]
     }
 
 
-if __name__ == "__main__":
-    mode, params, entries = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    filler = int(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[4].isdigit() else 1_000_000
-    print(json.dumps(measure(mode, params, entries, filler)))
+# The nestings of ``nested_page``: (opening of level i, closing), each level's own prose
+# written after its opening. ``dt``: object descriptions that libxml2 closes late (a dl
+# after a dt is moved into it, page.py), each dt holding all those after it.
+NESTINGS: dict[str, tuple[str, str]] = {
+    "section": ('<section id="s{i}"><h2>Section {i}</h2>\n{prose}', "</section>"),
+    "div": ('<div id="s{i}">\n{prose}', "</div>"),
+    "span": ('<span id="s{i}">{words}', "</span>"),
+    "dt": (
+        '<dl class="py function"><dt class="sig" id="s{i}"><span class="sig-name descname">'
+        "f{i}</span>(a, b)</dt><dl><dd>{words}</dd></dl>",
+        "</dl>",
+    ),
+}
+GENERATORS = {
+    "sphinx": '<meta name="generator" content="Docutils 0.19: https://docutils.sourceforge.io/" />',
+    "mkdocs": '<meta name="generator" content="mkdocs-1.5.3, mkdocs-material-9.4.0" />',
+    "unknown": "",
+}
 
 
-def nested_page(sections: int, section_bytes: int, kind: str = "section") -> bytes:
-    """A Sphinx page of ``sections`` nested elements with ids, each holding its own
-    ``section_bytes`` of prose and then all the following ones (``kind``: docutils
-    ``section`` elements with headings, or plain ``div`` blocks), as std:label entries
-    at each and a std:doc entry at the page point into (``nested_entries``)."""
+def nested_page(
+    sections: int, section_bytes: int, kind: str = "section", generator: str = "sphinx"
+) -> bytes:
+    """A page of ``sections`` nested elements with ids, each holding its own
+    ``section_bytes`` of prose and then all the following ones (``kind``: a key of
+    NESTINGS: docutils sections with headings, plain divs, spans of text, object
+    descriptions), as entries at each and one at the page point into
+    (``nested_entries``)."""
     para = "<p>" + "Words of a section that holds every section after it. " * 20 + "</p>\n"
     prose = para * max(1, section_bytes // len(para))
-    if kind == "section":
-        opens = "".join(
-            f'<section id="s{i}"><h2>Section {i}</h2>\n{prose}' for i in range(sections)
-        )
-    else:
-        opens = "".join(f'<div id="s{i}">\n{prose}' for i in range(sections))
-    closes = f"</{kind}>\n" * sections
+    words = "Words of a span that holds every span after it. " * max(1, section_bytes // 49)
+    opening, closing = NESTINGS[kind]
+    levels = "".join(opening.format(i=i, prose=prose, words=words) for i in range(sections))
+    inner = levels + closing * sections
+    if kind == "span":
+        inner = f"<p>{inner}</p>"
     return (
-        '<!DOCTYPE html><html><head><meta charset="utf-8"><title>Nested</title>'
-        '<meta name="generator" content="Docutils 0.19: https://docutils.sourceforge.io/" />'
-        f'</head><body><div class="body" role="main">{opens}{closes}</div></body></html>'
+        f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>Nested</title>'
+        f'{GENERATORS[generator]}</head><body><div class="body" role="main">'
+        f'<article class="md-content__inner md-typeset">{inner}</article></div></body></html>'
     ).encode()
 
 
-def nested_entries(sections: int) -> tuple[Any, ...]:
-    """A std:label entry at each nested element of ``nested_page``, then its std:doc."""
+def nested_entries(sections: int, kind: str = "section") -> tuple[Any, ...]:
+    """An entry at each nested element of ``nested_page`` (std:label, py:function at
+    object descriptions), then its std:doc."""
     from invcrawl.common.tasks import TaskEntry
 
-    labels = [TaskEntry(f"s{i}", "std", "label", -1, f"s{i}", f"S {i}") for i in range(sections)]
-    return (*labels, TaskEntry("nested", "std", "doc", -1, "", "Nested"))
+    domain, role = ("py", "function") if kind == "dt" else ("std", "label")
+    at = [TaskEntry(f"s{i}", domain, role, 1, f"s{i}", "-") for i in range(sections)]
+    return (*at, TaskEntry("nested", "std", "doc", -1, "", "Nested"))
+
+
+def measure_nested(kind: str, generator: str, sections: int, section_bytes: int) -> dict[str, Any]:
+    """``nested_page`` extracted and bounded as the consumer does (its long texts as
+    ropes where the extraction has them), and the process's peak resident set."""
+    import inspect
+
+    from invcrawl.common.bounds import SizeLimits, page_budget
+    from invcrawl.common.extract import extract_page
+    from invcrawl.common.items import CrawlInfo
+    from invcrawl.common.pageitems import page_items
+    from invcrawl.common.tasks import Task
+
+    body = nested_page(sections, section_bytes, kind, generator)
+    url = "https://h.test/nested.html"
+    task = Task("t", url, nested_entries(sections, kind))
+    lazy = {"lazy": True} if "lazy" in inspect.signature(extract_page).parameters else {}
+    before = peak_rss_mb()
+    contents = extract_page(body, url, task.entries, **lazy)
+    items = page_items(CrawlInfo("c", "Demo", "1.0"), task, contents, SizeLimits(), len(body))
+    peak = peak_rss_mb()
+    import orjson
+
+    return {
+        "page_bytes": len(body),
+        "budget": page_budget(SizeLimits(), len(body)),
+        "output_bytes": sum(len(orjson.dumps(item)) for item in items),
+        "generator": contents[0]["generator"],
+        "statuses": sorted({i["status"] for i in items}),
+        "before_mb": before,
+        "peak_mb": peak,
+    }
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "nested":  # nested KIND GENERATOR SECTIONS SECTION_BYTES
+        kind, generator, n, size = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+        print(json.dumps(measure_nested(kind, generator, n, size)))
+        sys.exit(0)
+    mode, params, entries = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    filler = int(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[4].isdigit() else 1_000_000
+    print(json.dumps(measure(mode, params, entries, filler)))

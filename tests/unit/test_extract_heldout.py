@@ -245,3 +245,44 @@ def test_names_only_the_field_list_has_are_doc_only_where_the_signature_shows_it
         {"name": "size", "kind": None, "type": None, "default": None, "description": "its bore."}
     ]
     assert "doc_only_params" not in valve
+
+
+OWNER_ELSEWHERE = """
+<section id="groups">
+<h1>Groups</h1>
+<dl class="py class">
+<dt class="sig sig-object py">
+<em class="property"><span class="pre">class</span><span class="w"> </span></em><code class="sig-prename descclassname"><span class="pre">models.</span></code><code class="sig-name descname"><span class="pre">Crew</span></code></dt>
+<dd><dl class="py attribute">
+<dt class="sig sig-object py" id="widgets.models.Crew.size">
+<code class="sig-name descname"><span class="pre">size</span></code></dt>
+<dd><p>How many.</p></dd></dl>
+<dl class="py method">
+<dt class="sig sig-object py" id="widgets.models.Crew.check">
+<code class="sig-name descname"><span class="pre">check</span></code><span class="sig-paren">(</span><span class="sig-paren">)</span></dt>
+<dd><p>Checks.</p>
+<dl class="py method">
+<dt class="sig sig-object py" id="widgets.models.Crew.finish">
+<code class="sig-name descname"><span class="pre">finish</span></code><span class="sig-paren">(</span><span class="sig-paren">)</span></dt>
+<dd><p>Indented one level too deep in its source.</p></dd></dl>
+</dd></dl>
+</dd></dl>
+</section>
+"""
+
+
+def test_parent_is_what_the_name_says_where_the_enclosing_description_names_another() -> None:
+    size, check, finish = extract_page(
+        page(OWNER_ELSEWHERE),
+        URL,
+        [
+            target("widgets.models.Crew.size", "py", "attribute", "widgets.models.Crew.size", "-"),
+            target("widgets.models.Crew.check", "py", "method", "widgets.models.Crew.check", "-"),
+            target("widgets.models.Crew.finish", "py", "method", "widgets.models.Crew.finish", "-"),
+        ],
+    )
+    # The class is written as "models.Crew", without an id: not the name's prefix.
+    assert size["parent"] == check["parent"] == "widgets.models.Crew"
+    # Nested in check's description, named under the class.
+    assert finish["parent"] == "widgets.models.Crew"
+    assert finish["doc"] == "Indented one level too deep in its source."

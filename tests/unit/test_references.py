@@ -10,9 +10,11 @@ from typing import Any
 
 import orjson
 
+from invcrawl.common.bounds import SizeLimits
 from invcrawl.common.extract import extract_page
 from invcrawl.common.extract.references import MAX_NAME, MAX_REFERENCES, doc_references
 from invcrawl.common.items import CrawlInfo, build_item
+from invcrawl.common.pageitems import page_items
 from invcrawl.common.references import (
     Site,
     candidate_keys,
@@ -77,7 +79,7 @@ def test_a_sphinx_doc_s_links_are_its_references_in_order_each_once() -> None:
             "url": "https://docs.python.org/3/library/stdtypes.html#str",
             "role": "py:class",
         },
-        {"name": "lib.g", "url": URL + "#lib.g", "key": "py:function:lib.g"},
+        {"key": "py:function:lib.g"},  # an entry of the page: its key alone
         {"name": "lib.Thing", "url": "https://lib.test/en/1.0/other.html#lib.Thing",
          "role": "py:class"},
         {"name": "json", "url": "https://lib.test/en/1.0/json.html#module-json",
@@ -90,7 +92,7 @@ def test_a_sphinx_doc_s_links_are_its_references_in_order_each_once() -> None:
 
 def test_the_entries_at_one_anchor_share_the_first_one_s_key() -> None:
     [f, _, _] = extract_page(sphinx_page(xref("#lib.g", "py:func", "g()")), URL, [F, G, G_ALIAS])
-    assert f["references"] == [{"name": "lib.g", "url": URL + "#lib.g", "key": "py:function:lib.g"}]
+    assert f["references"] == [{"key": "py:function:lib.g"}]
 
 
 def test_an_item_without_links_is_byte_for_byte_what_it_was() -> None:
@@ -189,6 +191,7 @@ def test_the_keys_a_reference_may_name() -> None:
         "py:module:json"
     ]
     assert candidate_keys(ref("requests.Session"))[0] == "py:class:requests.Session"
+    assert candidate_keys(ref("tut-files"))[-1] == "std:label:tut-files"  # a :ref: link
     assert candidate_keys(ref("")) == []
 
 
@@ -198,7 +201,6 @@ def test_a_reference_is_shown_by_key_with_the_other_crawl_that_holds_it() -> Non
         "key": "py:class:str",
         "name": "str",
         "project": "Python",
-        "version": "3.11",
         "crawl_id": "py-3.11",
     }
     assert shown_reference(ref("lib.g"), (OWN, "py:function:lib.g"), OWN) == {
@@ -206,3 +208,23 @@ def test_a_reference_is_shown_by_key_with_the_other_crawl_that_holds_it() -> Non
         "name": "lib.g",
     }
     assert shown_reference(r, None, OWN) == {"name": "str", "url": r["url"]}
+
+
+def test_the_consumer_s_items_keep_them_and_the_size_bound_cuts_them() -> None:
+    """``page_items`` (the consumer's path, texts lazy) gives the item the references of
+    its content; an item over ``item_bytes`` has them cut like its other lists."""
+    links = " ".join(xref(f"other.html#lib.n{n}", "py:class", f"n{n}") for n in range(60))
+    body = sphinx_page(links)
+    task = Task(id="0" * 16, url=URL, entries=(F, G))
+    contents = extract_page(body, URL, [F, G], lazy=True)
+    crawl = CrawlInfo("c", "P", "1")
+    [f, g] = page_items(crawl, task, contents, SizeLimits(), len(body))
+    assert len(f["references"]) == 60 and f["references"][0] == {
+        "name": "lib.n0",
+        "url": "https://lib.test/en/1.0/other.html#lib.n0",
+        "role": "py:class",
+    }
+    assert "references" not in g
+    small = page_items(crawl, task, extract_page(body, URL, [F, G], lazy=True),
+                       SizeLimits(item_bytes=4000), len(body))[0]  # fmt: skip
+    assert 0 < len(small["references"]) < 60 and "references" in (small["reason"] or "")

@@ -42,3 +42,13 @@ def test_show_keeps_code_blocks_and_parameter_descriptions() -> None:
 def test_an_item_without_markdown_shows_its_doc() -> None:
     item = {**ITEM, "doc_markdown": ""}
     assert _item_text(item, "Python 3.11").endswith("\n\n" + ITEM["doc"])
+
+
+def test_show_names_what_the_doc_links_to_by_key_where_the_page_holds_it() -> None:
+    refs = [{"key": "py:function:json.dumps"}, {"name": "str", "url": "https://x/#str"}]
+    refs += [{"name": f"n{i}\x1b[2J", "url": f"https://x/#n{i}"} for i in range(14)]
+    lines = _item_text({**ITEM, "references": refs}, "Python 3.11").splitlines()
+    shown = next(line for line in lines if line.startswith("  links to "))
+    assert shown.startswith("  links to py:function:json.dumps, str, n0")
+    assert shown.endswith("n9\\x1b[2J and 4 more") and "\x1b" not in shown  # 12, escaped
+    assert not any(line.startswith("  links to") for line in _item_text(ITEM, "P 1").splitlines())
