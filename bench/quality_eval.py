@@ -36,7 +36,9 @@ def invcrawl_searcher(redis: Redis, corpus: Corpus, errors: list[str]) -> Search
 
     async def search(query: str, project: str | None) -> list[Hit]:
         try:
-            hits = await search_symbols(Frontier(redis), query, project=project, limit=LIMIT)
+            hits = await search_symbols(
+                Frontier(redis), query, project=project, limit=LIMIT, by_meaning=True
+            )  # as the MCP server searches
         except ValueError:  # a query the engine refuses (too long, no term): no answer
             return []
         except Exception as exc:

@@ -228,13 +228,17 @@ class _Ranked:
 
 
 async def _search(
-    frontier: Frontier, query: Query, crawls: Sequence[CrawlVersion], kind: str | None
+    frontier: Frontier,
+    query: Query,
+    crawls: Sequence[CrawlVersion],
+    kind: str | None,
+    by_meaning: bool = False,
 ) -> _Ranked:
     model = semantic.load()
     wanted = POOL * (KIND_FACTOR if kind is not None else 1)
     found = await pool(frontier, _terms(query, model), crawls, wanted)
     pooled = list(found.candidates)
-    if not query.name_like:  # a question: the items nearest it in meaning too
+    if by_meaning and not query.name_like:  # a question: the items nearest it in meaning
         weights = [found.rarity.get(w, 1.0) for w in query.words]
         near = await nearest(frontier, model, query.words, weights, crawls)
         have = {(crawl.crawl_id, digest) for crawl, digest in pooled}
@@ -274,16 +278,21 @@ async def search_answer(
     version: str | None = None,
     kind: str | None = None,
     limit: int = 10,
+    by_meaning: bool = False,
 ) -> SearchAnswer:
     """The symbols best matching ``query``, best first (at most ``limit``: a result's
-    rank never depends on it), and whether there was no good match. Raises
+    rank never depends on it), and whether there was no good match. ``by_meaning``: a
+    question's candidates include the items nearest it in meaning
+    (``search_vectors.nearest``), whose vectors a process builds once, from every item
+    of the crawls searched (seconds for tens of thousands): for a process that answers
+    many searches (the MCP server), not for a one-shot command. Raises
     :class:`SearchInputError` (a ValueError) for a bad query, limit or kind and
     :class:`SelectionError` for a project or version that names nothing."""
     parsed = parse_query(query)
     check_limit(limit)
     kind = _check_kind(kind)
     crawls = choose_crawls(await _crawl_list(frontier), project, version)
-    ranked = await _search(frontier, parsed, crawls, kind)
+    ranked = await _search(frontier, parsed, crawls, kind, by_meaning)
     hits = [_hit(crawl, result) for crawl, result in ranked.results[:limit]]
     return SearchAnswer(hits, semantic.rankers(), not hits, semantic.unavailable())
 

@@ -28,9 +28,12 @@ async def search_symbols(
     max_chars: int = DEFAULT_MAX_CHARS,
 ) -> Answer:
     try:
+        # The server answers many searches: the items nearest a question in meaning are
+        # candidates too (their vectors built once, at its first question)
         answer = await search.search_answer(
-            frontier, query, project=project, version=version, kind=kind, limit=limit
-        )
+            frontier, query, project=project, version=version, kind=kind, limit=limit,
+            by_meaning=True,
+        )  # fmt: skip
     except ValueError as exc:  # SelectionError included
         raise ToolInputError(str(exc)) from None
     hits = answer.hits

@@ -53,7 +53,7 @@ def answer(url: str, query: str, **options: Any) -> SearchAnswer:
     async def main() -> SearchAnswer:
         client = connect(url)
         try:
-            return await search_answer(Frontier(client), query, **options)
+            return await search_answer(Frontier(client), query, **{"by_meaning": True, **options})
         finally:
             await client.aclose()
 
@@ -70,7 +70,9 @@ def test_the_nearest_in_meaning_are_candidates(
     found = answer(crawled, QUESTION, project="Clock")
     assert names(found)[0] == "clock.sleep"
     assert found.hits[0].why["lexical"] is None  # no word of it: meaning alone
-    monkeypatch.setattr(search_vectors, "NEAREST", 0)  # the control: disconnected
+    # a one-shot command's search (by_meaning off) and the control, disconnected
+    assert "clock.sleep" not in names(answer(crawled, QUESTION, project="Clock", by_meaning=False))
+    monkeypatch.setattr(search_vectors, "NEAREST", 0)
     assert "clock.sleep" not in names(answer(crawled, QUESTION, project="Clock"))
 
 
@@ -79,11 +81,11 @@ def test_later_commits_are_seen(crawled: str) -> None:
         client = connect(url)
         try:
             frontier = Frontier(client)
-            before = await search_answer(frontier, QUESTION)
+            before = await search_answer(frontier, QUESTION, by_meaning=True)
             await build_crawl(frontier, "nap-1", ("Nap", "1.0"), {
                 "nap.doze": ("function", "Suspend the calling thread for a number of seconds."),
             })  # fmt: skip
-            after = await search_answer(frontier, QUESTION)
+            after = await search_answer(frontier, QUESTION, by_meaning=True)
             return names(before), [f"{h.project}:{h.name}" for h in after.hits]
         finally:
             await client.aclose()
