@@ -49,11 +49,11 @@ def install_poison(suffix: str) -> None:
     real = spider.extract_page
 
     def extract(
-        body: bytes, url: str, targets: Sequence[Any], encoding: str | None = None
+        body: bytes, url: str, targets: Sequence[Any], **options: Any
     ) -> list[dict[str, Any]]:
         if url.endswith(suffix):
             os.kill(os.getpid(), signal.SIGKILL)
-        return real(body, url, targets, encoding=encoding)
+        return real(body, url, targets, **options)  # (encoding, lazy: as the spider asks)
 
     spider.extract_page = extract  # type: ignore[assignment]
 
