@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -51,3 +53,19 @@ def invcrawl(
     *args: str, cwd: Path, timeout: float = 120, env: dict[str, str] | None = None
 ) -> Result:
     return run([sys.executable, "-m", "invcrawl", *args], cwd=cwd, timeout=timeout, env=env)
+
+
+def support_json(module: str, *args: str | int, timeout: float = 300) -> dict[str, Any]:
+    """What ``python -m support.<module> ARGS`` prints as JSON, run in a child of its own
+    from tests/ (its peak memory is its own); a failure shows its stderr's end."""
+    proc = subprocess.run(
+        [sys.executable, "-m", f"support.{module}", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=REPO / "tests",
+        env=clean_env(),
+        timeout=timeout,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]

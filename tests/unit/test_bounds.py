@@ -6,10 +6,6 @@ is measured in a child process (its own RSS), never as a time."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -28,11 +24,10 @@ from invcrawl.common.bounds import (
 )
 from invcrawl.common.extract import extract_page
 from invcrawl.common.items import checksum
-from support.cli import clean_env
+from support.cli import support_json
 from support.hostile_pages import NESTS, big_page, nested, page_with
 from support.targets import target
 
-TESTS = Path(__file__).resolve().parents[1]
 URL = "https://h.test/api/page.html"
 
 
@@ -124,17 +119,7 @@ def test_anchor_missing_entries_of_a_big_page_get_its_introduction() -> None:
 
 
 def _run(kind: str, argument: int, entries: int) -> dict[str, Any]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "support.hostile_pages", kind, str(argument), str(entries)],
-        capture_output=True,
-        text=True,
-        cwd=TESTS,
-        env=clean_env(),
-        timeout=300,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+    return support_json("hostile_pages", kind, argument, entries)
 
 
 def test_300_missing_anchors_of_a_1_5_mb_page_write_little_in_bounded_memory() -> None:

@@ -13,11 +13,7 @@ every text joined, as before."""
 from __future__ import annotations
 
 import gc
-import json
-import subprocess
-import sys
 import tracemalloc
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -29,10 +25,9 @@ from invcrawl.common.items import CrawlInfo, checksum
 from invcrawl.common.pageitems import page_items
 from invcrawl.common.rope import Rope
 from invcrawl.common.tasks import Task
-from support.cli import clean_env
+from support.cli import support_json
 from support.page_memory import nested_entries, nested_page
 
-TESTS = Path(__file__).resolve().parents[1]
 NESTED_150 = ["nested", "section", "sphinx", "150", "13000"]  # support.page_memory's argv
 
 URL = "https://h.test/nested.html"
@@ -115,17 +110,7 @@ def test_other_nestings_stay_within_the_bound(kind: str, generator: str) -> None
 def test_a_consumer_process_extracting_150_nested_sections_stays_within_the_bound() -> None:
     """The same guarantee as the process's own peak resident set, in a child of its own
     (``support.page_memory``, the consumer's calls): 83 MB on 2 MB, 338 MB before."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "support.page_memory", *NESTED_150],
-        capture_output=True,
-        text=True,
-        cwd=TESTS,
-        env=clean_env(),
-        timeout=300,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    got = json.loads(proc.stdout)
+    got = support_json("page_memory", *NESTED_150)
     assert 1.6 * MB < got["page_bytes"] < 2.1 * MB and got["statuses"] == ["ok"]
     grew = (got["peak_mb"] - got["before_mb"]) * MB
     assert grew < 8 * got["page_bytes"] + 4 * got["budget"], got

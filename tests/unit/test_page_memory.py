@@ -7,10 +7,6 @@ in bytes serialised, never as a time."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -20,27 +16,16 @@ from invcrawl.common.extract import extract_page
 from invcrawl.common.items import CrawlInfo, build_item, checksum
 from invcrawl.common.pageitems import page_items
 from invcrawl.common.tasks import Task, TaskEntry
-from support.cli import clean_env
+from support.cli import support_json
 from support.hostile_pages import big_page
 from support.page_memory import wide_page
 
-TESTS = Path(__file__).resolve().parents[1]
 MB = 1024 * 1024
 PARAMS = 100_000
 
 
 def _run(mode: str, entries: int, params: int = PARAMS) -> dict[str, Any]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "support.page_memory", mode, str(params), str(entries)],
-        capture_output=True,
-        text=True,
-        cwd=TESTS,
-        env=clean_env(),
-        timeout=300,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+    return support_json("page_memory", mode, params, entries)
 
 
 def _grew(got: dict[str, Any]) -> float:
