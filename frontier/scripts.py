@@ -99,8 +99,8 @@ class Scripts:
     async def run_many(self, calls: Sequence[ScriptCall], *, raw: bool = False) -> list[Any]:
         """Several :meth:`run` calls in one pipelined round trip, not a transaction (each
         script is atomic on its own; on a Redis Cluster, one pipeline per shard); their
-        replies in order. A script the server did not have yet (NOSCRIPT: not run) is
-        then run alone, which loads it. An error reply is raised once every reply is
+        replies in order. A script the server did not have yet (NOSCRIPT: not run, e.g.
+        after a restart) is then loaded and run alone. An error reply is raised once every reply is
         read (:class:`StaleLayout` for a stale layout). ``raw``: the replies' strings
         as bytes, never decoded (a search's binary postings)."""
         if len(calls) == 1 and not raw:
@@ -121,10 +121,12 @@ class Scripts:
             if isinstance(sent, NoScriptError):
                 name, keys, args, more_keys = call
                 registered, all_keys = self._prepare(name, keys, more_keys)
-                source = registered.script
                 try:
+                    # loaded, then run by its digest: the deployment's ACL users may
+                    # SCRIPT LOAD and EVALSHA, never EVAL (deploy/redis/users.acl.in)
+                    sha = await self._redis.script_load(registered.script)
                     reply = await self._redis.execute_command(  # type: ignore[no-untyped-call]
-                        "EVAL", source, len(all_keys), *all_keys, *args, **options
+                        "EVALSHA", sha, len(all_keys), *all_keys, *args, **options
                     )
                 except ResponseError as exc:
                     reply = exc

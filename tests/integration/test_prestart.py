@@ -58,8 +58,9 @@ def lock_free(data: Path, name: str) -> bool:
 
 def test_the_server_starts_before_the_command_joins_it(data_dir: Path) -> None:
     embedded.prestart(data_dir, "everysec")
-    assert server_processes(data_dir)  # started, nobody joined yet
     assert not server_lock_free(data_dir)  # as while any user starts it
+    # started, nobody joined yet (the spawned service shows in /proc once it runs)
+    wait_for(lambda: server_processes(data_dir), 60, "the prestarted service")
     with embedded_redis(data_dir, "everysec") as url:
         assert server_lock_free(data_dir)
         client = redis.Redis.from_url(url)
@@ -79,7 +80,7 @@ def test_a_running_server_is_joined_as_before(data_dir: Path) -> None:
 
 def test_a_command_that_never_joins_leaves_nothing(data_dir: Path) -> None:
     embedded.prestart(data_dir, "everysec")
-    assert server_processes(data_dir)
+    wait_for(lambda: server_processes(data_dir), 60, "the prestarted service")
     embedded.let_go()
     assert server_lock_free(data_dir)
     wait_stopped(data_dir)  # no user: it stops after its grace
