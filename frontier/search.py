@@ -74,7 +74,10 @@ _crawl_lists: weakref.WeakKeyDictionary[Any, tuple[float, frozenset[str], list[C
 _crawl_lists = weakref.WeakKeyDictionary()
 
 
-async def _crawl_list(frontier: Frontier) -> list[CrawlVersion]:
+async def crawl_list(frontier: Frontier) -> list[CrawlVersion]:
+    """Every crawl as a version (``versions.crawl_versions``), read again only when the
+    registry changed or after CRAWLS_FRESH_S: what a search and the references of its
+    answer share."""
     ids = frozenset(await frontier.registry.known())
     cached = _crawl_lists.get(frontier)
     now = time.monotonic()
@@ -291,7 +294,7 @@ async def search_answer(
     parsed = parse_query(query)
     check_limit(limit)
     kind = _check_kind(kind)
-    crawls = choose_crawls(await _crawl_list(frontier), project, version)
+    crawls = choose_crawls(await crawl_list(frontier), project, version)
     ranked = await _search(frontier, parsed, crawls, kind, by_meaning)
     hits = [_hit(crawl, result) for crawl, result in ranked.results[:limit]]
     return SearchAnswer(hits, semantic.rankers(), not hits, semantic.unavailable())
@@ -323,7 +326,7 @@ async def get_symbol(
     component (case-insensitive). Several matches give ``candidates`` and no item;
     none gives no item and the nearest symbols as candidates."""
     query = parse_query(name)
-    crawls = choose_crawls(await _crawl_list(frontier), project, version)
+    crawls = choose_crawls(await crawl_list(frontier), project, version)
     scope_project = crawls[0].project if len(crawls) == 1 else ""
     scope_version = crawls[0].version if len(crawls) == 1 else ""
     domain, _ = _split_key(query.text)

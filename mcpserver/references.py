@@ -18,11 +18,12 @@ from invcrawl.common.references import (
     site_base,
     target_site,
 )
-from invcrawl.common.search.selection import SelectionError, select_version
+from invcrawl.common.search.selection import SelectionError
 from invcrawl.frontier.key_records import held, record_field
+from invcrawl.frontier.search import choose_crawls, crawl_list
 from invcrawl.frontier.search_pool import read_items
 from invcrawl.frontier.session import Frontier
-from invcrawl.frontier.versions import CrawlVersion, by_project, crawl_versions
+from invcrawl.frontier.versions import CrawlVersion
 
 
 def _site(crawl: CrawlVersion) -> Site:
@@ -30,16 +31,13 @@ def _site(crawl: CrawlVersion) -> Site:
 
 
 def _others(crawls: Sequence[CrawlVersion], own: CrawlVersion) -> list[CrawlVersion]:
-    """The latest finished crawl of each project but the item's own."""
-    out = []
-    for project, rows in by_project(crawls).items():
-        if project == own.project:
-            continue
-        try:
-            out.append(select_version(None, rows))
-        except SelectionError:
-            continue
-    return out
+    """The latest finished crawl of each project but the item's own (a search's default
+    scope: ``search.choose_crawls``)."""
+    try:
+        latest = choose_crawls(crawls, None, None)
+    except SelectionError:  # no project has a version: none but the item's own
+        return []
+    return [c for c in latest if c.project != own.project]
 
 
 MAX_READS = 1536  # candidate records read for one answer, at most (~30 ms of pipeline)
@@ -51,7 +49,7 @@ async def with_references(frontier: Frontier, item: dict[str, Any]) -> dict[str,
     stored = item.get("references")
     if not isinstance(stored, list) or not stored:
         return item
-    crawls = await crawl_versions(frontier)
+    crawls = await crawl_list(frontier)  # (the answer's search just read it)
     own = next((c for c in crawls if c.crawl_id == item.get("crawl")), None)
     refs = [r for r in stored if isinstance(r, dict)][:MAX_SHOWN]
     if own is None:  # its crawl was forgotten meanwhile: the links as they are
