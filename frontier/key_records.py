@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from invcrawl.common.items import key_digest
-from invcrawl.common.search.postings import record_bucket
-from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.frontier.search_pool import record_entries
 from invcrawl.frontier.session import Frontier
 from invcrawl.frontier.versions import CrawlVersion
 
@@ -23,12 +22,5 @@ def record_field(crawl: CrawlVersion, key: str) -> str:
 async def held(frontier: Frontier, wanted: Sequence[tuple[CrawlVersion, str]]) -> list[bool]:
     """Whether each crawl of ``wanted`` holds an item of its key (one round trip; a
     48-bit digest names the key within its bucket)."""
-    if not wanted:
-        return []
-    pipe = frontier.pipeline(transaction=False)
-    for crawl, key in wanted:
-        field = record_field(crawl, key)
-        pipe.hget(
-            CrawlKeys(crawl.crawl_id).search_record(record_bucket(field, crawl.buckets)), field
-        )
-    return [entry is not None for entry in await pipe.execute()]
+    fields = [(crawl, record_field(crawl, key)) for crawl, key in wanted]
+    return [entry is not None for entry in await record_entries(frontier, fields)]

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from invcrawl.common.items import key_digest
 from invcrawl.common.search import fusion, semantic
 from invcrawl.common.search.fusion import Candidate, Result
 from invcrawl.common.search.ranking import (
@@ -43,6 +42,7 @@ from invcrawl.common.search.selection import (
 )
 from invcrawl.common.search.summary import first_sentence
 from invcrawl.common.search.terms import stem
+from invcrawl.frontier.key_records import record_field
 from invcrawl.frontier.search_pool import pool, read_items
 from invcrawl.frontier.search_vectors import nearest
 from invcrawl.frontier.session import Frontier
@@ -309,7 +309,7 @@ async def _by_key(
     frontier: Frontier, key: str, crawls: Sequence[CrawlVersion]
 ) -> list[tuple[CrawlVersion, dict[str, Any]]]:
     """The items of ``key`` in ``crawls`` (a key is ``domain:role:name``)."""
-    candidates = [(crawl, key_digest(key, max(crawl.buckets, 1))[1]) for crawl in crawls]
+    candidates = [(crawl, record_field(crawl, key)) for crawl in crawls]
     return [
         (c, item) for c, item in await read_items(frontier, candidates) if item.get("key") == key
     ]

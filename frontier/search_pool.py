@@ -154,17 +154,27 @@ async def pool(
     return Pool([(r[5], r[4]) for r in ranked[:wanted]], rarity)
 
 
-async def read_items(
+async def record_entries(
     frontier: Frontier, candidates: Sequence[tuple[CrawlVersion, str]]
-) -> list[tuple[CrawlVersion, dict[str, Any]]]:
-    """The latest items of candidates (those still recorded and in their stream)."""
+) -> list[Any]:
+    """The stream entry id each candidate's search record names (None: not recorded),
+    one pipelined ``HGET`` each."""
     if not candidates:
         return []
     pipe = frontier.pipeline(transaction=False)
     for crawl, field in candidates:
         keys = CrawlKeys(crawl.crawl_id)
         pipe.hget(keys.search_record(record_bucket(field, crawl.buckets)), field)
-    entry_ids = await pipe.execute()
+    return list(await pipe.execute())
+
+
+async def read_items(
+    frontier: Frontier, candidates: Sequence[tuple[CrawlVersion, str]]
+) -> list[tuple[CrawlVersion, dict[str, Any]]]:
+    """The latest items of candidates (those still recorded and in their stream)."""
+    if not candidates:
+        return []
+    entry_ids = await record_entries(frontier, candidates)
     pipe = frontier.pipeline(transaction=False)
     wanted = []
     for (crawl, _), entry_id in zip(candidates, entry_ids, strict=True):
