@@ -281,14 +281,13 @@ async def search_answer(
     version: str | None = None,
     kind: str | None = None,
     limit: int = 10,
-    by_meaning: bool = False,
+    by_meaning: bool = True,
 ) -> SearchAnswer:
     """The symbols best matching ``query``, best first (at most ``limit``: a result's
     rank never depends on it), and whether there was no good match. ``by_meaning``: a
     question's candidates include the items nearest it in meaning
-    (``search_vectors.nearest``), whose vectors a process builds once, from every item
-    of the crawls searched (seconds for tens of thousands): for a process that answers
-    many searches (the MCP server), not for a one-shot command. Raises
+    (``search_vectors.nearest``, from the crawls' vector logs in Redis: the CLI and the
+    MCP server alike; False: the index's candidates alone, the tests' control). Raises
     :class:`SearchInputError` (a ValueError) for a bad query, limit or kind and
     :class:`SelectionError` for a project or version that names nothing."""
     parsed = parse_query(query)
