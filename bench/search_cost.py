@@ -39,7 +39,12 @@ PER_PAGE = 40  # items a page: the CPython docs' average is 31
 
 
 async def commit_all(
-    url: str, items: list[dict[str, Any]], per_page: int, *, index: bool = True
+    url: str,
+    items: list[dict[str, Any]],
+    per_page: int,
+    *,
+    index: bool = True,
+    vectors: bool = True,
 ) -> tuple[float, float]:
     """Commit every item as one crawl, ``per_page`` items a page; returns the CPU seconds
     ``prepare`` took and those of the commit calls."""
@@ -59,6 +64,8 @@ async def commit_all(
     ]
     meta = {"site": "x", "max_tries": 3} | ({} if index else {"retain_items": "exported"})
     layout = (await session.open(meta, 1, buckets)).items  # (retaining exported: no index)
+    if not vectors:  # as a crawl created before the vector log: commit.lua appends none
+        await client.hdel(session.keys.meta, "vectors")
     await session.enqueue(tasks)
     await session.produced({"entries": len(items)}, len(tasks))
     cpu = time.process_time()
@@ -88,6 +95,9 @@ def main() -> None:
     parser.add_argument(
         "--without-index", action="store_true", help="the commit without the search index"
     )
+    parser.add_argument(
+        "--without-vectors", action="store_true", help="the index without its vector log"
+    )
     args = parser.parse_args()
     items = [orjson.loads(line) for line in args.items.read_bytes().splitlines() if line]
     items = [i for i in items if i.get("status") != "removed"]
@@ -99,7 +109,13 @@ def main() -> None:
             assert server.process is not None
             redis0 = proc_cpu(server.process.pid)
             spent, committing = asyncio.run(
-                commit_all(server.url, items, args.per_page, index=not args.without_index)
+                commit_all(
+                    server.url,
+                    items,
+                    args.per_page,
+                    index=not args.without_index,
+                    vectors=not args.without_vectors,
+                )
             )
             redis_cpu = proc_cpu(server.process.pid) - redis0
             plain = redis.Redis.from_url(server.url)

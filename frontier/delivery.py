@@ -56,8 +56,7 @@ def vector_records(items: Sequence[PreparedItem]) -> bytes:
     if model is None or not items:
         return b""
     vectors = model.embed_many([item.words for item in items])
-    quantized = vector_log.quantized(model.np, vectors)
-    return vector_log.records([item.field for item in items], quantized)
+    return vector_log.records(model.np, [item.field for item in items], vectors)
 
 
 class TaskDelivery(CrawlHandle):

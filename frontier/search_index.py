@@ -88,7 +88,7 @@ class _Vectors:
         self.live: set[str] = set()
         self.fields: list[str] = []
         self.words: list[list[str]] = []
-        self.extra: list[bytes] = []
+        self.extra: list[str] = []
 
     def add(self, field: str, words: list[str]) -> None:
         if self.model is not None:
@@ -100,17 +100,21 @@ class _Vectors:
         removed = vector_log.REMOVED
         for field, vector in self.held.items():
             if field not in self.live and vector != removed:
-                self.extra.append(vector_log.records([field], [removed]))
+                self.extra.append(field)
 
     def args(self) -> list[Any]:
         """search_index.lua's first two ARGV for the items added since (and the removed)."""
         if self.model is None:
             return ["0", b""]
-        quantized = vector_log.quantized(self.model.np, self.model.embed_many(self.words))
-        changed = [
-            (f, v) for f, v in zip(self.fields, quantized, strict=True) if self.held.get(f) != v
+        np = self.model.np
+        vectors = [*self.model.embed_many(self.words), *([None] * len(self.extra))]
+        joined = vector_log.records(np, [*self.fields, *self.extra], vectors)
+        size, cut = vector_log.RECORD_BYTES, POSTING_BYTES
+        out = [
+            joined[at : at + size]
+            for n, at in enumerate(range(0, len(joined), size))
+            if n >= len(self.fields)
+            or self.held.get(self.fields[n]) != joined[at + cut : at + size]
         ]
-        out = vector_log.records([f for f, _ in changed], [v for _, v in changed])
-        out += b"".join(self.extra)
         self.fields, self.words, self.extra = [], [], []
-        return ["1", out]
+        return ["1", b"".join(out)]

@@ -27,20 +27,20 @@ REMOVED = bytes(DIMS)  # the vector of a removed item (or of no known word)
 _PLACES = [256**n for n in range(POSTING_BYTES - 1, -1, -1)]
 
 
-def quantized(np: Any, vectors: Sequence[Any]) -> list[bytes]:
-    """The int8 bytes of each unit vector (None: REMOVED), in one numpy pass."""
+def records(np: Any, digests: Sequence[str], vectors: Sequence[Any]) -> bytes:
+    """The log records of items (digest: 12 hex; vector: a unit vector, None: REMOVED),
+    joined, in one numpy pass."""
+    out = np.zeros((len(digests), RECORD_BYTES), dtype=np.uint8)
+    if not len(digests):
+        return b""
+    out[:, :POSTING_BYTES] = np.frombuffer(bytes.fromhex("".join(digests)), dtype=np.uint8).reshape(
+        -1, POSTING_BYTES
+    )
     rows = [n for n, v in enumerate(vectors) if v is not None]
-    out = [REMOVED] * len(vectors)
     if rows:
         packed = np.rint(np.stack([vectors[n] for n in rows]) * SCALE).astype(np.int8)
-        for n, row in zip(rows, packed, strict=True):
-            out[n] = row.tobytes()
-    return out
-
-
-def records(digests: Sequence[str], vectors: Sequence[bytes]) -> bytes:
-    """The log records of items (digest: 12 hex; vector: DIMS bytes), joined."""
-    return b"".join(bytes.fromhex(d) + v for d, v in zip(digests, vectors, strict=True))
+        out[rows, POSTING_BYTES:] = packed.view(np.uint8)
+    return bytes(out.tobytes())
 
 
 def decode(np: Any, data: bytes) -> tuple[Any, Any]:
