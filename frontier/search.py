@@ -235,7 +235,7 @@ async def _search(
     query: Query,
     crawls: Sequence[CrawlVersion],
     kind: str | None,
-    by_meaning: bool = False,
+    by_meaning: bool = True,
 ) -> _Ranked:
     model = semantic.load()
     wanted = POOL * (KIND_FACTOR if kind is not None else 1)

@@ -110,7 +110,9 @@ async def nearest(
         mine = known[crawl.crawl_id]
         if mine.keys is None or not len(mine.keys):
             continue
-        sims = mine.rows @ query.astype(np.float32)
+        # (einsum's own loop: a BLAS product of a few thousand rows spreads over threads,
+        # 2-10x slower on a busy machine, measured)
+        sims = np.einsum("ij,j->i", mine.rows, query.astype(np.float32))
         take = min(most, len(sims))
         best = np.argpartition(-sims, take - 1)[:take]
         order = sorted(best.tolist(), key=lambda r: (-float(sims[r]), int(mine.keys[r])))
