@@ -38,7 +38,7 @@ MAX_ITEMS = 400_000  # items kept per Redis client (float32 rows: ~200 MB at mos
 @dataclass(slots=True)
 class _CrawlVectors:
     """One crawl's live items as its log holds them, read to ``offset``: their digests
-    (uint64, sorted) and float32 rows (unit vectors, as quantized)."""
+    (uint64) and float32 rows (unit vectors, as quantized)."""
 
     created_at: int
     offset: int = 0
@@ -47,16 +47,20 @@ class _CrawlVectors:
 
     def merge(self, np: Any, data: bytes) -> None:
         """Fold the log's bytes from ``offset`` on into the rows (an item's last record
-        wins; a removed one's drops it); a torn record is left for the next read."""
+        wins; a removed one's drops it); a torn record is left for the next read. Only
+        the new records are converted, once."""
         whole = len(data) - len(data) % vector_log.RECORD_BYTES
         if not whole and self.keys is not None:
             return
-        keys, vectors = vector_log.decode(np, data[:whole])
-        vectors = vectors.astype(np.float32) / vector_log.SCALE  # once, not per query
+        touched, vectors = vector_log.last_records(np, *vector_log.decode(np, data[:whole]))
+        live = np.any(vectors != 0, axis=1)
+        rows = np.multiply(vectors[live], np.float32(1 / vector_log.SCALE), dtype=np.float32)
+        keys = touched[live]
         if self.keys is not None and len(self.keys):
-            keys = np.concatenate([self.keys, keys])
-            vectors = np.concatenate([self.rows, vectors])
-        self.keys, self.rows = vector_log.latest(np, keys, vectors)
+            kept = ~np.isin(self.keys, touched)  # items changed or removed: their old rows go
+            keys = np.concatenate([self.keys[kept], keys])
+            rows = np.concatenate([self.rows[kept], rows])
+        self.keys, self.rows = keys, rows
         self.offset += whole
 
 

@@ -51,15 +51,14 @@ def decode(np: Any, data: bytes) -> tuple[Any, Any]:
     return keys, table[:, POSTING_BYTES:].view(np.int8)
 
 
-def latest(np: Any, keys: Any, vectors: Any) -> tuple[Any, Any]:
-    """Each item's last record of (keys, vectors), removed ones left out: (keys sorted,
-    their vectors)."""
+def last_records(np: Any, keys: Any, vectors: Any) -> tuple[Any, Any]:
+    """Each item's last record of (keys, vectors), removed ones included (zero rows):
+    (keys sorted, their vectors)."""
     if not len(keys):
         return keys, vectors
     _, first = np.unique(keys[::-1], return_index=True)
     last = len(keys) - 1 - first  # in keys' sorted order
-    kept = last[np.any(vectors[last] != 0, axis=1)]
-    return keys[kept], vectors[kept]
+    return keys[last], vectors[last]
 
 
 def hex_digest(key: int) -> str:
