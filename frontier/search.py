@@ -14,6 +14,7 @@ a posting left by a changed or removed item never ranks it. No key is scanned.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import weakref
 from collections.abc import Sequence
@@ -258,9 +259,13 @@ async def _search(
                 Candidate(item, summary, crawl.project, n, crawl.created_at, crawl.crawl_id)
             )
     projects = {crawl.project for crawl in crawls}
-    ordered = fusion.order(
-        query, candidates, found.rarity, model, spread=len(projects) > 1, reranker=reranker
-    )
+    spread = len(projects) > 1
+    if reranker is None:
+        ordered = fusion.order(query, candidates, found.rarity, model, spread=spread)
+    else:  # the transformer's ~0.3 s for new candidates: off the event loop (a server's)
+        ordered = await asyncio.to_thread(
+            fusion.order, query, candidates, found.rarity, model, spread=spread, reranker=reranker
+        )
     return _Ranked([(crawls[r.candidate.crawl], r) for r in ordered], len(candidates))
 
 
