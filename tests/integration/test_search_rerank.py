@@ -8,6 +8,7 @@ ran; name tiers and name-like queries are never re-ranked."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from invcrawl.common.search import rerank, semantic, transformer
 from invcrawl.frontier.connection import connect
 from invcrawl.frontier.search import SearchAnswer, crawl_list, crawl_rankers, search_answer
 from invcrawl.frontier.session import Frontier
+from support.cli import clean_env, invcrawl
 from support.symbols import build_crawl
 from support.tiny_bert import write_model
 
@@ -113,3 +115,20 @@ def test_the_rankers_of_a_crawl_name_it_where_it_runs(crawled: str) -> None:
     crawl = next(c for c in run(main()) if c.project == "Timer")
     assert crawl_rankers(crawl, reranking=True) == ["lexical", "semantic", "transformer"]
     assert crawl_rankers(crawl) == ["lexical", "semantic"]  # a one-shot command's search
+
+
+def test_status_says_what_the_mcp_server_adds(crawled: str, tmp_path: Path) -> None:
+    env = {**clean_env(), transformer.MODEL_ENV: str(tmp_path / "bert")}
+    shown = invcrawl("status", "--redis", crawled, cwd=tmp_path, env=env)
+    assert shown.code == 0, shown.stderr
+    assert "search: lexical + semantic (MCP server: + transformer)" in shown.stdout
+    data = json.loads(
+        invcrawl("status", "--json", "--redis", crawled, cwd=tmp_path, env=env).stdout
+    )
+    assert data["search_rankers"] == ["lexical", "semantic"]
+    assert data["mcp_search_rankers"] == ["lexical", "semantic", "transformer"]
+    env[transformer.MODEL_ENV] = str(tmp_path / "nothing-here")  # not installed: not said
+    shown = invcrawl("status", "--redis", crawled, cwd=tmp_path, env=env)
+    assert (
+        "search: lexical + semantic\n" in shown.stdout + "\n" and "MCP server" not in shown.stdout
+    )
