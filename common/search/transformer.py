@@ -158,6 +158,13 @@ class Transformer:
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return (out / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
+    def encode_ids(self, ids: Any, mask: Any | None = None) -> Any:
+        """Mean-pooled last hidden states (not normalised) of a batch of id rows, each
+        ``[CLS] ... [SEP]``, ``mask`` 1 on tokens and 0 on padding (None: no padding)."""
+        if mask is None:
+            mask = self._np.ones(ids.shape, dtype=self._np.float32)
+        return self._forward(ids, mask)
+
     def _forward(self, ids: Any, mask: Any) -> Any:
         np = self._np
         w = self.w
