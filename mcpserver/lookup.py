@@ -29,10 +29,12 @@ async def search_symbols(
 ) -> Answer:
     try:
         # the items nearest a question in meaning are candidates too (the engine's
-        # default: the crawls' vector logs, read once a process, then what was appended)
+        # default: the crawls' vector logs, read once a process, then what was appended),
+        # and the transformer re-ranks a question's first results where it is installed
         answer = await search.search_answer(
-            frontier, query, project=project, version=version, kind=kind, limit=limit
-        )
+            frontier, query, project=project, version=version, kind=kind, limit=limit,
+            reranking=True,
+        )  # fmt: skip
     except ValueError as exc:  # SelectionError included
         raise ToolInputError(str(exc)) from None
     hits = answer.hits
