@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from invcrawl.common.search import transformer
+from invcrawl.common.search.loaded_once import LoadedOnce, Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -28,9 +29,6 @@ RERANK_K = 20  # results by words re-ranked, the best first by the engine's orde
 WEIGHT = 2.0  # of the cosine, against the engine's score scaled to the head's best
 CACHE_TEXTS = 20_000  # vectors kept (384 float32 each: ~30 MB)
 NAME = "transformer"  # as ``rankers`` lists it
-_lock = threading.Lock()
-_loaded: list[Reranker | None] = []
-_why: list[str] = []
 
 
 def candidate_text(name: str, summary: str) -> str:
@@ -72,42 +70,40 @@ class Reranker:
         return [float(v) for v in np.stack(found[1:]) @ found[0]]
 
 
+def _load_transformer() -> Reranker:
+    path = transformer.model_path()
+    if path is None:
+        raise Unavailable(
+            f"no transformer re-ranker (no weights at ${transformer.MODEL_ENV} or "
+            "model/encoder.npz): search ranks without it"
+        )
+    try:
+        return Reranker(transformer.Transformer.load(path))
+    except ImportError:
+        raise Unavailable("numpy is not installed: no transformer re-ranker") from None
+    except (OSError, KeyError, ValueError) as exc:
+        raise Unavailable(f"no transformer re-ranker ({path}: {exc})") from None
+
+
+_reranker = LoadedOnce(_load_transformer, log)
+
+
 def load() -> Reranker | None:
     """The re-ranker, loaded once a process (~1 s: 90 MB of weights); None (logged once)
     without numpy or the weights."""
-    with _lock:
-        if _loaded:
-            return _loaded[0]
-        reranker: Reranker | None = None
-        path = transformer.model_path()
-        if path is None:
-            _why.append(
-                f"no transformer re-ranker (no weights at ${transformer.MODEL_ENV} or "
-                "model/encoder.npz): search ranks without it"
-            )
-        else:
-            try:
-                reranker = Reranker(transformer.Transformer.load(path))
-            except ImportError:
-                _why.append("numpy is not installed: no transformer re-ranker")
-            except (OSError, KeyError, ValueError) as exc:
-                _why.append(f"no transformer re-ranker ({path}: {exc})")
-        if _why:
-            log.warning("%s", _why[0])
-        _loaded.append(reranker)
-        return reranker
+    return _reranker.get()
 
 
 def unavailable() -> str:
     """Why the re-ranker is off ('' when it is on, or not loaded yet)."""
-    return _why[0] if _why else ""
+    return _reranker.why
 
 
 def installed() -> bool:
     """Whether :func:`load` would find weights (``status``, ``list_projects``), without
     loading them."""
-    if _loaded:
-        return _loaded[0] is not None
+    if _reranker.loaded:
+        return _reranker.get() is not None
     import importlib.util  # noqa: PLC0415 - status only
 
     return importlib.util.find_spec("numpy") is not None and transformer.model_path() is not None
@@ -115,9 +111,4 @@ def installed() -> bool:
 
 def disable_for_tests(off: bool) -> None:
     """Run without the re-ranker (True) or look for it again (False): the tests' control."""
-    with _lock:
-        _loaded.clear()
-        _why.clear()
-        if off:
-            _loaded.append(None)
-            _why.append("transformer re-ranker disabled")
+    _reranker.disable_for_tests(off, "transformer re-ranker disabled")

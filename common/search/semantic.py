@@ -12,7 +12,6 @@ the model. Where numpy or the table is missing, :func:`load` says why once
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Sequence
 from functools import lru_cache
 from importlib import resources
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from invcrawl.common.search import terms as t
 from invcrawl.common.search import wordpiece
+from invcrawl.common.search.loaded_once import LoadedOnce, Unavailable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,9 +30,6 @@ MODEL_FILE = "static.npz"
 NEIGHBOURS = 3  # words close to each query word looked up too
 MIN_NEIGHBOUR = 0.62  # cosine of a neighbour to the word, at least
 WORD_CACHE = 1 << 15  # words whose vector embed_many keeps (16 MB at most)
-_lock = threading.Lock()
-_loaded: list[StaticModel | None] = []
-_why: list[str] = []
 
 
 class StaticModel:
@@ -190,36 +187,37 @@ def item_words(name: str, summary: str) -> list[str]:
     return [*t.name_tokens(name), *t.words(summary)]
 
 
+def _load_table() -> StaticModel:
+    try:
+        import numpy as np  # noqa: PLC0415 - numpy only when the model is used
+    except ImportError:
+        raise Unavailable("numpy is not installed: search ranks by words only") from None
+    try:
+        path = resources.files("invcrawl.common.search").joinpath("model", MODEL_FILE)
+        with resources.as_file(path) as file, np.load(file) as data:
+            words = str(data["words"]).split("\n")
+            vectors = data["vectors"].astype(np.float32)
+            vectors *= data["scales"].astype(np.float32)[:, None]
+            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True) + 1e-9
+    except (OSError, KeyError, ValueError) as exc:
+        raise Unavailable(
+            f"no semantic model ({MODEL_FILE}: {exc}): search ranks by words only"
+        ) from None
+    return StaticModel(words, vectors)
+
+
+_model = LoadedOnce(_load_table, log)
+
+
 def load() -> StaticModel | None:
     """The shipped model, loaded once a process; None (logged once) without numpy or
     the table."""
-    with _lock:
-        if _loaded:
-            return _loaded[0]
-        model: StaticModel | None = None
-        try:
-            import numpy as np  # noqa: PLC0415 - numpy only when the model is used
-
-            path = resources.files("invcrawl.common.search").joinpath("model", MODEL_FILE)
-            with resources.as_file(path) as file, np.load(file) as data:
-                words = str(data["words"]).split("\n")
-                vectors = data["vectors"].astype(np.float32)
-                vectors *= data["scales"].astype(np.float32)[:, None]
-                vectors /= np.linalg.norm(vectors, axis=1, keepdims=True) + 1e-9
-            model = StaticModel(words, vectors)
-        except ImportError:
-            _why.append("numpy is not installed: search ranks by words only")
-        except (OSError, KeyError, ValueError) as exc:
-            _why.append(f"no semantic model ({MODEL_FILE}: {exc}): search ranks by words only")
-        if _why:
-            log.warning("%s", _why[0])
-        _loaded.append(model)
-        return model
+    return _model.get()
 
 
 def unavailable() -> str:
     """Why the semantic ranker is off ('' when it is on, or not loaded yet)."""
-    return _why[0] if _why else ""
+    return _model.why
 
 
 def rankers() -> list[str]:
@@ -231,7 +229,7 @@ def rankers() -> list[str]:
 def shipped_rankers() -> list[str]:
     """:func:`rankers` without loading the table (``status``, ``list_projects``): numpy
     importable and the table installed."""
-    if _loaded:
+    if _model.loaded:
         return rankers()
     import importlib.util  # noqa: PLC0415 - status only
 
@@ -243,9 +241,4 @@ def shipped_rankers() -> list[str]:
 
 def disable_for_tests(off: bool) -> None:
     """Run without the model (True) or load it again (False): the tests' control."""
-    with _lock:
-        _loaded.clear()
-        _why.clear()
-        if off:
-            _loaded.append(None)
-            _why.append("semantic model disabled")
+    _model.disable_for_tests(off, "semantic model disabled")
