@@ -25,7 +25,6 @@ from invcrawl.frontier.search import (
     get_symbol,
     search_answer,
 )
-from invcrawl.frontier.search_index import reindex
 from invcrawl.frontier.session import Frontier
 from invcrawl.frontier.versions import crawl_versions
 from invcrawl.live_redis import redis_for
@@ -57,6 +56,8 @@ def _hit_lines(hits: list[SymbolHit], width: int | None, *, explain: bool = Fals
 
 
 async def _reindex_all(frontier: Frontier) -> tuple[int, int]:
+    from invcrawl.frontier.search_index import reindex  # noqa: PLC0415 - --reindex only
+
     crawls = [c for c in await crawl_versions(frontier) if not c.failed]
     items = 0
     for crawl in crawls:
