@@ -104,6 +104,8 @@ def test_a_read_only_command_imports_only_what_it_runs(command: str, handler: st
         "invcrawl.frontier.search_index",
     ):
         assert module not in loaded, module
+    if command == "search":  # versions are ordered by common/version_order: no API diff
+        assert "invcrawl.common.apidiff" not in loaded
     if command == "versions":  # the search engine and its model: `history` only
         for module in ("invcrawl.frontier.search", "invcrawl.common.search.semantic"):
             assert module not in loaded, module
