@@ -13,7 +13,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from invcrawl import terminal
-from invcrawl.common.content import Content
 from invcrawl.common.search.ranking import SearchInputError
 from invcrawl.common.search.selection import SelectionError
 from invcrawl.common.settings.config import Config, ConfigError
@@ -138,6 +137,9 @@ def _item_text(item: dict[str, Any], where: str) -> str:
     for field, words in (("inherited_from", "inherited from"), ("alias_of", "alias of")):
         if item.get(field):
             lines.append(f"  {words} {safe(item[field])}")
+    # (an item's content decoded: `show` of one symbol only, never a search's list)
+    from invcrawl.common.content import Content  # noqa: PLC0415
+
     content = Content.of(item)
     for param in content.params:
         kind = f" [{safe(param.kind)}]" if param.kind else ""

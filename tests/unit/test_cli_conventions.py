@@ -104,8 +104,10 @@ def test_a_read_only_command_imports_only_what_it_runs(command: str, handler: st
         "invcrawl.frontier.search_index",
     ):
         assert module not in loaded, module
-    if command == "search":  # versions are ordered by common/version_order: no API diff
-        assert "invcrawl.common.apidiff" not in loaded
+    if command == "search":  # versions are ordered by common/version_order: no API diff;
+        # an item's content is decoded by `show` alone
+        for module in ("invcrawl.common.apidiff", "invcrawl.common.content"):
+            assert module not in loaded, module
     if command == "versions":  # the search engine and its model: `history` only
         for module in ("invcrawl.frontier.search", "invcrawl.common.search.semantic"):
             assert module not in loaded, module
