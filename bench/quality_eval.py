@@ -23,6 +23,7 @@ from invcrawl.frontier.search import search_symbols
 from invcrawl.frontier.session import Frontier
 
 LIMIT = 10
+RERANKING = True  # the MCP server's transformer re-ranker, where it is installed
 SCOPES = ("within", "across")
 SYSTEMS = ("invcrawl", "fts5")
 
@@ -37,7 +38,12 @@ def invcrawl_searcher(redis: Redis, corpus: Corpus, errors: list[str]) -> Search
     async def search(query: str, project: str | None) -> list[Hit]:
         try:
             hits = await search_symbols(
-                Frontier(redis), query, project=project, limit=LIMIT, by_meaning=True
+                Frontier(redis),
+                query,
+                project=project,
+                limit=LIMIT,
+                by_meaning=True,
+                reranking=RERANKING,
             )  # as the MCP server searches
         except ValueError:  # a query the engine refuses (too long, no term): no answer
             return []

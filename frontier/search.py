@@ -14,13 +14,14 @@ a posting left by a changed or removed item never ranks it. No key is scanned.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from invcrawl.common.search import fusion, semantic
+from invcrawl.common.search import fusion, rerank, semantic
 from invcrawl.common.search.fusion import Candidate, Result
 from invcrawl.common.search.ranking import (
     LookupTerm,
@@ -123,7 +124,7 @@ class SearchAnswer:
     """A search's results, and what the caller should say about them."""
 
     hits: list[SymbolHit]
-    rankers: list[str]  # ``lexical``, and ``semantic`` when the model is there
+    rankers: list[str]  # ``lexical``, ``semantic`` when the model is there, ``transformer``
     no_good_match: bool  # nothing cleared the relevance floor (or nothing was found)
     note: str = ""  # why a ranker is off ('' when both run)
 
@@ -236,6 +237,8 @@ async def _search(
     crawls: Sequence[CrawlVersion],
     kind: str | None,
     by_meaning: bool = False,
+    *,
+    reranker: rerank.Reranker | None = None,
 ) -> _Ranked:
     model = semantic.load()
     wanted = POOL * (KIND_FACTOR if kind is not None else 1)
@@ -256,7 +259,13 @@ async def _search(
                 Candidate(item, summary, crawl.project, n, crawl.created_at, crawl.crawl_id)
             )
     projects = {crawl.project for crawl in crawls}
-    ordered = fusion.order(query, candidates, found.rarity, model, spread=len(projects) > 1)
+    spread = len(projects) > 1
+    if reranker is None:
+        ordered = fusion.order(query, candidates, found.rarity, model, spread=spread)
+    else:  # the transformer's ~0.3 s for new candidates: off the event loop (a server's)
+        ordered = await asyncio.to_thread(
+            fusion.order, query, candidates, found.rarity, model, spread=spread, reranker=reranker
+        )
     return _Ranked([(crawls[r.candidate.crawl], r) for r in ordered], len(candidates))
 
 
@@ -268,9 +277,14 @@ def _check_kind(kind: str | None) -> str | None:
     return kind
 
 
-def crawl_rankers(crawl: CrawlVersion) -> list[str]:
-    """The rankers a search of ``crawl`` runs (none for a failed crawl: nothing in it)."""
-    return [] if crawl.failed else semantic.shipped_rankers()
+def crawl_rankers(crawl: CrawlVersion, reranking: bool = False) -> list[str]:
+    """The rankers a search of ``crawl`` runs (none for a failed crawl: nothing in it);
+    ``reranking``: for a caller that asks for the re-ranker (the MCP server), which runs
+    where its weights are installed."""
+    if crawl.failed:
+        return []
+    found = semantic.shipped_rankers()
+    return [*found, rerank.NAME] if reranking and rerank.installed() else found
 
 
 async def search_answer(
@@ -282,22 +296,28 @@ async def search_answer(
     kind: str | None = None,
     limit: int = 10,
     by_meaning: bool = False,
+    reranking: bool = False,
 ) -> SearchAnswer:
     """The symbols best matching ``query``, best first (at most ``limit``: a result's
     rank never depends on it), and whether there was no good match. ``by_meaning``: a
     question's candidates include the items nearest it in meaning
     (``search_vectors.nearest``), whose vectors a process builds once, from every item
     of the crawls searched (seconds for tens of thousands): for a process that answers
-    many searches (the MCP server), not for a one-shot command. Raises
+    many searches (the MCP server), not for a one-shot command. ``reranking``: a
+    question's first results re-ranked by the transformer where it is installed
+    (``common/search/rerank.py``; ~1 s to load once a process, then ~10 ms a candidate
+    not seen before: the MCP server's too). Raises
     :class:`SearchInputError` (a ValueError) for a bad query, limit or kind and
     :class:`SelectionError` for a project or version that names nothing."""
     parsed = parse_query(query)
     check_limit(limit)
     kind = _check_kind(kind)
     crawls = choose_crawls(await crawl_list(frontier), project, version)
-    ranked = await _search(frontier, parsed, crawls, kind, by_meaning)
+    reranker = rerank.load() if reranking else None
+    ranked = await _search(frontier, parsed, crawls, kind, by_meaning, reranker=reranker)
     hits = [_hit(crawl, result) for crawl, result in ranked.results[:limit]]
-    return SearchAnswer(hits, semantic.rankers(), not hits, semantic.unavailable())
+    rankers = semantic.rankers() + ([rerank.NAME] if reranker is not None else [])
+    return SearchAnswer(hits, rankers, not hits, semantic.unavailable())
 
 
 async def search_symbols(frontier: Frontier, query: str, **options: Any) -> list[SymbolHit]:

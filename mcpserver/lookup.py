@@ -29,10 +29,11 @@ async def search_symbols(
 ) -> Answer:
     try:
         # The server answers many searches: the items nearest a question in meaning are
-        # candidates too (their vectors built once, at its first question)
+        # candidates too (their vectors built once, at its first question), and the
+        # transformer re-ranks a question's first results where it is installed
         answer = await search.search_answer(
             frontier, query, project=project, version=version, kind=kind, limit=limit,
-            by_meaning=True,
+            by_meaning=True, reranking=True,
         )  # fmt: skip
     except ValueError as exc:  # SelectionError included
         raise ToolInputError(str(exc)) from None

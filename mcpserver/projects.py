@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from invcrawl.common.search import semantic
+from invcrawl.common.search import rerank, semantic
 from invcrawl.common.search.selection import SelectionError, match_project, select_version
 from invcrawl.frontier import search
 from invcrawl.frontier.session import Frontier
@@ -45,7 +45,9 @@ async def list_projects(frontier: Frontier, max_chars: int = DEFAULT_MAX_CHARS) 
     projects = [
         {
             "project": project,
-            "versions": [{**c.to_json(), "rankers": search.crawl_rankers(c)} for c in rows],
+            "versions": [
+                {**c.to_json(), "rankers": search.crawl_rankers(c, reranking=True)} for c in rows
+            ],
         }
         for project, rows in grouped.items()
     ]
@@ -55,5 +57,6 @@ async def list_projects(frontier: Frontier, max_chars: int = DEFAULT_MAX_CHARS) 
         for project, rows in list(grouped.items())[:20]
     )
     head = f"{plural(len(projects), 'project')}" + (f": {text}" if text else " (nothing crawled)")
-    head += f"; search ranks by {' and '.join(semantic.shipped_rankers())}"
+    rankers = semantic.shipped_rankers() + ([rerank.NAME] if rerank.installed() else [])
+    head += f"; search ranks by {' and '.join(rankers)}"
     return fit_list({"projects": projects}, "projects", max_chars), head

@@ -15,8 +15,9 @@ The entries: every WordPiece token of the model's vocabulary (not ``[unused..]``
 up to EXTRA_WORDS whole words that the vocabulary splits, the most frequent among the
 name tokens of the inventories of ../shared/corpus and the words of the reST sources of
 the Python and Sphinx documentation on this machine (which words get a vector of their
-own; the vectors come from the model). The forward pass is written here in numpy (a
-BERT encoder: six layers), so distilling needs no torch; run time needs none of this.
+own; the vectors come from the model). The forward pass is numpy
+(``common/search/transformer.py``, the re-ranker's: a BERT encoder, six layers), so
+distilling needs no torch.
 
     python -m bench.tools.distill_static MODEL_DIR [--out common/search/model/static.npz]
     python -m bench.tools.distill_static --repack common/search/model/static.npz
@@ -29,7 +30,6 @@ import collections
 import io
 import json
 import re
-import struct
 import sys
 import time
 import zipfile
@@ -41,6 +41,7 @@ import numpy as np
 
 from invcrawl.common.search import wordpiece
 from invcrawl.common.search.terms import name_tokens
+from invcrawl.common.search.transformer import Transformer
 
 DIMS = 128
 EXTRA_WORDS = 12_000
@@ -51,72 +52,6 @@ DOC_SOURCES = (
 )
 INVENTORIES = Path(__file__).resolve().parents[2].parent / "shared/corpus/inventories"
 _WORD = re.compile(r"[a-z][a-z0-9]{2,23}")
-
-
-def load_safetensors(path: Path) -> dict[str, np.ndarray]:
-    with path.open("rb") as f:
-        size = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(size))
-        data = f.read()
-    out = {}
-    for name, spec in header.items():
-        if name == "__metadata__" or spec["dtype"] != "F32":
-            continue
-        start, end = spec["data_offsets"]
-        out[name] = np.frombuffer(data[start:end], dtype=np.float32).reshape(spec["shape"])
-    return out
-
-
-def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
-    mean = x.mean(-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + 1e-12) * w + b
-
-
-def _gelu(x: np.ndarray) -> np.ndarray:
-    # the tanh form (numpy has no erf): within 1e-3 of BERT's erf GELU
-    out: np.ndarray = 0.5 * x * (1.0 + np.tanh(0.7978845608 * (x + 0.044715 * x**3)))
-    return out
-
-
-def encode(weights: dict[str, np.ndarray], ids: np.ndarray) -> np.ndarray:
-    """Mean-pooled last hidden states of a batch of equal-length id rows."""
-    w = weights
-    batch, length = ids.shape
-    x = w["embeddings.word_embeddings.weight"][ids]
-    x = x + w["embeddings.position_embeddings.weight"][:length]
-    x = x + w["embeddings.token_type_embeddings.weight"][0]
-    x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
-    heads, size = 12, 32
-    for n in range(6):
-        p = f"encoder.layer.{n}."
-
-        def lin(v: np.ndarray, name: str, p: str = p) -> np.ndarray:
-            return v @ w[p + name + ".weight"].T + w[p + name + ".bias"]
-
-        def split(v: np.ndarray) -> np.ndarray:
-            return v.reshape(batch, length, heads, size).transpose(0, 2, 1, 3)
-
-        q = split(lin(x, "attention.self.query"))
-        k = split(lin(x, "attention.self.key"))
-        v = split(lin(x, "attention.self.value"))
-        scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(size)
-        scores = np.exp(scores - scores.max(-1, keepdims=True))
-        scores /= scores.sum(-1, keepdims=True)
-        ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, heads * size)
-        x = _layer_norm(
-            lin(ctx, "attention.output.dense") + x,
-            w[p + "attention.output.LayerNorm.weight"],
-            w[p + "attention.output.LayerNorm.bias"],
-        )
-        hidden = _gelu(lin(x, "intermediate.dense"))
-        x = _layer_norm(
-            lin(hidden, "output.dense") + x,
-            w[p + "output.LayerNorm.weight"],
-            w[p + "output.LayerNorm.bias"],
-        )
-    out: np.ndarray = x.mean(1)
-    return out
 
 
 def _corpus_words() -> collections.Counter[str]:
@@ -181,8 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.model_dir is None:
         parser.error("MODEL_DIR is needed (or --repack NPZ)")
     vocab = (args.model_dir / "vocab.txt").read_text("utf-8").splitlines()
-    weights = load_safetensors(args.model_dir / "model.safetensors")
-    index = {t: i for i, t in enumerate(vocab)}
+    model = Transformer.load(args.model_dir)
+    index = model.index
     words = entries(vocab)
     ids_of: list[list[int]] = []
     for word in words:
@@ -201,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         for at in range(0, len(rows), BATCH):
             chunk = rows[at : at + BATCH]
             batch = np.array([[cls, *ids_of[r], sep] for r in chunk], dtype=np.int64)
-            vectors[chunk] = encode(weights, batch)
+            vectors[chunk] = model.encode_ids(batch)
             done += len(chunk)
         print(f"length {length}: {done}/{len(words)} {time.monotonic() - started:.0f}s", flush=True)
     # PCA to DIMS: centre, project on the top components, normalise

@@ -29,6 +29,7 @@ from typing import Any
 
 from invcrawl.common.search import lexical, ranking, semantic
 from invcrawl.common.search.ranking import Query, Tier
+from invcrawl.common.search.rerank import RERANK_K, WEIGHT, Reranker, candidate_text
 from invcrawl.common.search.semantic import StaticModel
 
 RRF_K = 30
@@ -114,8 +115,10 @@ def order(
     model: StaticModel | None,
     *,
     spread: bool,
+    reranker: Reranker | None = None,
 ) -> list[Result]:
-    """Every candidate that matches, best first (see the module's docstring)."""
+    """Every candidate that matches, best first (see the module's docstring); a
+    question's first results by words re-ranked by ``reranker`` when given."""
     named: list[Result] = []
     texts: list[tuple[Candidate, lexical.Lexical, dict[str, float]]] = []
     for cand in candidates:
@@ -175,7 +178,32 @@ def order(
         if priors:
             why["priors"] = priors
         found.append(Result(cand, Tier.TEXT, min(value, 0.999), why))
+    if reranker is not None and not query.name_like:
+        _rerank(query, found, reranker)
     return _spread(_aliases(found), spread)
+
+
+def _rerank(query: Query, found: list[Result], reranker: Reranker) -> None:
+    """The best RERANK_K results by words re-ordered by ``score / best + WEIGHT *
+    cosine`` (the transformer's, of the question to the candidate's name and first
+    sentence), in place; they keep the head's scores, re-dealt in the new order, so the
+    head stays above the rest and a name tier above both."""
+    texts = [r for r in found if r.tier is Tier.TEXT]
+    texts.sort(key=lambda r: (-r.score, _key(r.candidate)))
+    head = texts[:RERANK_K]
+    if len(head) < 2:
+        return
+    cosines = reranker.similarities(
+        query.text,
+        [candidate_text(str(r.candidate.item.get("name", "")), r.candidate.summary) for r in head],
+    )
+    best = head[0].score or 1.0
+    blended = [r.score / best + WEIGHT * c for r, c in zip(head, cosines, strict=True)]
+    order = sorted(range(len(head)), key=lambda i: (-blended[i], _key(head[i].candidate)))
+    scores = [r.score for r in head]
+    for place, i in enumerate(order):
+        head[i].score = scores[place]
+        head[i].why["rerank"] = {"rank": place + 1, "cosine": round(cosines[i], 3)}
 
 
 def _fit(item: Mapping[str, Any], name: str) -> float:

@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from invcrawl import terminal
+from invcrawl.common.search import rerank
 from invcrawl.common.search.semantic import shipped_rankers
 from invcrawl.common.settings.config import Config, ConfigError
 from invcrawl.errors import EXIT_OK, UsageError, UserError
@@ -53,8 +54,10 @@ def cmd_status(config: Config) -> int:
                 lambda: status_view(frontier, crawl_id, config.lease_ms, limit, offset)
             )
             rankers = shipped_rankers()  # the search of every crawl here (docs/search.md)
+            # the MCP server's adds the transformer re-ranker where its weights are
+            served = [*rankers, rerank.NAME] if rerank.installed() else rankers
             if config.json:
-                shown = {**data.as_dict(), "search_rankers": rankers}
+                shown = {**data.as_dict(), "search_rankers": rankers, "mcp_search_rankers": served}
                 text = json.dumps(shown, indent=None if config.watch else 2)
             else:
                 text = render_status_view(data, terminal.width())
@@ -63,6 +66,8 @@ def cmd_status(config: Config) -> int:
                     note = f"same as  {twin}: give a crawl id where PROJECT@VERSION names both"
                     text = f"{title}\n{fit(note, terminal.width())}\n{rest}"
                 text += f"\nsearch: {' + '.join(rankers)}"
+                if served != rankers:
+                    text += f" (MCP server: + {' + '.join(served[len(rankers) :])})"
             if clear:
                 sys.stdout.write("\x1b[H\x1b[2J")
             print(text, flush=True)
