@@ -40,12 +40,15 @@ DEFAULT_SITES = (
     "python-click-doc/html",
     "python-pytest-doc/html",
 )
-# What writes the index (its terms, their logs, the records): a change here re-indexes
-# the kept crawls; one of the ranking alone (fusion, lexical, semantic, the lookup's
-# weights) is measured on the index as it is.
+# What writes the index (its terms, their logs, the records, the vector log and the
+# model its vectors are embedded by): a change here re-indexes the kept crawls; one of
+# the ranking alone (fusion, lexical, semantic, the lookup's weights) is measured on the
+# index as it is.
 ENGINE_SOURCES = (
     "common/search/terms.py",
     "common/search/postings.py",
+    "common/search/vector_log.py",
+    "common/search/model",
     "common/search/summary.py",
     "common/items.py",
     "frontier/search_index.py",
@@ -89,7 +92,7 @@ def engine_stamp() -> str:
         base = package / rel
         files = sorted(base.rglob("*")) if base.is_dir() else [base]
         for f in files:
-            if f.is_file() and f.suffix in (".py", ".lua"):
+            if f.is_file() and f.suffix in (".py", ".lua", ".npz"):
                 digest.update(str(f.relative_to(package)).encode() + b"\0" + f.read_bytes())
     return digest.hexdigest()[:16]
 

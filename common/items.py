@@ -19,6 +19,7 @@ import orjson
 
 from invcrawl.common.codec import stored_item
 from invcrawl.common.search.postings import record_bucket, term_hash, term_tag
+from invcrawl.common.search.semantic import item_words
 from invcrawl.common.search.summary import first_sentence
 from invcrawl.common.search.terms import index_terms
 from invcrawl.common.tasks import Task, TaskEntry
@@ -257,6 +258,8 @@ class PreparedItem:
     # empty for an item the index leaves out
     terms: tuple[tuple[int, bytes], ...] = ()
     record: int = 0  # its srec hash
+    # the words of its vector (``semantic.item_words``: the vector log, embedded per page)
+    words: tuple[str, ...] = ()
 
 
 def bucket_count(entries: int) -> int:
@@ -328,6 +331,7 @@ def prepare(item: Item, layout: ItemLayout) -> PreparedItem:
         data=stored_item(orjson.dumps(item)),
         terms=terms,
         record=record_bucket(field, layout.buckets),
+        words=tuple(item_words(name, summary)),
     )
 
 

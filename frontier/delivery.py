@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from invcrawl.common.items import PageOutcome, PreparedItem
+from invcrawl.common.search import semantic, vector_log
 from invcrawl.common.search.postings import posting
 from invcrawl.common.tasks import decode_task
 from invcrawl.frontier.crawl_handle import CrawlHandle
@@ -26,11 +27,12 @@ COMPLETE, NOT_COMPLETE, FAILED_INCOMPLETE = 1, 0, -1
 
 
 def search_index_args(k: CrawlKeys, items: Sequence[PreparedItem], index: KeyIndex) -> list[Any]:
-    """The three ARGV of the search index of ``items`` (``index_items`` in _prelude.lua),
+    """The four ARGV of the search index of ``items`` (``index_items`` in _prelude.lua),
     adding the hashes it writes to ``index``: each item's ``srec`` KEYS index, the
-    page's term logs with their entry counts, and their entries grouped by log. A page's
-    ~350 terms travel as three values, not two each: redis-py packs every value in
-    Python, and Lua reads each (docs/performance.md, "The commit's arguments")."""
+    page's term logs with their entry counts, their entries grouped by log, and the
+    items' vector log records (:func:`vector_records`). A page's ~350 terms travel as
+    three values, not two each: redis-py packs every value in Python, and Lua reads each
+    (docs/performance.md, "The commit's arguments")."""
     records = [index.add(k.search_record(item.record)) for item in items]
     logs: dict[int, list[bytes]] = {}  # slog -> its entries, in the items' order
     for item in items:
@@ -44,7 +46,17 @@ def search_index_args(k: CrawlKeys, items: Sequence[PreparedItem], index: KeyInd
     for bucket, entries in logs.items():
         directory += (index.add(k.search_log(bucket)), len(entries))
     joined = b"".join(entry for entries in logs.values() for entry in entries)
-    return [orjson.dumps(records), orjson.dumps(directory), joined]
+    return [orjson.dumps(records), orjson.dumps(directory), joined, vector_records(items)]
+
+
+def vector_records(items: Sequence[PreparedItem]) -> bytes:
+    """The vector log records of a page's items (``common/search/vector_log.py``), embedded
+    in one numpy pass; none without the model (the crawl's log then misses them)."""
+    model = semantic.load()
+    if model is None or not items:
+        return b""
+    vectors = model.embed_many([item.words for item in items])
+    return vector_log.records(model.np, [item.field for item in items], vectors)
 
 
 class TaskDelivery(CrawlHandle):
@@ -90,7 +102,7 @@ class TaskDelivery(CrawlHandle):
         k = self.keys
         fixed = k.bind(
             "meta", "stats", "task", "lease", "tries", "reaped", "errors", "items", "pages",
-            inflight=k.inflight(claim.slot),
+            "svec", inflight=k.inflight(claim.slot),
         )  # fmt: skip
         buckets = KeyIndex(len(fixed))
         args: list[Any] = [claim.task.id, claim.token, outcome.value, len(items), validators]

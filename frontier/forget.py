@@ -53,6 +53,7 @@ def crawl_key_names(
         keys.pages,
         keys.inventory,
         keys.ring,
+        keys.svec,
     ]
     inflight = [keys.inflight(slot) for slot in range(slots)]
     per_slot = [

@@ -62,6 +62,9 @@ key                                 type    holds
 ``invcrawl:{C}:slog:<h>``           STRING  search index: the postings of the terms in
                                             ``h``, appended: 4-byte term tag + 6-byte item
                                             digest each
+``invcrawl:{C}:svec``               STRING  search index: the item vectors, appended: 6-byte
+                                            item digest + 128 int8 each, zeros for a
+                                            removed item (``common/search/vector_log.py``)
 ``invcrawl:{C}:sterm:<h>``          HASH    the index's first layout (term -> postings in
                                             chunks): deleted by forget, replaced by
                                             ``search --reindex``
@@ -241,6 +244,11 @@ class CrawlKeys(_Bindable):
 
     def search_log(self, bucket: int) -> str:
         return f"{self.base}:slog:{bucket}"
+
+    @property
+    def svec(self) -> str:
+        """The search index's vector log (``common/search/vector_log.py``)."""
+        return f"{self.base}:svec"
 
     def old_search_postings(self, bucket: int) -> str:
         """The postings hashes of the index's first layout (``sterm``): ``forget`` still

@@ -52,6 +52,9 @@ class CrawlMeta:
     slots_epoch: int = 0
     buckets: int = 1  # (see the module's docstring)
     term_logs: int = 0  # (decoded through ``stored_term_logs`` when missing)
+    # "1": its vector log (``svec``) is written at commit, set when it is created (and
+    # by ``search --reindex``); missing in crawls created before it existed
+    vectors: bool = False
     # the production (produced.lua)
     entries: int = 0
     pages: int = 0

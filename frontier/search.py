@@ -236,7 +236,7 @@ async def _search(
     query: Query,
     crawls: Sequence[CrawlVersion],
     kind: str | None,
-    by_meaning: bool = False,
+    by_meaning: bool = True,
     *,
     reranker: rerank.Reranker | None = None,
 ) -> _Ranked:
@@ -295,18 +295,17 @@ async def search_answer(
     version: str | None = None,
     kind: str | None = None,
     limit: int = 10,
-    by_meaning: bool = False,
+    by_meaning: bool = True,
     reranking: bool = False,
 ) -> SearchAnswer:
     """The symbols best matching ``query``, best first (at most ``limit``: a result's
     rank never depends on it), and whether there was no good match. ``by_meaning``: a
     question's candidates include the items nearest it in meaning
-    (``search_vectors.nearest``), whose vectors a process builds once, from every item
-    of the crawls searched (seconds for tens of thousands): for a process that answers
-    many searches (the MCP server), not for a one-shot command. ``reranking``: a
-    question's first results re-ranked by the transformer where it is installed
-    (``common/search/rerank.py``; ~1 s to load once a process, then ~10 ms a candidate
-    not seen before: the MCP server's too). Raises
+    (``search_vectors.nearest``, from the crawls' vector logs in Redis: the CLI and the
+    MCP server alike; False: the index's candidates alone, the tests' control).
+    ``reranking``: a question's first results re-ranked by the transformer where it is
+    installed (``common/search/rerank.py``; ~1 s to load once a process, then ~10 ms a
+    candidate not seen before: the MCP server's too). Raises
     :class:`SearchInputError` (a ValueError) for a bad query, limit or kind and
     :class:`SelectionError` for a project or version that names nothing."""
     parsed = parse_query(query)

@@ -1,16 +1,25 @@
 """Index the items a crawl already holds (``invcrawl search --reindex``): a crawl
 committed before the search index existed has none, one indexed under the index's first
 layout (``sterm`` hashes) has none that is read, and a refresh rewrites only the items
-that changed. Reads the stream once for the latest entry of each key, once more
-for the items, and writes their records and postings with ``search_index.lua``, in
-batches (idempotent: run twice, it adds nothing)."""
+that changed; a crawl created before the vector log (``svec``) has none. Reads the
+stream once for the latest entry of each key, once more for the items, and writes their
+records, postings and vectors with ``search_index.lua``, in batches (idempotent: run
+twice, it adds nothing), marking the crawl's meta (``vectors``) so commits append to
+the log from then on."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from invcrawl.common.items import key_digest
-from invcrawl.common.search.postings import posting, record_bucket, term_log, term_tag
+from invcrawl.common.search import semantic, vector_log
+from invcrawl.common.search.postings import (
+    POSTING_BYTES,
+    posting,
+    record_bucket,
+    term_log,
+    term_tag,
+)
 from invcrawl.common.search.summary import first_sentence
 from invcrawl.common.search.terms import index_terms
 from invcrawl.frontier.export import all_entries, latest_entry_ids
@@ -29,8 +38,10 @@ async def reindex(session: CrawlSession) -> int:
     layout = await session.refresh_layout()
     buckets = layout.buckets
     latest = await latest_entry_ids(session)
+    model = semantic.load()
+    vectors = _Vectors(model, await _held_vectors(session) if model else {})
     indexed = 0
-    fixed = session.keys.bind("meta")
+    fixed = session.keys.bind("meta", "svec")
     index = KeyIndex(len(fixed))
     args: list[Any] = []
     count = 0
@@ -40,16 +51,70 @@ async def reindex(session: CrawlSession) -> int:
         item = entry.item()
         _, field = key_digest(entry.key, buckets)
         name = str(item.get("name") or entry.key.split(":", 2)[-1])
-        terms = index_terms(name, first_sentence(item.get("doc")))
+        summary = first_sentence(item.get("doc"))
+        terms = index_terms(name, summary)
         record = session.keys.search_record(record_bucket(field, buckets))
         args += [index.add(record), field, entry.id, posting(field), len(terms)]
         for term in terms:
             log = session.keys.search_log(term_log(term, layout.term_logs))
             args += [index.add(log), term_tag(term)]
+        vectors.add(field, semantic.item_words(name, summary))
         count += 1
         if count >= BATCH:
-            indexed += int(await session.run("search_index", fixed, args, index.keys))
+            batch = vectors.args() + args
+            indexed += int(await session.run("search_index", fixed, batch, index.keys))
             index, args, count = KeyIndex(len(fixed)), [], 0
-    if count:
-        indexed += int(await session.run("search_index", fixed, args, index.keys))
+    vectors.gone()  # items the log holds that are live no more
+    if count or vectors.model is not None:  # (the latter: once at least, for the meta's mark)
+        indexed += int(await session.run("search_index", fixed, vectors.args() + args, index.keys))
     return indexed
+
+
+async def _held_vectors(session: CrawlSession) -> dict[str, bytes]:
+    """The vector log's last record of each item: digest (12 hex) → vector bytes."""
+    data = bytes(await session.raw("GET", session.keys.svec) or b"")
+    size, cut = vector_log.RECORD_BYTES, POSTING_BYTES
+    return {data[i : i + cut].hex(): data[i + cut : i + size] for i in range(0, len(data), size)}
+
+
+class _Vectors:
+    """The vector log records a reindex appends: each live item whose last record is not
+    its vector now, then a removed record for each item the log holds as live that is
+    live no more (run twice, it appends nothing)."""
+
+    def __init__(self, model: semantic.StaticModel | None, held: dict[str, bytes]) -> None:
+        self.model = model
+        self.held = held
+        self.live: set[str] = set()
+        self.fields: list[str] = []
+        self.words: list[list[str]] = []
+        self.extra: list[str] = []
+
+    def add(self, field: str, words: list[str]) -> None:
+        if self.model is not None:
+            self.live.add(field)
+            self.fields.append(field)
+            self.words.append(words)
+
+    def gone(self) -> None:
+        removed = vector_log.REMOVED
+        for field, vector in self.held.items():
+            if field not in self.live and vector != removed:
+                self.extra.append(field)
+
+    def args(self) -> list[Any]:
+        """search_index.lua's first two ARGV for the items added since (and the removed)."""
+        if self.model is None:
+            return ["0", b""]
+        np = self.model.np
+        vectors = [*self.model.embed_many(self.words), *([None] * len(self.extra))]
+        joined = vector_log.records(np, [*self.fields, *self.extra], vectors)
+        size, cut = vector_log.RECORD_BYTES, POSTING_BYTES
+        out = [
+            joined[at : at + size]
+            for n, at in enumerate(range(0, len(joined), size))
+            if n >= len(self.fields)
+            or self.held.get(self.fields[n]) != joined[at + cut : at + size]
+        ]
+        self.fields, self.words, self.extra = [], [], []
+        return ["1", b"".join(out)]

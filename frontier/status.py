@@ -164,8 +164,8 @@ SAMPLED_KEYS = 8  # of each family of many keys: their mean, times their count
 async def crawl_memory(session: CrawlSession, layout: ItemLayout) -> dict[str, int]:
     """Redis memory of one crawl's big keys, bytes (MEMORY USAGE, sampled: cheap enough
     for every status refresh): the item stream, the dedup buckets, the search index
-    (records and term logs; of each family a few keys measured, times their count), task
-    payloads, and what refresh keeps (validators, inventory)."""
+    (records, term logs and the vector log; of each family a few keys measured, times
+    their count), task payloads, and what refresh keeps (validators, inventory)."""
     k = session.keys
     logs = layout.term_logs if layout.buckets else 0
     families: list[tuple[str, int, Callable[[int], str]]] = [
@@ -174,14 +174,14 @@ async def crawl_memory(session: CrawlSession, layout: ItemLayout) -> dict[str, i
         ("search_index", logs, k.search_log),
     ]
     pipe = session.pipeline(transaction=False)
-    for key in (k.items, k.task, k.pages, k.inventory):
+    for key in (k.items, k.task, k.pages, k.inventory, k.svec):
         pipe.memory_usage(key, samples=5)
     for _, count, key_of in families:
         for n in range(min(count, SAMPLED_KEYS)):
             pipe.memory_usage(key_of(n), samples=5)
     replies = iter([int(r or 0) for r in await pipe.execute()])
-    stream, tasks, pages, inventory = (next(replies) for _ in range(4))
-    memory = {"items_stream": stream, "dedup": 0, "search_index": 0, "tasks": tasks}
+    stream, tasks, pages, inventory, vectors = (next(replies) for _ in range(5))
+    memory = {"items_stream": stream, "dedup": 0, "search_index": vectors, "tasks": tasks}
     memory["refresh"] = pages + inventory
     for name, count, _ in families:
         sampled = [next(replies) for _ in range(min(count, SAMPLED_KEYS))]

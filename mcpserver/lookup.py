@@ -28,12 +28,12 @@ async def search_symbols(
     max_chars: int = DEFAULT_MAX_CHARS,
 ) -> Answer:
     try:
-        # The server answers many searches: the items nearest a question in meaning are
-        # candidates too (their vectors built once, at its first question), and the
-        # transformer re-ranks a question's first results where it is installed
+        # the items nearest a question in meaning are candidates too (the engine's
+        # default: the crawls' vector logs, read once a process, then what was appended),
+        # and the transformer re-ranks a question's first results where it is installed
         answer = await search.search_answer(
             frontier, query, project=project, version=version, kind=kind, limit=limit,
-            by_meaning=True, reranking=True,
+            reranking=True,
         )  # fmt: skip
     except ValueError as exc:  # SelectionError included
         raise ToolInputError(str(exc)) from None

@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 MODEL_FILE = "static.npz"
 NEIGHBOURS = 3  # words close to each query word looked up too
 MIN_NEIGHBOUR = 0.62  # cosine of a neighbour to the word, at least
+WORD_CACHE = 1 << 15  # words whose vector embed_many keeps (16 MB at most)
 _lock = threading.Lock()
 _loaded: list[StaticModel | None] = []
 _why: list[str] = []
@@ -43,13 +44,16 @@ class StaticModel:
         self._np = np
         self.words = list(words)
         self.index = {w: i for i, w in enumerate(self.words)}
+        self._longest = max((len(w) for w in self.words), default=0)  # "##" included
         self.vectors = vectors  # float32, rows of unit length
         # words a query may be expanded with: whole alphabetic words, not pieces
         self._whole_rows = np.array(
             [n for n, w in enumerate(self.words) if w.isalpha() and len(w) >= 3]
         )
         self._rows = lru_cache(maxsize=1 << 15)(self._word_rows)
-        self._entry = lru_cache(maxsize=1 << 15)(self._word_entry)
+        self._word_ids: dict[str, int] = {}  # a word -> its row of _word_table (embed_many)
+        self._word_table = np.zeros((1024, self.dims), dtype=np.float32)
+        self._words_held = 0
 
     @property
     def np(self) -> Any:
@@ -64,12 +68,7 @@ class StaticModel:
         row = self.index.get(word)
         if row is not None:
             return (row,)
-        return tuple(self.index[p] for p in wordpiece.pieces(word, self.index))
-
-    def _word_entry(self, word: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
-        """A word's rows and their weights (each piece's share of the word)."""
-        found = self._rows(word)
-        return found, tuple(1.0 / len(found) for _ in found)
+        return tuple(self.index[p] for p in wordpiece.pieces(word, self.index, self._longest))
 
     def embed(self, words: Sequence[str], weights: Sequence[float] | None = None) -> Any:
         """The unit vector of ``words`` (lower-cased), each weighed; None for no word
@@ -92,30 +91,59 @@ class StaticModel:
     def embed_many(self, texts: Sequence[Sequence[str]]) -> list[Any]:
         """The unit vectors of several texts (lists of words), in one pass of numpy
         (None for a text with no word the table knows): a search embeds its candidates
-        so, a few microseconds each."""
+        so, and a consumer the items of each page it commits (the vector log), a few
+        microseconds each. Each word is looked up once a process (up to WORD_CACHE
+        words): the mean of its rows, one row of a table of words, the new words of a
+        call added in one product."""
         np = self._np
-        rows: list[int] = []
-        scale: list[float] = []
+        if self._words_held >= WORD_CACHE:  # (between calls: no id of this call is lost)
+            self._word_ids.clear()
+            self._words_held = 0
+        ids_of, word_ids, rows_of = self._word_ids.get, self._word_ids, self._rows
+        ids: list[int] = []
         starts: list[int] = []
-        entry = self._entry
+        new: list[tuple[int, ...]] = []  # the rows of each word new to the table
+        held = self._words_held
         for words in texts:
-            starts.append(len(rows))
+            starts.append(len(ids))
             for word in words:
-                found, weights = entry(word)  # a word of no known piece adds nothing
-                rows += found
-                scale += weights
-        if not rows:
+                at = ids_of(word)
+                if at is None:
+                    found = rows_of(word)
+                    at = word_ids[word] = held + len(new) if found else -1
+                    if found:
+                        new.append(found)
+                if at >= 0:  # a word of no known piece adds nothing
+                    ids.append(at)
+        if new:
+            self._add_words(new)
+        if not ids:
             return [None] * len(texts)
-        weighted = self.vectors[rows] * np.asarray(scale, dtype=np.float32)[:, None]
-        ends = [*starts[1:], len(rows)]
+        ends = [*starts[1:], len(ids)]
         nonempty = [n for n in range(len(texts)) if ends[n] > starts[n]]
-        sums = np.add.reduceat(weighted, [starts[n] for n in nonempty], axis=0)
+        sums = np.add.reduceat(self._word_table[ids], [starts[n] for n in nonempty], axis=0)
         norms = np.linalg.norm(sums, axis=1, keepdims=True)
         sums = sums / np.where(norms > 0, norms, 1.0)
         out: list[Any] = [None] * len(texts)
         for at, n in enumerate(nonempty):
             out[n] = sums[at]
         return out
+
+    def _add_words(self, new: Sequence[tuple[int, ...]]) -> None:
+        """The rows of words new to the table of words: the mean of each one's rows."""
+        np = self._np
+        held = self._words_held
+        need = held + len(new)
+        if need > self._word_table.shape[0]:  # room for twice as many
+            grown = np.zeros((max(need, 2 * held), self.dims), dtype=np.float32)
+            grown[:held] = self._word_table[:held]
+            self._word_table = grown
+        rows = [row for found in new for row in found]
+        counts = np.array([len(found) for found in new], dtype=np.float32)
+        starts = np.concatenate([[0], np.cumsum(counts[:-1])]).astype(np.int64)
+        sums = np.add.reduceat(self.vectors[rows], starts, axis=0)
+        self._word_table[held:need] = sums / counts[:, None]
+        self._words_held = need
 
     def embed_text(self, text: str) -> Any:
         return self.embed(t.words(text))

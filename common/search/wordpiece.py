@@ -10,15 +10,16 @@ from collections.abc import Container
 MAX_WORD_CHARS = 48  # longer words are one unknown token, as BERT's tokenizer does
 
 
-def pieces(word: str, vocab: Container[str]) -> list[str]:
+def pieces(word: str, vocab: Container[str], longest: int = MAX_WORD_CHARS) -> list[str]:
     """The WordPiece pieces of a lower-cased word ([] when some part of it has no piece:
-    BERT's [UNK])."""
+    BERT's [UNK]); ``longest``: the characters of the vocabulary's longest entry (no
+    longer piece is looked up: the same pieces, fewer tries)."""
     if len(word) > MAX_WORD_CHARS:
         return []
     out: list[str] = []
     start = 0
     while start < len(word):
-        end = len(word)
+        end = min(len(word), start + longest)
         found = None
         while start < end:
             piece = word[start:end] if start == 0 else "##" + word[start:end]

@@ -32,15 +32,18 @@
 --                          per-generator counters (stats status:<s>, generator:<g>).
 --                          Returns new, updated, unchanged, and the stream entry id of
 --                          each item written (by its 0-based index; nil: unchanged).
--- index_items(written, base, count, ibase)
+-- index_items(written, base, count, ibase, vectors)
 --                          the search index (common/search/postings.py) of the items
---                          write_items wrote, from three ARGV at ibase: the srec KEYS
+--                          write_items wrote, from four ARGV at ibase: the srec KEYS
 --                          index of each item (a JSON array), the page's term logs (a
 --                          JSON array of pairs: a slog KEYS index, its entry count)
 --                          and their entries (a term's tag and an item's posting, 10
---                          bytes each), joined in that order. Records each item's
---                          stream entry id under its digest; appends each log's
---                          entries with one APPEND, those of unchanged items left out.
+--                          bytes each), joined in that order, then the items' vector
+--                          log records (common/search/vector_log.py, 134 bytes each).
+--                          Records each item's stream entry id under its digest;
+--                          appends each log's entries with one APPEND, and the records
+--                          to `vectors` (the svec key; nil: none) with one more, those
+--                          of unchanged items left out.
 -- new_logs(), log_entry(logs, key, entry), append_logs(logs), log_holds(log, entry),
 -- find_entry(log, bytes, from)
 --                          the term logs of one script: entries gathered, each log
@@ -127,6 +130,7 @@ local function write_items(items, stats, task_id, base, count)
 end
 
 local TAG_BYTES, ENTRY_BYTES, MAX_POSTINGS = 4, 10, 100
+local POSTING_BYTES, RECORD_BYTES = 6, 134  -- a vector log record: digest + 128 int8
 
 -- The term logs of a script (common/search/postings.py): each log's entries (a term's
 -- tag and an item's posting), gathered in the order logs are first touched and
@@ -182,10 +186,21 @@ local function kept_entries(part, keep)
   return table.concat(out)
 end
 
+-- The vector records of `part` (a run of them) whose item's posting is one of `keep`.
+local function kept_records(part, keep)
+  local out = {}
+  for at = 1, #part, RECORD_BYTES do
+    if keep[string.sub(part, at, at + POSTING_BYTES - 1)] then
+      out[#out + 1] = string.sub(part, at, at + RECORD_BYTES - 1)
+    end
+  end
+  return table.concat(out)
+end
+
 -- The page's entries come grouped by log from the consumer (frontier/delivery.py,
 -- search_index_args): three ARGV whatever the page's size, and one APPEND per log,
 -- with no Lua work per term unless an item of the page was unchanged.
-local function index_items(written, base, count, ibase)
+local function index_items(written, base, count, ibase, vectors)
   local records, directory, entries = cjson.decode(ARGV[ibase]), cjson.decode(ARGV[ibase + 1]), ARGV[ibase + 2]
   local keep
   for i = 0, count - 1 do
@@ -208,5 +223,10 @@ local function index_items(written, base, count, ibase)
     if keep then part = kept_entries(part, keep) end
     if part ~= '' then redis.call('APPEND', KEYS[directory[j]], part) end
     from = to
+  end
+  if vectors then
+    local part = ARGV[ibase + 3]
+    if keep then part = kept_records(part, keep) end
+    if part ~= '' then redis.call('APPEND', vectors, part) end
   end
 end

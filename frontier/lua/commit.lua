@@ -2,20 +2,21 @@
 -- fenced by the lease token. Items are deduplicated by key digest + checksum: an item
 -- whose checksum is unchanged adds no stream entry.
 --
--- KEYS  meta stats task lease tries reaped errors items inflight:<slot> pages,
+-- KEYS  meta stats task lease tries reaped errors items inflight:<slot> pages svec,
 --       then the isum:<b> bucket hashes used by this page's items
 -- ARGV  task id, token, page outcome (fetched|not_found|skipped|offsite|unchanged), item
 --       count, the page's refresh validators JSON ('' = none: forget any stored),
 --       then 6 values per item: KEYS index of its bucket, key digest,
 --       checksum12..status letter, item key, status, item JSON,
---       then the page's search index in three values (index_items in _prelude.lua;
---       not written for a crawl with retain_items exported); its KEYS (srec:<r>,
---       slog:<h>) follow the isum buckets
+--       then the page's search index in four values (index_items in _prelude.lua;
+--       not written for a crawl with retain_items exported; its vectors only for a
+--       crawl whose meta has `vectors`); its KEYS (srec:<r>, slog:<h>) follow the isum
+--       buckets
 --
 -- Returns {code, new, updated, unchanged}; code 1 = committed, 0 = fenced (the token is
 -- not the current lease holder's), -1 = fenced because the lease deadline has passed.
 local meta, stats, task, lease, tries, reaped = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local errors, items, inflight, pages = KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local errors, items, inflight, pages, svec = KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
 local id, token, outcome, count, validators = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local FIXED_ARGS = 5
 
@@ -34,8 +35,12 @@ local new, updated, unchanged, written = write_items(items, stats, id, FIXED_ARG
 -- A crawl that keeps only what is not exported yet (--retain-items exported) gets no
 -- search index: its items leave the stream once exported, so the index would point at
 -- nothing and hold more than the ~40 B an item such a crawl keeps (docs/search.md).
-if redis.call('HGET', meta, 'retain_items') ~= 'exported' then
-  index_items(written, FIXED_ARGS + 1, count, FIXED_ARGS + 1 + 6 * count)
+-- A crawl created before the vector log has none (its meta lacks `vectors`): a log of
+-- the items committed since would hold some of its items only (docs/search.md).
+local retain, has_vectors = unpack(redis.call('HMGET', meta, 'retain_items', 'vectors'))
+if retain ~= 'exported' then
+  index_items(written, FIXED_ARGS + 1, count, FIXED_ARGS + 1 + 6 * count,
+              has_vectors == '1' and svec or nil)
 end
 if validators ~= '' then
   redis.call('HSET', pages, id, validators)

@@ -2,18 +2,27 @@
 -- search index existed, or under its first layout: `invcrawl search --reindex`). For
 -- each item, its record (the stream entry id of its latest item) and its term log
 -- entries, as commit.lua writes them, but an entry a log holds already is not appended
--- again (run twice, it adds nothing).
+-- again (run twice, it adds nothing). And the vector log's records (the caller leaves
+-- out those the log holds already), the meta marked `vectors` so that commit.lua appends
+-- to the log from then on.
 --
--- KEYS  meta, then the srec:<r> hashes and slog:<h> strings of this batch
--- ARGV  per item: KEYS index of its srec hash, its digest (isum field), its stream
+-- KEYS  meta svec, then the srec:<r> hashes and slog:<h> strings of this batch
+-- ARGV  whether to write vectors (1/0: no model), the vector records (joined), then per
+--       item: KEYS index of its srec hash, its digest (isum field), its stream
 --       entry id, its posting (6 bytes), its term count, then a KEYS index (slog) and a
 --       term tag (4 bytes) per term
 --
 -- Returns the number of items indexed (0: the crawl is gone, e.g. forgotten meanwhile:
 -- nothing is written).
-local meta = KEYS[1]
+local meta, svec = KEYS[1], KEYS[2]
+local write_vectors, records = ARGV[1] == '1', ARGV[2]
+local FIXED_ARGS = 2
 if redis.call('EXISTS', meta) == 0 then return 0 end
-local at, indexed, logs = 1, 0, new_logs()
+if write_vectors then
+  redis.call('HSET', meta, 'vectors', '1')
+  if records ~= '' then redis.call('APPEND', svec, records) end
+end
+local at, indexed, logs = FIXED_ARGS + 1, 0, new_logs()
 local held, added = {}, {}  -- each log as read once; the entries this call adds
 while at <= #ARGV do
   local record, field, id = KEYS[tonumber(ARGV[at])], ARGV[at + 1], ARGV[at + 2]

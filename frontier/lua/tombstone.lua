@@ -2,16 +2,18 @@
 -- removed key that still has an item gets exactly one tombstone in the item stream
 -- (kind `removed`) and leaves the dedup hash, so its status counter drops and a later
 -- return counts as new; a key already removed is skipped, so a resumed refresh adds no
--- second tombstone. Pages gone from the inventory lose their validators.
+-- second tombstone. Pages gone from the inventory lose their validators. A crawl with a
+-- vector log (svec) gets a removed record there for each tombstone: the searches'
+-- candidates by meaning drop the item (a crawl with none is given none).
 --
--- KEYS  stats items pages, then the isum:<b> bucket hashes used by this batch
+-- KEYS  stats items pages svec, then the isum:<b> bucket hashes used by this batch
 -- ARGV  page count, page ids..., then 4 values per key: KEYS index of its bucket,
 --       key digest, item key, KEYS index of its search record hash (srec:<r>: the
 --       record goes, so the search finds it no more; its postings, left behind, lead
 --       nowhere)
 --
 -- Returns the number of tombstones written.
-local stats, items, pages = KEYS[1], KEYS[2], KEYS[3]
+local stats, items, pages, svec = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local page_count = tonumber(ARGV[1])
 local FIXED_ARGS = 1
 
@@ -20,6 +22,8 @@ for i = FIXED_ARGS + 1, FIXED_ARGS + page_count do
 end
 local removed = 0
 local delta = {}
+local gone = {}  -- the vector log's removed records (128 zero bytes after the digest)
+local has_vectors = redis.call('EXISTS', svec) == 1
 for base = FIXED_ARGS + page_count + 1, #ARGV, 4 do
   local bucket = KEYS[tonumber(ARGV[base])]
   local field, key = ARGV[base + 1], ARGV[base + 2]
@@ -31,8 +35,12 @@ for base = FIXED_ARGS + page_count + 1, #ARGV, 4 do
     redis.call('XADD', items, '*', 'key', key, 'sum', '', 'kind', 'removed', 'task', '',
                'data', cjson.encode({key = key, status = 'removed'}))
     removed = removed + 1
+    if has_vectors then
+      gone[#gone + 1] = posting_of(field) .. string.rep('\0', RECORD_BYTES - POSTING_BYTES)
+    end
   end
 end
+if #gone > 0 then redis.call('APPEND', svec, table.concat(gone)) end
 for counter, n in pairs(delta) do
   redis.call('HINCRBY', stats, counter, n)
 end

@@ -146,6 +146,11 @@ def _crawl_and_check(
     assert exported.code == 0, exported.stderr
     keys = {json.loads(line)["key"] for line in (work / "items.jsonl").read_text().splitlines()}
     assert keys == site.keys
+    # search reads the term logs and the vector log (GETRANGE) as the reader
+    searched = invcrawl(
+        "search", "read a page of items", "--json", "--redis", url(acl_redis, "reader"), cwd=work
+    )
+    assert searched.code == 0, searched.stderr
 
     # export --follow needs its consumer group: the reader is refused in one line, the
     # exporter follows the stream.

@@ -2,7 +2,8 @@
 index_items in frontier/lua/_prelude.lua appends each log once): the logs end exactly as
 one entry at a time would leave them, in commit order, an item committed unchanged adding
 nothing; a lookup (search_lookup.lua, and score_postings for a user without scripts)
-reads every item of each term once, on entry boundaries only, and proposes the same
+reads every item of each term once (and the vector log holds a record per item written,
+in commit order), on entry boundaries only, and proposes the same
 best candidates whatever the commit order (on a real redis-server)."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import redis
 from conftest import run
 
 from invcrawl.common.items import ItemLayout, PageOutcome, PreparedItem, prepare
+from invcrawl.common.search import vector_log
 from invcrawl.common.search.postings import (
     ENTRY_BYTES,
     fields_of,
@@ -28,6 +30,7 @@ from invcrawl.common.search.postings import (
 from invcrawl.common.search.ranking import LookupTerm
 from invcrawl.common.tasks import Task, TaskEntry
 from invcrawl.frontier.connection import connect
+from invcrawl.frontier.delivery import vector_records
 from invcrawl.frontier.keys import CrawlKeys
 from invcrawl.frontier.search_pool import _by_gets, _by_script
 from invcrawl.frontier.session import Frontier
@@ -49,17 +52,20 @@ def item(n: int, doc: str) -> dict[str, Any]:
 
 
 def expected(pages: list[list[PreparedItem]], k: CrawlKeys) -> dict[str, bytes]:
-    """The logs one APPEND per entry leaves, in commit order."""
+    """The logs one APPEND per entry leaves, in commit order, and the vector log."""
     logs: dict[str, bytes] = {}
     written: dict[str, str] = {}
     for page in pages:
-        for p in page:
+        records = vector_records(page)
+        for n, p in enumerate(page):
             if written.get(p.field) == p.value:
                 continue  # unchanged: not written, not indexed
             written[p.field] = p.value
             for bucket, tag in p.terms:
                 log = k.search_log(bucket)
                 logs[log] = logs.get(log, b"") + tag + posting(p.field)
+            size = vector_log.RECORD_BYTES
+            logs[k.svec] = logs.get(k.svec, b"") + records[n * size : (n + 1) * size]
     return logs
 
 
@@ -106,7 +112,8 @@ def test_logs_end_as_one_append_per_entry_would_leave_them(redis_url: str) -> No
         got = {key: plain.get(key) for key in want}
     finally:
         plain.close()
-    assert got == want
+    assert got == want  # the vector log too: a record per item written, none unchanged
+    assert len(want[k.svec]) == (25 + 41 + 70) * vector_log.RECORD_BYTES  # 20 unchanged
     mod = want[k.search_log(term_log("~mod", LAYOUT.term_logs))]
     assert len(mod) % ENTRY_BYTES == 0 and mod.count(term_tag("~mod")) >= 131
 

@@ -1,23 +1,36 @@
-"""Semantic candidates beyond the index's terms (issue 48.1, ``frontier/search_vectors.py``)
-on a fixture crawl with known answers, on a real redis-server: an answer sharing no word
-with the question, nor with the words near the question's in meaning, is no candidate of
-the index's lookup; the items nearest the question in meaning propose it (and do not
-when they are disconnected: the control). Items committed after a first search are
-seen by the next; a name query proposes none by meaning."""
+"""Semantic candidates beyond the index's terms (issue 48.1 and 48.3,
+``frontier/search_vectors.py``) on a fixture crawl with known answers, on a real
+redis-server: an answer sharing no word with the question, nor with the words near the
+question's in meaning, is no candidate of the index's lookup; the items nearest the
+question in meaning, read from the crawl's vector log (``svec``, written at commit),
+propose it, from the CLI as from the engine (and do not when they are disconnected, or
+the log is gone: the controls). Items committed after a first search are seen by the
+next; a removed item never again; ``--reindex`` writes the log of a crawl that has none,
+``forget`` deletes it, a crawl with ``--retain-items exported`` has none; a name query
+proposes none by meaning."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from conftest import run
 
-from invcrawl.common.search import semantic
+from invcrawl.common.items import key_digest
+from invcrawl.common.search import semantic, vector_log
 from invcrawl.frontier import search_vectors
 from invcrawl.frontier.connection import connect
+from invcrawl.frontier.forget import forget
+from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.frontier.refresh import Refresh
 from invcrawl.frontier.search import SearchAnswer, search_answer
+from invcrawl.frontier.search_index import reindex
 from invcrawl.frontier.session import Frontier
+from support.cli import invcrawl
 from support.symbols import build_crawl
 
 pytestmark = pytest.mark.integration
@@ -70,10 +83,114 @@ def test_the_nearest_in_meaning_are_candidates(
     found = answer(crawled, QUESTION, project="Clock")
     assert names(found)[0] == "clock.sleep"
     assert found.hits[0].why["lexical"] is None  # no word of it: meaning alone
-    # a one-shot command's search (by_meaning off) and the control, disconnected
+    # the index's candidates alone (by_meaning off) and the control, disconnected
     assert "clock.sleep" not in names(answer(crawled, QUESTION, project="Clock", by_meaning=False))
     monkeypatch.setattr(search_vectors, "NEAREST", 0)
     assert "clock.sleep" not in names(answer(crawled, QUESTION, project="Clock"))
+
+
+def log_of(url: str, crawl_id: str) -> bytes:
+    plain = redis.Redis.from_url(url)
+    try:
+        return plain.get(CrawlKeys(crawl_id).svec) or b""
+    finally:
+        plain.close()
+
+
+def test_the_vectors_are_written_at_commit(crawled: str) -> None:
+    import numpy as np
+
+    data = log_of(crawled, "clock-1")
+    assert len(data) == len(CLOCK) * vector_log.RECORD_BYTES  # one record an item
+    keys, vectors = vector_log.decode(np, data)
+    digests = {vector_log.hex_digest(k) for k in keys}
+    assert digests == {key_digest(f"py:{role}:{name}", 1)[1] for name, (role, _) in CLOCK.items()}
+    model = semantic.load()
+    assert model is not None
+    by_digest = dict(zip((vector_log.hex_digest(k) for k in keys), vectors, strict=True))
+    sleep = by_digest[key_digest("py:function:clock.sleep", 1)[1]].astype(np.float32) / 127
+    words = semantic.item_words("clock.sleep", CLOCK["clock.sleep"][1])
+    assert float(sleep @ model.embed(words)) > 0.99  # the item's words, as the ranker's
+
+
+def test_the_cli_finds_it_from_the_log(crawled: str, tmp_path: Path) -> None:
+    def cli_names() -> list[str]:
+        found = invcrawl("search", QUESTION, "--json", "--redis", crawled, cwd=tmp_path)
+        assert found.code == 0, found.stderr
+        return [r["name"] for r in json.loads(found.stdout)["results"]]
+
+    assert cli_names()[0] == "clock.sleep"
+    plain = redis.Redis.from_url(crawled)
+    plain.delete(CrawlKeys("clock-1").svec)  # the control: the log disconnected
+    plain.close()
+    assert "clock.sleep" not in cli_names()
+
+
+def test_a_removed_item_is_never_proposed(crawled: str) -> None:
+    async def main() -> list[str]:
+        client = connect(crawled)
+        try:
+            frontier = Frontier(client)
+            assert "clock.sleep" in names(await search_answer(frontier, QUESTION))  # read once
+            session = frontier.crawl("clock-1")
+            layout = await session.refresh_layout()
+            assert await Refresh(session).tombstone(["py:function:clock.sleep"], [], layout.buckets)
+            return names(await search_answer(frontier, QUESTION))  # the same client, warm
+        finally:
+            await client.aclose()
+
+    assert "clock.sleep" not in run(main())
+    data = log_of(crawled, "clock-1")
+    assert len(data) == (len(CLOCK) + 1) * vector_log.RECORD_BYTES
+    assert data[-vector_log.DIMS :] == vector_log.REMOVED
+    assert "clock.sleep" not in names(answer(crawled, QUESTION))  # a cold reader too
+
+
+def test_reindex_writes_the_log_of_an_older_crawl_and_forget_drops_it(crawled: str) -> None:
+    plain = redis.Redis.from_url(crawled)
+    keys = CrawlKeys("clock-1")
+    plain.delete(keys.svec)  # as a crawl created before the vector log
+    plain.hdel(keys.meta, "vectors")
+
+    async def main() -> tuple[list[str], int, list[str]]:
+        client = connect(crawled)
+        try:
+            frontier = Frontier(client)
+            before = names(await search_answer(frontier, QUESTION))
+            await reindex(frontier.crawl("clock-1"))
+            length = plain.strlen(keys.svec)
+            await reindex(frontier.crawl("clock-1"))  # idempotent: appends nothing
+            assert plain.strlen(keys.svec) == length
+            search_vectors.forget_cached(frontier)
+            after = names(await search_answer(frontier, QUESTION))
+            assert (await forget(frontier.crawl("clock-1"))).deleted
+            return before, length, after
+        finally:
+            await client.aclose()
+
+    before, length, after = run(main())
+    assert "clock.sleep" not in before  # no log: no candidate by meaning
+    assert length == len(CLOCK) * vector_log.RECORD_BYTES
+    assert after[0] == "clock.sleep"
+    assert not plain.exists(keys.svec)
+    plain.close()
+
+
+def test_a_crawl_that_retains_only_what_is_not_exported_has_no_log(fresh_redis: Any) -> None:
+    url = str(fresh_redis.url)
+
+    async def main() -> None:
+        client = connect(url)
+        try:
+            frontier = Frontier(client)
+            session = frontier.crawl("exp-1")
+            await session.open({"retain_items": "exported"}, 1, 1)
+            await build_crawl(frontier, "exp-1", ("Exp", "1.0"), CLOCK)
+        finally:
+            await client.aclose()
+
+    run(main())
+    assert log_of(url, "exp-1") == b""
 
 
 def test_later_commits_are_seen(crawled: str) -> None:

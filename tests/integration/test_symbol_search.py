@@ -14,6 +14,7 @@ import redis
 from conftest import run
 from redis.asyncio import Redis
 
+from invcrawl.common.search import semantic
 from invcrawl.common.search.ranking import SearchInputError
 from invcrawl.common.search.selection import UnknownProject, UnknownVersion
 from invcrawl.frontier.connection import connect
@@ -21,7 +22,9 @@ from invcrawl.frontier.forget import forget
 from invcrawl.frontier.refresh import Refresh
 from invcrawl.frontier.search import SymbolHit, get_symbol, search_symbols
 from invcrawl.frontier.search_index import reindex
+from invcrawl.frontier.search_vectors import nearest
 from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.versions import crawl_versions
 from support.cli import invcrawl
 from support.symbols import V1, V2, build_crawl
 
@@ -171,7 +174,7 @@ def test_tombstones_and_forget_remove_it(crawled: str) -> None:
     after, latest, left = run(main())
     assert "reqs.post" not in after
     assert latest[:1] == ["1.0"]  # 2.0 forgotten: 1.0 is the latest left
-    assert left == 0  # nothing of the index (srec, slog) is left behind
+    assert left == 0  # nothing of the index (srec, slog, svec) is left behind
 
 
 @pytest.mark.timeout(120)
@@ -180,21 +183,28 @@ def test_search_on_a_cluster(tmp_path: Path) -> None:
 
     with running_cluster(tmp_path / "cluster") as cluster:
 
-        async def main() -> tuple[list[str], list[str]]:
+        async def main() -> tuple[list[str], list[str], set[str]]:
             client = connect(cluster.url, cluster=True)
             try:
                 await _build(client)
                 first = names(await search_symbols(Frontier(client), "Session", limit=2))
                 loads = names(await search_symbols(Frontier(client), "loads"))
-                return first, loads
+                # the vector logs of crawls on several shards, read in one pipeline
+                crawls = await crawl_versions(Frontier(client))
+                near = await nearest(
+                    Frontier(client), semantic.load(), ["json"], [1.0], crawls, most=50
+                )
+                return first, loads, {crawl.crawl_id for crawl, _ in near}
             finally:
                 await client.aclose()
 
-        first, loads = run(main())
+        first, loads, near = run(main())
         assert first == ["reqs.Session", "reqs.sessions.Session"]
         assert {"reqs.compat.loads", "jsonish.loads"} <= set(loads)
+        assert near == {"reqs-1.0", "reqs-2.0", "jsonish-0.1"}
         plain = redis.RedisCluster.from_url(cluster.url)
         assert plain.exists("invcrawl:{reqs-2.0}:srec:0")
+        assert plain.exists("invcrawl:{reqs-2.0}:svec")
         plain.close()
 
 

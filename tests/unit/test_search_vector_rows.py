@@ -1,28 +1,50 @@
-"""The per-crawl vectors of ``frontier/search_vectors.py`` (pure part): an item read again
-(changed) overwrites its row, a removed one is dead, rows keep their digests."""
+"""The vector log's records (``common/search/vector_log.py``) and the per-crawl rows
+``frontier/search_vectors.py`` keeps from them (pure part): an item appended again
+(changed) wins over its earlier record, a removed one's record drops it, rows keep their
+digests, a torn record waits for the next read, and the rows are the vectors quantized."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from invcrawl.common.search import vector_log
 from invcrawl.frontier.search_vectors import _CrawlVectors
 
 
 def unit(*values: float) -> np.ndarray:
-    v = np.asarray(values, dtype=np.float32)
+    v = np.zeros(vector_log.DIMS, dtype=np.float32)
+    v[: len(values)] = values
     return v / np.linalg.norm(v)
 
 
-def test_a_changed_item_overwrites_its_row_and_a_removed_one_is_dead() -> None:
+def log(*items: tuple[str, np.ndarray | None]) -> bytes:
+    return vector_log.records(np, [d for d, _ in items], [v for _, v in items])
+
+
+def digests(crawl: _CrawlVectors) -> list[str]:
+    return [vector_log.hex_digest(k) for k in crawl.keys]
+
+
+def test_a_changed_item_wins_and_a_removed_one_is_dropped() -> None:
+    a, b, c = "aaaaaaaaaaaa", "0000000000bb", "cccccccccccc"
+    first = log((a, unit(1, 0)), (b, unit(0, 1)))
+    assert len(first) == 2 * vector_log.RECORD_BYTES
     crawl = _CrawlVectors(created_at=1)
-    crawl.add("aaaaaaaaaaaa", unit(1, 0))
-    crawl.add("bbbbbbbbbbbb", unit(0, 1))
-    crawl.pack(np, 2)
-    assert crawl.digests == ["aaaaaaaaaaaa", "bbbbbbbbbbbb"] and crawl.live.tolist() == [True] * 2
-    crawl.add("aaaaaaaaaaaa", unit(0, 1))  # changed: appended again to the stream
-    crawl.add("bbbbbbbbbbbb", None)  # removed: its tombstone
-    crawl.add("cccccccccccc", unit(1, 1))
-    crawl.pack(np, 2)
-    assert crawl.digests == ["aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc"]
-    assert crawl.packed[0].tolist() == [0, 127]
-    assert crawl.live.tolist() == [True, False, True]
+    crawl.merge(np, first)
+    assert digests(crawl) == [b, a]  # sorted by digest
+    assert crawl.rows[1][:2].tolist() == [1.0, 0.0]  # 127 / 127
+    later = log((a, unit(0, 1)), (b, None), (c, unit(1, 1)))
+    crawl.merge(np, later[: -vector_log.RECORD_BYTES // 2])  # a torn last record
+    assert digests(crawl) == [a] and crawl.offset == 4 * vector_log.RECORD_BYTES
+    crawl.merge(np, later[2 * vector_log.RECORD_BYTES :])  # read again from the offset
+    assert digests(crawl) == [a, c]
+    assert crawl.rows[0][:2].tolist() == [0.0, 1.0]
+    assert np.allclose(crawl.rows[1][:2], [90 / 127, 90 / 127])  # rint(127 / sqrt 2)
+
+
+def test_a_record_decodes_to_its_digest_and_int8_vector() -> None:
+    data = log(("0123456789ab", unit(-1, 0, 0)), ("ffffffffffff", None))
+    keys, vectors = vector_log.decode(np, data)
+    assert [vector_log.hex_digest(k) for k in keys] == ["0123456789ab", "ffffffffffff"]
+    assert vectors.dtype == np.int8 and vectors[0][0] == -127 and not vectors[1].any()
+    assert data[vector_log.RECORD_BYTES + vector_log.POSTING_BYTES :] == vector_log.REMOVED
