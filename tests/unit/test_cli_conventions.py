@@ -108,8 +108,8 @@ def test_a_read_only_command_imports_only_what_it_runs(command: str, handler: st
         # an item's content is decoded by `show` alone
         for module in ("invcrawl.common.apidiff", "invcrawl.common.content"):
             assert module not in loaded, module
-    if command == "versions":  # the search engine and its model: `history` only
-        for module in ("invcrawl.frontier.search", "invcrawl.common.search.semantic"):
+    if command == "versions":  # the search engine and its ranking: `history` only
+        for module in ("invcrawl.frontier.search", "invcrawl.common.search.fusion"):
             assert module not in loaded, module
 
 
