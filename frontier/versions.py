@@ -21,9 +21,9 @@ from typing import Any, Protocol, cast
 
 import orjson
 
-from invcrawl.common.apidiff.order import matches, parse_ref, version_key
 from invcrawl.common.items import Item, key_digest
 from invcrawl.common.search.selection import listing
+from invcrawl.common.version_order import matches, parse_ref, version_key
 from invcrawl.frontier.export import HistoryTrimmed, all_entries, iter_latest
 from invcrawl.frontier.meta import CrawlMeta
 from invcrawl.frontier.retention import trimmed_before

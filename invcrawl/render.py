@@ -17,9 +17,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import wraps
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from invcrawl.frontier.summary import CrawlSummary, FleetTotals
+if TYPE_CHECKING:  # (types only: search and show print no crawl summary)
+    from invcrawl.frontier.summary import CrawlSummary, FleetTotals
 
 SOFT_WIDTH = 80  # where lists wrap when the output is not a terminal
 

@@ -13,7 +13,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from invcrawl import terminal
-from invcrawl.common.content import Content
 from invcrawl.common.search.ranking import SearchInputError
 from invcrawl.common.search.selection import SelectionError
 from invcrawl.common.settings.config import Config, ConfigError
@@ -25,7 +24,6 @@ from invcrawl.frontier.search import (
     get_symbol,
     search_answer,
 )
-from invcrawl.frontier.search_index import reindex
 from invcrawl.frontier.session import Frontier
 from invcrawl.frontier.versions import crawl_versions
 from invcrawl.live_redis import redis_for
@@ -57,6 +55,8 @@ def _hit_lines(hits: list[SymbolHit], width: int | None, *, explain: bool = Fals
 
 
 async def _reindex_all(frontier: Frontier) -> tuple[int, int]:
+    from invcrawl.frontier.search_index import reindex  # noqa: PLC0415 - --reindex only
+
     crawls = [c for c in await crawl_versions(frontier) if not c.failed]
     items = 0
     for crawl in crawls:
@@ -137,6 +137,9 @@ def _item_text(item: dict[str, Any], where: str) -> str:
     for field, words in (("inherited_from", "inherited from"), ("alias_of", "alias of")):
         if item.get(field):
             lines.append(f"  {words} {safe(item[field])}")
+    # (an item's content decoded: `show` of one symbol only, never a search's list)
+    from invcrawl.common.content import Content  # noqa: PLC0415
+
     content = Content.of(item)
     for param in content.params:
         kind = f" [{safe(param.kind)}]" if param.kind else ""

@@ -13,7 +13,6 @@ preamble of a rewritten AOF, localredis/aof.py).
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import shutil
 import signal
@@ -51,7 +50,10 @@ def find_redis_server() -> str:
 def on_parent_death(signum: int) -> Callable[[], None] | None:
     """A ``preexec_fn`` that has the kernel send ``signum`` to the child when its parent
     dies, however it dies (Linux ``PR_SET_PDEATHSIG``; None elsewhere). libc's ``prctl``
-    is looked up here, before the fork."""
+    is looked up here, before the fork (ctypes imported here: a command that finds its
+    Redis running starts no server)."""
+    import ctypes  # noqa: PLC0415
+
     try:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):

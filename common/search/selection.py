@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
-from invcrawl.common.apidiff.order import version_key
+from invcrawl.common.version_order import version_key
 
 _LISTED = 20  # names listed in an error message, at most
 

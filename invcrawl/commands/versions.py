@@ -33,7 +33,6 @@ from invcrawl.common.settings.config import Config, ConfigError
 from invcrawl.errors import EXIT_OK, UsageError, UserError
 from invcrawl.frontier.export import HistoryTrimmed
 from invcrawl.frontier.session import Frontier
-from invcrawl.frontier.symbol_names import symbol_key
 from invcrawl.frontier.versions import (
     CrawlVersion,
     by_project,
@@ -222,6 +221,9 @@ def history(config: Config, read: Read[History]) -> int:
         )
 
     async def job(frontier: Frontier) -> History:
+        # (the search engine and its model, for history only: `versions` loads neither)
+        from invcrawl.frontier.symbol_names import symbol_key  # noqa: PLC0415
+
         # a name as `show` takes it (requests.get), turned into its key first
         key = await symbol_key(frontier, name, config.project)
         return (key, *await symbol_versions(frontier, key, config.project))

@@ -12,8 +12,9 @@ import pytest
 import redis
 from conftest import run
 
-from invcrawl.common.apidiff.order import history_steps, summary_of, version_key
+from invcrawl.common.apidiff.order import history_steps, summary_of
 from invcrawl.common.params import param
+from invcrawl.common.version_order import version_key
 from invcrawl.frontier.changes import read_changes
 from invcrawl.frontier.connection import connect
 from invcrawl.frontier.export import HistoryTrimmed

@@ -98,8 +98,19 @@ def test_a_read_only_command_imports_only_what_it_runs(command: str, handler: st
         "numpy",
         "lxml",
         "w3lib",
+        # crawl summaries (the render module names them only as types), --reindex's
+        # indexer: not on a read command's path
+        "invcrawl.frontier.summary",
+        "invcrawl.frontier.search_index",
     ):
         assert module not in loaded, module
+    if command == "search":  # versions are ordered by common/version_order: no API diff;
+        # an item's content is decoded by `show` alone
+        for module in ("invcrawl.common.apidiff", "invcrawl.common.content"):
+            assert module not in loaded, module
+    if command == "versions":  # the search engine and its ranking: `history` only
+        for module in ("invcrawl.frontier.search", "invcrawl.common.search.fusion"):
+            assert module not in loaded, module
 
 
 def test_numpy_runs_one_blas_thread_unless_the_user_chose() -> None:

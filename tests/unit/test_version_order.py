@@ -10,7 +10,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from invcrawl.common.apidiff.order import version_key
+from invcrawl.common.version_order import version_key
 
 HOSTILE = [
     "9" * 4301,  # past int's 4,300 digits: PEP 440 parsing raised ValueError
