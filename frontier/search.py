@@ -303,9 +303,9 @@ async def search_answer(
     question's candidates include the items nearest it in meaning
     (``search_vectors.nearest``, from the crawls' vector logs in Redis: the CLI and the
     MCP server alike; False: the index's candidates alone, the tests' control).
-    ``reranking``: a question's first results re-ranked by the transformer where it is
-    installed (``common/search/rerank.py``; ~1 s to load once a process, then ~10 ms a
-    candidate not seen before: the MCP server's too). Raises
+    ``reranking``: a question's first results re-ranked by the transformer, whose
+    weights ship with invcrawl (``common/search/rerank.py``; ~1 s to load once a
+    process, then ~10 ms a candidate not seen before: the MCP server's too). Raises
     :class:`SearchInputError` (a ValueError) for a bad query, limit or kind and
     :class:`SelectionError` for a project or version that names nothing."""
     parsed = parse_query(query)

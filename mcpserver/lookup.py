@@ -30,7 +30,7 @@ async def search_symbols(
     try:
         # the items nearest a question in meaning are candidates too (the engine's
         # default: the crawls' vector logs, read once a process, then what was appended),
-        # and the transformer re-ranks a question's first results where it is installed
+        # and the transformer re-ranks a question's first results (its weights ship with invcrawl)
         answer = await search.search_answer(
             frontier, query, project=project, version=version, kind=kind, limit=limit,
             reranking=True,
