@@ -13,13 +13,7 @@ from typing import Any
 
 from invcrawl.common.items import key_digest
 from invcrawl.common.search import semantic, vector_log
-from invcrawl.common.search.postings import (
-    POSTING_BYTES,
-    posting,
-    record_bucket,
-    term_log,
-    term_tag,
-)
+from invcrawl.common.search.postings import posting, record_bucket, term_log, term_tag
 from invcrawl.common.search.summary import first_sentence
 from invcrawl.common.search.terms import index_terms
 from invcrawl.frontier.export import all_entries, latest_entry_ids
@@ -73,8 +67,7 @@ async def reindex(session: CrawlSession) -> int:
 async def _held_vectors(session: CrawlSession) -> dict[str, bytes]:
     """The vector log's last record of each item: digest (12 hex) → vector bytes."""
     data = bytes(await session.raw("GET", session.keys.svec) or b"")
-    size, cut = vector_log.RECORD_BYTES, POSTING_BYTES
-    return {data[i : i + cut].hex(): data[i + cut : i + size] for i in range(0, len(data), size)}
+    return {digest: vector for digest, vector, _ in vector_log.each_record(data)}
 
 
 class _Vectors:
@@ -109,12 +102,10 @@ class _Vectors:
         np = self.model.np
         vectors = [*self.model.embed_many(self.words), *([None] * len(self.extra))]
         joined = vector_log.records(np, [*self.fields, *self.extra], vectors)
-        size, cut = vector_log.RECORD_BYTES, POSTING_BYTES
         out = [
-            joined[at : at + size]
-            for n, at in enumerate(range(0, len(joined), size))
-            if n >= len(self.fields)
-            or self.held.get(self.fields[n]) != joined[at + cut : at + size]
+            record
+            for n, (field, vector, record) in enumerate(vector_log.each_record(joined))
+            if n >= len(self.fields) or self.held.get(field) != vector
         ]
         self.fields, self.words, self.extra = [], [], []
         return ["1", b"".join(out)]

@@ -15,7 +15,7 @@ from the offset it read to.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from invcrawl.common.search.postings import POSTING_BYTES
@@ -41,6 +41,14 @@ def records(np: Any, digests: Sequence[str], vectors: Sequence[Any]) -> bytes:
         packed = np.rint(np.stack([vectors[n] for n in rows]) * SCALE).astype(np.int8)
         out[rows, POSTING_BYTES:] = packed.view(np.uint8)
     return bytes(out.tobytes())
+
+
+def each_record(data: bytes) -> Iterator[tuple[str, bytes, bytes]]:
+    """Each whole record of ``data``, in order: (its item's digest as 12 hex, its vector's
+    bytes, the record); without numpy, for a reader of a few records at a time."""
+    for at in range(0, len(data) - RECORD_BYTES + 1, RECORD_BYTES):
+        record = data[at : at + RECORD_BYTES]
+        yield record[:POSTING_BYTES].hex(), record[POSTING_BYTES:], record
 
 
 def decode(np: Any, data: bytes) -> tuple[Any, Any]:

@@ -48,3 +48,14 @@ def test_a_record_decodes_to_its_digest_and_int8_vector() -> None:
     assert [vector_log.hex_digest(k) for k in keys] == ["0123456789ab", "ffffffffffff"]
     assert vectors.dtype == np.int8 and vectors[0][0] == -127 and not vectors[1].any()
     assert data[vector_log.RECORD_BYTES + vector_log.POSTING_BYTES :] == vector_log.REMOVED
+
+
+def test_each_record_is_what_decode_reads_and_a_torn_one_is_left() -> None:
+    a, b = "aaaaaaaaaaaa", "0000000000bb"
+    data = log((a, unit(1, 0)), (b, None))
+    keys, vectors = vector_log.decode(np, data)
+    read = list(vector_log.each_record(data + data[:10]))  # a torn record after them
+    assert [digest for digest, _, _ in read] == [vector_log.hex_digest(k) for k in keys]
+    assert [vector for _, vector, _ in read] == [bytes(v.view(np.uint8)) for v in vectors]
+    assert read[1][1] == vector_log.REMOVED
+    assert b"".join(record for _, _, record in read) == data
