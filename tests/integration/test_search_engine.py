@@ -18,10 +18,10 @@ from conftest import run
 
 from invcrawl.common.search import semantic
 from invcrawl.frontier.connection import connect
-from invcrawl.frontier.search import SearchAnswer, search_answer
+from invcrawl.frontier.search import search_answer
 from invcrawl.frontier.session import Frontier
 from support.cli import invcrawl
-from support.symbols import build_crawl
+from support.symbols import answer, build_crawl, names
 
 pytestmark = pytest.mark.integration
 
@@ -70,21 +70,6 @@ def crawled(fresh_redis: Any) -> Iterator[str]:
     run(main())
     yield url
     semantic.disable_for_tests(False)
-
-
-def answer(url: str, query: str, **options: Any) -> SearchAnswer:
-    async def main() -> SearchAnswer:
-        client = connect(url)
-        try:
-            return await search_answer(Frontier(client), query, **options)
-        finally:
-            await client.aclose()
-
-    return run(main())
-
-
-def names(found: SearchAnswer) -> list[str]:
-    return [h.name for h in found.hits]
 
 
 def test_a_question_sharing_no_word_with_its_answer(crawled: str) -> None:

@@ -18,10 +18,11 @@ from conftest import run
 
 from invcrawl.common.search import rerank, semantic, transformer
 from invcrawl.frontier.connection import connect
-from invcrawl.frontier.search import SearchAnswer, crawl_list, crawl_rankers, search_answer
+from invcrawl.frontier.search import SearchAnswer, crawl_list, crawl_rankers
 from invcrawl.frontier.session import Frontier
+from support import symbols
 from support.cli import clean_env, invcrawl
-from support.symbols import build_crawl
+from support.symbols import build_crawl, names
 from support.tiny_bert import write_model
 
 pytestmark = pytest.mark.integration
@@ -57,20 +58,8 @@ def crawled(fresh_redis: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 
 def answer(url: str, query: str, **options: Any) -> SearchAnswer:
-    async def main() -> SearchAnswer:
-        client = connect(url)
-        try:
-            return await search_answer(
-                Frontier(client), query, **{"project": "Timer", "reranking": True, **options}
-            )
-        finally:
-            await client.aclose()
-
-    return run(main())
-
-
-def names(found: SearchAnswer) -> list[str]:
-    return [h.name for h in found.hits]
+    """A search of the Timer crawl, re-ranked unless ``options`` say otherwise."""
+    return symbols.answer(url, query, **{"project": "Timer", "reranking": True, **options})
 
 
 def test_the_reranker_brings_the_answer_first(crawled: str) -> None:

@@ -30,8 +30,9 @@ from invcrawl.frontier.refresh import Refresh
 from invcrawl.frontier.search import SearchAnswer, search_answer
 from invcrawl.frontier.search_index import reindex
 from invcrawl.frontier.session import Frontier
+from support import symbols
 from support.cli import invcrawl
-from support.symbols import build_crawl
+from support.symbols import build_crawl, names
 
 pytestmark = pytest.mark.integration
 
@@ -63,18 +64,8 @@ def crawled(fresh_redis: Any) -> Iterator[str]:
 
 
 def answer(url: str, query: str, **options: Any) -> SearchAnswer:
-    async def main() -> SearchAnswer:
-        client = connect(url)
-        try:
-            return await search_answer(Frontier(client), query, **{"by_meaning": True, **options})
-        finally:
-            await client.aclose()
-
-    return run(main())
-
-
-def names(found: SearchAnswer) -> list[str]:
-    return [h.name for h in found.hits]
+    """A search with the candidates by meaning unless ``options`` say otherwise."""
+    return symbols.answer(url, query, **{"by_meaning": True, **options})
 
 
 def test_the_nearest_in_meaning_are_candidates(

@@ -3,12 +3,15 @@ real path (open, enqueue, claim, ``commit.lua``, completion): no HTTP, no Scrapy
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from invcrawl.common.items import CrawlInfo, PageOutcome, bucket_count, build_item, prepare
 from invcrawl.common.tasks import Task, TaskEntry
+from invcrawl.frontier.connection import connect
+from invcrawl.frontier.search import SearchAnswer, search_answer
 from invcrawl.frontier.session import Frontier
 
 # name -> (role, doc) of each version of the fixture project "Reqs"
@@ -91,3 +94,21 @@ async def build_crawl(
         assert result.committed
     await session.completion(True)
     return tasks
+
+
+def answer(url: str, query: str, **options: Any) -> SearchAnswer:
+    """``search_answer`` of ``query`` against the Redis at ``url``, on a client of its own."""
+
+    async def main() -> SearchAnswer:
+        client = connect(url)
+        try:
+            return await search_answer(Frontier(client), query, **options)
+        finally:
+            await client.aclose()
+
+    return asyncio.run(main())
+
+
+def names(found: SearchAnswer) -> list[str]:
+    """The names of an answer's hits, best first."""
+    return [h.name for h in found.hits]
