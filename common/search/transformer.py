@@ -119,15 +119,17 @@ class Transformer:
         self.cls, self.sep = self.index["[CLS]"], self.index["[SEP]"]
         self.pad, self.unk = self.index["[PAD]"], self.index["[UNK]"]
         self.head_size = int(weights["embeddings.word_embeddings.weight"].shape[1]) // HEADS
-        # each layer's query, key and value projections as one matrix: one product
+        # each layer's query, key and value projections as one matrix: one product; the
+        # matrices are kept only as the forward pass reads them (transposed), not twice
         for name in list(weights):
             if name.endswith("dense.weight"):
-                weights[name + ".T"] = np.ascontiguousarray(weights[name].T)
+                weights[name + ".T"] = np.ascontiguousarray(weights.pop(name).T)
         self._qkv = []
         for n in range(LAYERS):
             p = f"encoder.layer.{n}.attention.self."
-            mats = [weights[p + part + ".weight"].T for part in ("query", "key", "value")]
-            biases = [weights[p + part + ".bias"] for part in ("query", "key", "value")]
+            parts = ("query", "key", "value")
+            mats = [weights.pop(p + part + ".weight").T for part in parts]
+            biases = [weights.pop(p + part + ".bias") for part in parts]
             self._qkv.append(
                 (np.ascontiguousarray(np.concatenate(mats, 1)), np.concatenate(biases))
             )
