@@ -14,7 +14,7 @@ on one redis-server, and relevance on the query set of ``bench/search_queries.py
    ones), its items given the first sentence of a real CPython item with the same last
    component, else of a seeded one; written the same way;
 3. memory: ``MEMORY USAGE`` of every search key (``srec:<r>``, ``slog:<h>``, the vector
-   log ``svec``) of each crawl, per indexed item; ``OBJECT ENCODING`` of each record hash (listpack or not);
+   log ``svec``, the link log ``slnk``) of each crawl, per indexed item; ``OBJECT ENCODING`` of each record hash (listpack or not);
 4. latency: each query of the set run against every project's latest version (the
    default scope) and against ``--project Python``, timed around
    ``invcrawl.frontier.search.search_symbols`` (client and server on this host), p50/p95/max;
@@ -146,7 +146,7 @@ def index_memory(client: redis.Redis, crawl_id: str, buckets: int) -> dict[str, 
     keys = CrawlKeys(crawl_id)
     names = [keys.search_record(b) for b in range(buckets)]
     names += [keys.search_log(h) for h in range(term_logs_for(buckets))]
-    names.append(keys.svec)
+    names += [keys.svec, keys.slnk]
     pipe = client.pipeline(transaction=False)
     for name in names:
         pipe.memory_usage(name, samples=0)
@@ -160,8 +160,9 @@ def index_memory(client: redis.Redis, crawl_id: str, buckets: int) -> dict[str, 
     return {
         "bytes": sum(sizes),
         "records": sum(sizes[:buckets]),
-        "terms": sum(sizes[buckets:-1]),
-        "vectors": sizes[-1],
+        "terms": sum(sizes[buckets:-2]),
+        "vectors": sizes[-2],
+        "links": sizes[-1],
         "items": records,
         "keys": len(names),
         "not_listpack": sum(
@@ -291,7 +292,7 @@ def measure(
     else:
         loaded = asyncio.run(load_all(url, items, 1 if args.quick else args.versions))
     total = sum(loaded.values())
-    memory = {"bytes": 0, "items": 0, "not_listpack": 0, "keys": 0, "vectors": 0}
+    memory = {"bytes": 0, "items": 0, "not_listpack": 0, "keys": 0, "vectors": 0, "links": 0}
     real: dict[str, Any] = {}
     for crawl_id, count in loaded.items():
         found = index_memory(plain, crawl_id, bucket_count(count))
@@ -304,6 +305,7 @@ def measure(
     figures["redis"] = plain.info("server")["redis_version"]
     figures["index_bytes_per_item"] = round(memory["bytes"] / memory["items"], 1)
     figures["vector_bytes_per_item"] = round(memory["vectors"] / memory["items"], 1)
+    figures["link_bytes_per_item"] = round(memory["links"] / memory["items"], 1)
     figures["index_real_bytes_per_item"] = round(real["bytes"] / real["items"], 1)
     figures["index_real"] = real
     figures["index_keys"] = memory["keys"]

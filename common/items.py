@@ -260,6 +260,9 @@ class PreparedItem:
     record: int = 0  # its srec hash
     # the words of its vector (``semantic.item_words``: the vector log, embedded per page)
     words: tuple[str, ...] = ()
+    # the URLs its doc links to (its ``references``' ``url``: the link log's record of its
+    # page, ``common/search/link_log.py``)
+    links: tuple[str, ...] = ()
 
 
 def bucket_count(entries: int) -> int:
@@ -332,7 +335,15 @@ def prepare(item: Item, layout: ItemLayout) -> PreparedItem:
         terms=terms,
         record=record_bucket(field, layout.buckets),
         words=tuple(item_words(name, summary)),
+        links=reference_urls(item),
     )
+
+
+def reference_urls(item: Mapping[str, Any]) -> tuple[str, ...]:
+    """The URLs of an item's ``references`` (a link to an entry of its own page is a
+    ``key``, without one)."""
+    refs = item.get("references") or ()
+    return tuple(url for ref in refs if isinstance(url := ref.get("url"), str) and url)
 
 
 def item_fields(

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from invcrawl.common.items import PageOutcome, PreparedItem
-from invcrawl.common.search import semantic, vector_log
+from invcrawl.common.search import link_log, semantic, vector_log
 from invcrawl.common.search.postings import posting
 from invcrawl.common.tasks import decode_task
 from invcrawl.frontier.crawl_handle import CrawlHandle
@@ -59,6 +59,11 @@ def vector_records(items: Sequence[PreparedItem]) -> bytes:
     return vector_log.records(model.np, [item.field for item in items], vectors)
 
 
+def _links(items: Sequence[PreparedItem]) -> Iterable[str]:
+    for item in items:
+        yield from item.links
+
+
 class TaskDelivery(CrawlHandle):
     """A crawl's tasks claimed, committed, failed, released, renewed and reaped; its
     completion and its slots' owners."""
@@ -102,7 +107,7 @@ class TaskDelivery(CrawlHandle):
         k = self.keys
         fixed = k.bind(
             "meta", "stats", "task", "lease", "tries", "reaped", "errors", "items", "pages",
-            "svec", inflight=k.inflight(claim.slot),
+            "svec", "slnk", inflight=k.inflight(claim.slot),
         )  # fmt: skip
         buckets = KeyIndex(len(fixed))
         args: list[Any] = [claim.task.id, claim.token, outcome.value, len(items), validators]
@@ -110,6 +115,7 @@ class TaskDelivery(CrawlHandle):
             bucket = buckets.add(k.isum(item.bucket))
             args += [bucket, item.field, item.value, item.key, item.status, item.data]
         args += search_index_args(k, items, buckets)
+        args.append(link_log.page_record(claim.task.id, claim.task.url, _links(items)))
         code, new, updated, unchanged = await self._scripts.run("commit", fixed, args, buckets.keys)
         return CommitResult(code == 1, new, updated, unchanged, expired=code == -1)
 

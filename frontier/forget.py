@@ -54,6 +54,7 @@ def crawl_key_names(
         keys.inventory,
         keys.ring,
         keys.svec,
+        keys.slnk,
     ]
     inflight = [keys.inflight(slot) for slot in range(slots)]
     per_slot = [

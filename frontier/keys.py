@@ -65,6 +65,10 @@ key                                 type    holds
 ``invcrawl:{C}:svec``               STRING  search index: the item vectors, appended: 6-byte
                                             item digest + 128 int8 each, zeros for a
                                             removed item (``common/search/vector_log.py``)
+``invcrawl:{C}:slnk``               STRING  search index: the link log, appended: per page
+                                            a 6-byte page digest, a 2-byte count and the
+                                            6-byte digests of the URLs its docs link to
+                                            (``common/search/link_log.py``)
 ``invcrawl:{C}:sterm:<h>``          HASH    the index's first layout (term -> postings in
                                             chunks): deleted by forget, replaced by
                                             ``search --reindex``
@@ -249,6 +253,11 @@ class CrawlKeys(_Bindable):
     def svec(self) -> str:
         """The search index's vector log (``common/search/vector_log.py``)."""
         return f"{self.base}:svec"
+
+    @property
+    def slnk(self) -> str:
+        """The search index's link log (``common/search/link_log.py``)."""
+        return f"{self.base}:slnk"
 
     def old_search_postings(self, bucket: int) -> str:
         """The postings hashes of the index's first layout (``sterm``): ``forget`` still

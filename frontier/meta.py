@@ -55,6 +55,9 @@ class CrawlMeta:
     # "1": its vector log (``svec``) is written at commit, set when it is created (and
     # by ``search --reindex``); missing in crawls created before it existed
     vectors: bool = False
+    # "1": its link log (``slnk``) is written at commit, set when it is created (and by
+    # ``search --reindex``); missing in crawls created before it existed
+    links: bool = False
     # the production (produced.lua)
     entries: int = 0
     pages: int = 0

@@ -117,7 +117,7 @@ class Refresh:
         for start in range(0, max(len(keys), 1), TOMBSTONE_BATCH):
             batch = keys[start : start + TOMBSTONE_BATCH]
             page_ids, pages = pages, []  # every removed page goes with the first batch
-            fixed = k.bind("stats", "items", "pages", "svec")
+            fixed = k.bind("stats", "items", "pages", "svec", "slnk")
             index = KeyIndex(len(fixed))
             args: list[Any] = [len(page_ids), *page_ids]
             for key in batch:

@@ -44,6 +44,7 @@ from invcrawl.common.search.selection import (
 from invcrawl.common.search.summary import first_sentence
 from invcrawl.common.search.terms import stem
 from invcrawl.frontier.key_records import record_field
+from invcrawl.frontier.search_links import inbound_links
 from invcrawl.frontier.search_pool import pool, read_items
 from invcrawl.frontier.search_vectors import nearest
 from invcrawl.frontier.session import Frontier
@@ -250,14 +251,17 @@ async def _search(
         have = {(crawl.crawl_id, digest) for crawl, digest in pooled}
         pooled += [(c, d) for c, d in near if (c.crawl_id, d) not in have]
     index = {crawl.crawl_id: n for n, crawl in enumerate(crawls)}
+    # the pages linking to each candidate: the re-ranker's prior (read where it runs)
+    links = await inbound_links(frontier, crawls) if reranker is not None else {}
     candidates = []
     for crawl, item in await read_items(frontier, pooled):
         if _kind_matches(kind, item):
             summary = first_sentence(item.get("doc"))
             n = index[crawl.crawl_id]
-            candidates.append(
-                Candidate(item, summary, crawl.project, n, crawl.created_at, crawl.crawl_id)
-            )
+            cand = Candidate(item, summary, crawl.project, n, crawl.created_at, crawl.crawl_id)
+            if crawl.crawl_id in links:
+                cand.links = links[crawl.crawl_id].count(str(item.get("url") or ""))
+            candidates.append(cand)
     projects = {crawl.project for crawl in crawls}
     spread = len(projects) > 1
     if reranker is None:

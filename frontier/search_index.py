@@ -1,21 +1,22 @@
 """Index the items a crawl already holds (``invcrawl search --reindex``): a crawl
 committed before the search index existed has none, one indexed under the index's first
 layout (``sterm`` hashes) has none that is read, and a refresh rewrites only the items
-that changed; a crawl created before the vector log (``svec``) has none. Reads the
-stream once for the latest entry of each key, once more for the items, and writes their
-records, postings and vectors with ``search_index.lua``, in batches (idempotent: run
-twice, it adds nothing), marking the crawl's meta (``vectors``) so commits append to
-the log from then on."""
+that changed; a crawl created before the vector log (``svec``) or the link log (``slnk``) has none.
+Reads the stream once for the latest entry of each key, once more for the items, and
+writes their records, postings and vectors with ``search_index.lua``, in batches, then
+the pages' link records (idempotent: run twice, it adds nothing), marking the crawl's
+meta (``vectors``, ``links``) so commits append to the logs from then on."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from invcrawl.common.items import key_digest
-from invcrawl.common.search import semantic, vector_log
+from invcrawl.common.items import key_digest, reference_urls
+from invcrawl.common.search import link_log, semantic, vector_log
 from invcrawl.common.search.postings import posting, record_bucket, term_log, term_tag
 from invcrawl.common.search.summary import first_sentence
 from invcrawl.common.search.terms import index_terms
+from invcrawl.common.sharding import task_id_for
 from invcrawl.frontier.export import all_entries, latest_entry_ids
 from invcrawl.frontier.retention import retains_all
 from invcrawl.frontier.scripts import KeyIndex
@@ -35,7 +36,8 @@ async def reindex(session: CrawlSession) -> int:
     model = semantic.load()
     vectors = _Vectors(model, await _held_vectors(session) if model else {})
     indexed = 0
-    fixed = session.keys.bind("meta", "svec")
+    links = _Links(await _held_links(session))
+    fixed = session.keys.bind("meta", "svec", "slnk")
     index = KeyIndex(len(fixed))
     args: list[Any] = []
     count = 0
@@ -53,15 +55,56 @@ async def reindex(session: CrawlSession) -> int:
             log = session.keys.search_log(term_log(term, layout.term_logs))
             args += [index.add(log), term_tag(term)]
         vectors.add(field, semantic.item_words(name, summary))
+        links.add(item)
         count += 1
         if count >= BATCH:
-            batch = vectors.args() + args
+            batch = [*vectors.args(), "0", b"", *args]
             indexed += int(await session.run("search_index", fixed, batch, index.keys))
             index, args, count = KeyIndex(len(fixed)), [], 0
     vectors.gone()  # items the log holds that are live no more
-    if count or vectors.model is not None:  # (the latter: once at least, for the meta's mark)
-        indexed += int(await session.run("search_index", fixed, vectors.args() + args, index.keys))
+    last = [*vectors.args(), "1", links.records(), *args]  # (the meta's marks, at least)
+    indexed += int(await session.run("search_index", fixed, last, index.keys))
     return indexed
+
+
+async def _held_links(session: CrawlSession) -> dict[bytes, tuple[bytes, ...]]:
+    """The link log's last record of each page: digest → targets."""
+    held = link_log.InboundLinks()
+    held.merge(bytes(await session.raw("GET", session.keys.slnk) or b""))
+    return held.records()
+
+
+class _Links:
+    """The link log records a reindex appends: each page of a live item whose last record
+    is not its links now, then a record of none for each page the log holds links of
+    that has no live item (run twice, it appends nothing)."""
+
+    def __init__(self, held: dict[bytes, tuple[bytes, ...]]) -> None:
+        self.held = held
+        self.pages: dict[str, list[str]] = {}  # page URL -> its items' links
+
+    def add(self, item: dict[str, Any]) -> None:
+        page = str(item.get("page_url") or link_log.page_of(str(item.get("url") or "")))
+        if page:
+            self.pages.setdefault(page, []).extend(reference_urls(item))
+
+    def records(self) -> bytes:
+        out: list[bytes] = []
+        live: set[bytes] = set()
+        for page, urls in self.pages.items():
+            record = link_log.page_record(task_id_for(page), page, urls)
+            digest = record[: link_log.PAGE_BYTES]
+            live.add(digest)
+            if self.held.get(digest, ()) != tuple(_targets(record)):
+                out.append(record)
+        for digest, targets in self.held.items():
+            if digest not in live and targets:
+                out.append(digest + bytes(link_log.COUNT_BYTES))
+        return b"".join(out)
+
+
+def _targets(record: bytes) -> tuple[bytes, ...]:
+    return next(link_log.each_record(record))[1]
 
 
 async def _held_vectors(session: CrawlSession) -> dict[str, bytes]:

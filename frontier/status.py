@@ -174,14 +174,15 @@ async def crawl_memory(session: CrawlSession, layout: ItemLayout) -> dict[str, i
         ("search_index", logs, k.search_log),
     ]
     pipe = session.pipeline(transaction=False)
-    for key in (k.items, k.task, k.pages, k.inventory, k.svec):
+    for key in (k.items, k.task, k.pages, k.inventory, k.svec, k.slnk):
         pipe.memory_usage(key, samples=5)
     for _, count, key_of in families:
         for n in range(min(count, SAMPLED_KEYS)):
             pipe.memory_usage(key_of(n), samples=5)
     replies = iter([int(r or 0) for r in await pipe.execute()])
-    stream, tasks, pages, inventory, vectors = (next(replies) for _ in range(5))
-    memory = {"items_stream": stream, "dedup": 0, "search_index": vectors, "tasks": tasks}
+    stream, tasks, pages, inventory, vectors, links = (next(replies) for _ in range(6))
+    memory = {"items_stream": stream, "dedup": 0, "search_index": vectors + links}
+    memory["tasks"] = tasks
     memory["refresh"] = pages + inventory
     for name, count, _ in families:
         sampled = [next(replies) for _ in range(min(count, SAMPLED_KEYS))]

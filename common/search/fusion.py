@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from invcrawl.common.search import lexical, ranking, semantic
+from invcrawl.common.search import lexical, link_log, ranking, semantic
 from invcrawl.common.search.ranking import Query, Tier
 from invcrawl.common.search.rerank import RERANK_K, WEIGHT, Reranker, candidate_text
 from invcrawl.common.search.semantic import StaticModel
@@ -65,6 +65,7 @@ class Candidate:
     crawl: int  # index of its crawl in the search
     created_at: int  # of its crawl (ms)
     crawl_id: str
+    links: int = 0  # pages of its crawl linking to it (the re-ranker's prior: link_log.py)
 
 
 @dataclass(slots=True)
@@ -184,10 +185,11 @@ def order(
 
 
 def _rerank(query: Query, found: list[Result], reranker: Reranker) -> None:
-    """The best RERANK_K results by words re-ordered by ``score / best + WEIGHT *
-    cosine`` (the transformer's, of the question to the candidate's name and first
-    sentence), in place; they keep the head's scores, re-dealt in the new order, so the
-    head stays above the rest and a name tier above both."""
+    """The best RERANK_K results by words re-ordered by ``(score / best + WEIGHT *
+    cosine) * link_log.prior(links)`` (the transformer's cosine, of the question to the
+    candidate's name and first sentence; the pages of its crawl linking to it), in
+    place; they keep the head's scores, re-dealt in the new order, so the head stays
+    above the rest and a name tier above both."""
     texts = [r for r in found if r.tier is Tier.TEXT]
     texts.sort(key=lambda r: (-r.score, _key(r.candidate)))
     head = texts[:RERANK_K]
@@ -198,12 +200,18 @@ def _rerank(query: Query, found: list[Result], reranker: Reranker) -> None:
         [candidate_text(str(r.candidate.item.get("name", "")), r.candidate.summary) for r in head],
     )
     best = head[0].score or 1.0
-    blended = [r.score / best + WEIGHT * c for r, c in zip(head, cosines, strict=True)]
+    blended = [
+        (r.score / best + WEIGHT * c) * link_log.prior(r.candidate.links)
+        for r, c in zip(head, cosines, strict=True)
+    ]
     order = sorted(range(len(head)), key=lambda i: (-blended[i], _key(head[i].candidate)))
     scores = [r.score for r in head]
     for place, i in enumerate(order):
         head[i].score = scores[place]
-        head[i].why["rerank"] = {"rank": place + 1, "cosine": round(cosines[i], 3)}
+        why = {"rank": place + 1, "cosine": round(cosines[i], 3)}
+        if head[i].candidate.links:
+            why["linked_from_pages"] = head[i].candidate.links
+        head[i].why["rerank"] = why
 
 
 def _fit(item: Mapping[str, Any], name: str) -> float:

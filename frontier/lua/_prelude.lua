@@ -131,6 +131,7 @@ end
 
 local TAG_BYTES, ENTRY_BYTES, MAX_POSTINGS = 4, 10, 100
 local POSTING_BYTES, RECORD_BYTES = 6, 134  -- a vector log record: digest + 128 int8
+local LINK_HEAD_BYTES = 8  -- a link log record's page digest and count (link_log.py)
 
 -- The term logs of a script (common/search/postings.py): each log's entries (a term's
 -- tag and an item's posting), gathered in the order logs are first touched and

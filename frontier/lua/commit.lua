@@ -2,8 +2,8 @@
 -- fenced by the lease token. Items are deduplicated by key digest + checksum: an item
 -- whose checksum is unchanged adds no stream entry.
 --
--- KEYS  meta stats task lease tries reaped errors items inflight:<slot> pages svec,
---       then the isum:<b> bucket hashes used by this page's items
+-- KEYS  meta stats task lease tries reaped errors items inflight:<slot> pages svec
+--       slnk, then the isum:<b> bucket hashes used by this page's items
 -- ARGV  task id, token, page outcome (fetched|not_found|skipped|offsite|unchanged), item
 --       count, the page's refresh validators JSON ('' = none: forget any stored),
 --       then 6 values per item: KEYS index of its bucket, key digest,
@@ -11,12 +11,15 @@
 --       then the page's search index in four values (index_items in _prelude.lua;
 --       not written for a crawl with retain_items exported; its vectors only for a
 --       crawl whose meta has `vectors`); its KEYS (srec:<r>, slog:<h>) follow the isum
---       buckets
+--       buckets; then the page's link log record (common/search/link_log.py: appended
+--       to slnk for a crawl whose meta has `links`, when an item of the page was
+--       written: a page whose items are all unchanged links to what it did)
 --
 -- Returns {code, new, updated, unchanged}; code 1 = committed, 0 = fenced (the token is
 -- not the current lease holder's), -1 = fenced because the lease deadline has passed.
 local meta, stats, task, lease, tries, reaped = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local errors, items, inflight, pages, svec = KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local slnk = KEYS[12]
 local id, token, outcome, count, validators = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
 local FIXED_ARGS = 5
 
@@ -37,10 +40,16 @@ local new, updated, unchanged, written = write_items(items, stats, id, FIXED_ARG
 -- nothing and hold more than the ~40 B an item such a crawl keeps (docs/search.md).
 -- A crawl created before the vector log has none (its meta lacks `vectors`): a log of
 -- the items committed since would hold some of its items only (docs/search.md).
-local retain, has_vectors = unpack(redis.call('HMGET', meta, 'retain_items', 'vectors'))
+local retain, has_vectors, has_links = unpack(redis.call('HMGET', meta, 'retain_items',
+                                                        'vectors', 'links'))
+local ibase = FIXED_ARGS + 1 + 6 * count
 if retain ~= 'exported' then
-  index_items(written, FIXED_ARGS + 1, count, FIXED_ARGS + 1 + 6 * count,
-              has_vectors == '1' and svec or nil)
+  index_items(written, FIXED_ARGS + 1, count, ibase, has_vectors == '1' and svec or nil)
+  -- A page's first record of no link adds nothing: there is no earlier one to replace.
+  local links = ARGV[ibase + 4]
+  if has_links == '1' and (updated > 0 or (new > 0 and #links > LINK_HEAD_BYTES)) then
+    redis.call('APPEND', slnk, links)
+  end
 end
 if validators ~= '' then
   redis.call('HSET', pages, id, validators)

@@ -19,11 +19,11 @@ if unknown then return unknown end
 redis.call('HSETNX', meta, 'slots', slots)
 redis.call('HSETNX', meta, 'max_slots', slots)
 -- The term logs are fixed with the buckets, at creation only: a crawl reopened without
--- them keeps the layout its index was written under (common/search/postings.py). So is
--- its vector log: written from its first commit, so it holds every item (a crawl created
--- before it has none until `search --reindex` writes one).
+-- them keeps the layout its index was written under (common/search/postings.py). So are
+-- its vector and link logs: written from its first commit, so they hold every item and
+-- page (a crawl created before them has none until `search --reindex` writes them).
 if redis.call('HSETNX', meta, 'buckets', buckets) == 1 then
-  redis.call('HSET', meta, 'term_logs', term_logs, 'vectors', '1')
+  redis.call('HSET', meta, 'term_logs', term_logs, 'vectors', '1', 'links', '1')
 end
 redis.call('HSETNX', meta, 'created_at', now_ms())
 local state = redis.call('HGET', meta, 'state')

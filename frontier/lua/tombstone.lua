@@ -4,22 +4,29 @@
 -- return counts as new; a key already removed is skipped, so a resumed refresh adds no
 -- second tombstone. Pages gone from the inventory lose their validators. A crawl with a
 -- vector log (svec) gets a removed record there for each tombstone: the searches'
--- candidates by meaning drop the item (a crawl with none is given none).
+-- candidates by meaning drop the item (a crawl with none is given none); one with a link
+-- log (slnk) a record of no link for each page gone (common/search/link_log.py).
 --
--- KEYS  stats items pages svec, then the isum:<b> bucket hashes used by this batch
+-- KEYS  stats items pages svec slnk, then the isum:<b> bucket hashes used by this batch
 -- ARGV  page count, page ids..., then 4 values per key: KEYS index of its bucket,
 --       key digest, item key, KEYS index of its search record hash (srec:<r>: the
 --       record goes, so the search finds it no more; its postings, left behind, lead
 --       nowhere)
 --
 -- Returns the number of tombstones written.
-local stats, items, pages, svec = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local stats, items, pages, svec, slnk = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local page_count = tonumber(ARGV[1])
 local FIXED_ARGS = 1
 
+local has_links = redis.call('EXISTS', slnk) == 1
+local unlinked = {}
 for i = FIXED_ARGS + 1, FIXED_ARGS + page_count do
   redis.call('HDEL', pages, ARGV[i])
+  if has_links then  -- its digest: the id's first 12 hex, then a count of 0
+    unlinked[#unlinked + 1] = posting_of(string.sub(ARGV[i], 1, 12)) .. '\0\0'
+  end
 end
+if #unlinked > 0 then redis.call('APPEND', slnk, table.concat(unlinked)) end
 local removed = 0
 local delta = {}
 local gone = {}  -- the vector log's removed records (128 zero bytes after the digest)
