@@ -7,9 +7,9 @@ no word with the question, nor with the words near it in meaning, whatever the s
 ranker would make of it. Each crawl's item vectors are in Redis, in its vector log
 (``svec``, ``common/search/vector_log.py``), appended by the consumers at commit
 (``commit.lua``) and by ``search --reindex``, a removed record by each tombstone. A
-process reads each log from the offset it read to (``GETRANGE``: one pipelined round
-trip for every crawl, replying nothing when no crawl changed; a one-shot command reads
-them whole, ~134 B an item), keeps each item's last record as a float32 row (converted
+process reads each log from the offset it read to (``frontier/log_tails.py``: one
+pipelined ``GETRANGE`` for every crawl; a one-shot command reads them whole, ~134 B an
+item), keeps each item's last record as a float32 row (converted
 once, as read), and takes the best NEAREST by cosine to the query (ties by the item's
 digest, so nothing depends on the limit nor on the commit order); ranking reads them
 again from their records like any candidate, so an item removed or changed since is
@@ -19,15 +19,14 @@ not reindexed since) proposes none (docs/search.md).
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from invcrawl.common.search import semantic, vector_log
 from invcrawl.frontier.keys import CrawlKeys
+from invcrawl.frontier.log_tails import LogTails
 from invcrawl.frontier.session import Frontier
-from invcrawl.frontier.stream import RAW
 from invcrawl.frontier.versions import CrawlVersion
 
 NEAREST = 100  # semantic candidates proposed, over every crawl searched
@@ -40,15 +39,16 @@ class _CrawlVectors:
     """One crawl's live items as its log holds them, read to ``offset``: their digests
     (uint64) and float32 rows (unit vectors, as quantized)."""
 
-    created_at: int
     offset: int = 0
     keys: Any = None
     rows: Any = None
 
-    def merge(self, np: Any, data: bytes) -> None:
+    def merge(self, data: bytes) -> None:
         """Fold the log's bytes from ``offset`` on into the rows (an item's last record
         wins; a removed one's drops it); a torn record is left for the next read. Only
         the new records are converted, once."""
+        import numpy as np  # noqa: PLC0415 - read only where the model is (semantic.py)
+
         whole = len(data) - len(data) % vector_log.RECORD_BYTES
         if not whole and self.keys is not None:
             return
@@ -64,26 +64,11 @@ class _CrawlVectors:
         self.offset += whole
 
 
-_cache: weakref.WeakKeyDictionary[Any, dict[str, _CrawlVectors]] = weakref.WeakKeyDictionary()
+def _log_of(keys: CrawlKeys) -> str:
+    return keys.svec
 
 
-async def _refresh(
-    frontier: Frontier, np: Any, crawls: Sequence[CrawlVersion]
-) -> dict[str, _CrawlVectors]:
-    """Each crawl's vectors, read to the end of its log."""
-    known = _cache.setdefault(frontier.commands, {})
-    for crawl in crawls:
-        have = known.get(crawl.crawl_id)
-        if have is None or have.created_at != crawl.created_at:  # forgotten, made again
-            known[crawl.crawl_id] = _CrawlVectors(crawl.created_at)
-    pipe = frontier.pipeline(transaction=False)
-    for crawl in crawls:
-        log = CrawlKeys(crawl.crawl_id).svec
-        pipe.execute_command("GETRANGE", log, known[crawl.crawl_id].offset, -1, **RAW)
-    replies = await pipe.execute()
-    for crawl, reply in zip(crawls, replies, strict=True):
-        known[crawl.crawl_id].merge(np, bytes(reply or b""))
-    return known
+_tails: LogTails[_CrawlVectors] = LogTails(_log_of, _CrawlVectors)
 
 
 async def nearest(
@@ -108,7 +93,7 @@ async def nearest(
     if query is None:
         return []
     np = model.np
-    known = await _refresh(frontier, np, crawls)
+    known = await _tails.read(frontier, crawls)
     ranked: list[tuple[int, float, int, str, str, CrawlVersion]] = []
     for crawl in crawls:
         mine = known[crawl.crawl_id]
@@ -131,4 +116,4 @@ async def nearest(
 
 def forget_cached(frontier: Frontier) -> None:
     """Drop this client's vectors (tests)."""
-    _cache.pop(frontier.commands, None)
+    _tails.forget(frontier)

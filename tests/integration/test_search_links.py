@@ -25,7 +25,7 @@ from invcrawl.frontier.search import SearchAnswer, search_answer
 from invcrawl.frontier.search_index import reindex
 from invcrawl.frontier.session import Frontier
 from support import symbols
-from support.symbols import build_crawl, names
+from support.symbols import built, key_bytes, names
 from support.tiny_bert import write_model
 
 pytestmark = pytest.mark.integration
@@ -49,15 +49,7 @@ TOPICS = {"copy": 1, "directory": 1, "tree": 1}
 @pytest.fixture
 def crawled(fresh_redis: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     url = str(fresh_redis.url)
-
-    async def main() -> None:
-        client = connect(url)
-        try:
-            await build_crawl(Frontier(client), CRAWL, ("Kit", "1.0"), KIT, 1, contents=CONTENTS)
-        finally:
-            await client.aclose()
-
-    run(main())
+    built(url, CRAWL, ("Kit", "1.0"), KIT, per_page=1, contents=CONTENTS)
     monkeypatch.setenv(transformer.MODEL_ENV, str(write_model(tmp_path / "bert", TOPICS)))
     semantic.disable_for_tests(False)
     rerank.disable_for_tests(False)
@@ -70,11 +62,7 @@ def answer(url: str, **options: Any) -> SearchAnswer:
 
 
 def log_of(url: str) -> bytes:
-    plain = redis.Redis.from_url(url)
-    try:
-        return plain.get(CrawlKeys(CRAWL).slnk) or b""
-    finally:
-        plain.close()
+    return key_bytes(url, CrawlKeys(CRAWL).slnk)
 
 
 def inbound(url: str) -> int:

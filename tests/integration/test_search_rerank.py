@@ -22,7 +22,7 @@ from invcrawl.frontier.search import SearchAnswer, crawl_list, crawl_rankers
 from invcrawl.frontier.session import Frontier
 from support import symbols
 from support.cli import clean_env, invcrawl
-from support.symbols import build_crawl, names
+from support.symbols import names
 from support.tiny_bert import write_model
 
 pytestmark = pytest.mark.integration
@@ -41,15 +41,7 @@ TOPICS = {"stop": 1, "suspend": 1, "pause": 1}
 @pytest.fixture
 def crawled(fresh_redis: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     url = str(fresh_redis.url)
-
-    async def main() -> None:
-        client = connect(url)
-        try:
-            await build_crawl(Frontier(client), "timer-1", ("Timer", "1.0"), TIMER)
-        finally:
-            await client.aclose()
-
-    run(main())
+    symbols.built(url, "timer-1", ("Timer", "1.0"), TIMER)
     monkeypatch.setenv(transformer.MODEL_ENV, str(write_model(tmp_path / "bert", TOPICS)))
     semantic.disable_for_tests(False)
     rerank.disable_for_tests(False)

@@ -81,11 +81,7 @@ def test_the_nearest_in_meaning_are_candidates(
 
 
 def log_of(url: str, crawl_id: str) -> bytes:
-    plain = redis.Redis.from_url(url)
-    try:
-        return plain.get(CrawlKeys(crawl_id).svec) or b""
-    finally:
-        plain.close()
+    return symbols.key_bytes(url, CrawlKeys(crawl_id).svec)
 
 
 def test_the_vectors_are_written_at_commit(crawled: str) -> None:

@@ -8,6 +8,8 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import redis
+
 from invcrawl.common.items import CrawlInfo, PageOutcome, bucket_count, build_item, prepare
 from invcrawl.common.tasks import Task, TaskEntry
 from invcrawl.frontier.connection import connect
@@ -112,3 +114,27 @@ def answer(url: str, query: str, **options: Any) -> SearchAnswer:
 def names(found: SearchAnswer) -> list[str]:
     """The names of an answer's hits, best first."""
     return [h.name for h in found.hits]
+
+
+def built(
+    url: str, crawl_id: str, project_version: tuple[str, str], symbols: Any, **kw: Any
+) -> None:
+    """:func:`build_crawl` against the Redis at ``url``, on a client of its own."""
+
+    async def main() -> None:
+        client = connect(url)
+        try:
+            await build_crawl(Frontier(client), crawl_id, project_version, symbols, **kw)
+        finally:
+            await client.aclose()
+
+    asyncio.run(main())
+
+
+def key_bytes(url: str, key: str) -> bytes:
+    """The string at ``key`` in the Redis at ``url`` (b"" when there is none)."""
+    plain = redis.Redis.from_url(url)
+    try:
+        return bytes(plain.get(key) or b"")
+    finally:
+        plain.close()

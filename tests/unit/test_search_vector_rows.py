@@ -29,14 +29,14 @@ def test_a_changed_item_wins_and_a_removed_one_is_dropped() -> None:
     a, b, c = "aaaaaaaaaaaa", "0000000000bb", "cccccccccccc"
     first = log((a, unit(1, 0)), (b, unit(0, 1)))
     assert len(first) == 2 * vector_log.RECORD_BYTES
-    crawl = _CrawlVectors(created_at=1)
-    crawl.merge(np, first)
+    crawl = _CrawlVectors()
+    crawl.merge(first)
     assert digests(crawl) == [b, a]  # sorted by digest
     assert crawl.rows[1][:2].tolist() == [1.0, 0.0]  # 127 / 127
     later = log((a, unit(0, 1)), (b, None), (c, unit(1, 1)))
-    crawl.merge(np, later[: -vector_log.RECORD_BYTES // 2])  # a torn last record
+    crawl.merge(later[: -vector_log.RECORD_BYTES // 2])  # a torn last record
     assert digests(crawl) == [a] and crawl.offset == 4 * vector_log.RECORD_BYTES
-    crawl.merge(np, later[2 * vector_log.RECORD_BYTES :])  # read again from the offset
+    crawl.merge(later[2 * vector_log.RECORD_BYTES :])  # read again from the offset
     assert digests(crawl) == [a, c]
     assert crawl.rows[0][:2].tolist() == [0.0, 1.0]
     assert np.allclose(crawl.rows[1][:2], [90 / 127, 90 / 127])  # rint(127 / sqrt 2)
