@@ -252,7 +252,8 @@ async def _search(
         pooled += [(c, d) for c, d in near if (c.crawl_id, d) not in have]
     index = {crawl.crawl_id: n for n, crawl in enumerate(crawls)}
     # the pages linking to each candidate: the re-ranker's prior (read where it runs)
-    links = await inbound_links(frontier, crawls) if reranker is not None else {}
+    reads_links = reranker is not None or fusion.FUSED_LINK_WEIGHT > 0
+    links = await inbound_links(frontier, crawls) if reads_links else {}
     candidates = []
     for crawl, item in await read_items(frontier, pooled):
         if _kind_matches(kind, item):

@@ -23,6 +23,7 @@ Nothing here depends on the limit: the caller cuts the order this gives.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +50,7 @@ _ERROR_WORDS = frozenset(
     {"error", "errors", "exception", "exceptions", "raise", "raises", "raised", "catch", "fail"}
 )
 PACKAGE_PRIOR = 1.05
+FUSED_LINK_WEIGHT = 0.0  # the link prior in the fusion itself (without the re-ranker): off
 SHORT_PRIOR = 0.2  # how much a longer name, a member or a label loses (ranking.tie_break)
 _C_WORDS = frozenset({"c", "capi", "pyobject", "extension", "embed", "embedding", "cpython"})
 _API_ROLES = frozenset({"module", "class", "exception", "function"})
@@ -168,6 +170,8 @@ def order(
         name = str(cand.item.get("name", ""))
         if ranking.package_match(name, cand.project):
             value *= PACKAGE_PRIOR
+        if FUSED_LINK_WEIGHT and cand.links:
+            value *= 1 + FUSED_LINK_WEIGHT * math.log1p(cand.links)
         if SHORT_PRIOR:
             value *= 1 - SHORT_PRIOR * (1 - _fit(cand.item, name))
         why: dict[str, Any] = {"matched": _tier_name(Tier.TEXT), "words": list(lex.matched)}
