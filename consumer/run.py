@@ -30,7 +30,7 @@ from invcrawl.consumer.settling import PageBackoff
 from invcrawl.consumer.slots import SlotPinning
 from invcrawl.consumer.spider import PageBounds, PageSpider
 from invcrawl.consumer.worker import Upstream, Worker, WorkerSettings
-from invcrawl.frontier.connection import connect, scrapy_redis_settings
+from invcrawl.frontier.connection import connect, packed_in_c, scrapy_redis_settings
 from invcrawl.frontier.retry import new_stat_sink
 from invcrawl.frontier.session import Frontier
 from invcrawl.process import interrupts
@@ -134,4 +134,4 @@ def redis_client(config: Config) -> Any:
     (a cluster client, which scrapy-redis cannot build, comes from frontier/connection)."""
     if config.redis_cluster:
         return connect(config.redis or "", cluster=True)
-    return get_redis_from_settings(Settings(scrapy_redis_settings(config.redis)))
+    return packed_in_c(get_redis_from_settings(Settings(scrapy_redis_settings(config.redis))))
