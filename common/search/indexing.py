@@ -86,6 +86,6 @@ def item_index(name: str, summary: str, term_logs: int) -> Index:
             if len(stems) >= t.SUMMARY_WORDS:
                 break
     return (
-        tuple((value % term_logs, tag) for value, tag in out.values()),
+        tuple([(value % term_logs, tag) for value, tag in out.values()]),
         (*tokens, *words),
     )
