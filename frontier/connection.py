@@ -100,10 +100,17 @@ def scrapy_redis_settings(url: str | None) -> dict[str, Any]:
     return {"REDIS_URL": url, "REDIS_PARAMS": {"redis_cls": Redis, **redis_params()}}
 
 
-# The argument types hiredis packs as redis-py does (bytes as they are, str in UTF-8, an
-# int in decimal); any other (a float, memoryview, an enum, bool or None: refused) is
-# packed by redis-py itself, so that what is sent, or refused, is what redis-py sends.
+# The argument types hiredis packs as redis-py does: bytes as they are, str in UTF-8 (and
+# their subclasses: a StrEnum's value, as redis-py sends it), an int (not a subclass: an
+# IntEnum or bool) in decimal. A call with any other (a float, memoryview, an IntEnum;
+# bool or None: refused) is packed by redis-py itself: what is sent, or refused, is what
+# redis-py sends.
 _PLAIN = frozenset((bytes, str, int))
+
+
+def _plain(args: tuple[Any, ...]) -> bool:
+    types = set(map(type, args))  # a few: the loop below is over types, not arguments
+    return types <= _PLAIN or all(t is int or issubclass(t, (str, bytes)) for t in types)
 
 
 @cache
@@ -119,7 +126,7 @@ def _packing_in_c(base: type[AbstractConnection]) -> type[AbstractConnection]:
             if (
                 encoder.encoding != "utf-8"
                 or encoder.encoding_errors != "strict"
-                or not _PLAIN.issuperset(map(type, args))
+                or not _plain(args)
             ):
                 return cast(list[bytes], super().pack_command(*args))
             head = args[0]  # a command of several words ('SCRIPT LOAD'): sent apart

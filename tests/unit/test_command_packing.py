@@ -12,6 +12,8 @@ from redis.asyncio import Redis
 from redis.asyncio.connection import Connection, ConnectionPool, UnixDomainSocketConnection
 from redis.exceptions import DataError
 
+from invcrawl.common.items import ItemStatus, PageOutcome
+from invcrawl.common.search.ranking import Tier
 from invcrawl.frontier.connection import connect, packed_in_c
 
 pytest.importorskip("hiredis")
@@ -43,12 +45,33 @@ def test_the_same_bytes_as_redis_py(args: list[Any]) -> None:
         assert packed(ours, (head, *args)) == packed(theirs, (head, *args))
 
 
-@pytest.mark.parametrize(
-    "value", [1.5, 0.1, memoryview(b"abc"), bytearray(b"ab"), "é\u2028", 2**64]
-)
+class Letters(bytes):
+    pass
+
+
+OTHER_VALUES = [1.5, 0.1, memoryview(b"abc"), bytearray(b"ab"), "é\u2028", 2**64]
+ENUMS_AND_SUBCLASSES = [ItemStatus.OK, PageOutcome.FETCHED, Letters(b"xy"), Tier.EXACT]
+
+
+@pytest.mark.parametrize("value", [*OTHER_VALUES, *ENUMS_AND_SUBCLASSES])
 def test_other_values_as_redis_py(value: Any) -> None:
     ours, theirs = pair()
     assert packed(ours, ("SET", "k", value)) == packed(theirs, ("SET", "k", value))
+
+
+def test_an_items_commit_is_packed_in_c(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A commit's values (a StrEnum status among them) take the C path, never redis-py's."""
+    ours, theirs = pair()
+    args = ("EVALSHA", "ab" * 20, 2, "k1", "k2", 1, "f", ItemStatus.OK, b"\x28\xb5", "é")
+    expected = [b"".join(theirs.pack_command(*args))]
+
+    def refused(*_: Any) -> Any:
+        raise AssertionError("packed by redis-py")
+
+    monkeypatch.setattr(Connection, "pack_command", refused)
+    assert ours.pack_command(*args) == expected
+    with pytest.raises(AssertionError):
+        ours.pack_command(*args, 1.5)  # a float: redis-py's
 
 
 @pytest.mark.parametrize("value", [True, None, object()])
