@@ -18,10 +18,9 @@ from typing import Any, NotRequired, TypedDict, cast
 import orjson
 
 from invcrawl.common.codec import stored_item
-from invcrawl.common.search.postings import record_bucket, term_hash, term_tag
-from invcrawl.common.search.semantic import item_words
+from invcrawl.common.search.indexing import item_index
+from invcrawl.common.search.postings import record_bucket
 from invcrawl.common.search.summary import first_sentence
-from invcrawl.common.search.terms import index_terms
 from invcrawl.common.tasks import Task, TaskEntry
 
 
@@ -319,12 +318,11 @@ def status_items(crawl: CrawlInfo, task: Task, status: str, reason: str | None) 
 
 def prepare(item: Item, layout: ItemLayout) -> PreparedItem:
     """An item as its crawl's commit writes it: dedup bucket and digest, stored value
-    and data, and the log (postings.term_log) and tag of each of its search terms."""
+    and data, the log (postings.term_log) and tag of each of its search terms and the
+    words of its vector (both from ``indexing.item_index``, in one pass)."""
     bucket, field = key_digest(item["key"], layout.buckets)
-    summary = first_sentence(item.get("doc"))
     name = str(item.get("name") or item["key"].split(":", 2)[-1])
-    logs = layout.term_logs
-    terms = tuple((term_hash(term) % logs, term_tag(term)) for term in index_terms(name, summary))
+    terms, words = item_index(name, first_sentence(item.get("doc")), layout.term_logs)
     return PreparedItem(
         key=item["key"],
         bucket=bucket,
@@ -334,7 +332,7 @@ def prepare(item: Item, layout: ItemLayout) -> PreparedItem:
         data=stored_item(orjson.dumps(item)),
         terms=terms,
         record=record_bucket(field, layout.buckets),
-        words=tuple(item_words(name, summary)),
+        words=words,
         links=reference_urls(item),
     )
 

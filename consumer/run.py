@@ -11,6 +11,7 @@ import gc
 import logging
 import signal
 import sys
+import threading
 from types import FrameType
 from typing import Any
 
@@ -21,6 +22,7 @@ from scrapy_redis.connection import get_redis_from_settings
 
 from invcrawl.common.bounds import SizeLimits
 from invcrawl.common.listen import metrics_token
+from invcrawl.common.search import semantic
 from invcrawl.common.settings.config import Config
 from invcrawl.consumer.crawls import Serving
 from invcrawl.consumer.leases import Leases
@@ -30,7 +32,7 @@ from invcrawl.consumer.settling import PageBackoff
 from invcrawl.consumer.slots import SlotPinning
 from invcrawl.consumer.spider import PageBounds, PageSpider
 from invcrawl.consumer.worker import Upstream, Worker, WorkerSettings
-from invcrawl.frontier.connection import connect, scrapy_redis_settings
+from invcrawl.frontier.connection import connect, packed_in_c, scrapy_redis_settings
 from invcrawl.frontier.retry import new_stat_sink
 from invcrawl.frontier.session import Frontier
 from invcrawl.process import interrupts
@@ -56,6 +58,7 @@ def run_consumer(config: Config, upstream: Upstream | None = None) -> int:
     ``upstream``: a producer of this process's making (``produce --consume``) whose crawl
     is not complete before it is done."""
     assert config.redis, "the CLI resolves an embedded Redis before starting a consumer"
+    preload_search_model()
     # A stop signal while the consumer is built is recorded, not raised: a
     # KeyboardInterrupt inside Scrapy's and Twisted's set-up can be caught on the way (a
     # Deferred's callback catches everything), and the consumer then served on as if no
@@ -104,6 +107,14 @@ def run_consumer(config: Config, upstream: Upstream | None = None) -> int:
     return 0
 
 
+def preload_search_model() -> None:
+    """Load the search index's model (``semantic.load``: numpy and the static table,
+    ~0.25 CPU-s) in a thread while the consumer starts and its first pages download, not
+    at the first commit: there the reactor waited for it, with every page in flight
+    (docs/performance.md). A commit that comes first waits for the load, as before."""
+    threading.Thread(target=semantic.load, name="invcrawl-model-load", daemon=True).start()
+
+
 def worker_settings(config: Config) -> WorkerSettings:
     """The worker's settings, and its components', from the process's Config (the one
     place of the consumer that reads it: the components below see only their own)."""
@@ -134,4 +145,4 @@ def redis_client(config: Config) -> Any:
     (a cluster client, which scrapy-redis cannot build, comes from frontier/connection)."""
     if config.redis_cluster:
         return connect(config.redis or "", cluster=True)
-    return get_redis_from_settings(Settings(scrapy_redis_settings(config.redis)))
+    return packed_in_c(get_redis_from_settings(Settings(scrapy_redis_settings(config.redis))))
