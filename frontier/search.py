@@ -251,9 +251,8 @@ async def _search(
         have = {(crawl.crawl_id, digest) for crawl, digest in pooled}
         pooled += [(c, d) for c, d in near if (c.crawl_id, d) not in have]
     index = {crawl.crawl_id: n for n, crawl in enumerate(crawls)}
-    # the pages linking to each candidate: the re-ranker's prior (read where it runs)
-    reads_links = reranker is not None or fusion.FUSED_LINK_WEIGHT > 0
-    links = await inbound_links(frontier, crawls) if reads_links else {}
+    # the pages linking to each candidate: the inbound-link prior (fusion.py)
+    links = await inbound_links(frontier, crawls)
     candidates = []
     for crawl, item in await read_items(frontier, pooled):
         if _kind_matches(kind, item):

@@ -116,6 +116,9 @@ def explanation(hit: SymbolHit) -> str:
     priors = why.get("priors")
     if isinstance(priors, dict) and priors:
         parts.append("priors " + ", ".join(f"{k} x{v}" for k, v in priors.items()))
+    linked = why.get("linked_from_pages")
+    if isinstance(linked, int) and linked:
+        parts.append(f"linked from {linked} page{'s' if linked != 1 else ''}")
     if hit.also:
         parts.append("also " + ", ".join(hit.also))
     return "; ".join(p for p in parts if p)

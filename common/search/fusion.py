@@ -8,6 +8,9 @@ semantic rankers fused, the priors users expect, aliases once, projects spread.
   (RRF_K), then multiplied by its priors: a label, a document or a glossary term below
   an API object, a deprecated symbol below a current one, CPython's C API below Python
   unless the query is about C, an exception below the rest unless it is about errors.
+  Where no re-ranker runs, it is also multiplied by the inbound-link prior
+  (FUSED_LINK_WEIGHT: the pages of its crawl linking to it); where one runs, the
+  re-ranker's blend takes it (``_rerank``).
   It must clear the relevance floor: at least MIN_COVERAGE of the query's rarity among
   its words, or a cosine of MIN_SIMILARITY;
   the rest is no good match, said as such.
@@ -50,7 +53,10 @@ _ERROR_WORDS = frozenset(
     {"error", "errors", "exception", "exceptions", "raise", "raises", "raised", "catch", "fail"}
 )
 PACKAGE_PRIOR = 1.05
-FUSED_LINK_WEIGHT = 0.0  # the link prior in the fusion itself (without the re-ranker): off
+# the inbound-link prior in the fusion itself, where no re-ranker runs (the CLI): a
+# result by words is multiplied by 1 + FUSED_LINK_WEIGHT ln(1 + pages linking to it); where
+# the re-ranker runs, its blend takes the prior instead (link_log.WEIGHT)
+FUSED_LINK_WEIGHT = 0.1
 SHORT_PRIOR = 0.2  # how much a longer name, a member or a label loses (ranking.tie_break)
 _C_WORDS = frozenset({"c", "capi", "pyobject", "extension", "embed", "embedding", "cpython"})
 _API_ROLES = frozenset({"module", "class", "exception", "function"})
@@ -170,7 +176,7 @@ def order(
         name = str(cand.item.get("name", ""))
         if ranking.package_match(name, cand.project):
             value *= PACKAGE_PRIOR
-        if FUSED_LINK_WEIGHT and cand.links:
+        if reranker is None and FUSED_LINK_WEIGHT and cand.links:
             value *= 1 + FUSED_LINK_WEIGHT * math.log1p(cand.links)
         if SHORT_PRIOR:
             value *= 1 - SHORT_PRIOR * (1 - _fit(cand.item, name))
@@ -182,6 +188,8 @@ def order(
             why["semantic"] = {"rank": sem_rank[i], "cosine": round(similarity, 3)}
         if priors:
             why["priors"] = priors
+        if cand.links:
+            why["linked_from_pages"] = cand.links
         found.append(Result(cand, Tier.TEXT, min(value, 0.999), why))
     if reranker is not None and not query.name_like:
         _rerank(query, found, reranker)
@@ -212,10 +220,7 @@ def _rerank(query: Query, found: list[Result], reranker: Reranker) -> None:
     scores = [r.score for r in head]
     for place, i in enumerate(order):
         head[i].score = scores[place]
-        why = {"rank": place + 1, "cosine": round(cosines[i], 3)}
-        if head[i].candidate.links:
-            why["linked_from_pages"] = head[i].candidate.links
-        head[i].why["rerank"] = why
+        head[i].why["rerank"] = {"rank": place + 1, "cosine": round(cosines[i], 3)}
 
 
 def _fit(item: Mapping[str, Any], name: str) -> float:

@@ -25,6 +25,7 @@ from invcrawl.frontier.search import SearchAnswer, search_answer
 from invcrawl.frontier.search_index import reindex
 from invcrawl.frontier.session import Frontier
 from support import symbols
+from support.cli import invcrawl
 from support.symbols import built, key_bytes, names
 from support.tiny_bert import write_model
 
@@ -71,17 +72,27 @@ def inbound(url: str) -> int:
     return links.count(BETA_URL)
 
 
-def test_the_linked_answer_comes_first_and_not_without_the_log(crawled: str) -> None:
-    found = answer(crawled)
+@pytest.mark.parametrize("reranking", [True, False])  # the MCP server's, the CLI's
+def test_the_linked_answer_comes_first_and_not_without_the_log(
+    crawled: str, reranking: bool
+) -> None:
+    found = answer(crawled, reranking=reranking)
     assert names(found)[:2] == ["kit.beta", "kit.alpha"]
-    assert found.hits[0].why["rerank"]["linked_from_pages"] == USERS
-    assert "linked_from_pages" not in found.hits[1].why["rerank"]
-    # the controls: without the re-ranker (the CLI's search), and with the log deleted
-    assert names(answer(crawled, reranking=False))[0] == "kit.alpha"
+    assert found.hits[0].why["linked_from_pages"] == USERS
+    assert "linked_from_pages" not in found.hits[1].why
+    assert ("rerank" in found.hits[0].why) is reranking
+    # the control: the log deleted
     plain = redis.Redis.from_url(crawled)
     plain.delete(CrawlKeys(CRAWL).slnk)
     plain.close()
-    assert names(answer(crawled))[0] == "kit.alpha"
+    assert names(answer(crawled, reranking=reranking))[0] == "kit.alpha"
+
+
+def test_explain_says_how_many_pages_link_to_it(crawled: str, tmp_path: Path) -> None:
+    found = invcrawl("search", QUESTION, "--explain", "--redis", crawled, cwd=tmp_path)
+    assert found.code == 0, found.stderr
+    first = found.stdout.split("\n\n")[0]
+    assert first.startswith("kit.beta") and f"linked from {USERS} pages" in first
 
 
 def test_the_log_is_written_at_commit_one_record_a_linking_page(crawled: str) -> None:
@@ -108,7 +119,7 @@ def test_a_page_gone_drops_its_links(crawled: str) -> None:
             keys = ["py:function:kit.user0", "py:function:kit.user1"]
             assert await Refresh(session).tombstone(keys, tasks_gone, layout.buckets) == 2
             found = await search_answer(frontier, QUESTION, project="Kit", reranking=True)
-            return [f"{h.name}:{h.why['rerank'].get('linked_from_pages', 0)}" for h in found.hits]
+            return [f"{h.name}:{h.why.get('linked_from_pages', 0)}" for h in found.hits]
         finally:
             await client.aclose()
 
