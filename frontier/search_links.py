@@ -1,13 +1,14 @@
-"""How many pages of its crawl link to each candidate of a search: the re-ranker's
-inbound-link prior (``common/search/fusion.py``), from each crawl's link log (``slnk``,
+"""How many pages of its crawl link to each candidate of a search: the inbound-link
+prior (``common/search/fusion.py``: in the re-ranker's blend, or in the fusion where no
+re-ranker runs), from each crawl's link log (``slnk``,
 ``common/search/link_log.py``), appended by the consumers at commit (``commit.lua``), by
 ``search --reindex`` and, for a page gone, by its tombstones.
 
 A process reads each log from the offset it read to (``frontier/log_tails.py``; a
 one-shot command reads them whole, ~8 B a page and 6 B a distinct link of it) and keeps
-each page's last record. Read only where the re-ranker runs (the MCP server): a crawl
-without a link log (created before it, and not reindexed since) counts no link for any
-candidate, so the prior leaves its order as it was.
+each page's last record. A crawl without a link log (created before it, and not
+reindexed since) counts no link for any candidate, so the prior leaves its order as it
+was.
 """
 
 from __future__ import annotations

@@ -73,7 +73,7 @@ class Candidate:
     crawl: int  # index of its crawl in the search
     created_at: int  # of its crawl (ms)
     crawl_id: str
-    links: int = 0  # pages of its crawl linking to it (the re-ranker's prior: link_log.py)
+    links: int = 0  # pages of its crawl linking to it (the inbound-link prior: link_log.py)
 
 
 @dataclass(slots=True)

@@ -1,6 +1,6 @@
 """The link log of a crawl (``invcrawl:{C}:slnk``, docs/search.md): which symbols the
 docs of each page link to, read as the number of other pages linking to a symbol, the
-re-ranker's inbound-link prior (``fusion.py``). Pure (no Redis).
+search's inbound-link prior (``fusion.py``). Pure (no Redis).
 
 The pages of a site link to what matters on it: CPython's docs link to ``open`` from
 hundreds of pages and to ``mailbox.MH.get_folder`` from none, and a question worded like
