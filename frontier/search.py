@@ -259,8 +259,7 @@ async def _search(
             summary = first_sentence(item.get("doc"))
             n = index[crawl.crawl_id]
             cand = Candidate(item, summary, crawl.project, n, crawl.created_at, crawl.crawl_id)
-            if crawl.crawl_id in links:
-                cand.links = links[crawl.crawl_id].count(str(item.get("url") or ""))
+            cand.links = links[crawl.crawl_id].count(str(item.get("url") or ""))
             candidates.append(cand)
     projects = {crawl.project for crawl in crawls}
     spread = len(projects) > 1

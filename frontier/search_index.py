@@ -95,16 +95,12 @@ class _Links:
             record = link_log.page_record(task_id_for(page), page, urls)
             digest = record[: link_log.PAGE_BYTES]
             live.add(digest)
-            if self.held.get(digest, ()) != tuple(_targets(record)):
+            if b"".join(self.held.get(digest, ())) != record[link_log.HEAD_BYTES :]:
                 out.append(record)
         for digest, targets in self.held.items():
             if digest not in live and targets:
                 out.append(digest + bytes(link_log.COUNT_BYTES))
         return b"".join(out)
-
-
-def _targets(record: bytes) -> tuple[bytes, ...]:
-    return next(link_log.each_record(record))[1]
 
 
 async def _held_vectors(session: CrawlSession) -> dict[str, bytes]:

@@ -26,7 +26,6 @@ Nothing here depends on the limit: the caller cuts the order this gives.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -177,7 +176,7 @@ def order(
         if ranking.package_match(name, cand.project):
             value *= PACKAGE_PRIOR
         if reranker is None and FUSED_LINK_WEIGHT and cand.links:
-            value *= 1 + FUSED_LINK_WEIGHT * math.log1p(cand.links)
+            value *= link_log.prior(cand.links, FUSED_LINK_WEIGHT)
         if SHORT_PRIOR:
             value *= 1 - SHORT_PRIOR * (1 - _fit(cand.item, name))
         why: dict[str, Any] = {"matched": _tier_name(Tier.TEXT), "words": list(lex.matched)}

@@ -101,7 +101,8 @@ class InboundLinks:
         return dict(self._pages)
 
 
-def prior(links: int) -> float:
+def prior(links: int, weight: float | None = None) -> float:
     """The inbound-link prior of a symbol ``links`` pages link to: 1 for none, rising
-    by WEIGHT a factor e of pages (``fusion._rerank`` multiplies its blend by it)."""
-    return 1.0 + WEIGHT * math.log1p(max(links, 0))
+    by ``weight`` (WEIGHT when None: the re-ranker's, ``fusion._rerank`` multiplies its
+    blend by it) a factor e of pages."""
+    return 1.0 + (WEIGHT if weight is None else weight) * math.log1p(max(links, 0))
