@@ -164,7 +164,9 @@ def packed_in_c(client: C) -> C:
 # peer closed (a Redis node killed), or that another task disconnected meanwhile, can
 # fail there with the transport's own error (``'NoneType' object has no attribute
 # 'writelines'``, ``'NoneType' object is not callable``) instead of ConnectionError;
-# the command was not delivered, so it is an outage like any other (redis-py #4287).
+# the command was not delivered, so it is an outage like any other (redis-py #4287;
+# redis-py 8 raises ConnectionError where the transport is already closing, and still
+# lets the transport's error through where it is not).
 _SOCKET_LAYER = ("redis/asyncio/connection.py", "asyncio/streams.py", "asyncio/selector_events.py")
 
 

@@ -38,11 +38,11 @@ def test_final_errors(exc: BaseException) -> None:
     assert not is_transient(exc)
 
 
-def test_a_socket_layer_error_of_a_closed_connection_is_an_outage() -> None:
+def test_a_write_on_a_closed_connection_is_an_outage() -> None:
     """redis-py's asyncio client writing on a connection another task disconnected (its
-    writer gone, as when a Redis Cluster node is killed mid-crawl) raises the transport's
-    AttributeError, not ConnectionError: an outage all the same. The same error raised
-    anywhere else is a bug, final."""
+    writer gone, as when a Redis Cluster node is killed mid-crawl): redis-py 8 raises
+    ConnectionError, older releases the transport's AttributeError (redis-py #4287).
+    Either way the command was not delivered: an outage."""
     import asyncio
 
     from redis.asyncio.connection import Connection
@@ -56,9 +56,32 @@ def test_a_socket_layer_error_of_a_closed_connection_is_an_outage() -> None:
         raise AssertionError("a write without a writer went through")
 
     exc = asyncio.run(write_on_a_closed_connection())
-    assert isinstance(exc, AttributeError)
+    assert isinstance(exc, (ConnectionError, AttributeError))
     assert is_transient(exc)
+
+
+@pytest.mark.parametrize("error", ["AttributeError", "TypeError"])
+@pytest.mark.parametrize(
+    "where, outage",
+    [
+        ("site-packages/redis/asyncio/connection.py", True),
+        ("lib/python3.11/asyncio/streams.py", True),
+        ("lib/python3.11/asyncio/selector_events.py", True),
+        ("invcrawl/frontier/commit.py", False),
+    ],
+)
+def test_a_transport_error_is_an_outage_only_where_the_socket_is_written(
+    error: str, where: str, outage: bool
+) -> None:
+    """The transport's own AttributeError or TypeError (``'NoneType' object has no
+    attribute 'writelines'``), raised in redis-py's or asyncio's socket code, is an
+    outage; the same error raised anywhere else is a bug, final."""
+    code = compile(
+        "None.writelines([])" if error == "AttributeError" else "f = None\nf()", where, "exec"
+    )
     try:
-        None.writelines([])  # type: ignore[attr-defined]
-    except AttributeError as ours:
-        assert not is_transient(ours)
+        exec(code, {})
+    except (AttributeError, TypeError) as exc:
+        assert is_transient(exc) is outage
+    else:
+        raise AssertionError("the statement raised nothing")
