@@ -123,8 +123,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = Parser(
         prog="invcrawl",
         description=textwrap.fill(
-            "Crawl Sphinx documentation sites into one structured record per documented "
-            "symbol, through sharded, leased Redis queues.",
+            "Crawl documentation sites that publish an objects.inv (Sphinx, MkDocs with "
+            "mkdocstrings, pydoctor) into one structured record per documented symbol, "
+            "through sharded, leased Redis queues.",
             HELP_WIDTH,
         ),
         epilog=textwrap.fill(
