@@ -116,12 +116,12 @@ class StreamTail:
             raise reply
         return reply
 
-    def _read(self, pipe: Any) -> None:
+    def queue_read(self, pipe: Any) -> None:
         """Queue the next read on ``pipe`` (a redis-py pipeline)."""
         items = self.session.keys.items
         pipe.execute_command("XRANGE", items, self.after, "+", "COUNT", CHUNK, **RAW)
 
-    def _take(self, batch: list[RawEntry], lines: list[bytes]) -> bool:
+    def take(self, batch: list[RawEntry], lines: list[bytes]) -> bool:
         """Append a batch's lines; whether the stream may hold more past it (a full batch)."""
         for _, fields in batch:
             key = fields[b"key"]
@@ -148,7 +148,7 @@ async def pull_tails(tails: Sequence[StreamTail]) -> list[list[bytes] | Exceptio
     while wanted:
         pipe = tails[wanted[0]].session.pipeline(transaction=False)
         for i in wanted:
-            tails[i]._read(pipe)
+            tails[i].queue_read(pipe)
         replies = await pipe.execute(raise_on_error=False)
         more = []
         for i, reply in zip(wanted, replies, strict=True):
@@ -158,7 +158,7 @@ async def pull_tails(tails: Sequence[StreamTail]) -> list[list[bytes] | Exceptio
                 if not pulled:  # (else the lines taken are returned: the tail moved past them)
                     lines[i] = reply
                 continue
-            if tails[i]._take(cast(list[RawEntry], reply), pulled):
+            if tails[i].take(cast(list[RawEntry], reply), pulled):
                 more.append(i)
         wanted = more
     return lines
