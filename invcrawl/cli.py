@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import faulthandler
 import os
+import re
 import signal
 import sys
 import textwrap
@@ -106,8 +108,28 @@ class Parser(argparse.ArgumentParser):
         hint = f" (see `{self.prog} --help`)"
         if "the following arguments are required: COMMAND" in message:
             message, hint = "a command is needed", " (see `invcrawl --help`)"
+        message = with_suggestion(message)
         print(f"invcrawl: error: {message}{hint}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '(?P<given>[^']*)' \(choose from (?P<choices>.*)\)$")
+
+
+def with_suggestion(message: str) -> str:
+    """argparse's ``invalid choice: 'mpc' (choose from 'crawl', ...)`` with the closest
+    choice first, when one is close: ``invalid choice: 'mpc' (did you mean 'mcp'?
+    choose from ...)``; any other message as it is."""
+    match = _INVALID_CHOICE.search(message)
+    if match is None:
+        return message
+    choices = [choice.strip().strip("'") for choice in match["choices"].split(",")]
+    close = difflib.get_close_matches(match["given"], choices, n=1, cutoff=0.6)
+    if not close:
+        return message
+    given, listed = match["given"], match["choices"]
+    suggestion = f"invalid choice: '{given}' (did you mean '{close[0]}'? choose from {listed})"
+    return message[: match.start()] + suggestion
 
 
 class Formatter(argparse.RawDescriptionHelpFormatter):

@@ -196,3 +196,18 @@ def test_help_of_a_reading_command_has_no_crawling_noise(
         text = help_of(capsys, command.name)
         for block in text.split("\n  -"):
             assert block.count("(default:") <= 1, (command.name, block)
+
+
+def test_a_mistyped_command_names_the_closest_one(capsys: pytest.CaptureFixture[str]) -> None:
+    """One line, exit 2, the closest command first; a word close to none gets the list
+    only (no guess)."""
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args(["mpc"])
+    assert exc.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("invcrawl: error: COMMAND: invalid choice: 'mpc' (did you mean 'mcp'?")
+    assert "'crawl'" in line
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["xyzzy"])
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "did you mean" not in line and "choose from 'crawl'" in line
