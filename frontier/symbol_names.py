@@ -1,14 +1,19 @@
 """A symbol named as ``show`` and ``get_symbol`` accept it (an item key, a qualified name
-or an unambiguous last component), turned into its item key for the commands that read
-one key across versions (``history``, issue 47.4): ``history requests.get`` said the
-symbol "is in no version" while ``show requests.get`` found it.
+or an unambiguous last component): which candidates a name names (several symbols of
+that name) and which are only spelt close to it (the "did you mean" of ``show``,
+``history`` and the MCP ``get_symbol``); and the name turned into its item key for the
+commands that read one key across versions (``history``, issue 47.4): ``history
+requests.get`` said the symbol "is in no version" while ``show requests.get`` found it.
 
 Kept apart from ``frontier/versions.py``, which ``frontier/search.py`` imports."""
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Sequence
+
 from invcrawl.common.search.selection import listing
-from invcrawl.frontier.search import SymbolLookup, get_symbol
+from invcrawl.frontier.search import SymbolHit, SymbolLookup, get_symbol, search_answer
 from invcrawl.frontier.session import Frontier
 from invcrawl.frontier.versions import (
     CrawlRefError,
@@ -29,17 +34,65 @@ def is_key(name: str) -> bool:
     return len(parts) == 3 and all(parts)
 
 
+DID_YOU_MEAN = 3  # close names offered for a name that is no symbol
+CLOSE = 0.75  # difflib's ratio of a close name (a typo or two in a short name)
+NEARBY = 20  # symbols the last component alone finds, when the name's search found none close
+
+
+def names_symbol(requested: str, hit: SymbolHit) -> bool:
+    """Whether ``requested`` names ``hit`` (its key, qualified name or a dotted tail of
+    it, in any case): a symbol it may mean, not merely a neighbour of the search."""
+    wanted, name = requested.strip().casefold(), hit.name.casefold()
+    return wanted in (hit.key.casefold(), name) or name.endswith("." + wanted)
+
+
+def spelt_close(requested: str, hits: Sequence[SymbolHit]) -> list[SymbolHit]:
+    """At most :data:`DID_YOU_MEAN` of ``hits`` spelt close to ``requested``, the closest
+    first: the last component close to the requested one, and, where a parent is given,
+    the whole name too (``jsonish.lods`` means ``jsonish.loads``, not ``jsonish.evil``,
+    which shares only the module)."""
+    wanted = requested.strip().casefold()
+    parent, _, tail = wanted.rpartition(".")
+
+    def ratios(hit: SymbolHit) -> tuple[float, float]:
+        name = hit.name.casefold()
+        ends = difflib.SequenceMatcher(None, tail, name.rpartition(".")[2]).ratio()
+        whole = difflib.SequenceMatcher(None, wanted, name).ratio() if parent else ends
+        return ends, whole
+
+    scored = [(ratios(h), n, h) for n, h in enumerate(hits)]
+    close = [(ends + whole, n, h) for (ends, whole), n, h in scored if min(ends, whole) >= CLOSE]
+    return [h for _, _, h in sorted(close, key=lambda t: (-t[0], t[1]))][:DID_YOU_MEAN]
+
+
+async def close_names(
+    frontier: Frontier,
+    name: str,
+    found: SymbolLookup,
+    *,
+    project: str | None,
+    version: str | None,
+) -> list[SymbolHit]:
+    """The symbols spelt close to ``name``, which names none: among the nearest the
+    lookup ``found`` gave, else among those its last component alone finds (a misspelt
+    last component shares no word with the right one)."""
+    close = spelt_close(name, found.candidates)
+    tail = name.strip().rpartition(".")[2].rpartition(":")[2]
+    if close or not tail:
+        return close
+    try:
+        nearby = await search_answer(frontier, tail, project=project, version=version, limit=NEARBY)
+    except ValueError:
+        return []
+    return spelt_close(name, nearby.hits)
+
+
 def _named(found: SymbolLookup, name: str) -> set[str]:
-    """The keys ``found`` gives for ``name`` itself: its item, else the candidates whose
-    qualified name or last component is ``name`` (not the nearest other symbols)."""
+    """The keys ``found`` gives for ``name`` itself: its item, else the candidates
+    ``name`` names (not the nearest other symbols)."""
     if found.item is not None:
         return {str(found.item.get("key"))}
-    wanted = name.casefold()
-    return {
-        hit.key
-        for hit in found.candidates
-        if hit.name.casefold() == wanted or hit.name.casefold().endswith("." + wanted)
-    }
+    return {hit.key for hit in found.candidates if names_symbol(name, hit)}
 
 
 async def symbol_key(frontier: Frontier, name: str, project: str | None) -> str:
@@ -49,7 +102,8 @@ async def symbol_key(frontier: Frontier, name: str, project: str | None) -> str:
     name = name.strip()
     if is_key(name):
         return name
-    keys = _named(await get_symbol(frontier, name, project=project), name)
+    latest = await get_symbol(frontier, name, project=project)
+    keys = _named(latest, name)
     if not keys:
         crawls = await crawl_versions(frontier)
         projects = by_project(crawls)
@@ -68,4 +122,6 @@ async def symbol_key(frontier: Frontier, name: str, project: str | None) -> str:
         raise CrawlRefError(
             f"{name} names {len(keys)} symbols ({listing(sorted(keys))}): give its key or --project"
         )
-    raise CrawlRefError(f"{name} names no symbol (try `invcrawl search {name}`)")
+    close = await close_names(frontier, name, latest, project=project, version=None)
+    meant = f"; did you mean {', '.join(hit.key for hit in close)}?" if close else ""
+    raise CrawlRefError(f"{name} names no symbol{meant} (try `invcrawl search {name}`)")

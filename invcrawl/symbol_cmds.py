@@ -25,6 +25,7 @@ from invcrawl.frontier.search import (
     search_answer,
 )
 from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.symbol_names import close_names, names_symbol
 from invcrawl.frontier.versions import crawl_versions
 from invcrawl.live_redis import redis_for
 from invcrawl.render import fit, json_safe, safe, terminal_safe
@@ -206,10 +207,15 @@ def cmd_show(config: Config) -> int:
     if config.json and config.markdown:
         raise ConfigError("--json and --markdown do not go together: pick one")
 
-    async def job(frontier: Frontier) -> SymbolLookup:
-        return await get_symbol(frontier, name, project=config.project, version=config.version)
+    async def job(frontier: Frontier) -> tuple[SymbolLookup, list[SymbolHit], list[SymbolHit]]:
+        found = await get_symbol(frontier, name, project=config.project, version=config.version)
+        named = [hit for hit in found.candidates if names_symbol(name, hit)]
+        if found.item is not None or named:
+            return found, named, []
+        scope = {"project": config.project, "version": config.version}
+        return found, [], await close_names(frontier, name, found, **scope)
 
-    found: SymbolLookup = _read(config, job)
+    found, named, close = _read(config, job)
     if found.item is not None:
         where = f"{safe(found.project) or '(no project)'} {safe(found.version)}".strip()
         if config.json:
@@ -220,15 +226,20 @@ def cmd_show(config: Config) -> int:
         else:
             print(_item_text(found.item, where))
         return EXIT_OK
-    hits = found.candidates[:CANDIDATES_LISTED]
+    hits = named[:CANDIDATES_LISTED]
     if config.json:
-        print(json_safe(json.dumps({"item": None, "candidates": [h.to_json() for h in hits]})))
+        data = {"item": None, "candidates": [h.to_json() for h in hits]}
+        print(json_safe(json.dumps({**data, "did_you_mean": [h.to_json() for h in close]})))
     elif hits:
         print("\n".join(_hit_lines(hits, terminal.width())))
     if hits:
         return fail(
-            f"{safe(name)} is ambiguous: {len(hits)} symbols match it (listed); give its key "
-            "or --project/--version",
+            f"{safe(name)} is ambiguous: {len(named)} symbols have that name (listed); give "
+            "its key or --project/--version",
             EXIT_USAGE,
         )
-    return fail(f"{safe(name)} names no symbol (try `invcrawl search`)", EXIT_FAILED)
+    scope = f" in {found.project} {found.version}" if found.project else ""
+    meant = f"; did you mean {', '.join(hit.key for hit in close)}?" if close else ""
+    return fail(
+        f"{safe(name)} names no symbol{safe(scope)}{meant} (try `invcrawl search`)", EXIT_FAILED
+    )

@@ -1,16 +1,14 @@
 """``search_symbols`` and ``get_symbol``: the search engine (``frontier/search.py``), one
 item within ``max_chars`` or the part of one of its fields, and the close names offered
-for a name that is no symbol."""
+for a name that is no symbol (``frontier/symbol_names.py``)."""
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Sequence
 from typing import Any
 
 from invcrawl.frontier import search
-from invcrawl.frontier.search import SymbolHit
 from invcrawl.frontier.session import Frontier
+from invcrawl.frontier.symbol_names import close_names, names_symbol
 from invcrawl.mcpserver.bounded import DEFAULT_MAX_CHARS, PAGED, fit_item, fit_list, page, size
 from invcrawl.mcpserver.checks import ToolInputError, plural, shown
 from invcrawl.mcpserver.projects import Answer
@@ -89,7 +87,7 @@ async def get_symbol(
             keyed = sum(1 for r in references if isinstance(r, dict) and r.get("key"))
             text += f"; {plural(len(references), 'reference')}, {keyed} by symbol key"
         return answer, text
-    named = [c for c in found.candidates if _names(name, c)]
+    named = [c for c in found.candidates if names_symbol(name, c)]
     if named:  # several symbols by that name: which one is meant
         text = (
             f"{shown(name)} names no single symbol: {plural(len(named), 'candidate')}, "
@@ -97,16 +95,7 @@ async def get_symbol(
         )
         answer = {**where, "candidates": [c.to_json() for c in named]}
         return fit_list(answer, "candidates", max_chars), text
-    close = _close(name, found.candidates)
-    tail = name.strip().rpartition(".")[2].rpartition(":")[2]
-    if not close and tail:  # the name's last component alone finds a misspelt one
-        try:
-            nearby = await search.search_answer(
-                frontier, tail, project=project, version=version, limit=20
-            )
-        except ValueError:
-            nearby = None
-        close = _close(name, nearby.hits) if nearby else []
+    close = await close_names(frontier, name, found, project=project, version=version)
     scope = f"{shown(found.project)} {shown(found.version)}" if found.project else "any project"
     raise ToolInputError(
         f"no symbol {shown(name)} in {scope}"
@@ -131,31 +120,3 @@ def _part(
         f"; next offset {next_offset}" if next_offset is not None else "; the end"
     )
     return data, text
-
-
-DID_YOU_MEAN = 3  # close names offered for a name that is no symbol
-CLOSE = 0.75  # difflib's ratio of a close name (a typo or two in a short name)
-
-
-def _names(requested: str, hit: SymbolHit) -> bool:
-    """Whether ``requested`` names ``hit`` (its key, qualified name or a dotted tail of
-    it, in any case): a symbol it may mean, not merely a neighbour of the search."""
-    wanted, name = requested.strip().lower(), hit.name.lower()
-    return wanted in (hit.key.lower(), name) or name.endswith("." + wanted)
-
-
-def _close(requested: str, hits: Sequence[SymbolHit]) -> list[SymbolHit]:
-    """At most :data:`DID_YOU_MEAN` of ``hits`` whose name (or its last component) is
-    spelt close to ``requested``, the closest first."""
-    wanted = requested.strip().lower()
-    tail = wanted.rpartition(".")[2]
-
-    def ratio(hit: SymbolHit) -> float:
-        name = hit.name.lower()
-        return max(
-            difflib.SequenceMatcher(None, wanted, name).ratio(),
-            difflib.SequenceMatcher(None, tail, name.rpartition(".")[2]).ratio(),
-        )
-
-    scored = sorted(((ratio(h), n, h) for n, h in enumerate(hits)), key=lambda t: (-t[0], t[1]))
-    return [h for r, _, h in scored if r >= CLOSE][:DID_YOU_MEAN]

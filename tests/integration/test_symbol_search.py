@@ -225,6 +225,18 @@ def test_cli_search_and_show(crawled: str, tmp_path: Path) -> None:
     assert reindexed.code == 0 and "indexed 22 items of 3 crawl(s)" in reindexed.stderr
     ambiguous = cli("show", "Session")
     assert ambiguous.code == 2 and len(ambiguous.error_lines) == 1
+    assert "Session is ambiguous: 2 symbols have that name" in ambiguous.stderr
+    assert ambiguous.stdout.count("Session  class") == 2
+    # a misspelt name is no symbol, and says which one is spelt close (not the words' hits)
+    typo = cli("show", "jsonish.lods")
+    assert (typo.code, typo.stdout) == (1, ""), typo
+    assert typo.error_lines == [
+        "invcrawl: error: jsonish.lods names no symbol; did you mean "
+        "py:function:jsonish.loads? (try `invcrawl search`)"
+    ], typo.stderr
+    as_json = json.loads(cli("show", "jsonish.lods", "--json").stdout)
+    assert as_json["candidates"] == []
+    assert [hit["key"] for hit in as_json["did_you_mean"]] == ["py:function:jsonish.loads"]
     for args, code, message in [
         (("search", ""), 2, "empty query"),
         (("show", "reqs.get", "--version", "7.x"), 2, "a version '7.x'"),
