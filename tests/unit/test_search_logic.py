@@ -192,6 +192,12 @@ def test_tiers() -> None:
     assert _tier("Sessoinx", "requests.Session") is Tier.FUZZY
     assert _tier("Sxsxon", "requests.Session") is None
     assert _tier("Sesn", "requests.Session") is None
+    # a dotted query's typo, in the last component of a symbol of the parent it names
+    assert _tier("json.lods", "json.loads") is Tier.FUZZY
+    assert _tier("path.joinn", "os.path.join") is Tier.FUZZY
+    assert _tier("JSON.Lods", "json.loads") is Tier.FUZZY
+    assert _tier("json.lods", "pickle.loads") is None
+    assert _tier("son.lods", "json.loads") is None  # a dotted tail, not any suffix
 
 
 def test_exact_case_and_current_symbols_first_within_a_tier() -> None:
