@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
 import faulthandler
 import os
-import re
 import signal
 import sys
 import textwrap
@@ -50,6 +48,7 @@ from invcrawl.errors import (
 )
 from invcrawl.process import interrupts
 from invcrawl.process.secrets import install_log_masking
+from invcrawl.usage_hints import with_flag_suggestion, with_suggestion
 
 # numpy's OpenBLAS (the semantic ranker's, common/search/semantic.py) starts a thread per
 # CPU when numpy is imported, and they spin between calls: on a busy machine a `search`
@@ -101,35 +100,27 @@ class VersionAction(argparse.Action):
 
 class Parser(argparse.ArgumentParser):
     """argparse with the one-line errors of every other invcrawl error: ``invcrawl:
-    error: --consumers: expected an integer >= 1, got 'abc'``, exit 2 (no usage dump)."""
+    error: --consumers: expected an integer >= 1, got 'abc'``, exit 2 (no usage dump).
+    ``command``: the one the words name, if any, and ``flags`` its flags: the closest one
+    to an unknown flag, and that command's help, are named."""
+
+    def __init__(
+        self, *args: Any, command: str | None = None, flags: Sequence[str] = (), **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.command = command
+        self.flags = tuple(flags)
 
     def error(self, message: str) -> NoReturn:
         message = message.removeprefix("argument ")
         hint = f" (see `{self.prog} --help`)"
         if "the following arguments are required: COMMAND" in message:
             message, hint = "a command is needed", " (see `invcrawl --help`)"
-        message = with_suggestion(message)
+        if message.startswith("unrecognized arguments: ") and self.command is not None:
+            hint = f" (see `{self.prog} {self.command} --help`)"
+        message = with_flag_suggestion(with_suggestion(message), self.flags)
         print(f"invcrawl: error: {message}{hint}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
-
-
-_INVALID_CHOICE = re.compile(r"invalid choice: '(?P<given>[^']*)' \(choose from (?P<choices>.*)\)$")
-
-
-def with_suggestion(message: str) -> str:
-    """argparse's ``invalid choice: 'mpc' (choose from 'crawl', ...)`` with the closest
-    choice first, when one is close: ``invalid choice: 'mpc' (did you mean 'mcp'?
-    choose from ...)``; any other message as it is."""
-    match = _INVALID_CHOICE.search(message)
-    if match is None:
-        return message
-    choices = [choice.strip().strip("'") for choice in match["choices"].split(",")]
-    close = difflib.get_close_matches(match["given"], choices, n=1, cutoff=0.6)
-    if not close:
-        return message
-    given, listed = match["given"], match["choices"]
-    suggestion = f"invalid choice: '{given}' (did you mean '{close[0]}'? choose from {listed})"
-    return message[: match.start()] + suggestion
 
 
 class Formatter(argparse.RawDescriptionHelpFormatter):
@@ -142,8 +133,16 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command; ``only``: the options of that command only (the
     others keep their one help line), what running one command needs."""
+    flags = [
+        flag
+        for option in OPTIONS
+        if only is not None and only in option.commands and not option.positional
+        for flag in option.all_flags
+    ]
     parser = Parser(
         prog="invcrawl",
+        command=only,
+        flags=flags,
         description=textwrap.fill(
             "Crawl documentation sites that publish an objects.inv (Sphinx, MkDocs with "
             "mkdocstrings, pydoctor) into one structured record per documented symbol, "

@@ -211,3 +211,23 @@ def test_a_mistyped_command_names_the_closest_one(capsys: pytest.CaptureFixture[
         build_parser().parse_args(["xyzzy"])
     (line,) = capsys.readouterr().err.splitlines()
     assert "did you mean" not in line and "choose from 'crawl'" in line
+
+
+def test_a_mistyped_flag_names_the_closest_flag_of_its_command(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The closest flag of the command given, and that command's help; a flag of another
+    command is not offered (``search --consumers`` is no typo)."""
+    for words, meant in [
+        (["crawl", "x", "--consumrs", "2"], "--consumers"),
+        (["search", "foo", "--limt=3"], "--limit"),
+    ]:
+        with pytest.raises(SystemExit) as exc:
+            build_parser(only=words[0]).parse_args(words)
+        assert exc.value.code == 2
+        (line,) = capsys.readouterr().err.splitlines()
+        assert line.endswith(f"(did you mean {meant}?) (see `invcrawl {words[0]} --help`)"), line
+    with pytest.raises(SystemExit):
+        build_parser(only="search").parse_args(["search", "foo", "--consumers", "2"])
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "did you mean" not in line and "unrecognized arguments: --consumers 2" in line
