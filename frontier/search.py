@@ -144,6 +144,7 @@ class SymbolLookup:
     candidates: list[SymbolHit]  # when it named several (or none: the nearest)
     project: str
     version: str
+    named: bool = False  # the candidates are the symbols of that name, not the nearest
 
 
 def _split_key(key: str) -> tuple[str, str]:
@@ -345,8 +346,8 @@ async def get_symbol(
     version: str | None = None,
 ) -> SymbolLookup:
     """One symbol: ``name`` is an item key, a qualified name or an unambiguous last
-    component (case-insensitive). Several matches give ``candidates`` and no item;
-    none gives no item and the nearest symbols as candidates."""
+    component (case-insensitive). Several matches give ``candidates`` and no item
+    (``named``); none gives no item and the nearest symbols as candidates."""
     query = parse_query(name)
     crawls = choose_crawls(await crawl_list(frontier), project, version)
     scope_project = crawls[0].project if len(crawls) == 1 else ""
@@ -365,6 +366,6 @@ async def get_symbol(
             return SymbolLookup(only.candidate.item, [], crawl.project, crawl.version)
         if matched:
             hits = [_hit(c, r) for c, r in matched[:CANDIDATES_SHOWN]]
-            return SymbolLookup(None, hits, scope_project, scope_version)
+            return SymbolLookup(None, hits, scope_project, scope_version, named=True)
     hits = [_hit(c, r) for c, r in found[:CANDIDATES_SHOWN]]
     return SymbolLookup(None, hits, scope_project, scope_version)

@@ -1,7 +1,7 @@
 """A symbol named as ``show`` and ``get_symbol`` accept it (an item key, a qualified name
-or an unambiguous last component): which candidates a name names (several symbols of
-that name) and which are only spelt close to it (the "did you mean" of ``show``,
-``history`` and the MCP ``get_symbol``); and the name turned into its item key for the
+or an unambiguous last component): the symbols spelt close to a name of none (the "did
+you mean" of ``show``, ``history`` and the MCP ``get_symbol``); and the name turned into
+its item key for the
 commands that read one key across versions (``history``, issue 47.4): ``history
 requests.get`` said the symbol "is in no version" while ``show requests.get`` found it.
 
@@ -37,13 +37,6 @@ def is_key(name: str) -> bool:
 DID_YOU_MEAN = 3  # close names offered for a name that is no symbol
 CLOSE = 0.75  # difflib's ratio of a close name (a typo or two in a short name)
 NEARBY = 20  # symbols the last component alone finds, when the name's search found none close
-
-
-def names_symbol(requested: str, hit: SymbolHit) -> bool:
-    """Whether ``requested`` names ``hit`` (its key, qualified name or a dotted tail of
-    it, in any case): a symbol it may mean, not merely a neighbour of the search."""
-    wanted, name = requested.strip().casefold(), hit.name.casefold()
-    return wanted in (hit.key.casefold(), name) or name.endswith("." + wanted)
 
 
 def spelt_close(requested: str, hits: Sequence[SymbolHit]) -> list[SymbolHit]:
@@ -87,12 +80,12 @@ async def close_names(
     return spelt_close(name, nearby.hits)
 
 
-def _named(found: SymbolLookup, name: str) -> set[str]:
-    """The keys ``found`` gives for ``name`` itself: its item, else the candidates
-    ``name`` names (not the nearest other symbols)."""
+def _named(found: SymbolLookup) -> set[str]:
+    """The keys ``found`` gives for the name itself: its item, else the candidates of
+    that name (not the nearest other symbols)."""
     if found.item is not None:
         return {str(found.item.get("key"))}
-    return {hit.key for hit in found.candidates if names_symbol(name, hit)}
+    return {hit.key for hit in found.candidates} if found.named else set()
 
 
 async def symbol_key(frontier: Frontier, name: str, project: str | None) -> str:
@@ -103,7 +96,7 @@ async def symbol_key(frontier: Frontier, name: str, project: str | None) -> str:
     if is_key(name):
         return name
     latest = await get_symbol(frontier, name, project=project)
-    keys = _named(latest, name)
+    keys = _named(latest)
     if not keys:
         crawls = await crawl_versions(frontier)
         projects = by_project(crawls)
@@ -113,7 +106,7 @@ async def symbol_key(frontier: Frontier, name: str, project: str | None) -> str:
         older = [c for rows in projects.values() for c in reversed(versions_only(rows)[:-1])]
         for crawl in older[:OLDER_VERSIONS_TRIED]:
             found = await get_symbol(frontier, name, project=crawl.project, version=crawl.version)
-            keys = _named(found, name)
+            keys = _named(found)
             if keys:
                 break
     if len(keys) == 1:

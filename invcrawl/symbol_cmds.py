@@ -25,7 +25,7 @@ from invcrawl.frontier.search import (
     search_answer,
 )
 from invcrawl.frontier.session import Frontier
-from invcrawl.frontier.symbol_names import close_names, names_symbol
+from invcrawl.frontier.symbol_names import close_names
 from invcrawl.frontier.versions import crawl_versions
 from invcrawl.live_redis import redis_for
 from invcrawl.render import fit, json_safe, safe, terminal_safe
@@ -209,7 +209,7 @@ def cmd_show(config: Config) -> int:
 
     async def job(frontier: Frontier) -> tuple[SymbolLookup, list[SymbolHit], list[SymbolHit]]:
         found = await get_symbol(frontier, name, project=config.project, version=config.version)
-        named = [hit for hit in found.candidates if names_symbol(name, hit)]
+        named = found.candidates if found.named else []
         if found.item is not None or named:
             return found, named, []
         scope = {"project": config.project, "version": config.version}

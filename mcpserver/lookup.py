@@ -8,7 +8,7 @@ from typing import Any
 
 from invcrawl.frontier import search
 from invcrawl.frontier.session import Frontier
-from invcrawl.frontier.symbol_names import close_names, names_symbol
+from invcrawl.frontier.symbol_names import close_names
 from invcrawl.mcpserver.bounded import DEFAULT_MAX_CHARS, PAGED, fit_item, fit_list, page, size
 from invcrawl.mcpserver.checks import ToolInputError, plural, shown
 from invcrawl.mcpserver.projects import Answer
@@ -87,7 +87,7 @@ async def get_symbol(
             keyed = sum(1 for r in references if isinstance(r, dict) and r.get("key"))
             text += f"; {plural(len(references), 'reference')}, {keyed} by symbol key"
         return answer, text
-    named = [c for c in found.candidates if names_symbol(name, c)]
+    named = found.candidates if found.named else []
     if named:  # several symbols by that name: which one is meant
         text = (
             f"{shown(name)} names no single symbol: {plural(len(named), 'candidate')}, "

@@ -1,12 +1,12 @@
-"""Which symbols a name names, and which are only spelt close to it (the "did you mean"
-of ``show``, ``history`` and the MCP ``get_symbol``): ``frontier/symbol_names.py``."""
+"""Which symbols are spelt close to a name of none (the "did you mean" of ``show``,
+``history`` and the MCP ``get_symbol``): ``frontier/symbol_names.py``."""
 
 from __future__ import annotations
 
 import pytest
 
 from invcrawl.frontier.search import SymbolHit
-from invcrawl.frontier.symbol_names import DID_YOU_MEAN, names_symbol, spelt_close
+from invcrawl.frontier.symbol_names import DID_YOU_MEAN, spelt_close
 
 
 def hit(name: str, role: str = "function") -> SymbolHit:
@@ -39,18 +39,3 @@ def test_a_last_component_alone_is_compared_with_last_components() -> None:
     assert [h.name for h in spelt_close("dumsp", HITS)] == ["json.dump"]
     many = [hit(f"m{i}.dump") for i in range(10)]
     assert len(spelt_close("dump", many)) == DID_YOU_MEAN
-
-
-@pytest.mark.parametrize(
-    "requested, named",
-    [
-        ("py:function:json.loads", True),
-        ("json.loads", True),
-        ("loads", True),
-        ("JSON.Loads", True),
-        ("son.loads", False),  # a dotted tail, not any suffix
-        ("json.lods", False),
-    ],
-)
-def test_names_symbol(requested: str, named: bool) -> None:
-    assert names_symbol(requested, hit("json.loads")) is named
