@@ -1,9 +1,9 @@
 """A symbol named as ``show`` and ``get_symbol`` accept it (an item key, a qualified name
 or an unambiguous last component): the symbols spelt close to a name of none (the "did
 you mean" of ``show``, ``history`` and the MCP ``get_symbol``); and the name turned into
-its item key for the
-commands that read one key across versions (``history``, issue 47.4): ``history
-requests.get`` said the symbol "is in no version" while ``show requests.get`` found it.
+its item key for the commands that read one key across versions (``history``, issue
+47.4): ``history requests.get`` said the symbol "is in no version" while ``show
+requests.get`` found it.
 
 Kept apart from ``frontier/versions.py``, which ``frontier/search.py`` imports."""
 
@@ -80,6 +80,12 @@ async def close_names(
     return spelt_close(name, nearby.hits)
 
 
+def did_you_mean(close: Sequence[SymbolHit]) -> str:
+    """What the command line's error adds for the symbols spelt close to a name (their
+    keys), or nothing."""
+    return f"; did you mean {', '.join(hit.key for hit in close)}?" if close else ""
+
+
 def _named(found: SymbolLookup) -> set[str]:
     """The keys ``found`` gives for the name itself: its item, else the candidates of
     that name (not the nearest other symbols)."""
@@ -116,5 +122,5 @@ async def symbol_key(frontier: Frontier, name: str, project: str | None) -> str:
             f"{name} names {len(keys)} symbols ({listing(sorted(keys))}): give its key or --project"
         )
     close = await close_names(frontier, name, latest, project=project, version=None)
-    meant = f"; did you mean {', '.join(hit.key for hit in close)}?" if close else ""
+    meant = did_you_mean(close)
     raise CrawlRefError(f"{name} names no symbol{meant} (try `invcrawl search {name}`)")

@@ -101,15 +101,12 @@ class VersionAction(argparse.Action):
 class Parser(argparse.ArgumentParser):
     """argparse with the one-line errors of every other invcrawl error: ``invcrawl:
     error: --consumers: expected an integer >= 1, got 'abc'``, exit 2 (no usage dump).
-    ``command``: the one the words name, if any, and ``flags`` its flags: the closest one
-    to an unknown flag, and that command's help, are named."""
+    ``command``: the one the words name, if any: its flag closest to an unknown one, and
+    its help, are named."""
 
-    def __init__(
-        self, *args: Any, command: str | None = None, flags: Sequence[str] = (), **kwargs: Any
-    ) -> None:
+    def __init__(self, *args: Any, command: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.command = command
-        self.flags = tuple(flags)
 
     def error(self, message: str) -> NoReturn:
         message = message.removeprefix("argument ")
@@ -118,7 +115,8 @@ class Parser(argparse.ArgumentParser):
             message, hint = "a command is needed", " (see `invcrawl --help`)"
         if message.startswith("unrecognized arguments: ") and self.command is not None:
             hint = f" (see `{self.prog} {self.command} --help`)"
-        message = with_flag_suggestion(with_suggestion(message), self.flags)
+            message = with_flag_suggestion(message, flags_of(self.command))
+        message = with_suggestion(message)
         print(f"invcrawl: error: {message}{hint}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
 
@@ -130,19 +128,22 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, max_help_position=32)
 
 
+def flags_of(command: str) -> list[str]:
+    """Every flag ``command`` takes (looked up for a usage error only)."""
+    return [
+        flag
+        for option in OPTIONS
+        if command in option.commands and not option.positional
+        for flag in option.all_flags
+    ]
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command; ``only``: the options of that command only (the
     others keep their one help line), what running one command needs."""
-    flags = [
-        flag
-        for option in OPTIONS
-        if only is not None and only in option.commands and not option.positional
-        for flag in option.all_flags
-    ]
     parser = Parser(
         prog="invcrawl",
         command=only,
-        flags=flags,
         description=textwrap.fill(
             "Crawl documentation sites that publish an objects.inv (Sphinx, MkDocs with "
             "mkdocstrings, pydoctor) into one structured record per documented symbol, "

@@ -25,7 +25,7 @@ from invcrawl.frontier.search import (
     search_answer,
 )
 from invcrawl.frontier.session import Frontier
-from invcrawl.frontier.symbol_names import close_names
+from invcrawl.frontier.symbol_names import close_names, did_you_mean
 from invcrawl.frontier.versions import crawl_versions
 from invcrawl.live_redis import redis_for
 from invcrawl.render import fit, json_safe, safe, terminal_safe
@@ -207,15 +207,14 @@ def cmd_show(config: Config) -> int:
     if config.json and config.markdown:
         raise ConfigError("--json and --markdown do not go together: pick one")
 
-    async def job(frontier: Frontier) -> tuple[SymbolLookup, list[SymbolHit], list[SymbolHit]]:
+    async def job(frontier: Frontier) -> tuple[SymbolLookup, list[SymbolHit]]:
         found = await get_symbol(frontier, name, project=config.project, version=config.version)
-        named = found.candidates if found.named else []
-        if found.item is not None or named:
-            return found, named, []
+        if found.item is not None or found.named:
+            return found, []
         scope = {"project": config.project, "version": config.version}
-        return found, [], await close_names(frontier, name, found, **scope)
+        return found, await close_names(frontier, name, found, **scope)
 
-    found, named, close = _read(config, job)
+    found, close = _read(config, job)
     if found.item is not None:
         where = f"{safe(found.project) or '(no project)'} {safe(found.version)}".strip()
         if config.json:
@@ -226,6 +225,7 @@ def cmd_show(config: Config) -> int:
         else:
             print(_item_text(found.item, where))
         return EXIT_OK
+    named = found.candidates if found.named else []
     hits = named[:CANDIDATES_LISTED]
     if config.json:
         data = {"item": None, "candidates": [h.to_json() for h in hits]}
@@ -239,7 +239,7 @@ def cmd_show(config: Config) -> int:
             EXIT_USAGE,
         )
     scope = f" in {found.project} {found.version}" if found.project else ""
-    meant = f"; did you mean {', '.join(hit.key for hit in close)}?" if close else ""
     return fail(
-        f"{safe(name)} names no symbol{safe(scope)}{meant} (try `invcrawl search`)", EXIT_FAILED
+        f"{safe(name)} names no symbol{safe(scope)}{did_you_mean(close)} (try `invcrawl search`)",
+        EXIT_FAILED,
     )

@@ -217,7 +217,7 @@ def name_tier(query: Query, name: str) -> Tier:
         return Tier.PREFIX
     wanted = t.last_component(query.text).lower()
     most = typo_edits(wanted)
-    if most and _same_parent(query.text, folded) and _edits(wanted, last, most) <= most:
+    if most and _same_parent(query.folded, folded) and _edits(wanted, last, most) <= most:
         return Tier.FUZZY
     return Tier.TEXT
 
@@ -226,7 +226,7 @@ def _same_parent(query: str, folded: str) -> bool:
     """A dotted query's typo is one only in a symbol of the parent it names, or of one
     ending in it (``json.lods`` is ``json.loads``, ``path.joinn`` ``os.path.join``; not
     ``pickle.loads``); a query of one component names no parent."""
-    parent = query.strip(".").lower().rpartition(".")[0]
+    parent = query.strip(".").rpartition(".")[0]  # (both folded by the caller)
     if not parent:
         return True
     held = folded.rpartition(".")[0]
